@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs everything Recourse needs on a fresh Debian 12 machine (run as root).
+# Idempotent: each step checks first and does nothing when already satisfied.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential curl wget file pkg-config libssl-dev libwebkit2gtk-4.1-dev
+  libxdo-dev libayatana-appindicator3-dev librsvg2-dev webkit2gtk-driver xvfb xauth
+  fonts-dejavu-core chromium imagemagick x11-utils dbus-x11)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing apt packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  echo "setup: installing tauri-driver"
+  cargo install tauri-driver --locked
+fi
+
+if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  echo "setup: installing npm dependencies (from ui/package-lock.json)"
+  (cd ui && npm ci --no-audit --no-fund)
+fi
+echo "setup: ok"

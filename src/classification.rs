@@ -1,0 +1,293 @@
+//! The output contract of the catalogue: semantic codes, the one exhaustive
+//! code → class table, and [`Classification`].
+//!
+//! Codes are stable diagnostic detail; classes are what users configure.
+//! Anything without an explicit class assignment is [`Class::Unclassified`],
+//! which always fails closed to manual recovery.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Classification result class. `Unclassified` is internal, not configurable.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Transient,
+    Hard,
+    Unclassified,
+}
+
+/// The two user-configurable classes a candidate policy has a section for.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyClass {
+    Transient,
+    Hard,
+}
+
+impl PolicyClass {
+    pub const ALL: [PolicyClass; 2] = [PolicyClass::Transient, PolicyClass::Hard];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyClass::Transient => "transient",
+            PolicyClass::Hard => "hard",
+        }
+    }
+}
+
+impl Class {
+    /// The policy section that governs this class, if any.
+    pub fn policy_class(self) -> Option<PolicyClass> {
+        match self {
+            Class::Transient => Some(PolicyClass::Transient),
+            Class::Hard => Some(PolicyClass::Hard),
+            Class::Unclassified => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Transient => "transient",
+            Class::Hard => "hard",
+            Class::Unclassified => "unclassified",
+        }
+    }
+}
+
+/// How sure the matching rule is. `Low` never drives automatic recovery.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+/// What the failure is about: who has to change for it to go away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Connectivity between us and the provider.
+    Network,
+    /// The provider service as a whole.
+    Provider,
+    /// The selected model only.
+    Model,
+    /// The account, subscription, quota or credentials.
+    Account,
+    /// Not a provider failure: task, repository, permission, local runtime,
+    /// cancellation, resume state.
+    OutOfScope,
+    /// Nothing recognised.
+    Unknown,
+}
+
+/// Stable semantic codes. Adding a variant is a compile error in
+/// [`SemanticCode::class`] until someone assigns it a class on purpose.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SemanticCode {
+    // transient
+    ProviderOverloaded,
+    ProviderUnavailable,
+    ProviderInternalError,
+    GatewayError,
+    RateLimited,
+    ModelCapacity,
+    StreamDisconnected,
+    NetworkReset,
+    NetworkTimeout,
+    NetworkDns,
+    NetworkTls,
+    // hard
+    UsageLimitReached,
+    QuotaExhausted,
+    CreditBalanceLow,
+    AuthInvalid,
+    AuthRequired,
+    AccountForbidden,
+    ModelNotFound,
+    ProviderConfigInvalid,
+    // out of provider scope
+    ContextLengthExceeded,
+    InvalidRequest,
+    Cancelled,
+    TaskFailed,
+    RepositoryError,
+    PermissionDenied,
+    LocalRuntime,
+    ResumeState,
+    // nothing recognised
+    Unknown,
+}
+
+impl SemanticCode {
+    pub const ALL: [SemanticCode; 28] = [
+        SemanticCode::ProviderOverloaded,
+        SemanticCode::ProviderUnavailable,
+        SemanticCode::ProviderInternalError,
+        SemanticCode::GatewayError,
+        SemanticCode::RateLimited,
+        SemanticCode::ModelCapacity,
+        SemanticCode::StreamDisconnected,
+        SemanticCode::NetworkReset,
+        SemanticCode::NetworkTimeout,
+        SemanticCode::NetworkDns,
+        SemanticCode::NetworkTls,
+        SemanticCode::UsageLimitReached,
+        SemanticCode::QuotaExhausted,
+        SemanticCode::CreditBalanceLow,
+        SemanticCode::AuthInvalid,
+        SemanticCode::AuthRequired,
+        SemanticCode::AccountForbidden,
+        SemanticCode::ModelNotFound,
+        SemanticCode::ProviderConfigInvalid,
+        SemanticCode::ContextLengthExceeded,
+        SemanticCode::InvalidRequest,
+        SemanticCode::Cancelled,
+        SemanticCode::TaskFailed,
+        SemanticCode::RepositoryError,
+        SemanticCode::PermissionDenied,
+        SemanticCode::LocalRuntime,
+        SemanticCode::ResumeState,
+        SemanticCode::Unknown,
+    ];
+
+    /// The one code → class table.
+    pub fn class(self) -> Class {
+        use SemanticCode::*;
+        match self {
+            ProviderOverloaded
+            | ProviderUnavailable
+            | ProviderInternalError
+            | GatewayError
+            | RateLimited
+            | ModelCapacity
+            | StreamDisconnected
+            | NetworkReset
+            | NetworkTimeout
+            | NetworkDns
+            | NetworkTls => Class::Transient,
+            UsageLimitReached
+            | QuotaExhausted
+            | CreditBalanceLow
+            | AuthInvalid
+            | AuthRequired
+            | AccountForbidden
+            | ModelNotFound
+            | ProviderConfigInvalid => Class::Hard,
+            ContextLengthExceeded
+            | InvalidRequest
+            | Cancelled
+            | TaskFailed
+            | RepositoryError
+            | PermissionDenied
+            | LocalRuntime
+            | ResumeState
+            | Unknown => Class::Unclassified,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        use SemanticCode::*;
+        match self {
+            ProviderOverloaded => "provider_overloaded",
+            ProviderUnavailable => "provider_unavailable",
+            ProviderInternalError => "provider_internal_error",
+            GatewayError => "gateway_error",
+            RateLimited => "rate_limited",
+            ModelCapacity => "model_capacity",
+            StreamDisconnected => "stream_disconnected",
+            NetworkReset => "network_reset",
+            NetworkTimeout => "network_timeout",
+            NetworkDns => "network_dns",
+            NetworkTls => "network_tls",
+            UsageLimitReached => "usage_limit_reached",
+            QuotaExhausted => "quota_exhausted",
+            CreditBalanceLow => "credit_balance_low",
+            AuthInvalid => "auth_invalid",
+            AuthRequired => "auth_required",
+            AccountForbidden => "account_forbidden",
+            ModelNotFound => "model_not_found",
+            ProviderConfigInvalid => "provider_config_invalid",
+            ContextLengthExceeded => "context_length_exceeded",
+            InvalidRequest => "invalid_request",
+            Cancelled => "cancelled",
+            TaskFailed => "task_failed",
+            RepositoryError => "repository_error",
+            PermissionDenied => "permission_denied",
+            LocalRuntime => "local_runtime",
+            ResumeState => "resume_state",
+            Unknown => "unknown",
+        }
+    }
+
+    /// Parses the snake_case name; `None` for a code this build does not know.
+    pub fn parse(name: &str) -> Option<SemanticCode> {
+        SemanticCode::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+/// Byte span of the sanitized evidence text that a rule matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// What the catalogue decided about one piece of evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct Classification {
+    pub code: SemanticCode,
+    pub class: Class,
+    pub confidence: Confidence,
+    pub scope: Scope,
+    /// Stable id of the matching rule (`anthropic.overloaded.v1`); `None` when nothing matched.
+    pub rule_id: Option<String>,
+    pub catalogue_version: String,
+    /// Validated relative hint, in seconds, when the provider gave one.
+    pub retry_after_s: Option<f64>,
+    /// Validated absolute reset instant (relative hints resolved against `occurred_at`).
+    pub reset_at: Option<DateTime<Utc>>,
+    pub matched: Option<Span>,
+    /// Why this result, in one sentence a person can read.
+    pub explanation: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips_through_its_name() {
+        for code in SemanticCode::ALL {
+            assert_eq!(SemanticCode::parse(code.as_str()), Some(code));
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(
+                json,
+                format!("\"{}\"", code.as_str()),
+                "serde name and as_str agree"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_code_name_is_not_parsed() {
+        assert_eq!(SemanticCode::parse("provider_exploded"), None);
+    }
+
+    #[test]
+    fn unclassified_has_no_policy_section() {
+        assert_eq!(Class::Unclassified.policy_class(), None);
+        assert_eq!(SemanticCode::Unknown.class(), Class::Unclassified);
+    }
+}
