@@ -5,5 +5,8 @@
 //! `safety`, `policy`, `evaluator`) take time as an argument and do no IO.
 
 pub mod classification;
+pub mod evaluator;
 pub mod evidence;
+pub mod policy;
 pub mod safety;
+pub mod simulation;
