@@ -217,7 +217,7 @@ mod tests {
         let Err(PolicyError::Shape { path, message }) = load(&text) else {
             panic!("unknown field must be a shape error");
         };
-        assert_eq!(path, "candidates[0].policy.transient.retry");
+        assert_eq!(path, "candidates[0].policy.transient.retry.jitter");
         assert!(message.starts_with("unknown field `jitter`"), "{message}");
     }
 
