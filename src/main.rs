@@ -1,6 +1,8 @@
 //! `recourse` command-line interface.
 use clap::{Parser, Subcommand};
 
+mod cli;
+
 #[derive(Parser)]
 #[command(
     name = "recourse",
@@ -13,9 +15,18 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Check or normalize a candidate policy document.
+    #[command(subcommand)]
+    Policy(cli::policy::PolicyCommand),
+    /// Print the decision timeline a failure sequence would produce.
+    Simulate(cli::simulate::SimulateArgs),
+}
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Policy(command) => cli::policy::run(command),
+        Command::Simulate(args) => cli::simulate::run(args),
+    }
 }
