@@ -22,22 +22,30 @@ pub enum PolicyCommand {
 }
 
 pub fn run(command: PolicyCommand) -> ExitCode {
-    let (file, normalize) = match &command {
-        PolicyCommand::Check { file } => (file, false),
-        PolicyCommand::Normalize { file } => (file, true),
-    };
-    match read_policy(file) {
-        Ok(Ok(loaded)) if normalize => print_normalized(&loaded),
-        Ok(Ok(loaded)) => {
-            println!("{}", summary(&loaded));
-            ExitCode::SUCCESS
-        }
-        Ok(Err(error)) => report_invalid(file, &error),
+    match execute(&command) {
+        Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn execute(command: &PolicyCommand) -> anyhow::Result<ExitCode> {
+    let (file, normalize) = match command {
+        PolicyCommand::Check { file } => (file, false),
+        PolicyCommand::Normalize { file } => (file, true),
+    };
+    let loaded = match read_policy(file)? {
+        Ok(loaded) => loaded,
+        Err(error) => return Ok(report_invalid(file, &error)),
+    };
+    if normalize {
+        println!("{}", serde_json::to_string_pretty(&loaded.document)?);
+    } else {
+        println!("{}", summary(&loaded));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Reads and loads a policy file: the outer error is IO, the inner one the
@@ -74,17 +82,4 @@ fn summary(loaded: &LoadedDocument) -> String {
     };
     let plural = if count == 1 { "" } else { "s" };
     format!("ok: {count} candidate{plural} ({form})")
-}
-
-fn print_normalized(loaded: &LoadedDocument) -> ExitCode {
-    match serde_json::to_string_pretty(&loaded.document) {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("error: cannot print the normalized document: {error}");
-            ExitCode::FAILURE
-        }
-    }
 }
