@@ -142,3 +142,81 @@ fn step(
         decision,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted, Retry};
+    use chrono::TimeZone;
+
+    fn start() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
+    }
+
+    fn retrying_slot(name: &str, enabled: bool) -> CandidateSlot {
+        let mut section = ClassPolicy::immediate(Exhausted::Skip);
+        section.retry = Retry {
+            enabled: true,
+            max_retries: 2,
+            initial_interval_seconds: 30,
+        };
+        CandidateSlot {
+            enabled,
+            name: name.into(),
+            policy: CandidatePolicy::both(section),
+        }
+    }
+
+    #[test]
+    fn time_jumps_to_each_decisions_next_attempt() {
+        let candidates = [retrying_slot("a", true), retrying_slot("b", true)];
+        let failures = vec![SimulatedFailure::of(SemanticCode::NetworkReset); 4];
+        let steps = simulate(&candidates, &failures, start());
+        let offsets: Vec<i64> = steps
+            .iter()
+            .map(|s| (s.at - start()).num_seconds())
+            .collect();
+        assert_eq!(
+            offsets,
+            vec![0, 30, 90, 90],
+            "retries at +30 s and +60 s, skip is immediate"
+        );
+        assert_eq!(steps[3].candidate_name, "b");
+    }
+
+    #[test]
+    fn timeline_ends_at_the_first_non_automatic_decision() {
+        let candidates = [retrying_slot("a", true)];
+        let failures = vec![SimulatedFailure::of(SemanticCode::Unknown); 3];
+        let steps = simulate(&candidates, &failures, start());
+        assert_eq!(steps.len(), 1, "later failures cannot happen after manual");
+        assert!(!steps[0].decision.is_automatic());
+    }
+
+    #[test]
+    fn route_starts_at_the_first_enabled_candidate_or_not_at_all() {
+        let failures = [SimulatedFailure::of(SemanticCode::NetworkReset)];
+        let candidates = [retrying_slot("off", false), retrying_slot("on", true)];
+        assert_eq!(simulate(&candidates, &failures, start())[0].candidate, 1);
+        let none = [retrying_slot("off", false)];
+        assert!(simulate(&none, &failures, start()).is_empty());
+    }
+
+    #[test]
+    fn reset_offset_resolves_against_the_failure_instant() {
+        let failure = SimulatedFailure {
+            reset_in_seconds: Some(-5),
+            ..SimulatedFailure::of(SemanticCode::UsageLimitReached)
+        };
+        let classification = failure.classification(start());
+        assert_eq!(
+            classification.reset_at,
+            Some(start() - Duration::seconds(5))
+        );
+        assert_eq!(
+            classification.class,
+            Class::Hard,
+            "class comes from the code"
+        );
+    }
+}

@@ -234,6 +234,13 @@ mod tests {
     }
 
     #[test]
+    fn a_new_candidate_entry_is_enabled_and_skips_immediately() {
+        let entry = CandidateEntry::new("opus", "claude-code");
+        assert!(entry.enabled);
+        assert_eq!(entry.policy, CandidatePolicy::default_for_new_candidate());
+    }
+
+    #[test]
     fn non_object_and_non_json_inputs_are_rejected() {
         assert_eq!(load("[]"), Err(shape("document", "expected a JSON object")));
         assert!(matches!(load("{"), Err(PolicyError::Syntax { .. })));
