@@ -9,7 +9,9 @@
 //! (b) reset wait: enabled, unused for this candidate+class in this cycle,
 //!     and a trusted `reset_at` with `now < reset_at ≤ now + max_wait` ⇒ wait
 //!     until exactly `reset_at` (never shortened); the one attempt after the
-//!     wait consumes no retry budget;
+//!     wait consumes no retry budget. The catalogue has already validated
+//!     `reset_at` and resolved any relative `retry-after` hint into it, so
+//!     `reset_at` is the only hint read here;
 //! (c) retry while the class's retries used < `max_retries`, delay
 //!     `initial × 2^used`, each delay capped at 24 h;
 //! (d) exhausted ⇒ skip to the next enabled, non-excluded candidate after the
@@ -187,7 +189,10 @@ impl Decision {
     /// True for wait, retry and skip: anything that dispatches work again
     /// without a person.
     pub fn is_automatic(&self) -> bool {
-        self.next_attempt_at(DateTime::<Utc>::MIN_UTC).is_some()
+        match self {
+            Decision::WaitForReset { .. } | Decision::Retry { .. } | Decision::Skip { .. } => true,
+            Decision::Stop { .. } | Decision::Manual { .. } => false,
+        }
     }
 }
 

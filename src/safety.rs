@@ -267,25 +267,22 @@ mod tests {
     }
 
     #[test]
-    fn every_reason_has_distinct_human_text() {
+    fn every_reason_reads_as_its_own_sentence() {
         use UnsafeReason::*;
-        let all = [
-            StaleEvidence,
-            EvidenceCurrencyUnknown,
-            AmbiguousPromptDelivery,
-            PromptDeliveryUnknown,
-            AssistantOutputSeen,
-            AssistantOutputUnknown,
-            ToolActivitySeen,
-            ToolActivityUnknown,
-            PartialResultSeen,
-            PartialResultUnknown,
+        let cases = [
+            (StaleEvidence, "the failure evidence is stale: it belongs to an older generation or another invocation"),
+            (EvidenceCurrencyUnknown, "unknown whether the failure evidence belongs to the current generation and invocation"),
+            (AmbiguousPromptDelivery, "prompt delivery is ambiguous: the agent may have received and acted on it"),
+            (PromptDeliveryUnknown, "unknown whether the prompt was delivered"),
+            (AssistantOutputSeen, "assistant output (thinking included) was seen before the failure"),
+            (AssistantOutputUnknown, "unknown whether assistant output was seen before the failure"),
+            (ToolActivitySeen, "a tool call or tool effect was seen before the failure"),
+            (ToolActivityUnknown, "unknown whether a tool call or tool effect happened before the failure"),
+            (PartialResultSeen, "a partial result was produced before the failure"),
+            (PartialResultUnknown, "unknown whether a partial result was produced before the failure"),
         ];
-        let texts: std::collections::BTreeSet<&str> = all.iter().map(|r| r.describe()).collect();
-        assert_eq!(texts.len(), all.len(), "each reason reads differently");
-        assert_eq!(
-            ToolActivitySeen.to_string(),
-            "a tool call or tool effect was seen before the failure"
-        );
+        for (reason, text) in cases {
+            assert_eq!(reason.to_string(), text, "{reason:?}");
+        }
     }
 }

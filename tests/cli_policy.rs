@@ -315,7 +315,7 @@ fn simulate_stops_for_manual_recovery_after_tool_activity() {
     );
     assert_eq!(
         lines[3],
-        "end: the route left automatic recovery; 1 later failure was not used"
+        "end: the route left automatic recovery; 2 later failures were not used"
     );
 }
 

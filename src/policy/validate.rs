@@ -46,11 +46,17 @@ pub enum PolicyError {
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
     /// A `version` this build does not read.
-    #[error("version: unsupported policy document version {found}; this build reads version {CURRENT_VERSION}")]
+    #[error("version: {}", unsupported_version(found))]
     UnsupportedVersion { found: String },
     /// Well-formed, but values break the rules; every problem is listed.
     #[error("{} invalid field(s): {}", errors.len(), join(errors))]
     Invalid { errors: Vec<FieldError> },
+}
+
+fn unsupported_version(found: &str) -> String {
+    format!(
+        "unsupported policy document version {found}; this build reads version {CURRENT_VERSION}"
+    )
 }
 
 fn join(errors: &[FieldError]) -> String {
@@ -64,10 +70,8 @@ impl PolicyError {
         match self {
             PolicyError::Syntax { .. } => vec![FieldError::new("document", self.to_string())],
             PolicyError::Shape { path, message } => vec![FieldError::new(path, message)],
-            PolicyError::UnsupportedVersion { .. } => {
-                let text = self.to_string();
-                let message = text.trim_start_matches("version: ");
-                vec![FieldError::new("version", message)]
+            PolicyError::UnsupportedVersion { found } => {
+                vec![FieldError::new("version", unsupported_version(found))]
             }
             PolicyError::Invalid { errors } => errors.clone(),
         }
@@ -80,10 +84,7 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
     if document.version != CURRENT_VERSION {
         errors.push(FieldError::new(
             "version",
-            format!(
-                "unsupported policy document version {}; this build reads version {CURRENT_VERSION}",
-                document.version
-            ),
+            unsupported_version(&document.version.to_string()),
         ));
     }
     if document.candidates.is_empty() {
