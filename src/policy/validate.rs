@@ -154,7 +154,9 @@ fn validate_reset_wait(prefix: &str, wait: ResetWait) -> Vec<FieldError> {
     vec![FieldError::new(
         format!("{prefix}.max_wait_seconds"),
         format!(
-            "must be 1–604800 seconds (1 s–7 days) when enabled, got {}",
+            "must be {}–{} seconds (1 s–7 days) when enabled, got {}",
+            RESET_WAIT_RANGE.start(),
+            RESET_WAIT_RANGE.end(),
             wait.max_wait_seconds
         ),
     )]
@@ -168,14 +170,21 @@ fn validate_retry(prefix: &str, retry: Retry) -> Vec<FieldError> {
     if !RETRIES_RANGE.contains(&retry.max_retries) {
         errors.push(FieldError::new(
             format!("{prefix}.max_retries"),
-            format!("must be 1–10 when enabled, got {}", retry.max_retries),
+            format!(
+                "must be {}–{} when enabled, got {}",
+                RETRIES_RANGE.start(),
+                RETRIES_RANGE.end(),
+                retry.max_retries
+            ),
         ));
     }
     if !INITIAL_INTERVAL_RANGE.contains(&retry.initial_interval_seconds) {
         errors.push(FieldError::new(
             format!("{prefix}.initial_interval_seconds"),
             format!(
-                "must be 1–3600 seconds (1 s–1 h) when enabled, got {}",
+                "must be {}–{} seconds (1 s–1 h) when enabled, got {}",
+                INITIAL_INTERVAL_RANGE.start(),
+                INITIAL_INTERVAL_RANGE.end(),
                 retry.initial_interval_seconds
             ),
         ));
@@ -196,7 +205,7 @@ fn check_longest_delay(prefix: &str, retry: Retry) -> Option<FieldError> {
     Some(FieldError::new(
         prefix,
         format!(
-            "the last retry would wait {} s × 2^{exponent} = {longest} s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds",
+            "the last retry would wait {} s × 2^{exponent} = {longest} s, more than the 24 h ({MAX_DELAY_SECONDS} s) limit; lower max_retries or initial_interval_seconds",
             retry.initial_interval_seconds
         ),
     ))
@@ -359,6 +368,16 @@ mod tests {
                 "version",
                 "unsupported policy document version 2; this build reads version 1"
             )]
+        );
+        let invalid = PolicyError::Invalid {
+            errors: vec![
+                FieldError::new("candidates", "must list at least one candidate"),
+                FieldError::new("version", "unsupported"),
+            ],
+        };
+        assert_eq!(
+            invalid.to_string(),
+            "2 invalid field(s): candidates: must list at least one candidate; version: unsupported"
         );
         let syntax = PolicyError::Syntax {
             message: "EOF".into(),
