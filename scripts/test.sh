@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole suite, exactly what CI runs: setup, format, lint, Rust tests, UI
+# type-check and tests, then end-to-end tests in the real app window.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR=never
+step() { printf '\n==> %s\n' "$*"; }
+
+step "setup"
+bash scripts/setup.sh
+
+step "ui build (the desktop binary embeds ui/dist)"
+npm --prefix ui run build --silent
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "rust tests"
+cargo test --workspace
+
+step "ui type-check (svelte-check, TypeScript strict)"
+npm --prefix ui run check --silent
+
+step "ui tests (headless Chromium, mocked IPC)"
+node --test --test-concurrency=1 ui/tests/ui/
+
+step "end-to-end (real app window through tauri-driver under Xvfb)"
+cargo build -p recourse-app
+xvfb-run -a -s "-screen 0 1400x900x24" dbus-run-session -- node --test --test-concurrency=1 ui/tests/e2e/
+
+echo
+echo "all checks passed"

@@ -1,0 +1,110 @@
+// Minimal W3C WebDriver client over fetch, enough to drive the real Recourse
+// window through tauri-driver (which forwards to WebKitWebDriver).
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const ELEMENT = "element-6066-11e4-a52f-4a5b6a4f6d90";
+export const repoRoot = resolve(import.meta.dirname, "../../..");
+export const appBinary =
+  process.env.RECOURSE_APP_BINARY ?? join(repoRoot, "target/debug/recourse-app");
+
+/** Starts tauri-driver with a fresh database and returns a session handle. */
+export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), env = {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "recourse-e2e-"));
+  const dbPath = join(dir, "recourse.db");
+  const driver = spawn("tauri-driver", ["--port", String(port), "--native-port", String(port + 1000)], {
+    env: { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, ...env },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitForDriver(base);
+  const created = await call(base, "POST", "/session", {
+    capabilities: { alwaysMatch: { "tauri:options": { application: appBinary } } },
+  });
+  const session = new Session(base, created.sessionId, driver, dir, dbPath);
+  return session;
+}
+
+async function waitForDriver(base) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`${base}/status`);
+      if (r.ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await sleep(100);
+  }
+  throw new Error(`tauri-driver did not start at ${base}`);
+}
+
+async function call(base, method, path, body) {
+  const r = await fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await r.json();
+  if (!r.ok) throw new Error(`${method} ${path}: ${JSON.stringify(json.value)}`);
+  return json.value;
+}
+
+export class Session {
+  constructor(base, id, driver, dir, dbPath) {
+    Object.assign(this, { base, id, driver, dir, dbPath });
+  }
+  cmd(method, path, body) {
+    return call(this.base, method, `/session/${this.id}${path}`, body);
+  }
+  async find(css) {
+    const el = await this.cmd("POST", "/element", { using: "css selector", value: css });
+    return el[ELEMENT];
+  }
+  /** Waits until `css` matches and `predicate(text)` holds; returns the text. */
+  async waitForText(css, predicate = (t) => t.length > 0, timeoutMs = 15000) {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      // Read through the DOM: WebKitWebDriver's element-text endpoint can
+      // report "" for a window Xvfb has not mapped as visible.
+      const text = await this.execute(
+        "const el = document.querySelector(arguments[0]); return el ? el.textContent : null;",
+        [css],
+      );
+      if (text !== null) {
+        last = text;
+        if (predicate(last)) return last;
+      }
+      await sleep(150);
+    }
+    throw new Error(`timed out waiting for ${css}; last text: ${JSON.stringify(last)}`);
+  }
+  async click(css) {
+    const el = await this.find(css);
+    await this.cmd("POST", `/element/${el}/click`, {});
+  }
+  async type(css, text, { clear = true } = {}) {
+    const el = await this.find(css);
+    if (clear) await this.cmd("POST", `/element/${el}/clear`, {});
+    await this.cmd("POST", `/element/${el}/value`, { text });
+  }
+  execute(script, args = []) {
+    return this.cmd("POST", "/execute/sync", { script, args });
+  }
+  async screenshot() {
+    return Buffer.from(await this.cmd("GET", "/screenshot"), "base64");
+  }
+  async stop() {
+    try {
+      await this.cmd("DELETE", "");
+    } catch {
+      /* session already gone */
+    }
+    this.driver.kill("SIGTERM");
+    await new Promise((r) => (this.driver.exitCode !== null ? r() : this.driver.once("exit", r)));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
