@@ -5,5 +5,9 @@
 //! `safety`, `policy`, `evaluator`) take time as an argument and do no IO.
 
 pub mod classification;
+pub mod engine;
 pub mod evidence;
+pub mod runner;
 pub mod safety;
+pub mod scheduler;
+pub mod store;
