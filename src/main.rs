@@ -1,6 +1,8 @@
 //! `recourse` command-line interface.
 use clap::{Parser, Subcommand};
 
+mod cli;
+
 #[derive(Parser)]
 #[command(
     name = "recourse",
@@ -13,9 +15,23 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Start a route on a profile and follow it until it rests
+    Run(cli::run::RunArgs),
+    /// List routes
+    Routes(cli::routes::RoutesArgs),
+    /// Show one route with its attempts
+    Route(cli::routes::RouteArgs),
+    /// Apply a manual action to a route, fenced by its generation
+    Action(cli::action::ActionArgs),
+}
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
+        Command::Routes(a) => cli::routes::block_on(cli::routes::list(a)),
+        Command::Route(a) => cli::routes::block_on(cli::routes::show(a)),
+        Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
+    }
 }

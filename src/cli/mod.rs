@@ -1,0 +1,3 @@
+pub mod action;
+pub mod routes;
+pub mod run;
