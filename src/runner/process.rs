@@ -28,6 +28,9 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group, so a kill reaches the tools it started too.
+    #[cfg(unix)]
+    cmd.process_group(0);
     if let Some(dir) = &launch.cwd {
         cmd.current_dir(dir);
     }
@@ -92,7 +95,14 @@ async fn supervise(
 }
 
 async fn kill_and_reap(child: &mut Child) {
-    // `kill` sends SIGKILL and waits, so the process is reaped here.
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) on our own child's process group; no memory involved.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    // `kill` sends SIGKILL to the leader and waits, so it is reaped here.
     if let Err(e) = child.kill().await {
         tracing::warn!("killing the agent process failed: {e}");
     }
