@@ -6,8 +6,11 @@
 
 pub mod classification;
 pub mod engine;
+pub mod evaluator;
 pub mod evidence;
+pub mod policy;
 pub mod runner;
 pub mod safety;
 pub mod scheduler;
+pub mod simulation;
 pub mod store;

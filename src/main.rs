@@ -24,6 +24,11 @@ enum Command {
     Route(cli::routes::RouteArgs),
     /// Apply a manual action to a route, fenced by its generation
     Action(cli::action::ActionArgs),
+    /// Check or normalize a candidate policy document.
+    #[command(subcommand)]
+    Policy(cli::policy::PolicyCommand),
+    /// Print the decision timeline a failure sequence would produce.
+    Simulate(cli::simulate::SimulateArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -33,5 +38,7 @@ fn main() -> std::process::ExitCode {
         Command::Routes(a) => cli::routes::block_on(cli::routes::list(a)),
         Command::Route(a) => cli::routes::block_on(cli::routes::show(a)),
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
+        Command::Policy(command) => cli::policy::run(command),
+        Command::Simulate(args) => cli::simulate::run(args),
     }
 }

@@ -29,3 +29,260 @@ pub struct EffectContext {
     /// Evidence generation and invocation match the route's current ones.
     pub evidence_current: Option<bool>,
 }
+
+impl EffectContext {
+    /// A failure known to be effect-safe: nothing delivered, nothing seen,
+    /// evidence current. What a simulated clean provider failure looks like.
+    pub fn effect_safe() -> EffectContext {
+        EffectContext {
+            prompt_delivery: Some(PromptDelivery::NotDelivered),
+            assistant_output_seen: Some(false),
+            tool_activity_seen: Some(false),
+            partial_result_seen: Some(false),
+            evidence_current: Some(true),
+        }
+    }
+}
+
+/// Why automatic recovery is not allowed for a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum UnsafeReason {
+    /// The evidence belongs to an older generation or another invocation.
+    StaleEvidence,
+    EvidenceCurrencyUnknown,
+    AmbiguousPromptDelivery,
+    PromptDeliveryUnknown,
+    AssistantOutputSeen,
+    AssistantOutputUnknown,
+    ToolActivitySeen,
+    ToolActivityUnknown,
+    PartialResultSeen,
+    PartialResultUnknown,
+}
+
+impl UnsafeReason {
+    /// One sentence a person can read.
+    pub fn describe(self) -> &'static str {
+        use UnsafeReason::*;
+        match self {
+            StaleEvidence => "the failure evidence is stale: it belongs to an older generation or another invocation",
+            EvidenceCurrencyUnknown => "unknown whether the failure evidence belongs to the current generation and invocation",
+            AmbiguousPromptDelivery => "prompt delivery is ambiguous: the agent may have received and acted on it",
+            PromptDeliveryUnknown => "unknown whether the prompt was delivered",
+            AssistantOutputSeen => "assistant output (thinking included) was seen before the failure",
+            AssistantOutputUnknown => "unknown whether assistant output was seen before the failure",
+            ToolActivitySeen => "a tool call or tool effect was seen before the failure",
+            ToolActivityUnknown => "unknown whether a tool call or tool effect happened before the failure",
+            PartialResultSeen => "a partial result was produced before the failure",
+            PartialResultUnknown => "unknown whether a partial result was produced before the failure",
+        }
+    }
+}
+
+impl std::fmt::Display for UnsafeReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// The gate's answer. No policy setting can turn `Manual` into `Allowed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum GateVerdict {
+    Allowed,
+    Manual(UnsafeReason),
+}
+
+/// Decides whether automatic recovery (wait, retry, skip) is allowed.
+/// Checks run in a fixed order and the first failing one is reported;
+/// any unknown (`None`) fact fails closed.
+pub fn gate(ctx: &EffectContext) -> GateVerdict {
+    match first_unsafe_reason(ctx) {
+        Some(reason) => GateVerdict::Manual(reason),
+        None => GateVerdict::Allowed,
+    }
+}
+
+fn first_unsafe_reason(ctx: &EffectContext) -> Option<UnsafeReason> {
+    use UnsafeReason::*;
+    let flags = [
+        (
+            ctx.assistant_output_seen,
+            AssistantOutputSeen,
+            AssistantOutputUnknown,
+        ),
+        (
+            ctx.tool_activity_seen,
+            ToolActivitySeen,
+            ToolActivityUnknown,
+        ),
+        (
+            ctx.partial_result_seen,
+            PartialResultSeen,
+            PartialResultUnknown,
+        ),
+    ];
+    evidence_reason(ctx.evidence_current)
+        .or_else(|| delivery_reason(ctx.prompt_delivery))
+        .or_else(|| {
+            flags
+                .into_iter()
+                .find_map(|(seen, when_seen, when_unknown)| match seen {
+                    Some(false) => None,
+                    Some(true) => Some(when_seen),
+                    None => Some(when_unknown),
+                })
+        })
+}
+
+fn evidence_reason(current: Option<bool>) -> Option<UnsafeReason> {
+    match current {
+        Some(true) => None,
+        Some(false) => Some(UnsafeReason::StaleEvidence),
+        None => Some(UnsafeReason::EvidenceCurrencyUnknown),
+    }
+}
+
+fn delivery_reason(delivery: Option<PromptDelivery>) -> Option<UnsafeReason> {
+    match delivery {
+        Some(PromptDelivery::NotDelivered | PromptDelivery::Confirmed) => None,
+        Some(PromptDelivery::Ambiguous) => Some(UnsafeReason::AmbiguousPromptDelivery),
+        None => Some(UnsafeReason::PromptDeliveryUnknown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effect_safe_context_is_allowed() {
+        assert_eq!(gate(&EffectContext::effect_safe()), GateVerdict::Allowed);
+        let confirmed = EffectContext {
+            prompt_delivery: Some(PromptDelivery::Confirmed),
+            ..EffectContext::effect_safe()
+        };
+        assert_eq!(
+            gate(&confirmed),
+            GateVerdict::Allowed,
+            "a confirmed delivery with a known clean boundary is safe"
+        );
+    }
+
+    #[test]
+    fn each_unsafe_fact_yields_its_own_reason() {
+        use UnsafeReason::*;
+        let safe = EffectContext::effect_safe();
+        let cases = [
+            (
+                EffectContext {
+                    evidence_current: Some(false),
+                    ..safe.clone()
+                },
+                StaleEvidence,
+            ),
+            (
+                EffectContext {
+                    evidence_current: None,
+                    ..safe.clone()
+                },
+                EvidenceCurrencyUnknown,
+            ),
+            (
+                EffectContext {
+                    prompt_delivery: Some(PromptDelivery::Ambiguous),
+                    ..safe.clone()
+                },
+                AmbiguousPromptDelivery,
+            ),
+            (
+                EffectContext {
+                    prompt_delivery: None,
+                    ..safe.clone()
+                },
+                PromptDeliveryUnknown,
+            ),
+            (
+                EffectContext {
+                    assistant_output_seen: Some(true),
+                    ..safe.clone()
+                },
+                AssistantOutputSeen,
+            ),
+            (
+                EffectContext {
+                    assistant_output_seen: None,
+                    ..safe.clone()
+                },
+                AssistantOutputUnknown,
+            ),
+            (
+                EffectContext {
+                    tool_activity_seen: Some(true),
+                    ..safe.clone()
+                },
+                ToolActivitySeen,
+            ),
+            (
+                EffectContext {
+                    tool_activity_seen: None,
+                    ..safe.clone()
+                },
+                ToolActivityUnknown,
+            ),
+            (
+                EffectContext {
+                    partial_result_seen: Some(true),
+                    ..safe.clone()
+                },
+                PartialResultSeen,
+            ),
+            (
+                EffectContext {
+                    partial_result_seen: None,
+                    ..safe.clone()
+                },
+                PartialResultUnknown,
+            ),
+        ];
+        for (ctx, reason) in cases {
+            assert_eq!(gate(&ctx), GateVerdict::Manual(reason), "{ctx:?}");
+        }
+    }
+
+    #[test]
+    fn missing_evidence_fails_closed() {
+        let nothing_known = EffectContext {
+            prompt_delivery: None,
+            assistant_output_seen: None,
+            tool_activity_seen: None,
+            partial_result_seen: None,
+            evidence_current: None,
+        };
+        assert_eq!(
+            gate(&nothing_known),
+            GateVerdict::Manual(UnsafeReason::EvidenceCurrencyUnknown)
+        );
+    }
+
+    #[test]
+    fn every_reason_reads_as_its_own_sentence() {
+        use UnsafeReason::*;
+        let cases = [
+            (StaleEvidence, "the failure evidence is stale: it belongs to an older generation or another invocation"),
+            (EvidenceCurrencyUnknown, "unknown whether the failure evidence belongs to the current generation and invocation"),
+            (AmbiguousPromptDelivery, "prompt delivery is ambiguous: the agent may have received and acted on it"),
+            (PromptDeliveryUnknown, "unknown whether the prompt was delivered"),
+            (AssistantOutputSeen, "assistant output (thinking included) was seen before the failure"),
+            (AssistantOutputUnknown, "unknown whether assistant output was seen before the failure"),
+            (ToolActivitySeen, "a tool call or tool effect was seen before the failure"),
+            (ToolActivityUnknown, "unknown whether a tool call or tool effect happened before the failure"),
+            (PartialResultSeen, "a partial result was produced before the failure"),
+            (PartialResultUnknown, "unknown whether a partial result was produced before the failure"),
+        ];
+        for (reason, text) in cases {
+            assert_eq!(reason.to_string(), text, "{reason:?}");
+        }
+    }
+}

@@ -168,6 +168,13 @@ impl Engine {
         candidates: Vec<CandidateInput>,
     ) -> Result<Profile, EngineError> {
         validate_candidates(&candidates)?;
+        let candidates: Vec<CandidateInput> = candidates
+            .into_iter()
+            .map(|c| CandidateInput {
+                policy: pipeline::normalize(&c.policy),
+                ..c
+            })
+            .collect();
         let now = self.inner.clock.now();
         let outcome =
             self.store()
@@ -276,8 +283,8 @@ fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError>
             ));
         }
         validate_agent(&c.agent).map_err(|(f, m)| EngineError::validation(at(f), m))?;
-        pipeline::validate_policy(&c.policy)
-            .map_err(|(f, m)| EngineError::validation(at(&f), m))?;
+        pipeline::validate_policy(&format!("candidates[{i}]"), &c.policy)
+            .map_err(|(f, m)| EngineError::validation(f, m))?;
     }
     Ok(())
 }

@@ -9,11 +9,14 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::classification::{Classification, PolicyClass};
+use crate::evaluator;
 use crate::evidence::{Evidence, RawEvidence};
-use crate::safety::EffectContext;
+use crate::policy::{self, ClassPolicy, Exhausted, ResetWait, Retry};
+use crate::safety::{self, EffectContext, GateVerdict};
 
 use super::shim;
-pub use super::shim::{CandidatePolicy, CandidateSlot, Decision, GateVerdict, RouteCycle};
+pub use crate::evaluator::{CandidateSlot, Decision, RouteCycle};
+pub use crate::policy::CandidatePolicy;
 
 /// What a class does once its waits and retries are used up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -66,9 +69,10 @@ pub fn classify(evidence: &Evidence) -> Classification {
 }
 
 pub fn gate(effect: &EffectContext) -> GateVerdict {
-    shim::gate(effect)
+    safety::gate(effect)
 }
 
+/// The decision and the route cycle after it.
 pub fn evaluate(
     cycle: &RouteCycle,
     classification: &Classification,
@@ -76,7 +80,7 @@ pub fn evaluate(
     slots: &[CandidateSlot],
     now: DateTime<Utc>,
 ) -> (Decision, RouteCycle) {
-    let decision = shim::evaluate(cycle, classification, verdict, slots, now);
+    let decision = evaluator::evaluate(cycle, classification, verdict, slots, now);
     let next_cycle = cycle.apply(&decision);
     (decision, next_cycle)
 }
@@ -91,58 +95,85 @@ pub fn next_step(decision: &Decision) -> Next {
             class: *class,
             at: *at,
         },
-        Decision::Skip {
-            next: Some(index), ..
-        } => Next::Dispatch { index: *index },
-        Decision::Skip { next: None, .. } => Next::Manual {
-            reason: "every candidate was skipped; none is left to try".to_string(),
+        Decision::Skip { next, .. } => Next::Dispatch {
+            index: *next as usize,
         },
         Decision::Stop { reason } => Next::Manual {
-            reason: format!("stopped by policy: {reason}"),
+            reason: reason.describe(),
         },
         Decision::Manual { reason } => Next::Manual {
-            reason: reason.clone(),
+            reason: reason.describe(),
         },
     }
 }
 
-pub fn new_cycle(candidate: usize) -> RouteCycle {
-    RouteCycle::new(candidate)
+/// The decision in words, for the attempt history.
+pub fn describe(decision: &Decision) -> String {
+    let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    match decision {
+        Decision::WaitForReset { class, until } => {
+            format!("wait for the {} reset until {}", class.as_str(), at(until))
+        }
+        Decision::Retry {
+            class,
+            at: when,
+            ordinal,
+            max_retries,
+            delay_seconds,
+        } => format!(
+            "{} retry {ordinal} of {max_retries} in {delay_seconds} s, at {}",
+            class.as_str(),
+            at(when)
+        ),
+        Decision::Skip {
+            class,
+            excluded,
+            next,
+        } => format!(
+            "{} recovery exhausted: skip candidate {} for candidate {}",
+            class.as_str(),
+            excluded + 1,
+            next + 1
+        ),
+        Decision::Stop { reason } => format!("stop: {}", reason.describe()),
+        Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
+    }
 }
 
-pub fn cycle_candidate(cycle: &RouteCycle) -> usize {
-    cycle.candidate
+pub fn new_cycle(candidate: usize) -> RouteCycle {
+    RouteCycle::new(candidate as u32)
 }
 
 pub fn cycle_excludes(cycle: &RouteCycle, index: usize) -> bool {
-    cycle.excluded.contains(&index)
+    cycle.excluded.contains(&(index as u32))
 }
 
-/// A manual skip is the evaluator's skip, chosen by a person.
+/// A manual skip: exclude the current candidate for this cycle, go to `next`.
 pub fn skip_to(cycle: &RouteCycle, next: usize) -> RouteCycle {
-    cycle.apply(&Decision::Skip {
-        excluded: cycle.candidate,
-        next: Some(next),
-    })
+    let mut after = cycle.clone();
+    after.excluded.insert(cycle.current);
+    after.current = next as u32;
+    after
 }
 
+/// Retries the current candidate used in `class` this cycle.
 pub fn retry_ordinal(cycle: &RouteCycle, class: PolicyClass) -> u32 {
-    cycle.retry_ordinals.get(&class).copied().unwrap_or(0)
+    cycle.usage_of(cycle.current, class).retries_used
 }
 
 pub fn retry_budget(policy: &CandidatePolicy, class: PolicyClass) -> u32 {
-    let section = policy.class(class);
-    if section.retry.enabled {
-        section.retry.max_retries
+    let retry = policy.section(class).retry;
+    if retry.enabled {
+        retry.max_retries
     } else {
         0
     }
 }
 
 pub fn exhausted_outcome(policy: &CandidatePolicy, class: PolicyClass) -> PendingOutcome {
-    match policy.class(class).exhausted {
-        shim::ExhaustedOutcome::Skip => PendingOutcome::Skip,
-        shim::ExhaustedOutcome::Stop => PendingOutcome::Stop,
+    match policy.section(class).on_exhausted {
+        Exhausted::Skip => PendingOutcome::Skip,
+        Exhausted::Stop => PendingOutcome::Stop,
     }
 }
 
@@ -150,9 +181,20 @@ pub fn default_policy() -> CandidatePolicy {
     CandidatePolicy::default_for_new_candidate()
 }
 
-/// `Err((field path below the candidate, message))`.
-pub fn validate_policy(policy: &CandidatePolicy) -> Result<(), (String, String)> {
-    policy.validate()
+/// The stored form: disabled sections zeroed.
+pub fn normalize(policy: &CandidatePolicy) -> CandidatePolicy {
+    policy.normalize()
+}
+
+/// The first problem as `(field path under prefix, message)`.
+pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Result<(), (String, String)> {
+    match policy::validate::validate_policy(prefix, policy)
+        .into_iter()
+        .next()
+    {
+        Some(e) => Err((e.path, e.message)),
+        None => Ok(()),
+    }
 }
 
 /// A compact description of one class section, for building policies in code
@@ -172,47 +214,20 @@ pub fn build_policy(transient: SectionSpec, hard: SectionSpec) -> CandidatePolic
     }
 }
 
-fn build_section(spec: SectionSpec) -> shim::ClassPolicy {
-    shim::ClassPolicy {
-        reset_wait: shim::ResetWait {
+fn build_section(spec: SectionSpec) -> ClassPolicy {
+    ClassPolicy {
+        wait_for_reset: ResetWait {
             enabled: spec.reset_wait_max_s.is_some(),
-            max_wait_s: spec.reset_wait_max_s.unwrap_or(0),
+            max_wait_seconds: spec.reset_wait_max_s.unwrap_or(0),
         },
-        retry: shim::RetryPolicy {
+        retry: Retry {
             enabled: spec.retry.is_some(),
             max_retries: spec.retry.map_or(0, |r| r.0),
-            initial_interval_s: spec.retry.map_or(0, |r| r.1),
+            initial_interval_seconds: spec.retry.map_or(0, |r| r.1),
         },
-        exhausted: match spec.exhausted {
-            PendingOutcome::Skip => shim::ExhaustedOutcome::Skip,
-            PendingOutcome::Stop => shim::ExhaustedOutcome::Stop,
+        on_exhausted: match spec.exhausted {
+            PendingOutcome::Skip => Exhausted::Skip,
+            PendingOutcome::Stop => Exhausted::Stop,
         },
-    }
-}
-
-/// The decision in words, for the attempt history.
-pub fn describe(decision: &Decision) -> String {
-    let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    match decision {
-        Decision::WaitForReset { class, until } => {
-            format!("wait for the {} reset until {}", class.as_str(), at(until))
-        }
-        Decision::Retry {
-            class,
-            at: when,
-            ordinal,
-        } => {
-            format!("{} retry {} at {}", class.as_str(), ordinal, at(when))
-        }
-        Decision::Skip {
-            excluded,
-            next: Some(n),
-        } => format!("skip candidate {} for candidate {}", excluded + 1, n + 1),
-        Decision::Skip {
-            excluded,
-            next: None,
-        } => format!("skip candidate {}; none left", excluded + 1),
-        Decision::Stop { reason } => format!("stop: {reason}"),
-        Decision::Manual { reason } => format!("manual recovery: {reason}"),
     }
 }

@@ -1,0 +1,85 @@
+//! `recourse policy check|normalize FILE`: validate a candidate policy
+//! document (current or legacy) and print its normalized current form.
+//!
+//! Exit codes: 0 valid, 1 the file could not be read, 2 the document is
+//! invalid (every error is printed as `path: message`).
+
+use anyhow::Context;
+use clap::Subcommand;
+use recourse::policy::{load, DocumentSource, LoadedDocument, PolicyError};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit code for a document that is unreadable as policy.
+pub const INVALID: u8 = 2;
+
+#[derive(Subcommand)]
+pub enum PolicyCommand {
+    /// Validate a policy document; lists every error with its field path.
+    Check { file: PathBuf },
+    /// Print the normalized current-version JSON (legacy documents accepted).
+    Normalize { file: PathBuf },
+}
+
+pub fn run(command: PolicyCommand) -> ExitCode {
+    match execute(&command) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn execute(command: &PolicyCommand) -> anyhow::Result<ExitCode> {
+    let (file, normalize) = match command {
+        PolicyCommand::Check { file } => (file, false),
+        PolicyCommand::Normalize { file } => (file, true),
+    };
+    let loaded = match read_policy(file)? {
+        Ok(loaded) => loaded,
+        Err(error) => return Ok(report_invalid(file, &error)),
+    };
+    if normalize {
+        println!("{}", serde_json::to_string_pretty(&loaded.document)?);
+    } else {
+        println!("{}", summary(&loaded));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads and loads a policy file: the outer error is IO, the inner one the
+/// document's own problems.
+pub fn read_policy(file: &Path) -> anyhow::Result<Result<LoadedDocument, PolicyError>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read policy file {}", file.display()))?;
+    Ok(load(&text))
+}
+
+/// Prints every error of an invalid document to stderr; exit code 2.
+pub fn report_invalid(file: &Path, error: &PolicyError) -> ExitCode {
+    let errors = error.errors();
+    for item in &errors {
+        eprintln!("{item}");
+    }
+    eprintln!(
+        "{}: invalid policy document ({} error{})",
+        file.display(),
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
+    ExitCode::from(INVALID)
+}
+
+fn summary(loaded: &LoadedDocument) -> String {
+    let count = loaded.document.candidates.len();
+    let form = match loaded.source {
+        DocumentSource::Current => format!("version {}", loaded.document.version),
+        DocumentSource::Legacy => format!(
+            "legacy document, normalizes to version {}",
+            loaded.document.version
+        ),
+    };
+    let plural = if count == 1 { "" } else { "s" };
+    format!("ok: {count} candidate{plural} ({form})")
+}

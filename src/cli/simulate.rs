@@ -1,0 +1,220 @@
+//! `recourse simulate --policy FILE --errors FILE [--json]`: print the
+//! timeline of decisions a failure sequence would produce, using the same
+//! [`simulate`] function as the UI preview.
+//!
+//! Exit codes: 0 printed, 1 a file could not be read, 2 a file is invalid.
+
+use super::policy::{read_policy, report_invalid, INVALID};
+use anyhow::Context;
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use clap::Args;
+use recourse::evaluator::{CandidateSlot, Decision};
+use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    /// Policy document (current or legacy).
+    #[arg(long)]
+    policy: PathBuf,
+    /// Failure sequence: `{"start": RFC 3339?, "failures": [...]}`.
+    #[arg(long)]
+    errors: PathBuf,
+    /// Print the timeline as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The failure sequence file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FailureFile {
+    /// When the first attempt fails; the current time when absent.
+    #[serde(default)]
+    start: Option<DateTime<Utc>>,
+    failures: Vec<SimulatedFailure>,
+}
+
+pub fn run(args: SimulateArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let document = match read_policy(&args.policy)? {
+        Ok(loaded) => loaded.document,
+        Err(error) => return Ok(report_invalid(&args.policy, &error)),
+    };
+    let failures = match read_failures(&args.errors)? {
+        Ok(file) => file,
+        Err(message) => {
+            eprintln!("{message}");
+            eprintln!("{}: invalid failure sequence", args.errors.display());
+            return Ok(ExitCode::from(INVALID));
+        }
+    };
+    let candidates: Vec<CandidateSlot> = document
+        .candidates
+        .iter()
+        .map(CandidateSlot::from)
+        .collect();
+    if !candidates.iter().any(|slot| slot.enabled) {
+        eprintln!(
+            "{}: no enabled candidate to simulate",
+            args.policy.display()
+        );
+        return Ok(ExitCode::from(INVALID));
+    }
+    let start = failures.start.unwrap_or_else(Utc::now);
+    let steps = simulate(&candidates, &failures.failures, start);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&steps)?);
+    } else {
+        print!(
+            "{}",
+            render(&candidates, &steps, failures.failures.len(), start)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, String>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read failure file {}", file.display()))?;
+    let mut deserializer = serde_json::Deserializer::from_str(&text);
+    Ok(
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let path = error.path().to_string();
+            format!("{path}: {}", error.into_inner())
+        }),
+    )
+}
+
+/// The readable timeline: one line per failure, then how it ends.
+fn render(
+    candidates: &[CandidateSlot],
+    steps: &[TimelineStep],
+    given: usize,
+    start: DateTime<Utc>,
+) -> String {
+    let mut out = format!("start {}\n", rfc3339(start));
+    for step in steps {
+        out.push_str(&format!(
+            "#{:<3} {:>9}  {:<14} {:<12} {:<24} -> {}\n",
+            step.failure + 1,
+            offset(step.at - start),
+            step.candidate_name,
+            step.class.as_str(),
+            step.code.as_str(),
+            describe(&step.decision, candidates, step.at, start),
+        ));
+    }
+    out.push_str(&ending(candidates, steps, given, start));
+    out
+}
+
+fn describe(
+    decision: &Decision,
+    candidates: &[CandidateSlot],
+    now: DateTime<Utc>,
+    start: DateTime<Utc>,
+) -> String {
+    match decision {
+        Decision::WaitForReset { until, .. } => format!(
+            "wait for reset until {} ({} from now)",
+            offset(*until - start),
+            span(*until - now)
+        ),
+        Decision::Retry {
+            ordinal,
+            max_retries,
+            delay_seconds,
+            at,
+            ..
+        } => format!(
+            "retry {ordinal}/{max_retries} in {} at {}",
+            span(Duration::seconds(i64::from(*delay_seconds))),
+            offset(*at - start)
+        ),
+        Decision::Skip { excluded, next, .. } => format!(
+            "skip {} (excluded for this cycle), next: {}",
+            name(candidates, *excluded),
+            name(candidates, *next)
+        ),
+        Decision::Stop { reason } => format!("stop: {}", reason.describe()),
+        Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
+    }
+}
+
+fn ending(
+    candidates: &[CandidateSlot],
+    steps: &[TimelineStep],
+    given: usize,
+    start: DateTime<Utc>,
+) -> String {
+    let Some(last) = steps.last() else {
+        return "no failures given\n".to_string();
+    };
+    let unused = given - steps.len();
+    match last.decision.next_attempt_at(last.at) {
+        Some(at) => format!(
+            "end: no more failures; the attempt at {} on {} is assumed to succeed\n",
+            offset(at - start),
+            name(candidates, next_candidate(last))
+        ),
+        None if unused > 0 => format!(
+            "end: the route left automatic recovery; {unused} later failure{} not used\n",
+            if unused == 1 { " was" } else { "s were" }
+        ),
+        None => "end: the route left automatic recovery\n".to_string(),
+    }
+}
+
+fn next_candidate(step: &TimelineStep) -> u32 {
+    match step.decision {
+        Decision::Skip { next, .. } => next,
+        Decision::WaitForReset { .. }
+        | Decision::Retry { .. }
+        | Decision::Stop { .. }
+        | Decision::Manual { .. } => step.candidate,
+    }
+}
+
+fn name(candidates: &[CandidateSlot], index: u32) -> &str {
+    candidates
+        .get(index as usize)
+        .map_or("?", |slot| slot.name.as_str())
+}
+
+fn rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// `+1h2m3s` relative to the start.
+fn offset(since_start: Duration) -> String {
+    format!("+{}", span(since_start))
+}
+
+/// `1d2h3m4s`, leaving out zero units; `0s` for nothing.
+fn span(duration: Duration) -> String {
+    let mut rest = duration.num_seconds().max(0);
+    let mut out = String::new();
+    for (unit, seconds) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+        let count = rest / seconds;
+        rest %= seconds;
+        if count > 0 {
+            out.push_str(&format!("{count}{unit}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
+}

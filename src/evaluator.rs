@@ -1,0 +1,369 @@
+//! The policy evaluator: one pure function from (route cycle, classification,
+//! gate verdict, candidates, now) to the next [`Decision`], and the pure
+//! [`RouteCycle::apply`] that records what a decision used.
+//!
+//! It decides; it never sleeps, schedules or persists (the route engine does).
+//! Order, as the policy decision prescribes:
+//! (a) an unsafe gate verdict, an unclassified or low-confidence
+//!     classification ⇒ manual;
+//! (b) reset wait: enabled, unused for this candidate+class in this cycle,
+//!     and a trusted `reset_at` with `now < reset_at ≤ now + max_wait` ⇒ wait
+//!     until exactly `reset_at` (never shortened); the one attempt after the
+//!     wait consumes no retry budget. The catalogue has already validated
+//!     `reset_at` and resolved any relative `retry-after` hint into it, so
+//!     `reset_at` is the only hint read here;
+//! (c) retry while the class's retries used < `max_retries`, delay
+//!     `initial × 2^used`, each delay capped at 24 h;
+//! (d) exhausted ⇒ skip to the next enabled, non-excluded candidate after the
+//!     current one (manual when none is left), or stop.
+
+use crate::classification::{Class, Classification, Confidence, PolicyClass, SemanticCode};
+use crate::policy::{CandidateEntry, CandidatePolicy, ClassPolicy, Exhausted};
+use crate::safety::{GateVerdict, UnsafeReason};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One candidate of the route, in route order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct CandidateSlot {
+    pub enabled: bool,
+    pub name: String,
+    pub policy: CandidatePolicy,
+}
+
+impl From<&CandidateEntry> for CandidateSlot {
+    fn from(entry: &CandidateEntry) -> CandidateSlot {
+        CandidateSlot {
+            enabled: entry.enabled,
+            name: entry.name.clone(),
+            policy: entry.policy.clone(),
+        }
+    }
+}
+
+/// What one class of one candidate has used in this route cycle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ClassUsage {
+    pub retries_used: u32,
+    pub reset_wait_used: bool,
+}
+
+/// Usage of both classes of one candidate; classes are independent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct CandidateUsage {
+    pub transient: ClassUsage,
+    pub hard: ClassUsage,
+}
+
+impl CandidateUsage {
+    pub fn class(&self, class: PolicyClass) -> ClassUsage {
+        match class {
+            PolicyClass::Transient => self.transient,
+            PolicyClass::Hard => self.hard,
+        }
+    }
+
+    fn class_mut(&mut self, class: PolicyClass) -> &mut ClassUsage {
+        match class {
+            PolicyClass::Transient => &mut self.transient,
+            PolicyClass::Hard => &mut self.hard,
+        }
+    }
+}
+
+/// Recovery state of one route cycle (from the first attempt until the route
+/// succeeds, stops or goes manual). Candidate indexes are positions in the
+/// route's candidate list. Persisted by the engine as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct RouteCycle {
+    /// The candidate whose attempt failed / runs next.
+    pub current: u32,
+    /// Candidates skipped in this cycle; never chosen again in it.
+    pub excluded: BTreeSet<u32>,
+    /// Budget used, by candidate index; absent means nothing used yet.
+    pub usage: BTreeMap<u32, CandidateUsage>,
+}
+
+/// Why the route stops for manual recovery by policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StopReason {
+    /// Waiting and retrying are used up and the class policy says stop.
+    ExhaustedWithStop { class: PolicyClass },
+}
+
+impl StopReason {
+    pub fn describe(&self) -> String {
+        match self {
+            StopReason::ExhaustedWithStop { class } => format!(
+                "{} recovery is exhausted and the candidate's policy says stop",
+                class.as_str()
+            ),
+        }
+    }
+}
+
+/// Why automatic recovery is not possible at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ManualReason {
+    /// The safety gate refused automatic recovery.
+    UnsafeEffect { reason: UnsafeReason },
+    /// The failure is unknown or outside provider policy.
+    Unclassified { code: SemanticCode },
+    /// The matching rule is not confident enough to act on.
+    LowConfidence { code: SemanticCode },
+    /// The policy said skip but every later candidate is disabled or excluded.
+    NoEligibleCandidate { class: PolicyClass },
+    /// The route cycle points past the end of the candidate list.
+    CandidateOutOfRange { index: u32, count: u32 },
+}
+
+impl ManualReason {
+    pub fn describe(&self) -> String {
+        match self {
+            ManualReason::UnsafeEffect { reason } => {
+                format!("not safe to recover automatically: {}", reason.describe())
+            }
+            ManualReason::Unclassified { code } => format!(
+                "the failure is unclassified ({}): unknown or outside provider policy",
+                code.as_str()
+            ),
+            ManualReason::LowConfidence { code } => {
+                format!("the classification ({}) has low confidence", code.as_str())
+            }
+            ManualReason::NoEligibleCandidate { class } => format!(
+                "{} policy says skip, but no eligible candidate is left",
+                class.as_str()
+            ),
+            ManualReason::CandidateOutOfRange { index, count } => format!(
+                "the route cycle points at candidate {index}, but the route has {count} candidates"
+            ),
+        }
+    }
+}
+
+/// The next step of a route after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Decision {
+    /// Wait until the provider's trusted reset instant, then attempt the
+    /// same candidate once without using retry budget.
+    WaitForReset {
+        class: PolicyClass,
+        until: DateTime<Utc>,
+    },
+    /// Retry the same candidate at `at`; `ordinal` counts from 1 up to `max_retries`.
+    Retry {
+        class: PolicyClass,
+        at: DateTime<Utc>,
+        ordinal: u32,
+        max_retries: u32,
+        delay_seconds: u32,
+    },
+    /// Exclude `excluded` for the rest of the cycle and run `next` now.
+    Skip {
+        class: PolicyClass,
+        excluded: u32,
+        next: u32,
+    },
+    /// Stop by policy; recovery is manual from here.
+    Stop { reason: StopReason },
+    /// No automatic recovery possible.
+    Manual { reason: ManualReason },
+}
+
+impl Decision {
+    /// When the next attempt runs, or `None` when the route leaves automatic
+    /// recovery. A skip runs the next candidate right away.
+    pub fn next_attempt_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match self {
+            Decision::WaitForReset { until, .. } => Some(*until),
+            Decision::Retry { at, .. } => Some(*at),
+            Decision::Skip { .. } => Some(now),
+            Decision::Stop { .. } | Decision::Manual { .. } => None,
+        }
+    }
+
+    /// True for wait, retry and skip: anything that dispatches work again
+    /// without a person.
+    pub fn is_automatic(&self) -> bool {
+        match self {
+            Decision::WaitForReset { .. } | Decision::Retry { .. } | Decision::Skip { .. } => true,
+            Decision::Stop { .. } | Decision::Manual { .. } => false,
+        }
+    }
+}
+
+impl RouteCycle {
+    /// A fresh cycle starting at candidate `current`.
+    pub fn new(current: u32) -> RouteCycle {
+        RouteCycle {
+            current,
+            ..RouteCycle::default()
+        }
+    }
+
+    /// A fresh cycle at the first enabled candidate; `None` when none is enabled.
+    pub fn start(candidates: &[CandidateSlot]) -> Option<RouteCycle> {
+        next_eligible(candidates, &BTreeSet::new(), 0).map(RouteCycle::new)
+    }
+
+    /// What `candidate` has used of `class` in this cycle.
+    pub fn usage_of(&self, candidate: u32, class: PolicyClass) -> ClassUsage {
+        self.usage
+            .get(&candidate)
+            .map(|usage| usage.class(class))
+            .unwrap_or_default()
+    }
+
+    /// The cycle after `decision`: a reset wait is marked used, a retry
+    /// counts against its class (never refunded), a skip excludes the
+    /// candidate and moves on. Stop and manual change nothing.
+    pub fn apply(&self, decision: &Decision) -> RouteCycle {
+        let mut next = self.clone();
+        match decision {
+            Decision::WaitForReset { class, .. } => {
+                next.usage_mut(self.current, *class).reset_wait_used = true;
+            }
+            Decision::Retry { class, ordinal, .. } => {
+                let usage = next.usage_mut(self.current, *class);
+                usage.retries_used = usage.retries_used.max(*ordinal);
+            }
+            Decision::Skip {
+                excluded, next: to, ..
+            } => {
+                next.excluded.insert(*excluded);
+                next.current = *to;
+            }
+            Decision::Stop { .. } | Decision::Manual { .. } => {}
+        }
+        next
+    }
+
+    fn usage_mut(&mut self, candidate: u32, class: PolicyClass) -> &mut ClassUsage {
+        self.usage.entry(candidate).or_default().class_mut(class)
+    }
+}
+
+/// Decides what follows a failed attempt of `cycle.current`. Pure.
+pub fn evaluate(
+    cycle: &RouteCycle,
+    classification: &Classification,
+    gate: &GateVerdict,
+    candidates: &[CandidateSlot],
+    now: DateTime<Utc>,
+) -> Decision {
+    let class = match admit(classification, gate) {
+        Ok(class) => class,
+        Err(reason) => return Decision::Manual { reason },
+    };
+    let Some(slot) = candidates.get(cycle.current as usize) else {
+        let reason = ManualReason::CandidateOutOfRange {
+            index: cycle.current,
+            count: u32::try_from(candidates.len()).unwrap_or(u32::MAX),
+        };
+        return Decision::Manual { reason };
+    };
+    let section = slot.policy.section(class);
+    let usage = cycle.usage_of(cycle.current, class);
+    reset_wait(section, usage, classification.reset_at, now)
+        .map(|until| Decision::WaitForReset { class, until })
+        .or_else(|| retry(class, section, usage, now))
+        .unwrap_or_else(|| exhausted(cycle, class, section.on_exhausted, candidates))
+}
+
+/// Step (a): only effect-safe, classified, confident failures go on.
+fn admit(classification: &Classification, gate: &GateVerdict) -> Result<PolicyClass, ManualReason> {
+    if let GateVerdict::Manual(reason) = gate {
+        return Err(ManualReason::UnsafeEffect { reason: *reason });
+    }
+    let code = classification.code;
+    let class = match classification.class {
+        Class::Transient => PolicyClass::Transient,
+        Class::Hard => PolicyClass::Hard,
+        Class::Unclassified => return Err(ManualReason::Unclassified { code }),
+    };
+    match classification.confidence {
+        Confidence::Low => Err(ManualReason::LowConfidence { code }),
+        Confidence::Medium | Confidence::High => Ok(class),
+    }
+}
+
+/// Step (b): the reset instant to wait for, if waiting applies.
+fn reset_wait(
+    section: &ClassPolicy,
+    usage: ClassUsage,
+    reset_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    let wait = section.wait_for_reset;
+    if !wait.enabled || usage.reset_wait_used {
+        return None;
+    }
+    let reset_at = reset_at?;
+    let latest = now + Duration::seconds(i64::from(wait.max_wait_seconds));
+    (now < reset_at && reset_at <= latest).then_some(reset_at)
+}
+
+/// Step (c): the next doubling retry while budget remains.
+fn retry(
+    class: PolicyClass,
+    section: &ClassPolicy,
+    usage: ClassUsage,
+    now: DateTime<Utc>,
+) -> Option<Decision> {
+    let retry = section.retry;
+    if !retry.enabled || usage.retries_used >= retry.max_retries {
+        return None;
+    }
+    let delay_seconds = retry.delay_seconds(usage.retries_used);
+    Some(Decision::Retry {
+        class,
+        at: now + Duration::seconds(i64::from(delay_seconds)),
+        ordinal: usage.retries_used + 1,
+        max_retries: retry.max_retries,
+        delay_seconds,
+    })
+}
+
+/// Step (d): skip to the next eligible candidate, or stop.
+fn exhausted(
+    cycle: &RouteCycle,
+    class: PolicyClass,
+    outcome: Exhausted,
+    candidates: &[CandidateSlot],
+) -> Decision {
+    match outcome {
+        Exhausted::Stop => Decision::Stop {
+            reason: StopReason::ExhaustedWithStop { class },
+        },
+        Exhausted::Skip => {
+            let mut excluded = cycle.excluded.clone();
+            excluded.insert(cycle.current);
+            match next_eligible(candidates, &excluded, cycle.current.saturating_add(1)) {
+                Some(next) => Decision::Skip {
+                    class,
+                    excluded: cycle.current,
+                    next,
+                },
+                None => Decision::Manual {
+                    reason: ManualReason::NoEligibleCandidate { class },
+                },
+            }
+        }
+    }
+}
+
+/// The first enabled, non-excluded candidate at or after `from`.
+fn next_eligible(candidates: &[CandidateSlot], excluded: &BTreeSet<u32>, from: u32) -> Option<u32> {
+    candidates
+        .iter()
+        .enumerate()
+        .skip(from as usize)
+        .find_map(|(index, slot)| {
+            let index = u32::try_from(index).ok()?;
+            (slot.enabled && !excluded.contains(&index)).then_some(index)
+        })
+}

@@ -1,0 +1,248 @@
+//! The versioned policy document: an ordered list of candidates, each with a
+//! complete [`CandidatePolicy`], and [`load`], the one way to read it.
+//!
+//! `load` accepts the current version and the legacy generic action maps
+//! (a document without `version`), validates everything, and returns the
+//! normalized current-version document. Unknown versions and unknown fields
+//! are errors, never silently defaulted.
+
+use super::validate::{validate_document, FieldError, PolicyError};
+use super::{legacy, CandidatePolicy, CURRENT_VERSION};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A route's candidates in order, with their policies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyDocument {
+    /// Always [`CURRENT_VERSION`] once loaded.
+    pub version: u32,
+    pub candidates: Vec<CandidateEntry>,
+}
+
+/// One candidate of a dynamic profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(deny_unknown_fields)]
+pub struct CandidateEntry {
+    /// Unique within the document; what people and timelines call it.
+    pub name: String,
+    /// Which agent adapter runs it (`claude-code`, `codex`, `simulated`, …).
+    pub agent: String,
+    /// Disabled candidates are never chosen as the next candidate.
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    pub policy: CandidatePolicy,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+impl CandidateEntry {
+    /// A new candidate with the new-candidate default policy (immediate skip).
+    pub fn new(name: impl Into<String>, agent: impl Into<String>) -> CandidateEntry {
+        CandidateEntry {
+            name: name.into(),
+            agent: agent.into(),
+            enabled: true,
+            policy: CandidatePolicy::default_for_new_candidate(),
+        }
+    }
+}
+
+impl PolicyDocument {
+    /// The same document with every disabled section in stored form.
+    pub fn normalize(&self) -> PolicyDocument {
+        let candidates = self
+            .candidates
+            .iter()
+            .map(|entry| CandidateEntry {
+                policy: entry.policy.normalize(),
+                ..entry.clone()
+            })
+            .collect();
+        PolicyDocument {
+            version: CURRENT_VERSION,
+            candidates,
+        }
+    }
+}
+
+/// Which form the input was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentSource {
+    Current,
+    /// A generic action map, normalized as the policy decision prescribes.
+    Legacy,
+}
+
+/// A validated, normalized document and the form it was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct LoadedDocument {
+    pub document: PolicyDocument,
+    pub source: DocumentSource,
+}
+
+/// Reads a current or legacy policy document from JSON text, validates it
+/// and returns it normalized.
+pub fn load(json: &str) -> Result<LoadedDocument, PolicyError> {
+    let value: Value = serde_json::from_str(json).map_err(|e| PolicyError::Syntax {
+        message: e.to_string(),
+    })?;
+    let Value::Object(fields) = &value else {
+        return Err(shape("document", "expected a JSON object"));
+    };
+    let (document, source) = match fields.get("version") {
+        Some(version) => (
+            read_current(version, value.clone())?,
+            DocumentSource::Current,
+        ),
+        None if looks_current(&value) => {
+            return Err(shape(
+                "version",
+                "missing; a current policy document starts with \"version\": 1",
+            ))
+        }
+        None => (
+            legacy::convert(&from_value(value)?).map_err(invalid)?,
+            DocumentSource::Legacy,
+        ),
+    };
+    let errors = validate_document(&document);
+    if !errors.is_empty() {
+        return Err(invalid(errors));
+    }
+    Ok(LoadedDocument {
+        document: document.normalize(),
+        source,
+    })
+}
+
+fn read_current(version: &Value, value: Value) -> Result<PolicyDocument, PolicyError> {
+    if version.as_u64() != Some(u64::from(CURRENT_VERSION)) {
+        return Err(PolicyError::UnsupportedVersion {
+            found: version.to_string(),
+        });
+    }
+    from_value(value)
+}
+
+/// A document without `version` whose candidates carry a `policy` was meant
+/// to be current, not legacy.
+fn looks_current(value: &Value) -> bool {
+    value
+        .get("candidates")
+        .and_then(Value::as_array)
+        .is_some_and(|candidates| candidates.iter().any(|c| c.get("policy").is_some()))
+}
+
+/// Deserializes with the path of the first offending field.
+fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, PolicyError> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = error.path().to_string();
+        let path = if path == "." { "document".into() } else { path };
+        shape(path, error.into_inner().to_string())
+    })
+}
+
+fn shape(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
+    PolicyError::Shape {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+fn invalid(errors: Vec<FieldError>) -> PolicyError {
+    PolicyError::Invalid { errors }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Exhausted;
+
+    const CURRENT: &str = r#"{
+        "version": 1,
+        "candidates": [{
+            "name": "opus", "agent": "claude-code",
+            "policy": {
+                "transient": {
+                    "wait_for_reset": {"enabled": false, "max_wait_seconds": 60},
+                    "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
+                    "on_exhausted": "skip"
+                },
+                "hard": {
+                    "wait_for_reset": {"enabled": true, "max_wait_seconds": 300},
+                    "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+                    "on_exhausted": "stop"
+                }
+            }
+        }]
+    }"#;
+
+    #[test]
+    fn current_document_loads_normalized() {
+        let loaded = load(CURRENT).expect("valid document");
+        assert_eq!(loaded.source, DocumentSource::Current);
+        let entry = &loaded.document.candidates[0];
+        assert!(entry.enabled, "enabled defaults to true");
+        assert_eq!(
+            entry.policy.transient.wait_for_reset.max_wait_seconds, 0,
+            "disabled wait is stored normalized"
+        );
+        assert_eq!(entry.policy.hard.on_exhausted, Exhausted::Stop);
+    }
+
+    #[test]
+    fn normalized_output_loads_back_unchanged() {
+        let loaded = load(CURRENT).unwrap();
+        let text = serde_json::to_string(&loaded.document).unwrap();
+        assert_eq!(load(&text).unwrap().document, loaded.document);
+    }
+
+    #[test]
+    fn unknown_version_is_an_error() {
+        let text = CURRENT.replace("\"version\": 1", "\"version\": 2");
+        assert_eq!(
+            load(&text),
+            Err(PolicyError::UnsupportedVersion { found: "2".into() })
+        );
+    }
+
+    #[test]
+    fn unknown_field_names_its_path() {
+        let text = CURRENT.replace("\"max_retries\": 3", "\"max_retries\": 3, \"jitter\": true");
+        let Err(PolicyError::Shape { path, message }) = load(&text) else {
+            panic!("unknown field must be a shape error");
+        };
+        assert_eq!(path, "candidates[0].policy.transient.retry.jitter");
+        assert!(message.starts_with("unknown field `jitter`"), "{message}");
+    }
+
+    #[test]
+    fn current_document_without_version_is_not_read_as_legacy() {
+        let text = CURRENT.replace("\"version\": 1,", "");
+        assert_eq!(
+            load(&text),
+            Err(shape(
+                "version",
+                "missing; a current policy document starts with \"version\": 1"
+            ))
+        );
+    }
+
+    #[test]
+    fn a_new_candidate_entry_is_enabled_and_skips_immediately() {
+        let entry = CandidateEntry::new("opus", "claude-code");
+        assert!(entry.enabled);
+        assert_eq!(entry.policy, CandidatePolicy::default_for_new_candidate());
+    }
+
+    #[test]
+    fn non_object_and_non_json_inputs_are_rejected() {
+        assert_eq!(load("[]"), Err(shape("document", "expected a JSON object")));
+        assert!(matches!(load("{"), Err(PolicyError::Syntax { .. })));
+    }
+}

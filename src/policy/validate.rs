@@ -1,0 +1,387 @@
+//! Field-addressed validation of candidate policies and policy documents.
+//!
+//! Validation never stops at the first problem: it returns every error, each
+//! with the field path a UI or a person can jump to
+//! (`candidates[2].hard.retry.max_retries`). Disabled sections are not
+//! checked; they are normalized away when stored.
+
+use super::{
+    CandidatePolicy, ClassPolicy, PolicyDocument, ResetWait, Retry, CURRENT_VERSION,
+    INITIAL_INTERVAL_RANGE, MAX_DELAY_SECONDS, RESET_WAIT_RANGE, RETRIES_RANGE,
+};
+use crate::classification::PolicyClass;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One problem at one field path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Why a policy document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PolicyError {
+    /// The text is not JSON at all.
+    #[error("not valid JSON: {message}")]
+    Syntax { message: String },
+    /// JSON, but a field is unknown, missing or of the wrong type.
+    #[error("{path}: {message}")]
+    Shape { path: String, message: String },
+    /// A `version` this build does not read.
+    #[error("version: {}", unsupported_version(found))]
+    UnsupportedVersion { found: String },
+    /// Well-formed, but values break the rules; every problem is listed.
+    #[error("{} invalid field(s): {}", errors.len(), join(errors))]
+    Invalid { errors: Vec<FieldError> },
+}
+
+fn unsupported_version(found: &str) -> String {
+    format!(
+        "unsupported policy document version {found}; this build reads version {CURRENT_VERSION}"
+    )
+}
+
+fn join(errors: &[FieldError]) -> String {
+    let lines: Vec<String> = errors.iter().map(FieldError::to_string).collect();
+    lines.join("; ")
+}
+
+impl PolicyError {
+    /// Every problem as `path: message` items, whatever the variant.
+    pub fn errors(&self) -> Vec<FieldError> {
+        match self {
+            PolicyError::Syntax { .. } => vec![FieldError::new("document", self.to_string())],
+            PolicyError::Shape { path, message } => vec![FieldError::new(path, message)],
+            PolicyError::UnsupportedVersion { found } => {
+                vec![FieldError::new("version", unsupported_version(found))]
+            }
+            PolicyError::Invalid { errors } => errors.clone(),
+        }
+    }
+}
+
+/// Every error in a current-version document.
+pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if document.version != CURRENT_VERSION {
+        errors.push(FieldError::new(
+            "version",
+            unsupported_version(&document.version.to_string()),
+        ));
+    }
+    if document.candidates.is_empty() {
+        errors.push(FieldError::new(
+            "candidates",
+            "must list at least one candidate",
+        ));
+    }
+    let mut first_index_by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, entry) in document.candidates.iter().enumerate() {
+        let prefix = format!("candidates[{index}]");
+        check_text(&mut errors, &format!("{prefix}.name"), &entry.name);
+        check_text(&mut errors, &format!("{prefix}.agent"), &entry.agent);
+        if let Some(first) = first_index_by_name.get(entry.name.as_str()) {
+            errors.push(FieldError::new(
+                format!("{prefix}.name"),
+                format!(
+                    "duplicate candidate name \"{}\" (also candidates[{first}])",
+                    entry.name
+                ),
+            ));
+        } else {
+            first_index_by_name.insert(entry.name.as_str(), index);
+        }
+        errors.extend(validate_policy(&format!("{prefix}.policy"), &entry.policy));
+    }
+    errors
+}
+
+fn check_text(errors: &mut Vec<FieldError>, path: &str, value: &str) {
+    if value.trim().is_empty() {
+        errors.push(FieldError::new(path, "must not be empty"));
+    }
+}
+
+/// Every error in one candidate policy; paths start with `prefix`
+/// (empty for a bare policy).
+pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Vec<FieldError> {
+    PolicyClass::ALL
+        .into_iter()
+        .flat_map(|class| {
+            let path = join_path(prefix, class.as_str());
+            validate_class(&path, policy.section(class))
+        })
+        .collect()
+}
+
+fn join_path(prefix: &str, field: &str) -> String {
+    if prefix.is_empty() {
+        field.to_string()
+    } else {
+        format!("{prefix}.{field}")
+    }
+}
+
+fn validate_class(prefix: &str, policy: &ClassPolicy) -> Vec<FieldError> {
+    let mut errors =
+        validate_reset_wait(&format!("{prefix}.wait_for_reset"), policy.wait_for_reset);
+    errors.extend(validate_retry(&format!("{prefix}.retry"), policy.retry));
+    errors
+}
+
+fn validate_reset_wait(prefix: &str, wait: ResetWait) -> Vec<FieldError> {
+    if !wait.enabled || RESET_WAIT_RANGE.contains(&wait.max_wait_seconds) {
+        return Vec::new();
+    }
+    vec![FieldError::new(
+        format!("{prefix}.max_wait_seconds"),
+        format!(
+            "must be {}–{} seconds (1 s–7 days) when enabled, got {}",
+            RESET_WAIT_RANGE.start(),
+            RESET_WAIT_RANGE.end(),
+            wait.max_wait_seconds
+        ),
+    )]
+}
+
+fn validate_retry(prefix: &str, retry: Retry) -> Vec<FieldError> {
+    if !retry.enabled {
+        return Vec::new();
+    }
+    let mut errors = Vec::new();
+    if !RETRIES_RANGE.contains(&retry.max_retries) {
+        errors.push(FieldError::new(
+            format!("{prefix}.max_retries"),
+            format!(
+                "must be {}–{} when enabled, got {}",
+                RETRIES_RANGE.start(),
+                RETRIES_RANGE.end(),
+                retry.max_retries
+            ),
+        ));
+    }
+    if !INITIAL_INTERVAL_RANGE.contains(&retry.initial_interval_seconds) {
+        errors.push(FieldError::new(
+            format!("{prefix}.initial_interval_seconds"),
+            format!(
+                "must be {}–{} seconds (1 s–1 h) when enabled, got {}",
+                INITIAL_INTERVAL_RANGE.start(),
+                INITIAL_INTERVAL_RANGE.end(),
+                retry.initial_interval_seconds
+            ),
+        ));
+    }
+    if errors.is_empty() {
+        errors.extend(check_longest_delay(prefix, retry));
+    }
+    errors
+}
+
+/// The last retry's delay, `initial × 2^(max_retries − 1)`, must fit in 24 h.
+fn check_longest_delay(prefix: &str, retry: Retry) -> Option<FieldError> {
+    let exponent = retry.max_retries - 1;
+    let longest = u64::from(retry.initial_interval_seconds) << exponent;
+    if longest <= u64::from(MAX_DELAY_SECONDS) {
+        return None;
+    }
+    Some(FieldError::new(
+        prefix,
+        format!(
+            "the last retry would wait {} s × 2^{exponent} = {longest} s, more than the 24 h ({MAX_DELAY_SECONDS} s) limit; lower max_retries or initial_interval_seconds",
+            retry.initial_interval_seconds
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{CandidateEntry, Exhausted};
+
+    fn retrying(max_retries: u32, initial_interval_seconds: u32) -> CandidatePolicy {
+        let mut policy = CandidatePolicy::default_for_new_candidate();
+        policy.hard.retry = Retry {
+            enabled: true,
+            max_retries,
+            initial_interval_seconds,
+        };
+        policy
+    }
+
+    fn document(policies: Vec<CandidatePolicy>) -> PolicyDocument {
+        let candidates = policies
+            .into_iter()
+            .enumerate()
+            .map(|(i, policy)| CandidateEntry {
+                name: format!("c{i}"),
+                agent: "simulated".into(),
+                enabled: true,
+                policy,
+            })
+            .collect();
+        PolicyDocument {
+            version: CURRENT_VERSION,
+            candidates,
+        }
+    }
+
+    #[test]
+    fn zero_retries_when_enabled_names_the_field_and_value() {
+        let doc = document(vec![
+            CandidatePolicy::default_for_new_candidate(),
+            CandidatePolicy::default_for_new_candidate(),
+            retrying(0, 5),
+        ]);
+        let errors = validate_document(&doc);
+        assert_eq!(
+            errors,
+            vec![FieldError::new(
+                "candidates[2].policy.hard.retry.max_retries",
+                "must be 1–10 when enabled, got 0"
+            )]
+        );
+    }
+
+    #[test]
+    fn all_errors_are_returned_not_just_the_first() {
+        let mut policy = retrying(11, 0);
+        policy.transient.wait_for_reset = ResetWait {
+            enabled: true,
+            max_wait_seconds: 604_801,
+        };
+        let errors = validate_policy("", &policy);
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            vec![
+                "transient.wait_for_reset.max_wait_seconds",
+                "hard.retry.max_retries",
+                "hard.retry.initial_interval_seconds"
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_are_inclusive_at_both_ends() {
+        for (retries, interval) in [(1, 1), (10, 84), (1, 3600), (5, 2700)] {
+            let errors = validate_policy("", &retrying(retries, interval));
+            assert!(
+                errors.is_empty(),
+                "{retries} × {interval}s is within limits: {errors:?}"
+            );
+        }
+        let mut policy = CandidatePolicy::default_for_new_candidate();
+        for max_wait_seconds in [1, 604_800] {
+            policy.transient.wait_for_reset = ResetWait {
+                enabled: true,
+                max_wait_seconds,
+            };
+            assert!(
+                validate_policy("", &policy).is_empty(),
+                "{max_wait_seconds}s"
+            );
+        }
+    }
+
+    #[test]
+    fn last_delay_over_24_hours_is_rejected() {
+        let errors = validate_policy("", &retrying(10, 3600));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].path, "hard.retry");
+        assert_eq!(
+            errors[0].message,
+            "the last retry would wait 3600 s × 2^9 = 1843200 s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds"
+        );
+    }
+
+    #[test]
+    fn last_delay_of_exactly_24_hours_is_allowed() {
+        // 2700 s × 2^5 = 86400 s.
+        assert!(validate_policy("", &retrying(6, 2700)).is_empty());
+    }
+
+    #[test]
+    fn disabled_sections_are_not_checked() {
+        let mut policy = CandidatePolicy::default_for_new_candidate();
+        policy.hard.retry = Retry {
+            enabled: false,
+            max_retries: 99,
+            initial_interval_seconds: 0,
+        };
+        policy.hard.on_exhausted = Exhausted::Stop;
+        assert!(validate_policy("", &policy).is_empty());
+    }
+
+    #[test]
+    fn empty_names_duplicates_and_empty_lists_are_reported() {
+        let mut doc = document(vec![
+            CandidatePolicy::default_for_new_candidate(),
+            CandidatePolicy::default_for_new_candidate(),
+        ]);
+        doc.candidates[1].name = "c0".into();
+        doc.candidates[0].agent = " ".into();
+        let errors = validate_document(&doc);
+        assert_eq!(
+            errors,
+            vec![
+                FieldError::new("candidates[0].agent", "must not be empty"),
+                FieldError::new(
+                    "candidates[1].name",
+                    "duplicate candidate name \"c0\" (also candidates[0])"
+                ),
+            ]
+        );
+        let empty = document(Vec::new());
+        assert_eq!(
+            validate_document(&empty),
+            vec![FieldError::new(
+                "candidates",
+                "must list at least one candidate"
+            )]
+        );
+    }
+
+    #[test]
+    fn every_error_kind_flattens_to_path_and_message() {
+        let version = PolicyError::UnsupportedVersion { found: "2".into() };
+        assert_eq!(
+            version.errors(),
+            vec![FieldError::new(
+                "version",
+                "unsupported policy document version 2; this build reads version 1"
+            )]
+        );
+        let invalid = PolicyError::Invalid {
+            errors: vec![
+                FieldError::new("candidates", "must list at least one candidate"),
+                FieldError::new("version", "unsupported"),
+            ],
+        };
+        assert_eq!(
+            invalid.to_string(),
+            "2 invalid field(s): candidates: must list at least one candidate; version: unsupported"
+        );
+        let syntax = PolicyError::Syntax {
+            message: "EOF".into(),
+        };
+        assert_eq!(syntax.errors()[0].message, "not valid JSON: EOF");
+    }
+}

@@ -1,0 +1,222 @@
+//! Policy preview: the timeline of decisions a sequence of failures would
+//! produce for a route's candidates. The CLI's `simulate` and the UI preview
+//! share this one function, so a preview can never disagree with the engine:
+//! it runs the real [`gate`] and [`evaluate`].
+//!
+//! Pure: time starts at `start` and jumps to each decision's next attempt.
+
+use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
+use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle};
+use crate::safety::{gate, EffectContext, GateVerdict};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Catalogue version stamped on simulated classifications.
+pub const SIMULATION_CATALOGUE: &str = "simulation";
+
+/// One failed attempt, given at classification level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatedFailure {
+    pub code: SemanticCode,
+    /// Overrides the code's class (e.g. `unclassified` for conflicting evidence).
+    #[serde(default)]
+    pub class: Option<Class>,
+    #[serde(default = "high_confidence")]
+    pub confidence: Confidence,
+    /// A trusted provider reset this many seconds after the failure
+    /// (negative: already in the past).
+    #[serde(default)]
+    pub reset_in_seconds: Option<i32>,
+    /// What the attempt did before failing; absent means effect-safe.
+    #[serde(default)]
+    pub effect: Option<EffectContext>,
+}
+
+fn high_confidence() -> Confidence {
+    Confidence::High
+}
+
+impl SimulatedFailure {
+    /// A clean, confident failure of `code` with no reset hint.
+    pub fn of(code: SemanticCode) -> SimulatedFailure {
+        SimulatedFailure {
+            code,
+            class: None,
+            confidence: Confidence::High,
+            reset_in_seconds: None,
+            effect: None,
+        }
+    }
+
+    /// The classification the catalogue would have produced at `at`.
+    pub fn classification(&self, at: DateTime<Utc>) -> Classification {
+        Classification {
+            code: self.code,
+            class: self.class.unwrap_or(self.code.class()),
+            confidence: self.confidence,
+            scope: Scope::Unknown,
+            rule_id: None,
+            catalogue_version: SIMULATION_CATALOGUE.to_string(),
+            retry_after_s: None,
+            reset_at: self
+                .reset_in_seconds
+                .map(|seconds| at + Duration::seconds(i64::from(seconds))),
+            matched: None,
+            explanation: format!("simulated {} failure", self.code.as_str()),
+        }
+    }
+
+    pub fn effect_context(&self) -> EffectContext {
+        self.effect
+            .clone()
+            .unwrap_or_else(EffectContext::effect_safe)
+    }
+}
+
+/// One failure and the decision it produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct TimelineStep {
+    /// Index of the failure in the input sequence.
+    pub failure: u32,
+    /// When the failed attempt ended.
+    pub at: DateTime<Utc>,
+    /// The candidate whose attempt failed.
+    pub candidate: u32,
+    pub candidate_name: String,
+    pub code: SemanticCode,
+    pub class: Class,
+    pub gate: GateVerdict,
+    pub decision: Decision,
+}
+
+/// Feeds `failures` one by one to the route, each at the instant of the
+/// previous decision's next attempt. Stops early when a decision leaves
+/// automatic recovery; failures after that are not used. Empty when no
+/// candidate is enabled.
+pub fn simulate(
+    candidates: &[CandidateSlot],
+    failures: &[SimulatedFailure],
+    start: DateTime<Utc>,
+) -> Vec<TimelineStep> {
+    let Some(mut cycle) = RouteCycle::start(candidates) else {
+        return Vec::new();
+    };
+    let mut at = start;
+    let mut steps = Vec::new();
+    for (index, failure) in failures.iter().enumerate() {
+        let step = step(&cycle, candidates, index, failure, at);
+        let next_at = step.decision.next_attempt_at(at);
+        cycle = cycle.apply(&step.decision);
+        steps.push(step);
+        match next_at {
+            Some(next) => at = next,
+            None => break,
+        }
+    }
+    steps
+}
+
+fn step(
+    cycle: &RouteCycle,
+    candidates: &[CandidateSlot],
+    index: usize,
+    failure: &SimulatedFailure,
+    at: DateTime<Utc>,
+) -> TimelineStep {
+    let classification = failure.classification(at);
+    let verdict = gate(&failure.effect_context());
+    let decision = evaluate(cycle, &classification, &verdict, candidates, at);
+    let candidate_name = candidates
+        .get(cycle.current as usize)
+        .map(|slot| slot.name.clone())
+        .unwrap_or_default();
+    TimelineStep {
+        failure: u32::try_from(index).unwrap_or(u32::MAX),
+        at,
+        candidate: cycle.current,
+        candidate_name,
+        code: classification.code,
+        class: classification.class,
+        gate: verdict,
+        decision,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted, Retry};
+    use chrono::TimeZone;
+
+    fn start() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
+    }
+
+    fn retrying_slot(name: &str, enabled: bool) -> CandidateSlot {
+        let mut section = ClassPolicy::immediate(Exhausted::Skip);
+        section.retry = Retry {
+            enabled: true,
+            max_retries: 2,
+            initial_interval_seconds: 30,
+        };
+        CandidateSlot {
+            enabled,
+            name: name.into(),
+            policy: CandidatePolicy::both(section),
+        }
+    }
+
+    #[test]
+    fn time_jumps_to_each_decisions_next_attempt() {
+        let candidates = [retrying_slot("a", true), retrying_slot("b", true)];
+        let failures = vec![SimulatedFailure::of(SemanticCode::NetworkReset); 4];
+        let steps = simulate(&candidates, &failures, start());
+        let offsets: Vec<i64> = steps
+            .iter()
+            .map(|s| (s.at - start()).num_seconds())
+            .collect();
+        assert_eq!(
+            offsets,
+            vec![0, 30, 90, 90],
+            "retries at +30 s and +60 s, skip is immediate"
+        );
+        assert_eq!(steps[3].candidate_name, "b");
+    }
+
+    #[test]
+    fn timeline_ends_at_the_first_non_automatic_decision() {
+        let candidates = [retrying_slot("a", true)];
+        let failures = vec![SimulatedFailure::of(SemanticCode::Unknown); 3];
+        let steps = simulate(&candidates, &failures, start());
+        assert_eq!(steps.len(), 1, "later failures cannot happen after manual");
+        assert!(!steps[0].decision.is_automatic());
+    }
+
+    #[test]
+    fn route_starts_at_the_first_enabled_candidate_or_not_at_all() {
+        let failures = [SimulatedFailure::of(SemanticCode::NetworkReset)];
+        let candidates = [retrying_slot("off", false), retrying_slot("on", true)];
+        assert_eq!(simulate(&candidates, &failures, start())[0].candidate, 1);
+        let none = [retrying_slot("off", false)];
+        assert!(simulate(&none, &failures, start()).is_empty());
+    }
+
+    #[test]
+    fn reset_offset_resolves_against_the_failure_instant() {
+        let failure = SimulatedFailure {
+            reset_in_seconds: Some(-5),
+            ..SimulatedFailure::of(SemanticCode::UsageLimitReached)
+        };
+        let classification = failure.classification(start());
+        assert_eq!(
+            classification.reset_at,
+            Some(start() - Duration::seconds(5))
+        );
+        assert_eq!(
+            classification.class,
+            Class::Hard,
+            "class comes from the code"
+        );
+    }
+}

@@ -1,0 +1,427 @@
+//! `recourse policy check|normalize` and `recourse simulate` end to end,
+//! against the readable fixtures under `fixtures/policy/`.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/policy")
+        .join(name)
+}
+
+fn recourse(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .output()
+        .expect("run recourse")
+}
+
+fn check(name: &str) -> Output {
+    recourse(&["policy", "check", fixture(name).to_str().unwrap()])
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr_lines(output: &Output) -> Vec<String> {
+    String::from_utf8(output.stderr.clone())
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Asserts exit code 2 and exactly `expected` error lines, then the summary.
+fn assert_invalid(name: &str, expected: &[&str]) {
+    let output = check(name);
+    assert_eq!(output.status.code(), Some(2), "{name} must be rejected");
+    let lines = stderr_lines(&output);
+    let (summary, errors) = lines.split_last().expect("a summary line");
+    assert_eq!(
+        errors, expected,
+        "every error of {name}, each with its path"
+    );
+    let plural = if expected.len() == 1 { "" } else { "s" };
+    assert!(
+        summary.ends_with(&format!(
+            "{name}: invalid policy document ({} error{plural})",
+            expected.len()
+        )),
+        "{summary}"
+    );
+}
+
+/// Like [`assert_invalid`] for messages serde words itself: only the start is ours.
+fn assert_invalid_starting(name: &str, expected_start: &str) {
+    let output = check(name);
+    assert_eq!(output.status.code(), Some(2), "{name} must be rejected");
+    let lines = stderr_lines(&output);
+    assert_eq!(lines.len(), 2, "one error and the summary: {lines:?}");
+    assert!(lines[0].starts_with(expected_start), "{}", lines[0]);
+}
+
+#[test]
+fn valid_document_checks_ok() {
+    let output = check("valid.json");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "ok: 3 candidates (version 1)\n");
+}
+
+#[test]
+fn legacy_document_checks_ok_and_says_so() {
+    let output = check("legacy.json");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout(&output),
+        "ok: 5 candidates (legacy document, normalizes to version 1)\n"
+    );
+}
+
+#[test]
+fn every_limit_error_is_listed_with_its_path() {
+    assert_invalid(
+        "invalid-limits.json",
+        &[
+            "candidates[0].policy.transient.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 0",
+            "candidates[0].policy.transient.retry.max_retries: must be 1–10 when enabled, got 0",
+            "candidates[0].policy.transient.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 0",
+            "candidates[0].policy.hard.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 604801",
+            "candidates[0].policy.hard.retry.max_retries: must be 1–10 when enabled, got 11",
+            "candidates[0].policy.hard.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 3601",
+            "candidates[1].policy.transient.retry: the last retry would wait 3600 s × 2^9 = 1843200 s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds",
+        ],
+    );
+}
+
+#[test]
+fn name_and_agent_errors_are_listed() {
+    assert_invalid(
+        "invalid-names.json",
+        &[
+            "candidates[0].agent: must not be empty",
+            "candidates[1].name: must not be empty",
+            "candidates[2].name: duplicate candidate name \"opus\" (also candidates[0])",
+        ],
+    );
+    assert_invalid(
+        "invalid-empty.json",
+        &["candidates: must list at least one candidate"],
+    );
+}
+
+#[test]
+fn unknown_or_missing_version_is_an_error() {
+    assert_invalid(
+        "invalid-version.json",
+        &["version: unsupported policy document version 2; this build reads version 1"],
+    );
+    assert_invalid(
+        "invalid-missing-version.json",
+        &["version: missing; a current policy document starts with \"version\": 1"],
+    );
+}
+
+#[test]
+fn shape_errors_name_the_offending_field() {
+    assert_invalid_starting(
+        "invalid-unknown-field.json",
+        "candidates[0].policy.hard.retry.jitter: unknown field `jitter`",
+    );
+    assert_invalid_starting(
+        "invalid-wrong-type.json",
+        "candidates[0].policy.transient.retry.max_retries: invalid type: string \"three\"",
+    );
+    assert_invalid_starting(
+        "invalid-missing-section.json",
+        "candidates[0].policy: missing field `hard`",
+    );
+    assert_invalid_starting(
+        "legacy-bad-action.json",
+        "candidates[0].on_error: unknown variant `retry_forever`",
+    );
+}
+
+#[test]
+fn non_json_and_non_object_documents_are_rejected() {
+    assert_invalid_starting("invalid-syntax.json", "document: not valid JSON: ");
+    assert_invalid(
+        "invalid-not-object.json",
+        &["document: expected a JSON object"],
+    );
+}
+
+#[test]
+fn legacy_conflicting_rules_in_one_class_are_an_error() {
+    assert_invalid(
+        "legacy-conflict.json",
+        &["candidates[0].rules: conflicting rules for the transient class: provider_overloaded → try_next, rate_limited → retry_same; codes of one class must share one action"],
+    );
+}
+
+#[test]
+fn legacy_unknown_and_unclassified_codes_are_errors() {
+    assert_invalid(
+        "legacy-bad-codes.json",
+        &[
+            "candidates[1].rules.context_length_exceeded: code \"context_length_exceeded\" is outside provider policy (unclassified), so a rule cannot apply to it",
+            "candidates[1].rules.provider_exploded: unknown semantic code \"provider_exploded\"",
+        ],
+    );
+}
+
+#[test]
+fn unreadable_file_exits_1_naming_it() {
+    let output = recourse(&["policy", "check", "/nonexistent/policy.json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let lines = stderr_lines(&output);
+    assert!(
+        lines[0].starts_with("error: cannot read policy file /nonexistent/policy.json"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn legacy_normalizes_exactly_as_the_decision_says() {
+    let output = recourse(&[
+        "policy",
+        "normalize",
+        fixture("legacy.json").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let expected = std::fs::read_to_string(fixture("legacy.normalized.json")).unwrap();
+    assert_eq!(
+        stdout(&output),
+        expected,
+        "see fixtures/policy/legacy.normalized.json"
+    );
+}
+
+#[test]
+fn normalize_zeroes_disabled_sections_and_is_idempotent() {
+    let output = recourse(&[
+        "policy",
+        "normalize",
+        fixture("valid.json").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let normalized: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let hard_retry = &normalized["candidates"][0]["policy"]["hard"]["retry"];
+    assert_eq!(
+        hard_retry,
+        &serde_json::json!({"enabled": false, "max_retries": 0, "initial_interval_seconds": 0}),
+        "the disabled retry's 4 × 60 s is dropped"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let once = dir.path().join("once.json");
+    std::fs::write(&once, stdout(&output)).unwrap();
+    let twice = recourse(&["policy", "normalize", once.to_str().unwrap()]);
+    assert_eq!(
+        stdout(&twice),
+        stdout(&output),
+        "normalizing twice changes nothing"
+    );
+}
+
+#[test]
+fn normalize_of_an_invalid_document_lists_errors_and_prints_nothing() {
+    let output = recourse(&[
+        "policy",
+        "normalize",
+        fixture("legacy-conflict.json").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty(), "no partial document on stdout");
+}
+
+fn simulate(errors: &str, extra: &[&str]) -> Output {
+    let policy = fixture("valid.json");
+    let errors = fixture(&format!("simulate/{errors}"));
+    let mut args = vec![
+        "simulate",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--errors",
+        errors.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    recourse(&args)
+}
+
+#[test]
+fn simulate_prints_retries_then_skip_then_stop() {
+    let output = simulate("retries-then-skip.json", &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let expected =
+        std::fs::read_to_string(fixture("simulate/retries-then-skip.expected.txt")).unwrap();
+    assert_eq!(stdout(&output), expected, "see the .expected.txt fixture");
+}
+
+#[test]
+fn simulate_json_is_the_timeline_of_decisions() {
+    let output = simulate("retries-then-skip.json", &["--json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let steps: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let kinds: Vec<&str> = steps
+        .iter()
+        .map(|s| s["decision"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["retry", "retry", "retry", "skip", "retry", "retry", "stop"]
+    );
+    assert_eq!(
+        steps[3]["decision"]["next"], 2,
+        "the disabled gpt is passed over"
+    );
+    assert_eq!(steps[6]["at"], "2026-03-01T12:01:05Z");
+}
+
+#[test]
+fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
+    let text = stdout(&simulate("reset-wait.json", &[]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].ends_with("-> wait for reset until +1m (1m from now)"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].ends_with("-> skip opus (excluded for this cycle), next: gemini"),
+        "a second reset wait for the same class is not allowed: {}",
+        lines[2]
+    );
+    assert!(
+        lines[3].ends_with("-> retry 1/2 in 10s at +1m10s"),
+        "a 6 h reset is not waited for: {}",
+        lines[3]
+    );
+    assert_eq!(
+        lines[4],
+        "end: no more failures; the attempt at +1m10s on gemini is assumed to succeed"
+    );
+}
+
+#[test]
+fn simulate_stops_for_manual_recovery_after_tool_activity() {
+    let text = stdout(&simulate("tool-activity.json", &[]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[2].ends_with("-> manual recovery: not safe to recover automatically: a tool call or tool effect was seen before the failure"),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(
+        lines[3],
+        "end: the route left automatic recovery; 2 later failures were not used"
+    );
+}
+
+#[test]
+fn simulate_sends_unknown_text_to_manual() {
+    let text = stdout(&simulate("unknown-text.json", &[]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].ends_with("-> manual recovery: the failure is unclassified (unknown): unknown or outside provider policy"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2], "end: the route left automatic recovery");
+}
+
+#[test]
+fn simulate_rejects_an_invalid_failure_file_with_the_path() {
+    let output = simulate("invalid-failures.json", &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = stderr_lines(&output);
+    assert!(
+        lines[0].starts_with("failures[1].code: unknown variant `provider_exploded`"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].ends_with("invalid-failures.json: invalid failure sequence"),
+        "{}",
+        lines[1]
+    );
+}
+
+#[test]
+fn simulate_rejects_an_invalid_policy_like_check_does() {
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        fixture("invalid-version.json").to_str().unwrap(),
+        "--errors",
+        fixture("simulate/recovers.json").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&output)[0],
+        "version: unsupported policy document version 2; this build reads version 1"
+    );
+}
+
+#[test]
+fn simulate_needs_an_enabled_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("all-disabled.json");
+    let legacy = r#"{"candidates": [{"name": "a", "agent": "codex", "enabled": false}]}"#;
+    std::fs::write(&policy, legacy).unwrap();
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--errors",
+        fixture("simulate/recovers.json").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr_lines(&output)[0].ends_with("all-disabled.json: no enabled candidate to simulate"),
+        "{:?}",
+        stderr_lines(&output)
+    );
+}
+
+#[test]
+fn simulate_with_no_failures_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let errors = dir.path().join("none.json");
+    std::fs::write(
+        &errors,
+        r#"{"start": "2026-03-01T12:00:00Z", "failures": []}"#,
+    )
+    .unwrap();
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        fixture("valid.json").to_str().unwrap(),
+        "--errors",
+        errors.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout(&output),
+        "start 2026-03-01T12:00:00Z\nno failures given\n"
+    );
+}
+
+#[test]
+fn simulate_with_an_unreadable_failure_file_exits_1_naming_it() {
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        fixture("valid.json").to_str().unwrap(),
+        "--errors",
+        "/nonexistent/failures.json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_lines(&output)[0]
+            .starts_with("error: cannot read failure file /nonexistent/failures.json"),
+        "{:?}",
+        stderr_lines(&output)
+    );
+}
