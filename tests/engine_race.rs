@@ -14,7 +14,7 @@ use recourse::engine::route::{self, Effect, Failure, Lease, Plan};
 use recourse::engine::{AgentKind, AgentSpec, CandidateInput, ManualAction, RouteState, SimStep};
 use recourse::evidence::{Provider, RawEvidence};
 use recourse::safety::{EffectContext, PromptDelivery};
-use recourse::store::{AttemptRecord, NewRoute, RouteRow, Store};
+use recourse::store::{AttemptRecord, Cas, NewRoute, RouteRow, Store};
 
 const ROUNDS: usize = 2000;
 
@@ -160,7 +160,7 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
             .collect();
         let results = race(&mut stores, plans);
         let winners: Vec<usize> = (0..results.len())
-            .filter(|i| matches!(results[*i], Some(Ok(_))))
+            .filter(|i| matches!(results[*i], Some(Cas::Won(_))))
             .collect();
         assert_eq!(
             winners.len(),
@@ -168,8 +168,8 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
             "round {round}: exactly one winner of {competing}"
         );
         let winner = match &results[winners[0]] {
-            Some(Ok(r)) => r.clone(),
-            Some(Err(_)) | None => unreachable!("winner index points at a win"),
+            Some(Cas::Won(r)) => r.clone(),
+            Some(Cas::Lost(_)) | None => unreachable!("winner index points at a win"),
         };
         assert_eq!(
             winner.generation,
@@ -177,7 +177,7 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
             "one generation per transition"
         );
         for (i, r) in results.iter().enumerate() {
-            if let Some(Err(current)) = r {
+            if let Some(Cas::Lost(current)) = r {
                 assert_eq!(
                     current, &winner,
                     "round {round}: loser {i} sees the winner's row"
@@ -208,7 +208,7 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
 }
 
 /// Runs every plan on its own thread and connection, released together.
-fn race(stores: &mut [Store], plans: Vec<Option<Plan>>) -> Vec<Option<Result<RouteRow, RouteRow>>> {
+fn race(stores: &mut [Store], plans: Vec<Option<Plan>>) -> Vec<Option<Cas>> {
     let barrier = Arc::new(Barrier::new(plans.len()));
     std::thread::scope(|s| {
         let handles: Vec<_> = stores
@@ -253,7 +253,7 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
     };
     let stop = route::manual(&row, ManualAction::Stop, row.generation, lease, now).unwrap();
     let report = route::failed(&row, overloaded(&row), lease, now);
-    let won = store
+    let Cas::Won(won) = store
         .commit_transition(
             report.expected_generation,
             report.expected_state,
@@ -261,8 +261,10 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
             &report.write,
         )
         .unwrap()
-        .expect("the report commits first");
-    let lost = store
+    else {
+        panic!("the report commits first");
+    };
+    let Cas::Lost(lost) = store
         .commit_transition(
             stop.expected_generation,
             stop.expected_state,
@@ -270,7 +272,9 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
             &stop.write,
         )
         .unwrap()
-        .expect_err("the stop planned from the old row loses");
+    else {
+        panic!("the stop planned from the old row loses");
+    };
     assert_eq!(lost, won, "the loser gets the current row");
     assert_eq!(lost.state, RouteState::RetryScheduled);
 }

@@ -12,7 +12,7 @@ use super::{ActionRequest, AttemptOutcome, RouteEvent, RouteSnapshot, RouteState
 use crate::evidence::Correlation;
 use crate::runner::{self, Launch, RunReport};
 use crate::scheduler::Fired;
-use crate::store::{AttemptRecord, AttemptResultRecord, NewRoute, RouteRow, Store};
+use crate::store::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, Store};
 
 impl Engine {
     /// Creates a route on the profile's first enabled candidate and
@@ -73,8 +73,8 @@ impl Engine {
         };
         match route::manual(&row, req.action, req.expected_generation, lease, now) {
             Ok(plan) => match self.commit(plan)? {
-                Ok(row) => Ok(snapshot(&row)),
-                Err(current) => Err(stale(&current)),
+                Cas::Won(row) => Ok(snapshot(&row)),
+                Cas::Lost(current) => Err(stale(&current)),
             },
             Err(Refusal::AlreadyDone) => Ok(snapshot(&row)),
             Err(Refusal::Stale) => Err(stale(&row)),
@@ -101,8 +101,8 @@ impl Engine {
     }
 
     /// Commits a plan; on success performs its effect and publishes the
-    /// event. `Ok(Err(current))` when another actor won.
-    pub(super) fn commit(&self, plan: Plan) -> Result<Result<RouteRow, RouteRow>, EngineError> {
+    /// event.
+    pub(super) fn commit(&self, plan: Plan) -> Result<Cas, EngineError> {
         let mut store = self.store();
         let outcome = store.commit_transition(
             plan.expected_generation,
@@ -110,13 +110,13 @@ impl Engine {
             &plan.next,
             &plan.write,
         )?;
-        let Ok(row) = outcome else {
+        let Cas::Won(row) = outcome else {
             return Ok(outcome);
         };
         self.apply_effect(&store, &row, plan.effect);
         drop(store);
         self.publish(&row);
-        Ok(Ok(row))
+        Ok(Cas::Won(row))
     }
 
     fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect) {
@@ -234,7 +234,7 @@ impl Engine {
             }
             late => return self.record_late(&row, attempt, late, now),
         };
-        if let Err(current) = self.commit(plan)? {
+        if let Cas::Lost(current) = self.commit(plan)? {
             warn!(
                 route = route_id,
                 "attempt report lost a race to generation {}", current.generation

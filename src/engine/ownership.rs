@@ -94,7 +94,7 @@ impl Engine {
 
     fn adopt(&self, row: RouteRow, now: DateTime<Utc>) -> Result<(), EngineError> {
         if let Some(plan) = route::interrupted(&row, "its engine stopped", now) {
-            if let Err(current) = self.commit(plan)? {
+            if let crate::store::Cas::Lost(current) = self.commit(plan)? {
                 tracing::debug!(route = current.id, "another engine adopted the route first");
             }
             return Ok(());

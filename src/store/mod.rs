@@ -17,7 +17,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{AttemptRecord, AttemptResultRecord, NewRoute, RouteRow, TransitionWrite};
+pub use routes::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, TransitionWrite};
 
 /// How long a statement waits for another process's write lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -93,6 +93,15 @@ pub struct TransitionWrite {
     pub result: Option<AttemptResultRecord>,
 }
 
+/// The result of a compare-and-set.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cas {
+    /// Committed; the row as stored now.
+    Won(RouteRow),
+    /// Another actor changed the route first; the row as it is now.
+    Lost(RouteRow),
+}
+
 /// A stored attempt joined with its result, if it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredAttempt {
@@ -160,15 +169,14 @@ impl Store {
     }
 
     /// Compare-and-set: writes `next` (with generation + 1) only if the route
-    /// is still at `expected_generation` in `expected_state`. `Ok(Err(current))`
-    /// when another actor got there first.
+    /// is still at `expected_generation` in `expected_state`.
     pub fn commit_transition(
         &mut self,
         expected_generation: u32,
         expected_state: RouteState,
         next: &RouteRow,
         write: &TransitionWrite,
-    ) -> Result<Result<RouteRow, RouteRow>, StoreError> {
+    ) -> Result<Cas, StoreError> {
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -179,7 +187,7 @@ impl Store {
                 what: "route",
                 detail: format!("route {} does not exist", next.id),
             })?;
-            return Ok(Err(current));
+            return Ok(Cas::Lost(current));
         }
         if let Some(a) = &write.dispatch {
             insert_attempt(&tx, next.id, a)?;
@@ -192,7 +200,7 @@ impl Store {
             what: "route",
             detail: format!("route {} vanished after commit", next.id),
         })?;
-        Ok(Ok(stored))
+        Ok(Cas::Won(stored))
     }
 
     /// Records how an attempt ended when its route has moved on (stopped,
