@@ -71,13 +71,13 @@ fn long_profile(path: &Path) {
         .unwrap();
 }
 
-fn spawn_run(db: &Path) -> Child {
+fn spawn_run(db: &Path, stderr: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_recourse"))
         .args(["run", "--profile", "Long", "--prompt", "long task", "--db"])
         .arg(db)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
         .spawn()
         .expect("recourse binary starts")
 }
@@ -90,11 +90,18 @@ fn the_route(db: &Path) -> Option<RouteRow> {
 }
 
 /// Polls until `when` holds for the route (or 20 s pass).
-fn wait_for(db: &Path, when: impl Fn(&RouteRow) -> bool) {
+fn wait_for(db: &Path, child: &mut Child, stderr: &Path, when: impl Fn(&RouteRow) -> bool) {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(20) {
         if the_route(db).is_some_and(|r| when(&r)) {
             return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let err = std::fs::read_to_string(stderr).unwrap_or_default();
+            if the_route(db).is_some_and(|r| when(&r)) {
+                return;
+            }
+            panic!("recourse run exited ({status}) before the expected state: {err}");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -243,8 +250,9 @@ async fn crash_when(when: impl Fn(&RouteRow) -> bool, extra_ms: u64) -> RouteRow
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     long_profile(&db);
-    let child = spawn_run(&db);
-    wait_for(&db, when);
+    let stderr = dir.path().join("stderr.txt");
+    let mut child = spawn_run(&db, &stderr);
+    wait_for(&db, &mut child, &stderr, when);
     std::thread::sleep(Duration::from_millis(extra_ms));
     kill(child);
     let crashed = check_history(&db);
