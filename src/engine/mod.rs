@@ -92,6 +92,7 @@ impl Engine {
         if engine.inner.opts.seed_demo {
             engine.seed_demo()?;
         }
+        engine.remember_published()?;
         engine.reconcile()?;
         engine.spawn_background(fired);
         Ok(engine)
@@ -234,6 +235,17 @@ impl Engine {
         // A panic while holding the lock leaves SQLite consistent (the
         // transaction rolls back), so a poisoned lock is still usable.
         self.inner.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Routes as they are at open count as seen: only later changes made
+    /// by other processes are published.
+    fn remember_published(&self) -> Result<(), EngineError> {
+        let rows = self.store().routes()?;
+        let mut published = self.published();
+        for row in rows {
+            published.insert(row.id, row.generation);
+        }
+        Ok(())
     }
 
     fn seed_demo(&self) -> Result<(), EngineError> {

@@ -383,3 +383,248 @@ pub fn excerpt(text: &str) -> String {
     }
     format!("{}…", &text[..end])
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::engine::{AgentKind, AgentSpec, Candidate, SimStep};
+    use crate::safety::PromptDelivery;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap()
+    }
+
+    fn candidate(id: u32, enabled: bool) -> Candidate {
+        Candidate {
+            id,
+            name: format!("c{id}"),
+            enabled,
+            agent: AgentSpec {
+                kind: AgentKind::Simulated,
+                program: None,
+                args: Vec::new(),
+                model: None,
+                script: vec![SimStep::Succeed { after_ms: 1 }],
+            },
+            policy: pipeline::default_policy(),
+            policy_revision: 1,
+        }
+    }
+
+    fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
+        RouteRow {
+            id: 7,
+            profile_id: Some(1),
+            profile_name: "p".into(),
+            prompt: "do it".into(),
+            cwd: None,
+            state,
+            generation: 4,
+            candidate_index: 0,
+            candidates,
+            cycle: pipeline::new_cycle(0),
+            classification: None,
+            policy: None,
+            decision: None,
+            deadline: state
+                .is_waiting()
+                .then(|| now() + chrono::Duration::seconds(30)),
+            pending_outcome: None,
+            manual_reason: None,
+            owner: Some("me".into()),
+            lease_until: None,
+            attempts: 3,
+            created_at: now(),
+            updated_at: now(),
+        }
+    }
+
+    fn lease() -> Lease<'static> {
+        Lease {
+            owner: "me",
+            until: now() + chrono::Duration::seconds(15),
+        }
+    }
+
+    #[test]
+    fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
+        use ManualAction::*;
+        let two = || vec![candidate(1, true), candidate(2, true)];
+        let expected = [
+            (RouteState::Running, vec![Stop]),
+            (
+                RouteState::WaitingReset,
+                vec![RetryNow, SkipNow, CancelWait, Stop],
+            ),
+            (
+                RouteState::RetryScheduled,
+                vec![RetryNow, SkipNow, CancelWait, Stop],
+            ),
+            (RouteState::NeedsManual, vec![RetryNow, SkipNow, Stop]),
+            (RouteState::Stopped, vec![Resume]),
+            (RouteState::Succeeded, vec![]),
+        ];
+        for (state, actions) in expected {
+            assert_eq!(valid_actions(&row(state, two())), actions, "{state:?}");
+        }
+        let lone = row(
+            RouteState::NeedsManual,
+            vec![candidate(1, true), candidate(2, false)],
+        );
+        assert_eq!(
+            valid_actions(&lone),
+            vec![RetryNow, Stop],
+            "a disabled candidate is not a skip target"
+        );
+    }
+
+    #[test]
+    fn action_with_an_old_generation_is_stale() {
+        let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
+        let refusal = manual(&r, ManualAction::RetryNow, 3, lease(), now()).unwrap_err();
+        assert_eq!(refusal, Refusal::Stale);
+    }
+
+    #[test]
+    fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
+        let mut r = row(RouteState::NeedsManual, vec![candidate(1, true)]);
+        r.manual_reason = Some(WAIT_CANCELLED.to_string());
+        let refusal = manual(&r, ManualAction::CancelWait, 1, lease(), now()).unwrap_err();
+        assert_eq!(refusal, Refusal::AlreadyDone);
+        let stopped = row(RouteState::Stopped, vec![candidate(1, true)]);
+        let refusal = manual(&stopped, ManualAction::Stop, 1, lease(), now()).unwrap_err();
+        assert_eq!(refusal, Refusal::AlreadyDone);
+    }
+
+    #[test]
+    fn stopping_a_running_route_kills_and_records_the_attempt() {
+        let r = row(RouteState::Running, vec![candidate(1, true)]);
+        let plan = manual(&r, ManualAction::Stop, 4, lease(), now()).unwrap();
+        assert_eq!(plan.effect, Effect::Kill);
+        assert_eq!(plan.next.state, RouteState::Stopped);
+        let result = plan
+            .write
+            .result
+            .expect("killed attempt recorded in the same commit");
+        assert_eq!((result.number, result.outcome), (3, AttemptOutcome::Killed));
+    }
+
+    #[test]
+    fn retry_now_dispatches_the_next_attempt_and_clears_the_deadline() {
+        let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
+        let plan = manual(&r, ManualAction::RetryNow, 4, lease(), now()).unwrap();
+        let Effect::Dispatch(a) = plan.effect else {
+            panic!("retry-now dispatches");
+        };
+        assert_eq!(
+            (a.number, a.generation),
+            (4, 5),
+            "next attempt at the next generation"
+        );
+        assert_eq!(a.invocation_id, "r7-a4-me");
+        assert_eq!(plan.next.deadline, None);
+        assert_eq!(
+            plan.next.owner.as_deref(),
+            Some("me"),
+            "dispatcher takes the lease"
+        );
+    }
+
+    #[test]
+    fn skip_now_excludes_the_current_candidate() {
+        let r = row(
+            RouteState::NeedsManual,
+            vec![candidate(1, true), candidate(2, true)],
+        );
+        let plan = manual(&r, ManualAction::SkipNow, 4, lease(), now()).unwrap();
+        assert_eq!(plan.next.candidate_index, 1);
+        assert!(pipeline::cycle_excludes(&plan.next.cycle, 0));
+        assert_eq!(
+            manual(&plan.next, ManualAction::SkipNow, 4, lease(), now()).unwrap_err(),
+            Refusal::NoCandidateLeft
+        );
+    }
+
+    #[test]
+    fn only_waiting_routes_dispatch_on_a_timer() {
+        for state in RouteState::ALL {
+            let r = row(state, vec![candidate(1, true)]);
+            assert_eq!(
+                timer_fired(&r, lease(), now()).is_some(),
+                state.is_waiting(),
+                "{state:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_running_routes_are_interrupted() {
+        for state in RouteState::ALL {
+            let r = row(state, vec![candidate(1, true)]);
+            let plan = interrupted(&r, "its engine stopped", now());
+            assert_eq!(plan.is_some(), state == RouteState::Running, "{state:?}");
+        }
+    }
+
+    #[test]
+    fn failure_after_tool_use_goes_to_manual_whatever_the_policy() {
+        let mut c = candidate(1, true);
+        c.policy = pipeline::build_policy(
+            pipeline::SectionSpec {
+                reset_wait_max_s: None,
+                retry: Some((5, 1)),
+                exhausted: pipeline::PendingOutcome::Skip,
+            },
+            pipeline::SectionSpec {
+                reset_wait_max_s: None,
+                retry: Some((5, 1)),
+                exhausted: pipeline::PendingOutcome::Skip,
+            },
+        );
+        let r = row(RouteState::Running, vec![c, candidate(2, true)]);
+        let evidence = crate::evidence::Evidence {
+            provider: crate::evidence::Provider::ClaudeCode,
+            message: "connection reset".into(),
+            truncated: false,
+            phase: None,
+            http_status: None,
+            headers: Default::default(),
+            error_type: None,
+            exit_code: Some(1),
+            occurred_at: now(),
+            correlation: None,
+        };
+        let classification = pipeline::classify(&evidence);
+        let failure = Failure {
+            number: 3,
+            evidence,
+            classification,
+            effect: EffectContext {
+                prompt_delivery: Some(PromptDelivery::Confirmed),
+                assistant_output_seen: Some(true),
+                tool_activity_seen: Some(true),
+                partial_result_seen: Some(false),
+                evidence_current: Some(true),
+            },
+        };
+        let plan = failed(&r, failure, lease(), now());
+        assert_eq!(plan.next.state, RouteState::NeedsManual);
+        assert_eq!(plan.effect, Effect::Nothing, "nothing dispatched");
+        let reason = plan.next.manual_reason.unwrap();
+        assert!(
+            reason.starts_with("not safe to recover automatically"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn excerpt_is_cut_on_a_char_boundary() {
+        let text = "é".repeat(400);
+        let cut = excerpt(&text);
+        assert!(cut.ends_with('…'));
+        assert!(cut.len() <= 300 + '…'.len_utf8());
+        assert_eq!(excerpt("short"), "short");
+    }
+}
