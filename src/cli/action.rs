@@ -58,10 +58,11 @@ async fn act(
             expected_generation: generation,
         })
         .await?;
-    println!("{}", line(&s, Utc::now()));
     let owned_here = s.owner.as_deref() == Some(engine.instance());
     if s.state == RouteState::Running && owned_here {
+        // The dispatch is printed from its event, like every later one.
         return follow(engine, &mut events, route_id).await;
     }
+    println!("{}", line(&s, Utc::now()));
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -47,7 +47,7 @@ async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<std::process
             cwd: args.cwd,
         })
         .await?;
-    println!("{}", line(&start, Utc::now()));
+    // The start is printed from its event, like every later transition.
     follow(engine, &mut events, start.id).await
 }
 
