@@ -155,3 +155,9 @@ async fn stale_action_is_refused_with_the_current_snapshot() {
     assert_eq!(after.attempts.len(), 1);
     engine.shutdown().await;
 }
+
+#[test]
+fn engine_handle_is_cloneable_and_shareable_across_threads() {
+    fn shareable<T: Clone + Send + Sync + 'static>() {}
+    shareable::<Engine>();
+}

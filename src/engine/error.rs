@@ -16,15 +16,10 @@ pub enum EngineError {
     Conflict(String),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        source: std::io::Error,
-    },
 }
 
 impl EngineError {
-    /// One of `not_found`, `validation`, `stale`, `conflict`, `store`, `io`.
+    /// One of `not_found`, `validation`, `stale`, `conflict`, `store`.
     pub fn code(&self) -> &'static str {
         match self {
             EngineError::NotFound { .. } => "not_found",
@@ -32,7 +27,6 @@ impl EngineError {
             EngineError::Stale { .. } => "stale",
             EngineError::Conflict(_) => "conflict",
             EngineError::Store(_) => "store",
-            EngineError::Io { .. } => "io",
         }
     }
 
@@ -43,8 +37,7 @@ impl EngineError {
             EngineError::NotFound { .. }
             | EngineError::Stale { .. }
             | EngineError::Conflict(_)
-            | EngineError::Store(_)
-            | EngineError::Io { .. } => None,
+            | EngineError::Store(_) => None,
         }
     }
 
