@@ -85,13 +85,13 @@ fn every_limit_error_is_listed_with_its_path() {
     assert_invalid(
         "invalid-limits.json",
         &[
-            "candidates[0].policy.transient.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 0",
-            "candidates[0].policy.transient.retry.max_retries: must be 1–10 when enabled, got 0",
-            "candidates[0].policy.transient.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 0",
-            "candidates[0].policy.hard.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 604801",
-            "candidates[0].policy.hard.retry.max_retries: must be 1–10 when enabled, got 11",
-            "candidates[0].policy.hard.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 3601",
-            "candidates[1].policy.transient.retry: the last retry would wait 3600 s × 2^9 = 1843200 s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds",
+            "candidates[0].transient.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 0",
+            "candidates[0].transient.retry.max_retries: must be 1–10 when enabled, got 0",
+            "candidates[0].transient.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 0",
+            "candidates[0].hard.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 604801",
+            "candidates[0].hard.retry.max_retries: must be 1–10 when enabled, got 11",
+            "candidates[0].hard.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 3601",
+            "candidates[1].transient.retry: the last retry would wait 3600 s × 2^9 = 1843200 s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds",
         ],
     );
 }
@@ -128,15 +128,15 @@ fn unknown_or_missing_version_is_an_error() {
 fn shape_errors_name_the_offending_field() {
     assert_invalid_starting(
         "invalid-unknown-field.json",
-        "candidates[0].policy.hard.retry.jitter: unknown field `jitter`",
+        "candidates[0].hard.retry.jitter: unknown field `jitter`",
     );
     assert_invalid_starting(
         "invalid-wrong-type.json",
-        "candidates[0].policy.transient.retry.max_retries: invalid type: string \"three\"",
+        "candidates[0].transient.retry.max_retries: invalid type: string \"three\"",
     );
     assert_invalid_starting(
         "invalid-missing-section.json",
-        "candidates[0].policy: missing field `hard`",
+        "candidates[0]: missing field `hard`",
     );
     assert_invalid_starting(
         "legacy-bad-action.json",
@@ -208,7 +208,7 @@ fn normalize_zeroes_disabled_sections_and_is_idempotent() {
     ]);
     assert_eq!(output.status.code(), Some(0));
     let normalized: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let hard_retry = &normalized["candidates"][0]["policy"]["hard"]["retry"];
+    let hard_retry = &normalized["candidates"][0]["hard"]["retry"];
     assert_eq!(
         hard_retry,
         &serde_json::json!({"enabled": false, "max_retries": 0, "initial_interval_seconds": 0}),

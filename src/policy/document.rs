@@ -7,13 +7,18 @@
 //! are errors, never silently defaulted.
 
 use super::validate::{validate_document, FieldError, PolicyError};
-use super::{legacy, CandidatePolicy, CURRENT_VERSION};
+use super::{legacy, CandidatePolicy, ClassPolicy, CURRENT_VERSION};
+use crate::classification::PolicyClass;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A route's candidates in order, with their policies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+///
+/// No `specta::Type` here or on [`CandidateEntry`]: an entry's JSON is its
+/// flat conversion form, which a derive on the Rust struct would misdescribe.
+/// [`CandidatePolicy`] and its parts are what cross IPC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyDocument {
     /// Always [`CURRENT_VERSION`] once loaded.
@@ -22,21 +27,64 @@ pub struct PolicyDocument {
 }
 
 /// One candidate of a dynamic profile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(deny_unknown_fields)]
+///
+/// In JSON the policy's class sections sit next to the identity fields
+/// (`{"name", "agent", "enabled", "transient", "hard"}`), so field paths read
+/// `candidates[2].hard.retry.max_retries`; [`CandidateEntryJson`] is that
+/// shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "CandidateEntryJson", into = "CandidateEntryJson")]
 pub struct CandidateEntry {
     /// Unique within the document; what people and timelines call it.
     pub name: String,
     /// Which agent adapter runs it (`claude-code`, `codex`, `simulated`, …).
     pub agent: String,
     /// Disabled candidates are never chosen as the next candidate.
-    #[serde(default = "enabled_by_default")]
     pub enabled: bool,
     pub policy: CandidatePolicy,
 }
 
+/// The flat JSON form of [`CandidateEntry`]. Spelled out rather than using
+/// `#[serde(flatten)]`, which does not work with `deny_unknown_fields`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CandidateEntryJson {
+    name: String,
+    agent: String,
+    #[serde(default = "enabled_by_default")]
+    enabled: bool,
+    transient: ClassPolicy,
+    hard: ClassPolicy,
+}
+
 fn enabled_by_default() -> bool {
     true
+}
+
+impl From<CandidateEntryJson> for CandidateEntry {
+    fn from(json: CandidateEntryJson) -> CandidateEntry {
+        CandidateEntry {
+            name: json.name,
+            agent: json.agent,
+            enabled: json.enabled,
+            policy: CandidatePolicy {
+                transient: json.transient,
+                hard: json.hard,
+            },
+        }
+    }
+}
+
+impl From<CandidateEntry> for CandidateEntryJson {
+    fn from(entry: CandidateEntry) -> CandidateEntryJson {
+        CandidateEntryJson {
+            name: entry.name,
+            agent: entry.agent,
+            enabled: entry.enabled,
+            transient: entry.policy.transient,
+            hard: entry.policy.hard,
+        }
+    }
 }
 
 impl CandidateEntry {
@@ -79,7 +127,7 @@ pub enum DocumentSource {
 }
 
 /// A validated, normalized document and the form it was read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadedDocument {
     pub document: PolicyDocument,
     pub source: DocumentSource,
@@ -129,13 +177,19 @@ fn read_current(version: &Value, value: Value) -> Result<PolicyDocument, PolicyE
     from_value(value)
 }
 
-/// A document without `version` whose candidates carry a `policy` was meant
-/// to be current, not legacy.
+/// A document without `version` whose candidates carry a class section
+/// (`transient` or `hard`) was meant to be current, not legacy.
 fn looks_current(value: &Value) -> bool {
     value
         .get("candidates")
         .and_then(Value::as_array)
-        .is_some_and(|candidates| candidates.iter().any(|c| c.get("policy").is_some()))
+        .is_some_and(|candidates| candidates.iter().any(has_class_section))
+}
+
+fn has_class_section(candidate: &Value) -> bool {
+    PolicyClass::ALL
+        .into_iter()
+        .any(|class| candidate.get(class.as_str()).is_some())
 }
 
 /// Deserializes with the path of the first offending field.
@@ -167,17 +221,15 @@ mod tests {
         "version": 1,
         "candidates": [{
             "name": "opus", "agent": "claude-code",
-            "policy": {
-                "transient": {
-                    "wait_for_reset": {"enabled": false, "max_wait_seconds": 60},
-                    "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
-                    "on_exhausted": "skip"
-                },
-                "hard": {
-                    "wait_for_reset": {"enabled": true, "max_wait_seconds": 300},
-                    "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
-                    "on_exhausted": "stop"
-                }
+            "transient": {
+                "wait_for_reset": {"enabled": false, "max_wait_seconds": 60},
+                "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
+                "on_exhausted": "skip"
+            },
+            "hard": {
+                "wait_for_reset": {"enabled": true, "max_wait_seconds": 300},
+                "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+                "on_exhausted": "stop"
             }
         }]
     }"#;
@@ -203,6 +255,36 @@ mod tests {
     }
 
     #[test]
+    fn a_candidate_entry_serializes_flat() {
+        let entry = CandidateEntry::new("opus", "claude-code");
+        let value = serde_json::to_value(&entry).unwrap();
+        let keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            vec!["agent", "enabled", "hard", "name", "transient"],
+            "the class sections sit next to name and agent, with no `policy` wrapper"
+        );
+    }
+
+    #[test]
+    fn a_nested_policy_key_is_an_unknown_field() {
+        let text = CURRENT.replace(
+            "\"agent\": \"claude-code\",",
+            "\"agent\": \"claude-code\", \"policy\": {},",
+        );
+        let Err(PolicyError::Shape { path, message }) = load(&text) else {
+            panic!("the old nested form must be a shape error");
+        };
+        assert_eq!(path, "candidates[0].policy");
+        assert!(message.starts_with("unknown field `policy`"), "{message}");
+    }
+
+    #[test]
     fn unknown_version_is_an_error() {
         let text = CURRENT.replace("\"version\": 1", "\"version\": 2");
         assert_eq!(
@@ -217,7 +299,7 @@ mod tests {
         let Err(PolicyError::Shape { path, message }) = load(&text) else {
             panic!("unknown field must be a shape error");
         };
-        assert_eq!(path, "candidates[0].policy.transient.retry.jitter");
+        assert_eq!(path, "candidates[0].transient.retry.jitter");
         assert!(message.starts_with("unknown field `jitter`"), "{message}");
     }
 

@@ -109,7 +109,7 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
         } else {
             first_index_by_name.insert(entry.name.as_str(), index);
         }
-        errors.extend(validate_policy(&format!("{prefix}.policy"), &entry.policy));
+        errors.extend(validate_policy(&prefix, &entry.policy));
     }
     errors
 }
@@ -254,9 +254,22 @@ mod tests {
         assert_eq!(
             errors,
             vec![FieldError::new(
-                "candidates[2].policy.hard.retry.max_retries",
+                "candidates[2].hard.retry.max_retries",
                 "must be 1–10 when enabled, got 0"
             )]
+        );
+    }
+
+    #[test]
+    fn policy_paths_continue_the_caller_prefix_directly() {
+        let errors = validate_policy("profiles[1].candidates[2]", &retrying(0, 5));
+        assert_eq!(
+            errors,
+            vec![FieldError::new(
+                "profiles[1].candidates[2].hard.retry.max_retries",
+                "must be 1–10 when enabled, got 0"
+            )],
+            "a candidate's class sections sit directly under its prefix"
         );
     }
 
