@@ -174,3 +174,69 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
     assert!(lines[0].starts_with("route 1 gen 3 running"));
     assert!(lines[1].starts_with("route 1 gen 4 succeeded"));
 }
+
+#[test]
+fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/claude-code.sh");
+    let mut store = Store::open(&db).unwrap();
+    let id = store.create_profile("Hang", Utc::now()).unwrap();
+    let candidate = CandidateInput {
+        id: None,
+        name: "claude".into(),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::ClaudeCode,
+            program: Some(fake.display().to_string()),
+            args: Vec::new(),
+            model: None,
+            script: Vec::new(),
+        },
+        policy: pipeline::default_policy(),
+    };
+    store
+        .save_candidates(id, 1, &[candidate], Utc::now())
+        .unwrap()
+        .unwrap();
+    let pidfile = dir.path().join("agent.pid");
+    let prompt = format!("scenario:hang pidfile:{}", pidfile.display());
+    let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", "Hang", "--prompt", &prompt, "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut agent_pid = String::new();
+    for _ in 0..500 {
+        agent_pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        if !agent_pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!agent_pid.trim().is_empty(), "the fake agent started");
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "interrupted: stopping route 1's agent\n"
+    );
+    let stat =
+        std::fs::read_to_string(format!("/proc/{}/stat", agent_pid.trim())).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next());
+    assert!(
+        stat.is_empty() || state == Some("Z"),
+        "the agent was killed"
+    );
+    let row = Store::open(&db).unwrap().route(1).unwrap().unwrap();
+    assert_eq!(row.state, recourse::engine::RouteState::NeedsManual);
+}

@@ -52,14 +52,23 @@ async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<std::process
 }
 
 /// Prints the route's transitions until it rests; exit code 0 on success,
-/// 3 when it needs a person, 4 when another process took it over.
+/// 3 when it needs a person, 4 when another process took it over, 130 on
+/// Ctrl-C (the caller's shutdown then kills the agent and records the
+/// route as interrupted).
 pub async fn follow(
     engine: &Engine,
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     route_id: u32,
 ) -> Result<std::process::ExitCode> {
     loop {
-        let ev = match events.recv().await {
+        let received = tokio::select! {
+            r = events.recv() => r,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("interrupted: stopping route {route_id}'s agent");
+                return Ok(std::process::ExitCode::from(130));
+            }
+        };
+        let ev = match received {
             Ok(ev) => ev,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(tokio::sync::broadcast::error::RecvError::Closed) => bail!("engine stopped"),
