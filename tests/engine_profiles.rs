@@ -159,9 +159,20 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
     let err = engine
         .save_candidates(p.id, p.revision, vec![unnamed])
         .unwrap_err();
+    assert_eq!(validation(err).1, "candidates[0].name: must not be empty");
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), sim("a")])
+        .unwrap_err();
     assert_eq!(
         validation(err).1,
-        "candidates[0].name: a candidate needs a name"
+        "candidates[1].name: duplicate candidate name \"a\" (also candidates[0])"
+    );
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![])
+        .unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "candidates: must list at least one candidate"
     );
     let mut bad_policy = sim("p");
     bad_policy.policy = pipeline::build_policy(
@@ -249,7 +260,7 @@ async fn missing_things_are_not_found() {
         engine.get_profile(99).unwrap_err(),
         engine.rename_profile(99, "x").unwrap_err(),
         engine.delete_profile(99).unwrap_err(),
-        engine.save_candidates(99, 1, vec![]).unwrap_err(),
+        engine.save_candidates(99, 1, vec![sim("a")]).unwrap_err(),
     ] {
         assert_eq!(err.code(), "not_found");
         assert_eq!(err.to_string(), "profile 99 does not exist");

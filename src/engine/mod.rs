@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::classification::PolicyClass;
 use crate::scheduler::Scheduler;
 use crate::store::{profiles::SaveRefusal, RouteRow, Store};
+use pipeline::CandidatePolicy;
 
 pub use clock::Clock;
 pub use error::EngineError;
@@ -285,18 +286,24 @@ fn name_taken(e: crate::store::StoreError, name: &str) -> EngineError {
     }
 }
 
+/// The candidate list is validated as the versioned policy document it is
+/// (names, duplicates, every policy limit), then each agent spec.
 fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError> {
+    let entries: Vec<(String, &'static str, bool, CandidatePolicy)> = candidates
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.agent.kind.slug(),
+                c.enabled,
+                c.policy.clone(),
+            )
+        })
+        .collect();
+    pipeline::validate_document(entries).map_err(|(f, m)| EngineError::validation(f, m))?;
     for (i, c) in candidates.iter().enumerate() {
-        let at = |field: &str| format!("candidates[{i}].{field}");
-        if c.name.trim().is_empty() {
-            return Err(EngineError::validation(
-                at("name"),
-                "a candidate needs a name",
-            ));
-        }
-        validate_agent(&c.agent).map_err(|(f, m)| EngineError::validation(at(f), m))?;
-        pipeline::validate_policy(&format!("candidates[{i}]"), &c.policy)
-            .map_err(|(f, m)| EngineError::validation(f, m))?;
+        validate_agent(&c.agent)
+            .map_err(|(f, m)| EngineError::validation(format!("candidates[{i}].{f}"), m))?;
     }
     Ok(())
 }

@@ -11,7 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::classification::{Classification, PolicyClass};
 use crate::evaluator;
 use crate::evidence::{Evidence, RawEvidence};
-use crate::policy::{self, ClassPolicy, Exhausted, ResetWait, Retry};
+use crate::policy::validate::validate_document as validate_document_fields;
+use crate::policy::{
+    self, CandidateEntry, ClassPolicy, Exhausted, PolicyDocument, ResetWait, Retry,
+};
 use crate::safety::{self, EffectContext, GateVerdict};
 
 use super::shim;
@@ -186,12 +189,24 @@ pub fn normalize(policy: &CandidatePolicy) -> CandidatePolicy {
     policy.normalize()
 }
 
-/// The first problem as `(field path under prefix, message)`.
-pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Result<(), (String, String)> {
-    match policy::validate::validate_policy(prefix, policy)
-        .into_iter()
-        .next()
-    {
+/// Validates `(name, agent, enabled, policy)` entries as a current-version
+/// policy document; the first problem as `(field path, message)`.
+pub fn validate_document(
+    entries: Vec<(String, &'static str, bool, CandidatePolicy)>,
+) -> Result<(), (String, String)> {
+    let document = PolicyDocument {
+        version: policy::CURRENT_VERSION,
+        candidates: entries
+            .into_iter()
+            .map(|(name, agent, enabled, policy)| CandidateEntry {
+                name,
+                agent: agent.to_string(),
+                enabled,
+                policy,
+            })
+            .collect(),
+    };
+    match validate_document_fields(&document).into_iter().next() {
         Some(e) => Err((e.path, e.message)),
         None => Ok(()),
     }

@@ -23,6 +23,18 @@ pub enum AgentKind {
 }
 
 impl AgentKind {
+    /// The agent name used in policy documents (`claude-code`).
+    pub fn slug(self) -> &'static str {
+        match self {
+            AgentKind::Simulated => "simulated",
+            AgentKind::ClaudeCode => "claude-code",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+            AgentKind::Opencode => "opencode",
+            AgentKind::Generic => "generic",
+        }
+    }
+
     pub const ALL: [AgentKind; 6] = [
         AgentKind::Simulated,
         AgentKind::ClaudeCode,
