@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
-use recourse::engine::{Engine, EngineOptions, RouteDetail, RouteSnapshot};
+use recourse::engine::{Engine, EngineOptions, RouteDetail, RouteSnapshot, RouteState};
 
 /// Runs a route command on a fresh tokio runtime with warn-level logs on
 /// stderr (`RECOURSE_LOG` overrides), printing any error.
@@ -172,11 +172,12 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
     if let Some(c) = &s.last_classification {
         out.push_str(&format!(" | {} {}", c.class.as_str(), c.code.as_str()));
     }
-    if let (Some(r), true) = (s.retry, s.state.is_waiting()) {
+    if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
         out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));
     }
     if let Some(deadline) = s.deadline {
-        let secs = (deadline - now).num_seconds().max(0);
+        // Rounded up, so a countdown never says 0 before it is due.
+        let secs = ((deadline - now).num_milliseconds().max(0) + 999) / 1000;
         out.push_str(&format!(
             " | due {} (in {secs} s)",
             deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
