@@ -232,3 +232,36 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod append_only_tests {
+    use super::*;
+
+    #[test]
+    fn attempt_history_cannot_be_rewritten_or_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let c = store.conn();
+        c.execute_batch(
+            "INSERT INTO routes (id, profile_name, prompt, state, generation, candidate_index, \
+             candidates_json, cycle_json, created_at, updated_at) \
+             VALUES (1, 'p', 'x', 'running', 1, 0, '[]', '{}', 't', 't');
+             INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_name, \
+             invocation_id, started_at) VALUES (1, 1, 1, 0, 'c', 'i1', 't');
+             INSERT INTO attempt_results (attempt_id, finished_at, outcome) VALUES (1, 't', 'failed');",
+        )
+        .unwrap();
+        for sql in [
+            "UPDATE attempts SET candidate_name = 'other'",
+            "DELETE FROM attempts",
+            "UPDATE attempt_results SET outcome = 'succeeded'",
+            "DELETE FROM attempt_results",
+        ] {
+            let err = c.execute(sql, []).expect_err(sql);
+            assert!(
+                err.to_string().contains("append-only"),
+                "{sql} refused by trigger, got {err}"
+            );
+        }
+    }
+}
