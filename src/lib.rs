@@ -5,8 +5,12 @@
 //! `safety`, `policy`, `evaluator`) take time as an argument and do no IO.
 
 pub mod classification;
+pub mod engine;
 pub mod evaluator;
 pub mod evidence;
 pub mod policy;
+pub mod runner;
 pub mod safety;
+pub mod scheduler;
 pub mod simulation;
+pub mod store;

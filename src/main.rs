@@ -16,6 +16,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start a route on a profile and follow it until it rests
+    Run(cli::run::RunArgs),
+    /// List routes
+    Routes(cli::routes::RoutesArgs),
+    /// Show one route with its attempts
+    Route(cli::routes::RouteArgs),
+    /// Apply a manual action to a route, fenced by its generation
+    Action(cli::action::ActionArgs),
     /// Check or normalize a candidate policy document.
     #[command(subcommand)]
     Policy(cli::policy::PolicyCommand),
@@ -26,6 +34,10 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
+        Command::Routes(a) => cli::routes::block_on(cli::routes::list(a)),
+        Command::Route(a) => cli::routes::block_on(cli::routes::show(a)),
+        Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
         Command::Policy(command) => cli::policy::run(command),
         Command::Simulate(args) => cli::simulate::run(args),
     }

@@ -1,2 +1,5 @@
+pub mod action;
 pub mod policy;
+pub mod routes;
+pub mod run;
 pub mod simulate;

@@ -1,0 +1,68 @@
+//! `recourse action ID ACTION --generation N`: a generation-fenced manual
+//! action. When the action dispatches an attempt, this process owns it and
+//! follows the route until it rests.
+
+use anyhow::{anyhow, Context, Result};
+use chrono::Utc;
+use clap::Args;
+use recourse::engine::{ActionRequest, Engine, EngineOptions, ManualAction, RouteState};
+
+use super::routes::{line, DbArg};
+use super::run::follow;
+
+#[derive(Args)]
+pub struct ActionArgs {
+    /// Route id
+    id: u32,
+    /// retry-now, skip-now, cancel-wait, stop or resume
+    action: String,
+    /// The generation you saw (`recourse route ID`)
+    #[arg(long)]
+    generation: u32,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+pub async fn run(args: ActionArgs) -> Result<std::process::ExitCode> {
+    let action = ManualAction::parse(&args.action).ok_or_else(|| {
+        anyhow!(
+            "unknown action {:?}; use retry-now, skip-now, cancel-wait, stop or resume",
+            args.action
+        )
+    })?;
+    let path = args.db.path();
+    let opts = EngineOptions {
+        seed_demo: false,
+        adopt_orphans: false,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open(&path, opts)
+        .await
+        .with_context(|| format!("opening {}", path.display()))?;
+    let result = act(&engine, args.id, action, args.generation).await;
+    engine.shutdown().await;
+    result
+}
+
+async fn act(
+    engine: &Engine,
+    route_id: u32,
+    action: ManualAction,
+    generation: u32,
+) -> Result<std::process::ExitCode> {
+    let mut events = engine.subscribe();
+    let s = engine
+        .act(ActionRequest {
+            route_id,
+            action,
+            expected_generation: generation,
+        })
+        .await?;
+    let owned_here = s.owner.as_deref() == Some(engine.instance());
+    if s.state == RouteState::Running && owned_here {
+        // The dispatch is printed from its event, like every later one.
+        return follow(engine, &mut events, route_id).await;
+    }
+    println!("{}", line(&s, Utc::now()));
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,187 @@
+//! `recourse routes` and `recourse route ID`: read routes from the database,
+//! and the shared line format every route command prints.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use clap::Args;
+use recourse::engine::{Engine, EngineOptions, RouteDetail, RouteSnapshot, RouteState};
+
+/// Runs a route command on a fresh tokio runtime with warn-level logs on
+/// stderr (`RECOURSE_LOG` overrides), printing any error.
+pub fn block_on<T: Into<std::process::ExitCode>>(
+    command: impl std::future::Future<Output = Result<T>>,
+) -> std::process::ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RECOURSE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .init();
+    let result = tokio::runtime::Runtime::new()
+        .context("starting the async runtime")
+        .and_then(|rt| rt.block_on(command));
+    match result {
+        Ok(code) => code.into(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct DbArg {
+    /// Database file (default: $RECOURSE_DB, else <data dir>/recourse/recourse.db)
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArg {
+    pub fn path(&self) -> PathBuf {
+        self.db
+            .clone()
+            .unwrap_or_else(recourse::store::default_db_path)
+    }
+}
+
+#[derive(Args)]
+pub struct RoutesArgs {
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(Args)]
+pub struct RouteArgs {
+    /// Route id
+    id: u32,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Opens the engine without seeding or adopting: a viewer, not an owner.
+pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
+    let opts = EngineOptions {
+        seed_demo: false,
+        adopt_orphans: false,
+        ..EngineOptions::default()
+    };
+    let path = db.path();
+    Engine::open(&path, opts)
+        .await
+        .with_context(|| format!("opening {}", path.display()))
+}
+
+pub async fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
+    let engine = open_viewer(&args.db).await?;
+    let routes = engine.list_routes();
+    engine.shutdown().await;
+    let routes = routes?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&routes)?);
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    if routes.is_empty() {
+        println!("no routes yet — start one with `recourse run --profile NAME --prompt TEXT`");
+    }
+    for r in &routes {
+        println!("{}", line(r, Utc::now()));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+pub async fn show(args: RouteArgs) -> Result<std::process::ExitCode> {
+    let engine = open_viewer(&args.db).await?;
+    let detail = engine.route_detail(args.id);
+    engine.shutdown().await;
+    let detail = detail?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&detail)?);
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    print_detail(&detail);
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn print_detail(d: &RouteDetail) {
+    let s = &d.snapshot;
+    println!("{}", line(s, Utc::now()));
+    println!(
+        "  profile: {}   prompt: {}",
+        s.profile_name, s.prompt_excerpt
+    );
+    if let Some(reason) = &s.manual_reason {
+        println!("  reason: {reason}");
+    }
+    println!("  actions: {}", actions(s));
+    for a in &d.attempts {
+        let outcome = a.outcome.map_or("running", |o| o.as_str());
+        println!(
+            "  attempt {} (gen {}) {} — {}{}",
+            a.number,
+            a.generation,
+            a.candidate_name,
+            outcome,
+            a.classification
+                .as_ref()
+                .map(|c| format!(
+                    " — {} {} [{}]",
+                    c.class.as_str(),
+                    c.code.as_str(),
+                    c.rule_id.as_deref().unwrap_or("no rule")
+                ))
+                .unwrap_or_default()
+        );
+        if let Some(decision) = &a.decision {
+            println!("      decision: {decision}");
+        }
+        if let Some(excerpt) = &a.excerpt {
+            println!("      evidence: {excerpt}");
+        }
+    }
+}
+
+pub fn actions(s: &RouteSnapshot) -> String {
+    if s.actions.is_empty() {
+        return "none".to_string();
+    }
+    s.actions
+        .iter()
+        .map(|a| a.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One line per route state: id, generation, state, candidate, why, when.
+pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
+    let mut out = format!(
+        "route {} gen {} {:<15} candidate {}/{} {}",
+        s.id,
+        s.generation,
+        s.state.as_str(),
+        s.candidate_index + 1,
+        s.candidate_count,
+        s.candidate_name
+    );
+    if let Some(c) = &s.last_classification {
+        out.push_str(&format!(" | {} {}", c.class.as_str(), c.code.as_str()));
+    }
+    if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
+        out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));
+    }
+    if let Some(deadline) = s.deadline {
+        // Rounded up, so a countdown never says 0 before it is due.
+        let secs = ((deadline - now).num_milliseconds().max(0) + 999) / 1000;
+        out.push_str(&format!(
+            " | due {} (in {secs} s)",
+            deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ));
+    }
+    out
+}

@@ -1,0 +1,377 @@
+//! Route flow: starting routes, manual actions, timer firings and agent
+//! reports, each planned by [`super::route`], committed by compare-and-set,
+//! and only then followed by its effect.
+
+use std::path::PathBuf;
+
+use tracing::{error, warn};
+
+use super::route::{self, Effect, Failure, Lease, Plan, Refusal};
+use super::{pipeline, snapshot, Engine, EngineError, RunHandle};
+use super::{ActionRequest, AttemptOutcome, RouteEvent, RouteSnapshot, RouteState, StartRun};
+use crate::evidence::Correlation;
+use crate::runner::{self, Launch, RunReport};
+use crate::scheduler::Fired;
+use crate::store::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, Store};
+
+impl Engine {
+    /// Creates a route on the profile's first enabled candidate and
+    /// dispatches its first attempt (persisted before launch).
+    pub async fn start_run(&self, req: StartRun) -> Result<RouteSnapshot, EngineError> {
+        if req.prompt.trim().is_empty() {
+            return Err(EngineError::validation("prompt", "the prompt is empty"));
+        }
+        let cwd = check_cwd(req.cwd.as_deref())?;
+        let profile = self.get_profile(req.profile_id)?;
+        let first = profile
+            .candidates
+            .iter()
+            .position(|c| c.enabled)
+            .ok_or_else(|| {
+                EngineError::validation("profile_id", "the profile has no enabled candidate")
+            })?;
+        let now = self.inner.clock.now();
+        let new = NewRoute {
+            profile_id: profile.id,
+            profile_name: profile.name.clone(),
+            prompt: req.prompt,
+            cwd,
+            candidates: profile.candidates.clone(),
+            cycle: pipeline::new_cycle(first),
+            candidate_index: first as u32,
+            owner: self.inner.instance.clone(),
+            lease_until: self.lease_until(),
+            now,
+        };
+        let instance = self.inner.instance.clone();
+        let candidate = &profile.candidates[first];
+        let mut store = self.store();
+        let row = store.insert_route(&new, |id| AttemptRecord {
+            number: 1,
+            generation: 1,
+            candidate_index: first as u32,
+            candidate_id: candidate.id,
+            candidate_name: candidate.name.clone(),
+            invocation_id: format!("r{id}-a1-{instance}"),
+            started_at: now,
+        })?;
+        let attempt = store.attempts(row.id)?.remove(0).attempt;
+        self.apply_effect(&store, &row, Effect::Dispatch(attempt));
+        drop(store);
+        self.publish(&row);
+        Ok(snapshot(&row))
+    }
+
+    /// Applies a manual action fenced by the generation the person saw.
+    pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
+        let row = self.route_row(req.route_id)?;
+        let now = self.inner.clock.now();
+        let until = self.lease_until();
+        let lease = Lease {
+            owner: &self.inner.instance,
+            until,
+        };
+        match route::manual(&row, req.action, req.expected_generation, lease, now) {
+            Ok(plan) => match self.commit(plan)? {
+                Cas::Won(row) => Ok(snapshot(&row)),
+                Cas::Lost(current) => Err(stale(&current)),
+            },
+            Err(Refusal::AlreadyDone) => Ok(snapshot(&row)),
+            Err(Refusal::Stale) => Err(stale(&row)),
+            Err(Refusal::NotValid { action, state }) => Err(EngineError::Conflict(format!(
+                "{} is not possible while the route is {}",
+                action.as_str(),
+                state.as_str()
+            ))),
+            Err(Refusal::NoCandidateLeft) => Err(EngineError::Conflict(
+                "no candidate is left to skip to in this cycle".to_string(),
+            )),
+        }
+    }
+
+    pub(super) fn route_row(&self, id: u32) -> Result<RouteRow, EngineError> {
+        self.store()
+            .route(id)?
+            .ok_or_else(|| EngineError::not_found("route", id))
+    }
+
+    pub(super) fn lease_until(&self) -> chrono::DateTime<chrono::Utc> {
+        let lease = chrono::Duration::from_std(self.inner.opts.lease).unwrap_or_default();
+        self.inner.clock.now() + lease
+    }
+
+    /// Commits a plan; on success performs its effect and publishes the
+    /// event.
+    pub(super) fn commit(&self, plan: Plan) -> Result<Cas, EngineError> {
+        let mut store = self.store();
+        let outcome = store.commit_transition(
+            plan.expected_generation,
+            plan.expected_state,
+            &plan.next,
+            &plan.write,
+        )?;
+        let Cas::Won(row) = outcome else {
+            return Ok(outcome);
+        };
+        self.apply_effect(&store, &row, plan.effect);
+        drop(store);
+        self.publish(&row);
+        Ok(Cas::Won(row))
+    }
+
+    fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect) {
+        match effect {
+            Effect::Arm(at) => {
+                self.armed().insert(row.id, row.generation);
+                let instant = self.inner.clock.instant_of(at);
+                self.inner.scheduler.arm(row.id, row.generation, instant);
+            }
+            Effect::Dispatch(attempt) => {
+                self.disarm(row.id);
+                self.launch(store, row, attempt);
+            }
+            Effect::Kill => {
+                self.disarm(row.id);
+                self.kill(row.id);
+            }
+            Effect::Nothing => self.disarm(row.id),
+        }
+    }
+
+    pub(super) fn disarm(&self, route_id: u32) {
+        if self.armed().remove(&route_id).is_some() {
+            self.inner.scheduler.disarm(route_id);
+        }
+    }
+
+    pub(super) fn kill(&self, route_id: u32) {
+        if let Some(run) = self.runs().get(&route_id) {
+            run.cancel.cancel();
+        }
+    }
+
+    fn launch(&self, store: &Store, row: &RouteRow, attempt: AttemptRecord) {
+        let index = attempt.candidate_index as usize;
+        let step = match store.candidate_attempts(row.id, attempt.candidate_index) {
+            Ok(n) => n.saturating_sub(1),
+            Err(e) => {
+                error!(route = row.id, "cannot count attempts: {e}");
+                0
+            }
+        };
+        let launch = Launch {
+            agent: row.candidates[index].agent.clone(),
+            prompt: row.prompt.clone(),
+            cwd: row.cwd.as_ref().map(PathBuf::from),
+            step,
+            clock: self.inner.clock,
+        };
+        let cancel = self.inner.stop.child_token();
+        let engine = self.clone();
+        let route_id = row.id;
+        let token = cancel.clone();
+        let generation = attempt.generation;
+        let task = tokio::spawn(async move {
+            let report = runner::run(launch, token).await;
+            engine.on_report(route_id, attempt, report);
+        });
+        self.runs().insert(
+            route_id,
+            RunHandle {
+                generation,
+                cancel,
+                task,
+            },
+        );
+    }
+
+    /// An attempt ended. Only the route's current attempt drives a
+    /// transition; anything else is recorded as a late result.
+    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: RunReport) {
+        {
+            let mut runs = self.runs();
+            if runs
+                .get(&route_id)
+                .is_some_and(|r| r.generation == attempt.generation)
+            {
+                runs.remove(&route_id);
+            }
+        }
+        if let Err(e) = self.handle_report(route_id, &attempt, report) {
+            error!(
+                route = route_id,
+                attempt = attempt.number,
+                "recording the attempt failed: {e}"
+            );
+        }
+    }
+
+    fn handle_report(
+        &self,
+        route_id: u32,
+        attempt: &AttemptRecord,
+        report: RunReport,
+    ) -> Result<(), EngineError> {
+        let row = self.refreshed(self.route_row(route_id)?)?;
+        let now = self.inner.clock.now();
+        let current = row.state == RouteState::Running && row.generation == attempt.generation;
+        let until = self.lease_until();
+        let lease = Lease {
+            owner: &self.inner.instance,
+            until,
+        };
+        let plan = match report {
+            RunReport::Succeeded if current => route::succeeded(&row, attempt.number, now),
+            RunReport::Failed { raw, effect } if current => {
+                let failure = self.failure(&row, attempt, raw, effect, true);
+                route::failed(&row, failure, lease, now)
+            }
+            RunReport::Killed if current => {
+                match route::interrupted(&row, "Recourse was shut down", now) {
+                    Some(plan) => plan,
+                    None => return Ok(()),
+                }
+            }
+            late => return self.record_late(&row, attempt, late, now),
+        };
+        if let Cas::Lost(current) = self.commit(plan)? {
+            warn!(
+                route = route_id,
+                "attempt report lost a race to generation {}", current.generation
+            );
+        }
+        Ok(())
+    }
+
+    fn failure(
+        &self,
+        row: &RouteRow,
+        attempt: &AttemptRecord,
+        mut raw: crate::evidence::RawEvidence,
+        mut effect: crate::safety::EffectContext,
+        current: bool,
+    ) -> Failure {
+        raw.correlation = Some(Correlation {
+            route_id: row.id.to_string(),
+            generation: attempt.generation,
+            attempt: attempt.number,
+            invocation_id: attempt.invocation_id.clone(),
+        });
+        effect.evidence_current = Some(current);
+        let evidence = pipeline::sanitize(raw);
+        let classification = pipeline::classify(&evidence);
+        Failure {
+            number: attempt.number,
+            evidence,
+            classification,
+            effect,
+        }
+    }
+
+    /// The attempt ended after its route moved on (stopped, taken over).
+    fn record_late(
+        &self,
+        row: &RouteRow,
+        attempt: &AttemptRecord,
+        report: RunReport,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), EngineError> {
+        let mut result = AttemptResultRecord {
+            number: attempt.number,
+            finished_at: now,
+            outcome: AttemptOutcome::Killed,
+            classification: None,
+            effect: None,
+            policy_revision: None,
+            policy: None,
+            decision: Some("none: the route had already moved on".to_string()),
+            evidence: None,
+            excerpt: None,
+        };
+        match report {
+            RunReport::Succeeded => result.outcome = AttemptOutcome::Succeeded,
+            RunReport::Failed { raw, effect } => {
+                let f = self.failure(row, attempt, raw, effect, false);
+                result.outcome = AttemptOutcome::Failed;
+                result.excerpt = Some(route::excerpt(&f.evidence.message));
+                result.classification = Some(f.classification);
+                result.effect = Some(f.effect);
+                result.evidence = Some(f.evidence);
+            }
+            RunReport::Killed => {}
+        }
+        self.store().record_late_result(row.id, &result)?;
+        Ok(())
+    }
+
+    /// Policies and enabled flags as they are now: an edit applies to the
+    /// next decision; a pending deadline is never recomputed.
+    fn refreshed(&self, mut row: RouteRow) -> Result<RouteRow, EngineError> {
+        let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
+        let current = self.store().candidates_by_id(&ids)?;
+        for c in &mut row.candidates {
+            if let Some(now) = current.iter().find(|n| n.id == c.id) {
+                c.policy = now.policy.clone();
+                c.policy_revision = now.policy_revision;
+            }
+        }
+        Ok(row)
+    }
+
+    pub(super) fn on_timer(&self, fired: Fired) {
+        {
+            let mut armed = self.armed();
+            if armed.get(&fired.key) == Some(&fired.generation) {
+                armed.remove(&fired.key);
+            }
+        }
+        let result = self.route_row(fired.key).and_then(|row| {
+            if row.generation != fired.generation
+                || row.owner.as_deref() != Some(self.inner.instance.as_str())
+            {
+                return Ok(());
+            }
+            let until = self.lease_until();
+            let lease = Lease {
+                owner: &self.inner.instance,
+                until,
+            };
+            match route::timer_fired(&row, lease, self.inner.clock.now()) {
+                Some(plan) => self.commit(plan).map(|_| ()),
+                None => Ok(()),
+            }
+        });
+        if let Err(e) = result {
+            error!(route = fired.key, "timer transition failed: {e}");
+        }
+    }
+
+    pub(super) fn publish(&self, row: &RouteRow) {
+        self.published().insert(row.id, row.generation);
+        // No subscriber is fine: nobody is watching.
+        let _ = self.inner.events.send(RouteEvent {
+            route_id: row.id,
+            generation: row.generation,
+            snapshot: snapshot(row),
+        });
+    }
+}
+
+fn stale(current: &RouteRow) -> EngineError {
+    EngineError::Stale {
+        current: Box::new(snapshot(current)),
+    }
+}
+
+fn check_cwd(cwd: Option<&str>) -> Result<Option<String>, EngineError> {
+    let Some(dir) = cwd.map(str::trim).filter(|d| !d.is_empty()) else {
+        return Ok(None);
+    };
+    if !std::path::Path::new(dir).is_dir() {
+        return Err(EngineError::validation(
+            "cwd",
+            format!("{dir} is not a directory"),
+        ));
+    }
+    Ok(Some(dir.to_string()))
+}

@@ -1,0 +1,455 @@
+//! The route engine: the single transition owner of every route, and the
+//! public API the desktop shell and the CLI call.
+//!
+//! Every change to a route — a timer firing, a manual action, an agent
+//! report — is planned by the pure state machine in [`route`], committed as
+//! one compare-and-set in the [`crate::store`], and only then followed by its
+//! effect (launch an attempt, arm a timer, kill a process). Ownership of
+//! timers and processes across processes sharing one database is a lease per
+//! route; see `docs/engine.md`.
+
+mod clock;
+mod error;
+mod flow;
+mod ownership;
+pub mod pipeline;
+pub mod route;
+mod seed;
+mod shim;
+mod types;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::classification::PolicyClass;
+use crate::scheduler::Scheduler;
+use crate::store::{profiles::SaveRefusal, RouteRow, Store};
+use pipeline::CandidatePolicy;
+
+pub use clock::Clock;
+pub use error::EngineError;
+pub use seed::DEMO_PROFILE;
+pub use types::*;
+
+/// Handle to a running engine; cheap to clone, shareable across threads.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Mutex<Store>,
+    /// This engine instance's owner id in route leases.
+    instance: String,
+    opts: EngineOptions,
+    clock: Clock,
+    events: broadcast::Sender<RouteEvent>,
+    scheduler: Scheduler,
+    /// Running attempts by route.
+    runs: Mutex<HashMap<u32, RunHandle>>,
+    /// Armed timers by route, with the generation they were armed at.
+    armed: Mutex<HashMap<u32, u32>>,
+    /// Last generation published per route.
+    published: Mutex<HashMap<u32, u32>>,
+    stop: CancellationToken,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+struct RunHandle {
+    generation: u32,
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Engine {
+    /// Opens and migrates the database, seeds the demo profile on first
+    /// start, reconciles routes left by a previous run, and arms timers.
+    /// Needs a tokio runtime.
+    pub async fn open(db_path: &Path, opts: EngineOptions) -> Result<Engine, EngineError> {
+        let store = Store::open(db_path)?;
+        let stop = CancellationToken::new();
+        let (scheduler, fired, timer_task) = Scheduler::start(stop.child_token());
+        let (events, _) = broadcast::channel(1024);
+        let engine = Engine {
+            inner: Arc::new(Inner {
+                store: Mutex::new(store),
+                instance: ownership::instance_id(),
+                opts,
+                clock: Clock::start(),
+                events,
+                scheduler,
+                runs: Mutex::new(HashMap::new()),
+                armed: Mutex::new(HashMap::new()),
+                published: Mutex::new(HashMap::new()),
+                stop,
+                tasks: Mutex::new(vec![timer_task]),
+            }),
+        };
+        if engine.inner.opts.seed_demo {
+            engine.seed_demo()?;
+        }
+        engine.remember_published()?;
+        engine.reconcile()?;
+        engine.spawn_background(fired);
+        Ok(engine)
+    }
+
+    /// This instance's owner id, as it appears in route leases.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<RouteEvent> {
+        self.inner.events.subscribe()
+    }
+
+    pub fn agent_kinds(&self) -> Vec<AgentKindInfo> {
+        AgentKind::ALL.into_iter().map(agent_kind_info).collect()
+    }
+
+    pub fn list_profiles(&self) -> Result<Vec<Profile>, EngineError> {
+        Ok(self.store().list_profiles()?)
+    }
+
+    pub fn get_profile(&self, id: u32) -> Result<Profile, EngineError> {
+        self.store()
+            .get_profile(id)?
+            .ok_or_else(|| EngineError::not_found("profile", id))
+    }
+
+    pub fn profile_by_name(&self, name: &str) -> Result<Profile, EngineError> {
+        self.store()
+            .profile_by_name(name)?
+            .ok_or_else(|| EngineError::not_found("profile", format!("{name:?}")))
+    }
+
+    pub fn create_profile(&self, name: &str) -> Result<Profile, EngineError> {
+        let name = profile_name(name)?;
+        let now = self.inner.clock.now();
+        let id = {
+            let store = self.store();
+            store
+                .create_profile(&name, now)
+                .map_err(|e| name_taken(e, &name))?
+        };
+        self.get_profile(id)
+    }
+
+    pub fn rename_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {
+        let name = profile_name(name)?;
+        let now = self.inner.clock.now();
+        let found = self
+            .store()
+            .rename_profile(id, &name, now)
+            .map_err(|e| name_taken(e, &name))?;
+        if !found {
+            return Err(EngineError::not_found("profile", id));
+        }
+        self.get_profile(id)
+    }
+
+    pub fn delete_profile(&self, id: u32) -> Result<(), EngineError> {
+        if !self.store().delete_profile(id)? {
+            return Err(EngineError::not_found("profile", id));
+        }
+        Ok(())
+    }
+
+    /// Replaces the profile's ordered candidates if the profile is still at
+    /// `expected_revision`. Validates everything first; nothing is written
+    /// unless all of it is valid.
+    pub fn save_candidates(
+        &self,
+        profile_id: u32,
+        expected_revision: u32,
+        candidates: Vec<CandidateInput>,
+    ) -> Result<Profile, EngineError> {
+        validate_candidates(&candidates)?;
+        let candidates: Vec<CandidateInput> = candidates
+            .into_iter()
+            .map(|c| CandidateInput {
+                policy: pipeline::normalize(&c.policy),
+                ..c
+            })
+            .collect();
+        let now = self.inner.clock.now();
+        let outcome =
+            self.store()
+                .save_candidates(profile_id, expected_revision, &candidates, now)?;
+        match outcome {
+            Ok(()) => self.get_profile(profile_id),
+            Err(SaveRefusal::ProfileMissing) => Err(EngineError::not_found("profile", profile_id)),
+            Err(SaveRefusal::RevisionMismatch { current }) => Err(EngineError::Conflict(format!(
+                "the profile was changed elsewhere (revision {current}, you edited {expected_revision}); \
+                 reload it and apply your edit again"
+            ))),
+            Err(SaveRefusal::ForeignCandidate { index, id }) => Err(EngineError::validation(
+                format!("candidates[{index}].id"),
+                format!("candidate {id} does not belong to this profile"),
+            )),
+        }
+    }
+
+    pub fn list_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
+        let rows = self.store().routes()?;
+        Ok(rows.iter().map(snapshot).collect())
+    }
+
+    pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
+        let store = self.store();
+        let row = store
+            .route(id)?
+            .ok_or_else(|| EngineError::not_found("route", id))?;
+        let attempts = store.attempts(id)?.into_iter().map(attempt_view).collect();
+        Ok(RouteDetail {
+            snapshot: snapshot(&row),
+            attempts,
+        })
+    }
+
+    /// Sanitized evidence of attempts no catalogue rule classified.
+    pub fn unclassified_inbox(&self) -> Result<Vec<InboxItem>, EngineError> {
+        let found = self.store().unclassified_results()?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(route_id, a)| {
+                let result = a.result?;
+                let classification = result.classification?;
+                Some(InboxItem {
+                    route_id,
+                    attempt: a.attempt.number,
+                    candidate_name: a.attempt.candidate_name,
+                    code: classification.code,
+                    catalogue_version: classification.catalogue_version,
+                    evidence: result.evidence?,
+                })
+            })
+            .collect())
+    }
+
+    fn store(&self) -> MutexGuard<'_, Store> {
+        // A panic while holding the lock leaves SQLite consistent (the
+        // transaction rolls back), so a poisoned lock is still usable.
+        self.inner.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Routes as they are at open count as seen: only later changes made
+    /// by other processes are published.
+    fn remember_published(&self) -> Result<(), EngineError> {
+        let rows = self.store().routes()?;
+        let mut published = self.published();
+        for row in rows {
+            published.insert(row.id, row.generation);
+        }
+        Ok(())
+    }
+
+    fn seed_demo(&self) -> Result<(), EngineError> {
+        if self.store().profile_count()? > 0 {
+            return Ok(());
+        }
+        let profile = match self.create_profile(DEMO_PROFILE) {
+            Ok(p) => p,
+            // Another process seeded it first.
+            Err(EngineError::Conflict(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        self.save_candidates(profile.id, profile.revision, seed::demo_candidates())?;
+        Ok(())
+    }
+}
+
+fn profile_name(name: &str) -> Result<String, EngineError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(EngineError::validation("name", "a profile needs a name"));
+    }
+    if name.chars().count() > 80 {
+        return Err(EngineError::validation(
+            "name",
+            "a profile name is at most 80 characters",
+        ));
+    }
+    Ok(name.to_string())
+}
+
+fn name_taken(e: crate::store::StoreError, name: &str) -> EngineError {
+    if crate::store::profiles::is_unique_violation(&e) {
+        EngineError::Conflict(format!("a profile named {name:?} already exists"))
+    } else {
+        EngineError::Store(e)
+    }
+}
+
+/// The candidate list is validated as the versioned policy document it is
+/// (names, duplicates, every policy limit), then each agent spec.
+fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError> {
+    let entries: Vec<(String, &'static str, bool, CandidatePolicy)> = candidates
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.agent.kind.slug(),
+                c.enabled,
+                c.policy.clone(),
+            )
+        })
+        .collect();
+    pipeline::validate_document(entries).map_err(|(f, m)| EngineError::validation(f, m))?;
+    for (i, c) in candidates.iter().enumerate() {
+        validate_agent(&c.agent)
+            .map_err(|(f, m)| EngineError::validation(format!("candidates[{i}].{f}"), m))?;
+    }
+    Ok(())
+}
+
+fn validate_agent(agent: &AgentSpec) -> Result<(), (&'static str, &'static str)> {
+    let has_program = agent
+        .program
+        .as_deref()
+        .is_some_and(|p| !p.trim().is_empty());
+    match agent.kind {
+        AgentKind::Simulated if agent.script.is_empty() => Err((
+            "agent.script",
+            "a simulated candidate needs at least one scripted step",
+        )),
+        AgentKind::Generic if !has_program => Err((
+            "agent.program",
+            "a generic candidate needs a program to run",
+        )),
+        AgentKind::Simulated
+        | AgentKind::ClaudeCode
+        | AgentKind::Codex
+        | AgentKind::Gemini
+        | AgentKind::Opencode
+        | AgentKind::Generic => Ok(()),
+    }
+}
+
+fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
+    let (label, description, program) = match kind {
+        AgentKind::Simulated => (
+            "Simulated provider",
+            "Built in. Plays a script of failures and successes; no network, no keys.",
+            None,
+        ),
+        AgentKind::ClaudeCode => (
+            "Claude Code",
+            "Runs `claude -p` with stream-json output; tool use and assistant text are tracked.",
+            Some("claude"),
+        ),
+        AgentKind::Codex => (
+            "Codex CLI",
+            "Runs `codex exec --json`; items and turn failures are tracked.",
+            Some("codex"),
+        ),
+        AgentKind::Gemini => (
+            "Gemini CLI",
+            "Runs `gemini -p` with JSON output; errors are read from JSON or stderr.",
+            Some("gemini"),
+        ),
+        AgentKind::Opencode => (
+            "OpenCode",
+            "Runs `opencode run --format json`; text, tool and error events are tracked.",
+            Some("opencode"),
+        ),
+        AgentKind::Generic => (
+            "Any command",
+            "Runs your command with the prompt on stdin; exit code and stderr tail are the \
+             evidence. Effects are unknown, so failures go to manual recovery.",
+            None,
+        ),
+    };
+    AgentKindInfo {
+        kind,
+        label: label.to_string(),
+        description: description.to_string(),
+        default_program: program.map(str::to_string),
+    }
+}
+
+/// The UI's view of a route row.
+pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
+    let index = row.candidate_index as usize;
+    let candidate = row.candidates.get(index);
+    let policy_class = row
+        .classification
+        .as_ref()
+        .and_then(|c| c.class.policy_class());
+    RouteSnapshot {
+        id: row.id,
+        profile_name: row.profile_name.clone(),
+        state: row.state,
+        generation: row.generation,
+        candidate_index: row.candidate_index,
+        candidate_name: candidate.map(|c| c.name.clone()).unwrap_or_default(),
+        candidate_count: row.candidates.len() as u32,
+        last_classification: row.classification.as_ref().map(summary),
+        retry: policy_class.map(|class| retry_progress(row, class)),
+        pending_outcome: row.pending_outcome,
+        deadline: row.deadline,
+        manual_reason: row.manual_reason.clone(),
+        prompt_excerpt: prompt_excerpt(&row.prompt),
+        attempts: row.attempts,
+        owner: row.owner.clone(),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        actions: route::valid_actions(row),
+    }
+}
+
+fn retry_progress(row: &RouteRow, class: PolicyClass) -> RetryProgress {
+    let policy = row.policy.as_ref().or(row
+        .candidates
+        .get(row.candidate_index as usize)
+        .map(|c| &c.policy));
+    RetryProgress {
+        class,
+        ordinal: pipeline::retry_ordinal(&row.cycle, class),
+        max: policy.map_or(0, |p| pipeline::retry_budget(p, class)),
+    }
+}
+
+fn summary(c: &crate::classification::Classification) -> ClassificationSummary {
+    ClassificationSummary {
+        code: c.code,
+        class: c.class,
+        rule_id: c.rule_id.clone(),
+        catalogue_version: c.catalogue_version.clone(),
+    }
+}
+
+fn prompt_excerpt(prompt: &str) -> String {
+    const MAX_CHARS: usize = 80;
+    let line = prompt.lines().next().unwrap_or_default();
+    if line.chars().count() <= MAX_CHARS && line.len() == prompt.trim_end().len() {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(MAX_CHARS).collect();
+    format!("{cut}…")
+}
+
+fn attempt_view(a: crate::store::routes::StoredAttempt) -> AttemptView {
+    let r = a.result;
+    AttemptView {
+        number: a.attempt.number,
+        generation: a.attempt.generation,
+        candidate_index: a.attempt.candidate_index,
+        candidate_name: a.attempt.candidate_name,
+        invocation_id: a.attempt.invocation_id,
+        started_at: a.attempt.started_at,
+        finished_at: r.as_ref().map(|r| r.finished_at),
+        outcome: r.as_ref().map(|r| r.outcome),
+        classification: r
+            .as_ref()
+            .and_then(|r| r.classification.as_ref().map(summary)),
+        decision: r.as_ref().and_then(|r| r.decision.clone()),
+        policy_revision: r.as_ref().and_then(|r| r.policy_revision),
+        excerpt: r.and_then(|r| r.excerpt),
+    }
+}

@@ -1,0 +1,254 @@
+//! Ownership across processes sharing one database, restart reconciliation,
+//! and shutdown.
+//!
+//! Each route with a pending timer or a running attempt has one owner (an
+//! engine instance id) holding a lease it renews by heartbeat. Only the owner
+//! arms the route's timer or runs its process; the actor that commits a
+//! dispatch takes the lease in the same transaction. A route whose owner is
+//! gone (lease expired, or its process no longer exists) is adopted by an
+//! engine that adopts orphans: waits are re-armed at their stored deadline,
+//! a route found mid-dispatch goes to manual recovery. Changes committed by
+//! other processes are noticed through `PRAGMA data_version`.
+
+use std::collections::HashMap;
+use std::sync::MutexGuard;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::mpsc;
+use tracing::error;
+
+use super::route;
+use super::{Engine, EngineError, RouteState, RunHandle};
+use crate::scheduler::Fired;
+use crate::store::RouteRow;
+
+/// How often the engine looks for changes made by other processes.
+const SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// `pid<pid>-<start nanos>`: unique per engine instance.
+pub(super) fn instance_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() % 1_000_000_000_000)
+        .unwrap_or_default();
+    format!("pid{}-{nanos}", std::process::id())
+}
+
+/// An owner is gone when its lease ran out or, on Linux, its process no
+/// longer exists.
+pub(super) fn owner_gone(
+    owner: Option<&str>,
+    lease_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> bool {
+    let Some(owner) = owner else { return true };
+    if lease_until.is_none_or(|t| t < now) {
+        return true;
+    }
+    match owner_pid(owner) {
+        Some(pid) if std::path::Path::new("/proc/self").exists() => {
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        }
+        Some(_) | None => false,
+    }
+}
+
+fn owner_pid(owner: &str) -> Option<u32> {
+    owner.strip_prefix("pid")?.split('-').next()?.parse().ok()
+}
+
+impl Engine {
+    pub(super) fn runs(&self) -> MutexGuard<'_, HashMap<u32, RunHandle>> {
+        self.inner.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn armed(&self) -> MutexGuard<'_, HashMap<u32, u32>> {
+        self.inner.armed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn published(&self) -> MutexGuard<'_, HashMap<u32, u32>> {
+        self.inner
+            .published
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adopts orphaned routes (if this engine adopts orphans): re-arms their
+    /// waits, sends mid-dispatch ones to manual recovery.
+    pub(super) fn reconcile(&self) -> Result<(), EngineError> {
+        if !self.inner.opts.adopt_orphans {
+            return Ok(());
+        }
+        let rows = self.store().routes()?;
+        let now = self.inner.clock.now();
+        for row in rows {
+            let active = row.state == RouteState::Running || row.state.is_waiting();
+            let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
+            if active && !mine && owner_gone(row.owner.as_deref(), row.lease_until, now) {
+                self.adopt(row, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn adopt(&self, row: RouteRow, now: DateTime<Utc>) -> Result<(), EngineError> {
+        if let Some(plan) = route::interrupted(&row, "its engine stopped", now) {
+            if let crate::store::Cas::Lost(current) = self.commit(plan)? {
+                tracing::debug!(route = current.id, "another engine adopted the route first");
+            }
+            return Ok(());
+        }
+        let until = self.lease_until();
+        let taken = self.store().take_ownership(
+            row.id,
+            row.generation,
+            row.owner.as_deref(),
+            &self.inner.instance,
+            until,
+        )?;
+        if let (true, Some(deadline)) = (taken, row.deadline) {
+            self.armed().insert(row.id, row.generation);
+            let at = self.inner.clock.instant_of(deadline);
+            self.inner.scheduler.arm(row.id, row.generation, at);
+        }
+        Ok(())
+    }
+
+    pub(super) fn spawn_background(&self, mut fired: mpsc::UnboundedReceiver<Fired>) {
+        let engine = self.clone();
+        let stop = self.inner.stop.clone();
+        let timers = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    f = fired.recv() => match f {
+                        Some(f) => engine.on_timer(f),
+                        None => return,
+                    },
+                }
+            }
+        });
+        let engine = self.clone();
+        let stop = self.inner.stop.clone();
+        let heartbeat = tokio::spawn(async move {
+            let renew_every = (engine.inner.opts.lease / 3).max(SYNC_EVERY);
+            let mut tick = tokio::time::interval(SYNC_EVERY.min(renew_every));
+            let mut last_renew = tokio::time::Instant::now();
+            let mut seen_version = None;
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                if let Err(e) = engine.heartbeat(&mut last_renew, renew_every, &mut seen_version) {
+                    error!("heartbeat failed: {e}");
+                }
+            }
+        });
+        let mut tasks = self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        tasks.push(timers);
+        tasks.push(heartbeat);
+    }
+
+    fn heartbeat(
+        &self,
+        last_renew: &mut tokio::time::Instant,
+        renew_every: Duration,
+        seen_version: &mut Option<i64>,
+    ) -> Result<(), EngineError> {
+        if last_renew.elapsed() >= renew_every {
+            *last_renew = tokio::time::Instant::now();
+            let until = self.lease_until();
+            self.store().renew_leases(&self.inner.instance, until)?;
+            self.reconcile()?;
+        }
+        let version = self.store().data_version()?;
+        if seen_version.is_some_and(|v| v != version) {
+            self.sync_external()?;
+        }
+        *seen_version = Some(version);
+        Ok(())
+    }
+
+    /// Another process committed: drop timers and kill attempts of routes
+    /// this engine no longer owns at the generation it acted on, and publish
+    /// every route that changed.
+    fn sync_external(&self) -> Result<(), EngineError> {
+        let rows = self.store().routes()?;
+        for row in &rows {
+            let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
+            let armed_at = self.armed().get(&row.id).copied();
+            if armed_at.is_some_and(|g| g != row.generation || !mine) {
+                self.disarm(row.id);
+            }
+            let run_at = self.runs().get(&row.id).map(|r| r.generation);
+            if run_at.is_some_and(|g| g != row.generation || !mine) {
+                self.kill(row.id);
+            }
+            let published = self.published().get(&row.id).copied();
+            if published != Some(row.generation) {
+                self.publish(row);
+            }
+        }
+        Ok(())
+    }
+
+    /// Kills and reaps every agent process, stops timers, and hands this
+    /// instance's waiting routes over to whoever opens the database next.
+    pub async fn shutdown(&self) {
+        let runs: Vec<RunHandle> = self.runs().drain().map(|(_, r)| r).collect();
+        for run in &runs {
+            run.cancel.cancel();
+        }
+        for run in runs {
+            if let Err(e) = run.task.await {
+                error!("attempt task failed during shutdown: {e}");
+            }
+        }
+        self.inner.stop.cancel();
+        let tasks: Vec<_> = self
+            .inner
+            .tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+            .collect();
+        for t in tasks {
+            if let Err(e) = t.await {
+                error!("engine task failed during shutdown: {e}");
+            }
+        }
+        if let Err(e) = self.store().release_ownership(&self.inner.instance) {
+            error!("releasing route leases failed: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_with_expired_lease_or_dead_process_is_gone() {
+        let now = Utc::now();
+        let later = now + chrono::Duration::seconds(10);
+        let me = instance_id();
+        assert!(
+            !owner_gone(Some(&me), Some(later), now),
+            "live owner with a lease"
+        );
+        assert!(owner_gone(
+            Some(&me),
+            Some(now - chrono::Duration::seconds(1)),
+            now
+        ));
+        assert!(owner_gone(None, None, now), "no owner");
+        if std::path::Path::new("/proc/self").exists() {
+            assert!(
+                owner_gone(Some("pid4294967-1"), Some(later), now),
+                "a pid that does not exist is gone even within its lease"
+            );
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Adapters: how each agent CLI is invoked and how its output becomes raw
+//! evidence and effect context.
+//!
+//! An adapter sees stdout line by line while the agent runs and the exit
+//! status plus a stderr tail at the end. It records what the agent is known
+//! to have done (assistant output, thinking included; tool activity) and
+//! whether the failure came before the prompt could have been delivered.
+
+mod claude;
+mod codex;
+mod gemini;
+mod generic;
+mod opencode;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::engine::{AgentKind, AgentSpec};
+use crate::evidence::{Phase, Provider, RawEvidence};
+use crate::safety::{EffectContext, PromptDelivery};
+
+/// How the process ended.
+#[derive(Debug, Clone)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub stderr_tail: Vec<u8>,
+    pub stdout_seen: bool,
+    pub occurred_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finished {
+    Succeeded,
+    Failed {
+        raw: RawEvidence,
+        effect: EffectContext,
+    },
+}
+
+pub trait StreamAdapter: Send {
+    fn on_stdout_line(&mut self, line: &str);
+    fn finish(self: Box<Self>, exit: Exit) -> Finished;
+}
+
+pub fn for_kind(kind: AgentKind) -> Box<dyn StreamAdapter> {
+    match kind {
+        AgentKind::ClaudeCode => Box::<claude::Claude>::default(),
+        AgentKind::Codex => Box::<codex::Codex>::default(),
+        AgentKind::Gemini => Box::<gemini::Gemini>::default(),
+        AgentKind::Opencode => Box::<opencode::Opencode>::default(),
+        AgentKind::Generic | AgentKind::Simulated => Box::<generic::Generic>::default(),
+    }
+}
+
+/// Program, arguments, and what goes to stdin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandLine {
+    pub program: String,
+    pub args: Vec<String>,
+    pub stdin: Option<String>,
+}
+
+pub fn command_line(agent: &AgentSpec, prompt: &str) -> CommandLine {
+    let program = |default: &str| agent.program.clone().unwrap_or_else(|| default.to_string());
+    let model = |flag: &str| {
+        agent
+            .model
+            .iter()
+            .flat_map(|m| [flag.to_string(), m.clone()])
+            .collect::<Vec<_>>()
+    };
+    let with = |fixed: &[&str], model_args: Vec<String>, tail: Vec<String>| {
+        let mut args: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
+        args.extend(model_args);
+        args.extend(agent.args.iter().cloned());
+        args.extend(tail);
+        args
+    };
+    let p = vec![prompt.to_string()];
+    let (program, args, stdin) = match agent.kind {
+        AgentKind::ClaudeCode => (
+            program("claude"),
+            with(
+                &["--output-format", "stream-json", "--verbose"],
+                model("--model"),
+                {
+                    let mut t = vec!["-p".to_string()];
+                    t.extend(p);
+                    t
+                },
+            ),
+            None,
+        ),
+        AgentKind::Codex => (
+            program("codex"),
+            with(&["exec", "--json"], model("--model"), p),
+            None,
+        ),
+        AgentKind::Gemini => (
+            program("gemini"),
+            with(&["--output-format", "json"], model("--model"), {
+                let mut t = vec!["-p".to_string()];
+                t.extend(p);
+                t
+            }),
+            None,
+        ),
+        AgentKind::Opencode => (
+            program("opencode"),
+            with(&["run", "--format", "json"], model("--model"), p),
+            None,
+        ),
+        AgentKind::Generic | AgentKind::Simulated => (
+            program("false"),
+            with(&[], Vec::new(), Vec::new()),
+            Some(prompt.to_string()),
+        ),
+    };
+    CommandLine {
+        program,
+        args,
+        stdin,
+    }
+}
+
+/// What an adapter knows about effects when the process ends.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Seen {
+    /// The agent's event stream started (the prompt reached it).
+    pub stream_started: bool,
+    pub assistant: bool,
+    pub tool: bool,
+}
+
+impl Seen {
+    /// `boundary_known`: the failure was reported as a terminal error event,
+    /// not a cut stream.
+    pub fn effect(self, boundary_known: bool) -> EffectContext {
+        let delivery = match (self.stream_started, boundary_known) {
+            (false, _) => PromptDelivery::NotDelivered,
+            (true, true) => PromptDelivery::Confirmed,
+            (true, false) => PromptDelivery::Ambiguous,
+        };
+        EffectContext {
+            prompt_delivery: Some(delivery),
+            assistant_output_seen: Some(self.assistant),
+            tool_activity_seen: Some(self.tool),
+            partial_result_seen: Some(false),
+            evidence_current: None,
+        }
+    }
+}
+
+/// Evidence text from an error event, else the stderr tail.
+pub(crate) fn raw(
+    provider: Provider,
+    message: Option<String>,
+    exit: &Exit,
+    phase: Phase,
+) -> RawEvidence {
+    let message = match message.filter(|m| !m.trim().is_empty()) {
+        Some(m) => m.into_bytes(),
+        None => exit.stderr_tail.clone(),
+    };
+    RawEvidence {
+        provider,
+        message,
+        phase: Some(phase),
+        http_status: None,
+        headers: BTreeMap::new(),
+        error_type: None,
+        exit_code: exit.code,
+        occurred_at: exit.occurred_at,
+        correlation: None,
+    }
+}
+
+/// `API Error: 529 …` → 529.
+pub(crate) fn status_in(text: &str) -> Option<u16> {
+    let re = regex::Regex::new(r"(?i)\b(?:api error|status(?: code)?)[: ]+(\d{3})\b")
+        .expect("static regex");
+    re.captures(text)?.get(1)?.as_str().parse().ok()
+}
+
+fn json(line: &str) -> Option<serde_json::Value> {
+    serde_json::from_str(line.trim()).ok()
+}
+
+fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
+    path.iter().try_fold(v, |v, k| v.get(k))?.as_str()
+}

@@ -1,0 +1,54 @@
+//! The agent runner: launches one attempt of a candidate and reports how it
+//! ended as raw evidence plus effect context.
+//!
+//! Real agents are child processes ([`process`]) whose output an adapter
+//! ([`adapters`]) interprets; the simulated provider ([`simulated`]) plays a
+//! script in-process. Either way a cancelled attempt is killed and reaped
+//! before [`run`] returns.
+
+pub mod adapters;
+mod process;
+mod simulated;
+
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{AgentKind, AgentSpec, Clock};
+use crate::evidence::RawEvidence;
+use crate::safety::EffectContext;
+
+/// Everything one attempt needs.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub agent: AgentSpec,
+    pub prompt: String,
+    pub cwd: Option<PathBuf>,
+    /// Zero-based attempt number of this candidate within the route.
+    pub step: u32,
+    pub clock: Clock,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunReport {
+    Succeeded,
+    Failed {
+        raw: RawEvidence,
+        effect: EffectContext,
+    },
+    /// Cancelled: the process was killed and reaped.
+    Killed,
+}
+
+/// Runs the attempt until it ends or `cancel` fires.
+pub async fn run(launch: Launch, cancel: CancellationToken) -> RunReport {
+    match launch.agent.kind {
+        AgentKind::Simulated => simulated::run(&launch, cancel).await,
+        AgentKind::ClaudeCode
+        | AgentKind::Codex
+        | AgentKind::Gemini
+        | AgentKind::Opencode
+        | AgentKind::Generic => process::run(&launch, cancel).await,
+    }
+}

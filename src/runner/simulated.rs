@@ -1,0 +1,126 @@
+//! The built-in simulated provider: plays one [`SimStep`] per attempt with
+//! the evidence a real provider would give, no process and no network.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Launch, RunReport};
+use crate::engine::SimStep;
+use crate::evidence::{Phase, Provider, RawEvidence};
+use crate::safety::{EffectContext, PromptDelivery};
+
+pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport {
+    let Some(step) = step_for(&launch.agent.script, launch.step) else {
+        return RunReport::Succeeded;
+    };
+    let work = Duration::from_millis(u64::from(step.after_ms()));
+    tokio::select! {
+        () = cancel.cancelled() => RunReport::Killed,
+        () = tokio::time::sleep(work) => report(step, launch),
+    }
+}
+
+/// Attempt N plays step N; the last step repeats. An empty script succeeds.
+fn step_for(script: &[SimStep], step: u32) -> Option<&SimStep> {
+    script.get(step as usize).or(script.last())
+}
+
+fn report(step: &SimStep, launch: &Launch) -> RunReport {
+    let now = launch.clock.now();
+    let failed = |raw: RawEvidence, effect: EffectContext| RunReport::Failed { raw, effect };
+    let evidence = |provider, message: String| RawEvidence {
+        provider,
+        message: message.into_bytes(),
+        phase: Some(Phase::Request),
+        http_status: None,
+        headers: BTreeMap::new(),
+        error_type: None,
+        exit_code: Some(1),
+        occurred_at: now,
+        correlation: None,
+    };
+    match step {
+        SimStep::Succeed { .. } => RunReport::Succeeded,
+        SimStep::Overloaded { .. } => {
+            let mut raw = evidence(
+                Provider::AnthropicApi,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                    .to_string(),
+            );
+            raw.http_status = Some(529);
+            raw.error_type = Some("overloaded_error".to_string());
+            failed(raw, before_delivery())
+        }
+        SimStep::RateLimited { retry_after_s, .. } => {
+            let mut raw = evidence(
+                Provider::AnthropicApi,
+                r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#
+                    .to_string(),
+            );
+            raw.http_status = Some(429);
+            raw.error_type = Some("rate_limit_error".to_string());
+            raw.headers
+                .insert("retry-after".to_string(), retry_after_s.to_string());
+            failed(raw, before_delivery())
+        }
+        SimStep::UsageLimit { resets_in_s, .. } => {
+            let reset = now.timestamp() + i64::from(*resets_in_s);
+            let raw = evidence(
+                Provider::ClaudeCode,
+                format!("Claude AI usage limit reached|{reset}"),
+            );
+            failed(raw, before_delivery())
+        }
+        SimStep::ToolThenReset { .. } => {
+            let mut raw = evidence(
+                Provider::ClaudeCode,
+                "API Error: Connection error. (read ECONNRESET: connection reset by peer)"
+                    .to_string(),
+            );
+            raw.phase = Some(Phase::Stream);
+            failed(raw, after_tool_use())
+        }
+        SimStep::Unrecognised { message, .. } => {
+            let raw = evidence(Provider::Simulated, message.clone());
+            failed(raw, before_delivery())
+        }
+    }
+}
+
+fn before_delivery() -> EffectContext {
+    EffectContext {
+        prompt_delivery: Some(PromptDelivery::NotDelivered),
+        assistant_output_seen: Some(false),
+        tool_activity_seen: Some(false),
+        partial_result_seen: Some(false),
+        evidence_current: None,
+    }
+}
+
+fn after_tool_use() -> EffectContext {
+    EffectContext {
+        prompt_delivery: Some(PromptDelivery::Confirmed),
+        assistant_output_seen: Some(true),
+        tool_activity_seen: Some(true),
+        partial_result_seen: Some(false),
+        evidence_current: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_step_repeats_and_empty_script_succeeds() {
+        let script = vec![
+            SimStep::Overloaded { after_ms: 1 },
+            SimStep::Succeed { after_ms: 1 },
+        ];
+        assert_eq!(step_for(&script, 0), Some(&script[0]));
+        assert_eq!(step_for(&script, 5), Some(&script[1]), "last step repeats");
+        assert_eq!(step_for(&[], 0), None);
+    }
+}

@@ -1,0 +1,54 @@
+//! Ordered, append-only schema migrations. Migration N brings the database
+//! to `user_version` N; pending ones run in one transaction together with the
+//! version bump, so a crash leaves the previous version intact.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// Every migration, oldest first. Never edit or reorder a shipped entry.
+pub const MIGRATIONS: &[(&str, &str)] = &[("0001_init", include_str!("migrations/0001_init.sql"))];
+
+/// The `user_version` this build writes and understands.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(super) fn run(conn: &Connection, path: &Path, found: u32) -> Result<(), StoreError> {
+    check_not_newer(path, found)?;
+    if found == SCHEMA_VERSION {
+        return Ok(());
+    }
+    // Another process may be migrating the same file: take the write lock,
+    // then look again.
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = apply_pending(conn, path);
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(StoreError::from),
+        Err(e) => {
+            conn.execute_batch("ROLLBACK")?;
+            Err(e)
+        }
+    }
+}
+
+fn check_not_newer(path: &Path, found: u32) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+fn apply_pending(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let found: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    check_not_newer(path, found)?;
+    for (index, (_name, sql)) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        conn.execute_batch(sql)?;
+        conn.pragma_update(None, "user_version", index as u32 + 1)?;
+    }
+    Ok(())
+}

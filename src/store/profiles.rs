@@ -1,0 +1,296 @@
+//! Profiles and their ordered candidates. A candidate save replaces the
+//! whole ordered list in one transaction, guarded by the profile revision the
+//! editor loaded; candidates keep their ids so running routes can pick up
+//! policy edits at their next decision.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+
+use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
+use crate::engine::{Candidate, CandidateInput, Profile};
+
+/// Why a candidate save did not happen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SaveRefusal {
+    ProfileMissing,
+    RevisionMismatch {
+        current: u32,
+    },
+    /// `candidates[index].id` names a candidate of another profile.
+    ForeignCandidate {
+        index: usize,
+        id: u32,
+    },
+}
+
+struct ProfileRow {
+    id: u32,
+    name: String,
+    revision: u32,
+    created_at: String,
+    updated_at: String,
+}
+
+impl Store {
+    pub fn list_profiles(&self) -> Result<Vec<Profile>, StoreError> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, name, revision, created_at, updated_at FROM profiles ORDER BY name",
+        )?;
+        let rows = stmt
+            .query_map([], profile_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter().map(|r| self.hydrate(r)).collect()
+    }
+
+    pub fn get_profile(&self, id: u32) -> Result<Option<Profile>, StoreError> {
+        let row = self
+            .conn()
+            .query_row(
+                "SELECT id, name, revision, created_at, updated_at FROM profiles WHERE id = ?1",
+                [id],
+                profile_row,
+            )
+            .optional()?;
+        row.map(|r| self.hydrate(r)).transpose()
+    }
+
+    pub fn profile_by_name(&self, name: &str) -> Result<Option<Profile>, StoreError> {
+        let id: Option<u32> = self
+            .conn()
+            .query_row("SELECT id FROM profiles WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        id.map_or(Ok(None), |id| self.get_profile(id))
+    }
+
+    pub fn profile_count(&self) -> Result<u32, StoreError> {
+        Ok(self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM profiles", [], |r| r.get(0))?)
+    }
+
+    /// Fails with a unique-constraint error when the name is taken.
+    pub fn create_profile(&self, name: &str, now: DateTime<Utc>) -> Result<u32, StoreError> {
+        self.conn().execute(
+            "INSERT INTO profiles (name, revision, created_at, updated_at) VALUES (?1, 1, ?2, ?2)",
+            params![name, ts(now)],
+        )?;
+        Ok(self.conn().last_insert_rowid() as u32)
+    }
+
+    /// `false` when no such profile exists.
+    pub fn rename_profile(
+        &self,
+        id: u32,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE profiles SET name = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, name, ts(now)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Routes keep their snapshot and the profile name; `false` when absent.
+    pub fn delete_profile(&self, id: u32) -> Result<bool, StoreError> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM profiles WHERE id = ?1", [id])?
+            == 1)
+    }
+
+    pub fn save_candidates(
+        &mut self,
+        profile_id: u32,
+        expected_revision: u32,
+        inputs: &[CandidateInput],
+        now: DateTime<Utc>,
+    ) -> Result<Result<(), SaveRefusal>, StoreError> {
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let revision: Option<u32> = tx
+            .query_row(
+                "SELECT revision FROM profiles WHERE id = ?1",
+                [profile_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(current) = revision else {
+            return Ok(Err(SaveRefusal::ProfileMissing));
+        };
+        if current != expected_revision {
+            return Ok(Err(SaveRefusal::RevisionMismatch { current }));
+        }
+        if let Err(refusal) = write_candidates(&tx, profile_id, inputs)? {
+            return Ok(Err(refusal));
+        }
+        tx.execute(
+            "UPDATE profiles SET revision = revision + 1, updated_at = ?2 WHERE id = ?1",
+            params![profile_id, ts(now)],
+        )?;
+        tx.commit()?;
+        Ok(Ok(()))
+    }
+
+    /// Current candidates by id, for refreshing a route's policies.
+    pub fn candidates_by_id(&self, ids: &[u32]) -> Result<Vec<Candidate>, StoreError> {
+        let mut out = Vec::new();
+        let mut stmt = self.conn().prepare(
+            "SELECT id, name, enabled, agent_json, policy_json, policy_revision \
+             FROM candidates WHERE id = ?1",
+        )?;
+        for id in ids {
+            if let Some(c) = stmt.query_row([id], candidate_row).optional()? {
+                out.push(c?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn hydrate(&self, row: ProfileRow) -> Result<Profile, StoreError> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, name, enabled, agent_json, policy_json, policy_revision \
+             FROM candidates WHERE profile_id = ?1 ORDER BY position",
+        )?;
+        let candidates = stmt
+            .query_map([row.id], candidate_row)?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Profile {
+            id: row.id,
+            name: row.name,
+            revision: row.revision,
+            candidates,
+            created_at: parse_ts(&row.created_at)?,
+            updated_at: parse_ts(&row.updated_at)?,
+        })
+    }
+}
+
+fn profile_row(r: &Row<'_>) -> rusqlite::Result<ProfileRow> {
+    Ok(ProfileRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        revision: r.get(2)?,
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+    })
+}
+
+fn candidate_row(r: &Row<'_>) -> rusqlite::Result<Result<Candidate, StoreError>> {
+    let agent: String = r.get(3)?;
+    let policy: String = r.get(4)?;
+    let id: u32 = r.get(0)?;
+    let name: String = r.get(1)?;
+    let enabled: bool = r.get(2)?;
+    let policy_revision: u32 = r.get(5)?;
+    Ok((|| {
+        Ok(Candidate {
+            id,
+            name,
+            enabled,
+            agent: from_json("candidate agent", &agent)?,
+            policy: from_json("candidate policy", &policy)?,
+            policy_revision,
+        })
+    })())
+}
+
+fn write_candidates(
+    tx: &rusqlite::Transaction<'_>,
+    profile_id: u32,
+    inputs: &[CandidateInput],
+) -> Result<Result<(), SaveRefusal>, StoreError> {
+    // Park existing positions out of the way so reordering cannot collide.
+    tx.execute(
+        "UPDATE candidates SET position = -1 - position WHERE profile_id = ?1",
+        [profile_id],
+    )?;
+    let kept: Vec<u32> = inputs.iter().filter_map(|c| c.id).collect();
+    let existing = existing_ids(tx, profile_id)?;
+    for id in existing.iter().filter(|id| !kept.contains(id)) {
+        tx.execute("DELETE FROM candidates WHERE id = ?1", [id])?;
+    }
+    for (position, input) in inputs.iter().enumerate() {
+        match input.id {
+            Some(id) if existing.contains(&id) => update_candidate(tx, id, position, input)?,
+            Some(id) => {
+                return Ok(Err(SaveRefusal::ForeignCandidate {
+                    index: position,
+                    id,
+                }))
+            }
+            None => insert_candidate(tx, profile_id, position, input)?,
+        }
+    }
+    Ok(Ok(()))
+}
+
+fn existing_ids(tx: &rusqlite::Transaction<'_>, profile_id: u32) -> Result<Vec<u32>, StoreError> {
+    let mut stmt = tx.prepare("SELECT id FROM candidates WHERE profile_id = ?1")?;
+    let ids = stmt
+        .query_map([profile_id], |r| r.get(0))?
+        .collect::<Result<Vec<u32>, _>>()?;
+    Ok(ids)
+}
+
+fn update_candidate(
+    tx: &rusqlite::Transaction<'_>,
+    id: u32,
+    position: usize,
+    input: &CandidateInput,
+) -> Result<(), StoreError> {
+    let policy = to_json(&input.policy);
+    tx.execute(
+        "UPDATE candidates SET position = ?2, name = ?3, enabled = ?4, agent_json = ?5, \
+         policy_revision = policy_revision + (policy_json IS NOT ?6), policy_json = ?6 \
+         WHERE id = ?1",
+        params![
+            id,
+            position as i64,
+            input.name,
+            input.enabled,
+            to_json(&input.agent),
+            policy
+        ],
+    )?;
+    Ok(())
+}
+
+fn insert_candidate(
+    tx: &rusqlite::Transaction<'_>,
+    profile_id: u32,
+    position: usize,
+    input: &CandidateInput,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO candidates (profile_id, position, name, enabled, agent_json, policy_json, policy_revision) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)",
+        params![
+            profile_id,
+            position as i64,
+            input.name,
+            input.enabled,
+            to_json(&input.agent),
+            to_json(&input.policy)
+        ],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
+    match e {
+        StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => {
+            f.code == rusqlite::ErrorCode::ConstraintViolation
+        }
+        StoreError::Sqlite(_)
+        | StoreError::NotADatabase { .. }
+        | StoreError::TooNew { .. }
+        | StoreError::CreateDir { .. }
+        | StoreError::Malformed { .. } => false,
+    }
+}

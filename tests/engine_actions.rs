@@ -1,0 +1,432 @@
+//! Manual actions, stop and shutdown of real processes, policy edits versus
+//! pending timers, the unclassified inbox, and two engines sharing one
+//! database.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
+use recourse::engine::{
+    ActionRequest, AgentKind, AgentSpec, AttemptOutcome, CandidateInput, Engine, EngineOptions,
+    ManualAction, Profile, RouteSnapshot, RouteState, SimStep, StartRun,
+};
+
+async fn open(db: &std::path::Path) -> Engine {
+    let opts = EngineOptions {
+        seed_demo: false,
+        ..EngineOptions::default()
+    };
+    Engine::open(db, opts).await.unwrap()
+}
+
+fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> CandidateInput {
+    let section = SectionSpec {
+        reset_wait_max_s: Some(120),
+        retry,
+        exhausted: PendingOutcome::Skip,
+    };
+    CandidateInput {
+        id: None,
+        name: name.into(),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::Simulated,
+            program: None,
+            args: Vec::new(),
+            model: None,
+            script,
+        },
+        policy: pipeline::build_policy(section, section),
+    }
+}
+
+fn hanging_claude() -> CandidateInput {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/claude-code.sh");
+    CandidateInput {
+        id: None,
+        name: "claude".into(),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::ClaudeCode,
+            program: Some(path.display().to_string()),
+            args: Vec::new(),
+            model: None,
+            script: Vec::new(),
+        },
+        policy: pipeline::default_policy(),
+    }
+}
+
+fn profile(engine: &Engine, candidates: Vec<CandidateInput>) -> Profile {
+    let p = engine.create_profile("P").unwrap();
+    engine
+        .save_candidates(p.id, p.revision, candidates)
+        .unwrap()
+}
+
+async fn start(engine: &Engine, p: &Profile, prompt: &str) -> RouteSnapshot {
+    engine
+        .start_run(StartRun {
+            profile_id: p.id,
+            prompt: prompt.into(),
+            cwd: None,
+        })
+        .await
+        .unwrap()
+}
+
+async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
+    for _ in 0..2000 {
+        let s = engine.route_detail(id).unwrap().snapshot;
+        if s.state == state {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("route {id} never reached {state:?}");
+}
+
+async fn act(engine: &Engine, s: &RouteSnapshot, action: ManualAction) -> RouteSnapshot {
+    engine
+        .act(ActionRequest {
+            route_id: s.id,
+            action,
+            expected_generation: s.generation,
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(
+        &engine,
+        vec![sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)],
+    );
+    let s = start(&engine, &p, "work").await;
+    assert_eq!(
+        s.actions,
+        vec![ManualAction::Stop],
+        "only stop while running"
+    );
+    let err = engine
+        .act(ActionRequest {
+            route_id: s.id,
+            action: ManualAction::RetryNow,
+            expected_generation: s.generation,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert_eq!(
+        err.to_string(),
+        "retry-now is not possible while the route is running"
+    );
+    let stopped = act(&engine, &s, ManualAction::Stop).await;
+    let err = engine
+        .act(ActionRequest {
+            route_id: s.id,
+            action: ManualAction::SkipNow,
+            expected_generation: stopped.generation,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no candidate is left to skip to in this cycle"
+    );
+    let err = engine
+        .act(ActionRequest {
+            route_id: 42,
+            action: ManualAction::Stop,
+            expected_generation: 1,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "not_found");
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stale_error_message_names_the_current_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(
+        &engine,
+        vec![sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)],
+    );
+    let s = start(&engine, &p, "work").await;
+    act(&engine, &s, ManualAction::Stop).await;
+    let err = engine
+        .act(ActionRequest {
+            route_id: s.id,
+            action: ManualAction::Resume,
+            expected_generation: s.generation,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the route changed (now generation 2, stopped); look again before acting"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(
+        &engine,
+        vec![
+            sim(
+                "flaky",
+                vec![SimStep::Overloaded { after_ms: 100 }],
+                Some((5, 60)),
+            ),
+            sim("steady", vec![SimStep::Succeed { after_ms: 100 }], None),
+        ],
+    );
+    let s = start(&engine, &p, "work").await;
+    let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
+    assert_eq!(
+        waiting.actions,
+        vec![
+            ManualAction::RetryNow,
+            ManualAction::SkipNow,
+            ManualAction::CancelWait,
+            ManualAction::Stop
+        ]
+    );
+    let skipped = act(&engine, &waiting, ManualAction::SkipNow).await;
+    assert_eq!(
+        (skipped.state, skipped.candidate_index),
+        (RouteState::Running, 1)
+    );
+    let done = until_state(&engine, s.id, RouteState::Succeeded).await;
+    assert_eq!(done.attempts, 2, "the pending retry never ran");
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn policy_edit_applies_to_the_next_decision_not_the_pending_timer() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(
+        &engine,
+        vec![sim(
+            "flaky",
+            vec![
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Succeed { after_ms: 10 },
+            ],
+            Some((3, 10)),
+        )],
+    );
+    let s = start(&engine, &p, "work").await;
+    let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
+    let first_deadline = waiting.deadline.unwrap();
+    let mut edited = sim("flaky", Vec::new(), Some((3, 100)));
+    edited.id = Some(p.candidates[0].id);
+    edited.agent = p.candidates[0].agent.clone();
+    engine
+        .save_candidates(p.id, p.revision, vec![edited])
+        .unwrap();
+    let after_edit = engine.route_detail(s.id).unwrap().snapshot;
+    assert_eq!(
+        after_edit.deadline,
+        Some(first_deadline),
+        "pending timer untouched"
+    );
+    let second = loop {
+        let d = engine.route_detail(s.id).unwrap();
+        if d.snapshot.state == RouteState::RetryScheduled && d.snapshot.attempts == 2 {
+            break d;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let failed_at = second.attempts[1].finished_at.unwrap();
+    let delay = (second.snapshot.deadline.unwrap() - failed_at).num_seconds();
+    assert_eq!(
+        delay, 200,
+        "second retry uses the edited 100 s initial interval (×2)"
+    );
+    assert_eq!(second.attempts[1].policy_revision, Some(2));
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn stop_kills_the_agent_process_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(&engine, vec![hanging_claude()]);
+    let pidfile = dir.path().join("agent.pid");
+    let s = start(
+        &engine,
+        &p,
+        &format!("scenario:hang pidfile:{}", pidfile.display()),
+    )
+    .await;
+    let pid = wait_pid(&pidfile).await;
+    let stopped = act(&engine, &s, ManualAction::Stop).await;
+    assert_eq!(stopped.state, RouteState::Stopped);
+    assert_eq!(stopped.actions, vec![ManualAction::Resume]);
+    wait_gone(&pid).await;
+    let again = act(&engine, &s, ManualAction::Stop).await;
+    assert_eq!(
+        again.generation, stopped.generation,
+        "stopping twice changes nothing"
+    );
+    let detail = engine.route_detail(s.id).unwrap();
+    assert_eq!(detail.attempts[0].outcome, Some(AttemptOutcome::Killed));
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_kills_agents_and_leaves_routes_for_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let engine = open(&db).await;
+    let p = profile(&engine, vec![hanging_claude()]);
+    let pidfile = dir.path().join("agent.pid");
+    let s = start(
+        &engine,
+        &p,
+        &format!("scenario:hang pidfile:{}", pidfile.display()),
+    )
+    .await;
+    let pid = wait_pid(&pidfile).await;
+    engine.shutdown().await;
+    wait_gone(&pid).await;
+    let engine = open(&db).await;
+    let after = engine.route_detail(s.id).unwrap();
+    assert_eq!(after.snapshot.state, RouteState::NeedsManual);
+    assert!(after
+        .snapshot
+        .manual_reason
+        .unwrap()
+        .starts_with("attempt 1 was still running when Recourse was shut down"));
+    assert_eq!(after.attempts[0].outcome, Some(AttemptOutcome::Interrupted));
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn unclassified_failures_land_in_the_inbox_and_need_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let message = "the flux capacitor is out of sync".to_string();
+    let p = profile(
+        &engine,
+        vec![sim(
+            "odd",
+            vec![SimStep::Unrecognised {
+                after_ms: 10,
+                message: message.clone(),
+            }],
+            Some((3, 1)),
+        )],
+    );
+    let s = start(&engine, &p, "work").await;
+    let manual = until_state(&engine, s.id, RouteState::NeedsManual).await;
+    assert_eq!(
+        manual.attempts, 1,
+        "unclassified is never retried automatically"
+    );
+    let inbox = engine.unclassified_inbox().unwrap();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!((inbox[0].route_id, inbox[0].attempt), (s.id, 1));
+    assert_eq!(inbox[0].evidence.message, message);
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn resume_starts_a_fresh_cycle_on_the_current_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(
+        &engine,
+        vec![sim(
+            "flaky",
+            vec![
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Succeed { after_ms: 10 },
+            ],
+            Some((1, 30)),
+        )],
+    );
+    let s = start(&engine, &p, "work").await;
+    let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
+    let stopped = act(&engine, &waiting, ManualAction::Stop).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(
+        engine.route_detail(s.id).unwrap().snapshot.attempts,
+        1,
+        "a stopped route's timer never fires"
+    );
+    let resumed = act(&engine, &stopped, ManualAction::Resume).await;
+    assert_eq!(resumed.state, RouteState::Running);
+    until_state(&engine, s.id, RouteState::Succeeded).await;
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_second_engine_leaves_live_routes_to_their_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let first = open(&db).await;
+    let p = profile(
+        &first,
+        vec![sim(
+            "slow",
+            vec![SimStep::Overloaded { after_ms: 50 }],
+            Some((1, 2)),
+        )],
+    );
+    let s = start(&first, &p, "work").await;
+    let waiting = until_state(&first, s.id, RouteState::RetryScheduled).await;
+    let second = open(&db).await;
+    let seen = second.route_detail(s.id).unwrap().snapshot;
+    assert_eq!(seen.owner.as_deref(), Some(first.instance()), "owner kept");
+    // The second engine cancels the wait; the owner notices and drops its timer.
+    let cancelled = act(&second, &waiting, ManualAction::CancelWait).await;
+    assert_eq!(cancelled.state, RouteState::NeedsManual);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let later = first.route_detail(s.id).unwrap().snapshot;
+    assert_eq!(
+        (later.state, later.attempts),
+        (RouteState::NeedsManual, 1),
+        "the owner's timer dispatched nothing after another process cancelled the wait"
+    );
+    second.shutdown().await;
+    first.shutdown().await;
+}
+
+async fn wait_pid(pidfile: &std::path::Path) -> String {
+    for _ in 0..500 {
+        if let Ok(s) = std::fs::read_to_string(pidfile) {
+            if !s.trim().is_empty() {
+                return s.trim().to_string();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the fake agent never started");
+}
+
+async fn wait_gone(pid: &str) {
+    for _ in 0..200 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next());
+        if stat.is_empty() || state == Some("Z") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("agent process {pid} survived");
+}

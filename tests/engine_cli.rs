@@ -1,0 +1,242 @@
+//! The route commands of the `recourse` binary: output, exit codes and every
+//! error message they print.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use chrono::Utc;
+use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
+use recourse::engine::{AgentKind, AgentSpec, CandidateInput, SimStep};
+use recourse::store::Store;
+
+fn profile(db: &Path, name: &str, script: Vec<SimStep>) {
+    let mut store = Store::open(db).unwrap();
+    let id = store.create_profile(name, Utc::now()).unwrap();
+    let section = SectionSpec {
+        reset_wait_max_s: None,
+        retry: Some((1, 1)),
+        exhausted: PendingOutcome::Stop,
+    };
+    let candidate = CandidateInput {
+        id: None,
+        name: format!("{name} sim"),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::Simulated,
+            program: None,
+            args: Vec::new(),
+            model: None,
+            script,
+        },
+        policy: pipeline::build_policy(section, section),
+    };
+    store
+        .save_candidates(id, 1, &[candidate], Utc::now())
+        .unwrap()
+        .unwrap();
+}
+
+fn recourse(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("recourse runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn run_prints_each_transition_and_exits_zero_on_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(
+        &db,
+        "Quick",
+        vec![
+            SimStep::Overloaded { after_ms: 50 },
+            SimStep::Succeed { after_ms: 50 },
+        ],
+    );
+    let out = recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4, "start, retry, running, success: {lines:?}");
+    assert!(lines[0].starts_with("route 1 gen 1 running         candidate 1/1 Quick sim"));
+    assert!(lines[1].contains("retry_scheduled") && lines[1].contains("retry 1/1"));
+    assert!(lines[3].starts_with("route 1 gen 4 succeeded"));
+}
+
+#[test]
+fn run_that_needs_a_person_says_how_to_act_and_exits_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Unsafe", vec![SimStep::ToolThenReset { after_ms: 20 }]);
+    let out = recourse(&db, &["run", "--profile", "Unsafe", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = stdout(&out);
+    assert!(
+        text.contains("route 1 needs you: not safe to recover automatically"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  actions: retry-now, stop (recourse action 1 ACTION --generation 2)"),
+        "{text}"
+    );
+    let out = recourse(&db, &["action", "1", "stop", "--generation", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("route 1 gen 3 stopped"));
+    let out = recourse(&db, &["action", "1", "retry-now", "--generation", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: the route changed (now generation 3, stopped); look again before acting\n"
+    );
+}
+
+#[test]
+fn route_commands_list_and_show_routes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
+    let out = recourse(&db, &["routes"]);
+    assert_eq!(
+        stdout(&out),
+        "no routes yet — start one with `recourse run --profile NAME --prompt TEXT`\n"
+    );
+    recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    let out = recourse(&db, &["routes", "--json"]);
+    let routes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(routes[0]["state"], "succeeded");
+    let out = recourse(&db, &["route", "1"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("  attempt 1 (gen 1) Quick sim — succeeded"),
+        "{text}"
+    );
+    let out = recourse(&db, &["route", "1", "--json"]);
+    let detail: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(detail["attempts"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn bad_input_is_reported_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
+    let out = recourse(&db, &["run", "--profile", "Nope", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), "error: profile \"Nope\" does not exist\n");
+    let out = recourse(&db, &["action", "1", "bogus", "--generation", "1"]);
+    assert_eq!(
+        stderr(&out),
+        "error: unknown action \"bogus\"; use retry-now, skip-now, cancel-wait, stop or resume\n"
+    );
+    let out = recourse(&db, &["route", "9"]);
+    assert_eq!(stderr(&out), "error: route 9 does not exist\n");
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"not a database at all, just some bytes".repeat(50)).unwrap();
+    let out = recourse(&junk, &["routes"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: opening {0}: {0} is not a Recourse database (not an SQLite file); the file was left untouched\n",
+            junk.display()
+        )
+    );
+}
+
+#[test]
+fn action_that_dispatches_follows_the_route_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(
+        &db,
+        "Twice",
+        vec![
+            SimStep::ToolThenReset { after_ms: 20 },
+            SimStep::Succeed { after_ms: 20 },
+        ],
+    );
+    let out = recourse(&db, &["run", "--profile", "Twice", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(3));
+    let out = recourse(&db, &["action", "1", "retry-now", "--generation", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 2, "dispatch, then success: {lines:?}");
+    assert!(lines[0].starts_with("route 1 gen 3 running"));
+    assert!(lines[1].starts_with("route 1 gen 4 succeeded"));
+}
+
+#[test]
+fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/claude-code.sh");
+    let mut store = Store::open(&db).unwrap();
+    let id = store.create_profile("Hang", Utc::now()).unwrap();
+    let candidate = CandidateInput {
+        id: None,
+        name: "claude".into(),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::ClaudeCode,
+            program: Some(fake.display().to_string()),
+            args: Vec::new(),
+            model: None,
+            script: Vec::new(),
+        },
+        policy: pipeline::default_policy(),
+    };
+    store
+        .save_candidates(id, 1, &[candidate], Utc::now())
+        .unwrap()
+        .unwrap();
+    let pidfile = dir.path().join("agent.pid");
+    let prompt = format!("scenario:hang pidfile:{}", pidfile.display());
+    let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", "Hang", "--prompt", &prompt, "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut agent_pid = String::new();
+    for _ in 0..500 {
+        agent_pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        if !agent_pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!agent_pid.trim().is_empty(), "the fake agent started");
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "interrupted: stopping route 1's agent\n"
+    );
+    let stat =
+        std::fs::read_to_string(format!("/proc/{}/stat", agent_pid.trim())).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next());
+    assert!(
+        stat.is_empty() || state == Some("Z"),
+        "the agent was killed"
+    );
+    let row = Store::open(&db).unwrap().route(1).unwrap().unwrap();
+    assert_eq!(row.state, recourse::engine::RouteState::NeedsManual);
+}

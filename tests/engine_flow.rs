@@ -1,0 +1,163 @@
+//! End-to-end route flow through the engine with the simulated provider,
+//! under paused tokio time.
+
+use std::time::Duration;
+
+use recourse::engine::{
+    ActionRequest, Engine, EngineError, EngineOptions, ManualAction, RouteEvent, RouteSnapshot,
+    RouteState, StartRun, DEMO_PROFILE,
+};
+use tokio::sync::broadcast::Receiver;
+
+async fn open(dir: &tempfile::TempDir) -> Engine {
+    Engine::open(&dir.path().join("r.db"), EngineOptions::default())
+        .await
+        .expect("engine opens")
+}
+
+/// Events for `route` until one satisfies `done`; panics after an hour of
+/// (paused) time.
+async fn until(
+    events: &mut Receiver<RouteEvent>,
+    route: u32,
+    done: impl Fn(&RouteSnapshot) -> bool,
+) -> Vec<RouteSnapshot> {
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
+    loop {
+        let ev = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("route settles within an hour")
+            .expect("event stream open");
+        if ev.route_id != route {
+            continue;
+        }
+        let finished = done(&ev.snapshot);
+        seen.push(ev.snapshot);
+        if finished {
+            return seen;
+        }
+    }
+}
+
+fn states(seen: &[RouteSnapshot]) -> Vec<(RouteState, u32)> {
+    seen.iter().map(|s| (s.state, s.candidate_index)).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn demo_route_waits_for_reset_skips_retries_and_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir).await;
+    let profile = engine.profile_by_name(DEMO_PROFILE).unwrap();
+    assert_eq!(profile.candidates.len(), 3, "demo profile seeded");
+    let mut events = engine.subscribe();
+    let start = engine
+        .start_run(StartRun {
+            profile_id: profile.id,
+            prompt: "Fix the flaky test".into(),
+            cwd: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(start.state, RouteState::Running);
+    let seen = until(&mut events, start.id, |s| s.state == RouteState::Succeeded).await;
+    assert_eq!(
+        states(&seen),
+        vec![
+            (RouteState::Running, 0),
+            (RouteState::WaitingReset, 0),
+            (RouteState::Running, 0),
+            (RouteState::Running, 1),
+            (RouteState::RetryScheduled, 1),
+            (RouteState::Running, 1),
+            (RouteState::RetryScheduled, 1),
+            (RouteState::Running, 1),
+            (RouteState::Succeeded, 1),
+        ],
+        "reset wait, one post-wait attempt, skip, two retries, success"
+    );
+    let wait = &seen[1];
+    let deadline = wait.deadline.expect("waiting route has a deadline");
+    let ahead = (deadline - wait.updated_at).num_seconds();
+    assert!(
+        (38..=40).contains(&ahead),
+        "reset deadline ~40 s ahead, got {ahead}"
+    );
+    let first_retry = &seen[4];
+    assert_eq!(first_retry.retry.map(|r| (r.ordinal, r.max)), Some((1, 3)));
+    let generations: Vec<u32> = seen.iter().map(|s| s.generation).collect();
+    assert!(
+        generations.windows(2).all(|w| w[1] > w[0]),
+        "generations strictly increase: {generations:?}"
+    );
+    let detail = engine.route_detail(start.id).unwrap();
+    assert_eq!(detail.attempts.len(), 5, "five attempts dispatched");
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stale_action_is_refused_with_the_current_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir).await;
+    let profile = engine.profile_by_name(DEMO_PROFILE).unwrap();
+    let mut events = engine.subscribe();
+    let start = engine
+        .start_run(StartRun {
+            profile_id: profile.id,
+            prompt: "p".into(),
+            cwd: None,
+        })
+        .await
+        .unwrap();
+    let seen = until(&mut events, start.id, |s| {
+        s.state == RouteState::WaitingReset
+    })
+    .await;
+    let waiting = seen.last().unwrap().clone();
+    let cancelled = engine
+        .act(ActionRequest {
+            route_id: start.id,
+            action: ManualAction::CancelWait,
+            expected_generation: waiting.generation,
+        })
+        .await
+        .unwrap();
+    assert_eq!(cancelled.state, RouteState::NeedsManual);
+    let again = engine
+        .act(ActionRequest {
+            route_id: start.id,
+            action: ManualAction::CancelWait,
+            expected_generation: waiting.generation,
+        })
+        .await
+        .expect("cancelling twice is idempotent");
+    assert_eq!(again.generation, cancelled.generation, "nothing changed");
+    let err = engine
+        .act(ActionRequest {
+            route_id: start.id,
+            action: ManualAction::RetryNow,
+            expected_generation: waiting.generation,
+        })
+        .await
+        .expect_err("stale generation refused");
+    assert_eq!(err.code(), "stale");
+    match err {
+        EngineError::Stale { current } => assert_eq!(current.generation, cancelled.generation),
+        other => panic!("expected stale, got {other:?}"),
+    }
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    let after = engine.route_detail(start.id).unwrap();
+    assert_eq!(
+        after.snapshot.state,
+        RouteState::NeedsManual,
+        "cancelled timer never fired"
+    );
+    assert_eq!(after.attempts.len(), 1);
+    engine.shutdown().await;
+}
+
+#[test]
+fn engine_handle_is_cloneable_and_shareable_across_threads() {
+    fn shareable<T: Clone + Send + Sync + 'static>() {}
+    shareable::<Engine>();
+}

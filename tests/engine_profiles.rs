@@ -1,0 +1,319 @@
+//! Profiles and candidates through the engine API: validation with field
+//! paths, revision conflicts, all-or-nothing saves, and error codes.
+
+use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
+use recourse::engine::{
+    AgentKind, AgentSpec, CandidateInput, Engine, EngineError, EngineOptions, SimStep, StartRun,
+    DEMO_PROFILE,
+};
+
+async fn open(dir: &tempfile::TempDir, seed_demo: bool) -> Engine {
+    let opts = EngineOptions {
+        seed_demo,
+        ..EngineOptions::default()
+    };
+    Engine::open(&dir.path().join("p.db"), opts).await.unwrap()
+}
+
+fn sim(name: &str) -> CandidateInput {
+    CandidateInput {
+        id: None,
+        name: name.into(),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::Simulated,
+            program: None,
+            args: Vec::new(),
+            model: None,
+            script: vec![SimStep::Succeed { after_ms: 10 }],
+        },
+        policy: pipeline::default_policy(),
+    }
+}
+
+fn validation(err: EngineError) -> (String, String) {
+    assert_eq!(err.code(), "validation");
+    let field = err
+        .field()
+        .expect("validation errors name a field")
+        .to_string();
+    (field, err.to_string())
+}
+
+#[tokio::test]
+async fn demo_profile_is_seeded_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, true).await;
+    engine.shutdown().await;
+    let engine = open(&dir, true).await;
+    let profiles = engine.list_profiles().unwrap();
+    assert_eq!(profiles.len(), 1, "reopening does not seed again");
+    assert_eq!(profiles[0].name, DEMO_PROFILE);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn saving_candidates_bumps_revision_and_keeps_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let p = engine.create_profile("  Work  ").unwrap();
+    assert_eq!(p.name, "Work", "names are trimmed");
+    let p = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), sim("b")])
+        .unwrap();
+    assert_eq!(p.revision, 2);
+    let (a, b) = (p.candidates[0].clone(), p.candidates[1].clone());
+    let mut edited = CandidateInput {
+        id: Some(a.id),
+        name: a.name.clone(),
+        enabled: a.enabled,
+        agent: a.agent.clone(),
+        policy: pipeline::build_policy(
+            SectionSpec {
+                reset_wait_max_s: None,
+                retry: Some((2, 5)),
+                exhausted: PendingOutcome::Stop,
+            },
+            SectionSpec {
+                reset_wait_max_s: None,
+                retry: None,
+                exhausted: PendingOutcome::Skip,
+            },
+        ),
+    };
+    let reordered = vec![
+        CandidateInput {
+            id: Some(b.id),
+            ..sim("b")
+        },
+        edited.clone(),
+    ];
+    let p = engine.save_candidates(p.id, p.revision, reordered).unwrap();
+    assert_eq!(p.candidates[0].id, b.id, "reordering keeps ids");
+    assert_eq!(p.candidates[1].id, a.id);
+    assert_eq!(
+        p.candidates[1].policy_revision, 2,
+        "edited policy is a new revision"
+    );
+    assert_eq!(
+        p.candidates[0].policy_revision, 1,
+        "unchanged policy keeps its revision"
+    );
+    edited.name = "renamed".into();
+    let p2 = engine
+        .save_candidates(p.id, p.revision, vec![edited])
+        .unwrap();
+    assert_eq!(p2.candidates.len(), 1, "a candidate left out is removed");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn stale_revision_is_a_conflict_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let p = engine.create_profile("Work").unwrap();
+    engine
+        .save_candidates(p.id, p.revision, vec![sim("a")])
+        .unwrap();
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("x"), sim("y")])
+        .unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert_eq!(
+        err.to_string(),
+        "the profile was changed elsewhere (revision 2, you edited 1); reload it and apply your edit again"
+    );
+    assert_eq!(engine.get_profile(p.id).unwrap().candidates.len(), 1);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let p = engine.create_profile("Work").unwrap();
+    let mut bad = sim("c");
+    bad.agent.script.clear();
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), sim("b"), bad])
+        .unwrap_err();
+    assert_eq!(
+        validation(err),
+        (
+            "candidates[2].agent.script".to_string(),
+            "candidates[2].agent.script: a simulated candidate needs at least one scripted step"
+                .to_string()
+        )
+    );
+    let mut generic = sim("g");
+    generic.agent.kind = AgentKind::Generic;
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![generic])
+        .unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "candidates[0].agent.program: a generic candidate needs a program to run"
+    );
+    let mut unnamed = sim(" ");
+    unnamed.name = " ".into();
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![unnamed])
+        .unwrap_err();
+    assert_eq!(validation(err).1, "candidates[0].name: must not be empty");
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), sim("a")])
+        .unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "candidates[1].name: duplicate candidate name \"a\" (also candidates[0])"
+    );
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![])
+        .unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "candidates: must list at least one candidate"
+    );
+    let mut bad_policy = sim("p");
+    bad_policy.policy = pipeline::build_policy(
+        SectionSpec {
+            reset_wait_max_s: None,
+            retry: Some((0, 5)),
+            exhausted: PendingOutcome::Skip,
+        },
+        SectionSpec {
+            reset_wait_max_s: None,
+            retry: None,
+            exhausted: PendingOutcome::Skip,
+        },
+    );
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), bad_policy])
+        .unwrap_err();
+    let (field, _) = validation(err);
+    assert!(
+        field.starts_with("candidates[1].transient.retry"),
+        "policy errors carry the candidate's path, got {field}"
+    );
+    let after = engine.get_profile(p.id).unwrap();
+    assert_eq!(
+        (after.revision, after.candidates.len()),
+        (1, 0),
+        "nothing half-written"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn candidate_id_of_another_profile_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let a = engine.create_profile("A").unwrap();
+    let a = engine.save_candidates(a.id, 1, vec![sim("a")]).unwrap();
+    let b = engine.create_profile("B").unwrap();
+    let stolen = CandidateInput {
+        id: Some(a.candidates[0].id),
+        ..sim("a")
+    };
+    let err = engine.save_candidates(b.id, 1, vec![stolen]).unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        format!(
+            "candidates[0].id: candidate {} does not belong to this profile",
+            a.candidates[0].id
+        )
+    );
+    assert_eq!(engine.get_profile(a.id).unwrap().candidates.len(), 1);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn profile_names_are_unique_non_empty_and_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let p = engine.create_profile("Work").unwrap();
+    let err = engine.create_profile("Work").unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert_eq!(err.to_string(), "a profile named \"Work\" already exists");
+    let err = engine.create_profile("   ").unwrap_err();
+    assert_eq!(validation(err).1, "name: a profile needs a name");
+    let err = engine.create_profile(&"x".repeat(81)).unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "name: a profile name is at most 80 characters"
+    );
+    let q = engine.create_profile("Home").unwrap();
+    let err = engine.rename_profile(q.id, "Work").unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert_eq!(
+        engine.rename_profile(p.id, "Office").unwrap().name,
+        "Office"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn missing_things_are_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    for err in [
+        engine.get_profile(99).unwrap_err(),
+        engine.rename_profile(99, "x").unwrap_err(),
+        engine.delete_profile(99).unwrap_err(),
+        engine.save_candidates(99, 1, vec![sim("a")]).unwrap_err(),
+    ] {
+        assert_eq!(err.code(), "not_found");
+        assert_eq!(err.to_string(), "profile 99 does not exist");
+        assert_eq!(err.field(), None);
+    }
+    let err = engine.route_detail(7).unwrap_err();
+    assert_eq!(err.to_string(), "route 7 does not exist");
+    let err = engine.profile_by_name("Nope").unwrap_err();
+    assert_eq!(err.to_string(), "profile \"Nope\" does not exist");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn starting_a_run_checks_prompt_cwd_and_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let p = engine.create_profile("Empty").unwrap();
+    let run = |prompt: &str, cwd: Option<&str>| StartRun {
+        profile_id: p.id,
+        prompt: prompt.into(),
+        cwd: cwd.map(str::to_string),
+    };
+    let err = engine.start_run(run(" ", None)).await.unwrap_err();
+    assert_eq!(validation(err).1, "prompt: the prompt is empty");
+    let err = engine
+        .start_run(run("go", Some("/nonexistent/dir")))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "cwd: /nonexistent/dir is not a directory"
+    );
+    let err = engine.start_run(run("go", None)).await.unwrap_err();
+    assert_eq!(
+        validation(err).1,
+        "profile_id: the profile has no enabled candidate"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn agent_picker_lists_every_kind_with_a_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let kinds = engine.agent_kinds();
+    assert_eq!(kinds.len(), AgentKind::ALL.len());
+    assert!(kinds
+        .iter()
+        .all(|k| !k.description.is_empty() && !k.label.is_empty()));
+    let claude = kinds
+        .iter()
+        .find(|k| k.kind == AgentKind::ClaudeCode)
+        .unwrap();
+    assert_eq!(claude.default_program.as_deref(), Some("claude"));
+    engine.shutdown().await;
+}

@@ -1,0 +1,280 @@
+//! Racing actors on one route: a timer firing, an agent report and two
+//! people clicking, each on its own database connection and thread, all
+//! planned from the same snapshot. Over thousands of rounds exactly one
+//! commits; every loser gets the winner's row back; no attempt is
+//! dispatched twice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+
+use chrono::{Duration, Utc};
+use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
+use recourse::engine::route::{self, Effect, Failure, Lease, Plan};
+use recourse::engine::{AgentKind, AgentSpec, CandidateInput, ManualAction, RouteState, SimStep};
+use recourse::evidence::{Provider, RawEvidence};
+use recourse::safety::{EffectContext, PromptDelivery};
+use recourse::store::{AttemptRecord, Cas, NewRoute, RouteRow, Store};
+
+const ROUNDS: usize = 2000;
+
+fn candidate(name: &str) -> CandidateInput {
+    let section = SectionSpec {
+        reset_wait_max_s: Some(600),
+        retry: Some((3, 1)),
+        exhausted: PendingOutcome::Skip,
+    };
+    CandidateInput {
+        id: None,
+        name: name.to_string(),
+        enabled: true,
+        agent: AgentSpec {
+            kind: AgentKind::Simulated,
+            program: None,
+            args: Vec::new(),
+            model: None,
+            script: vec![SimStep::Overloaded { after_ms: 1 }],
+        },
+        policy: pipeline::build_policy(section, section),
+    }
+}
+
+fn new_route(store: &mut Store, profile_id: u32) -> RouteRow {
+    let profile = store.get_profile(profile_id).unwrap().unwrap();
+    let now = Utc::now();
+    let new = NewRoute {
+        profile_id,
+        profile_name: profile.name.clone(),
+        prompt: "race".into(),
+        cwd: None,
+        candidates: profile.candidates.clone(),
+        cycle: pipeline::new_cycle(0),
+        candidate_index: 0,
+        owner: "racer".into(),
+        lease_until: now + Duration::seconds(60),
+        now,
+    };
+    let c = &profile.candidates[0];
+    store
+        .insert_route(&new, |id| AttemptRecord {
+            number: 1,
+            generation: 1,
+            candidate_index: 0,
+            candidate_id: c.id,
+            candidate_name: c.name.clone(),
+            invocation_id: format!("r{id}-a1"),
+            started_at: now,
+        })
+        .unwrap()
+}
+
+/// A transient failure before delivery: the evaluator schedules a retry.
+fn overloaded(row: &RouteRow) -> Failure {
+    let raw = RawEvidence {
+        provider: Provider::AnthropicApi,
+        message: br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            .to_vec(),
+        phase: None,
+        http_status: Some(529),
+        headers: BTreeMap::new(),
+        error_type: Some("overloaded_error".into()),
+        exit_code: None,
+        occurred_at: Utc::now(),
+        correlation: None,
+    };
+    let evidence = pipeline::sanitize(raw);
+    Failure {
+        number: row.attempts,
+        classification: pipeline::classify(&evidence),
+        evidence,
+        effect: EffectContext {
+            prompt_delivery: Some(PromptDelivery::NotDelivered),
+            assistant_output_seen: Some(false),
+            tool_activity_seen: Some(false),
+            partial_result_seen: Some(false),
+            evidence_current: Some(true),
+        },
+    }
+}
+
+/// What each actor would do, seen from the same snapshot. `None`: the
+/// actor has nothing valid to do in this state and stays out.
+fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
+    let now = Utc::now();
+    let lease = Lease {
+        owner: "racer",
+        until: now + Duration::seconds(60),
+    };
+    let timer = route::timer_fired(row, lease, now);
+    let agent = (row.state == RouteState::Running).then(|| {
+        if round % 5 == 0 {
+            route::succeeded(row, row.attempts, now)
+        } else {
+            route::failed(row, overloaded(row), lease, now)
+        }
+    });
+    let valid = route::valid_actions(row);
+    let click = |pick: usize| {
+        let action = *valid.get(pick % valid.len().max(1))?;
+        route::manual(row, action, row.generation, lease, now).ok()
+    };
+    vec![timer, agent, click(round), click(round + 1)]
+}
+
+fn open(path: &Path) -> Store {
+    Store::open(path).expect("store opens")
+}
+
+#[test]
+fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("race.db");
+    let mut setup = open(&path);
+    let profile = setup.create_profile("race", Utc::now()).unwrap();
+    setup
+        .save_candidates(profile, 1, &[candidate("a"), candidate("b")], Utc::now())
+        .unwrap()
+        .unwrap();
+    let mut row = new_route(&mut setup, profile);
+    let mut stores: Vec<Store> = (0..4).map(|_| open(&path)).collect();
+    let mut contested = 0;
+    for round in 0..ROUNDS {
+        if matches!(row.state, RouteState::Succeeded) {
+            row = new_route(&mut setup, profile);
+        }
+        let plans = plans(&row, round);
+        let competing = plans.iter().filter(|p| p.is_some()).count();
+        assert!(
+            competing >= 1,
+            "round {round}: someone can act in {:?}",
+            row.state
+        );
+        contested += usize::from(competing > 1);
+        let attempts_before = row.attempts;
+        let dispatches: Vec<bool> = plans
+            .iter()
+            .map(|p| {
+                p.as_ref()
+                    .is_some_and(|p| matches!(p.effect, Effect::Dispatch(_)))
+            })
+            .collect();
+        let results = race(&mut stores, plans);
+        let winners: Vec<usize> = (0..results.len())
+            .filter(|i| matches!(results[*i], Some(Cas::Won(_))))
+            .collect();
+        assert_eq!(
+            winners.len(),
+            1,
+            "round {round}: exactly one winner of {competing}"
+        );
+        let winner = match &results[winners[0]] {
+            Some(Cas::Won(r)) => r.clone(),
+            Some(Cas::Lost(_)) | None => unreachable!("winner index points at a win"),
+        };
+        assert_eq!(
+            winner.generation,
+            row.generation + 1,
+            "one generation per transition"
+        );
+        for (i, r) in results.iter().enumerate() {
+            if let Some(Cas::Lost(current)) = r {
+                assert_eq!(
+                    current, &winner,
+                    "round {round}: loser {i} sees the winner's row"
+                );
+            }
+        }
+        let expected_attempts = attempts_before + u32::from(dispatches[winners[0]]);
+        assert_eq!(
+            winner.attempts, expected_attempts,
+            "round {round}: at most one dispatch"
+        );
+        row = winner;
+    }
+    assert!(
+        contested > ROUNDS / 2,
+        "most rounds were contested ({contested})"
+    );
+    let final_row = setup.route(row.id).unwrap().unwrap();
+    let attempts = setup.attempts(row.id).unwrap();
+    assert_eq!(attempts.len() as u32, final_row.attempts);
+    let mut gens: Vec<u32> = attempts.iter().map(|a| a.attempt.generation).collect();
+    gens.dedup();
+    assert_eq!(
+        gens.len(),
+        attempts.len(),
+        "no two attempts share a generation"
+    );
+}
+
+/// Runs every plan on its own thread and connection, released together.
+fn race(stores: &mut [Store], plans: Vec<Option<Plan>>) -> Vec<Option<Cas>> {
+    let barrier = Arc::new(Barrier::new(plans.len()));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = stores
+            .iter_mut()
+            .zip(plans)
+            .map(|(store, plan)| {
+                let barrier = Arc::clone(&barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    plan.map(|p| {
+                        store
+                            .commit_transition(
+                                p.expected_generation,
+                                p.expected_state,
+                                &p.next,
+                                &p.write,
+                            )
+                            .expect("store writes")
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn stale_click_loses_to_a_transition_it_did_not_see() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stale.db");
+    let mut store = open(&path);
+    let profile = store.create_profile("p", Utc::now()).unwrap();
+    store
+        .save_candidates(profile, 1, &[candidate("a"), candidate("b")], Utc::now())
+        .unwrap()
+        .unwrap();
+    let row = new_route(&mut store, profile);
+    let now = Utc::now();
+    let lease = Lease {
+        owner: "racer",
+        until: now + Duration::seconds(60),
+    };
+    let stop = route::manual(&row, ManualAction::Stop, row.generation, lease, now).unwrap();
+    let report = route::failed(&row, overloaded(&row), lease, now);
+    let Cas::Won(won) = store
+        .commit_transition(
+            report.expected_generation,
+            report.expected_state,
+            &report.next,
+            &report.write,
+        )
+        .unwrap()
+    else {
+        panic!("the report commits first");
+    };
+    let Cas::Lost(lost) = store
+        .commit_transition(
+            stop.expected_generation,
+            stop.expected_state,
+            &stop.next,
+            &stop.write,
+        )
+        .unwrap()
+    else {
+        panic!("the stop planned from the old row loses");
+    };
+    assert_eq!(lost, won, "the loser gets the current row");
+    assert_eq!(lost.state, RouteState::RetryScheduled);
+}
