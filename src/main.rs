@@ -1,6 +1,8 @@
 //! `recourse` command-line interface.
 use clap::{Parser, Subcommand};
 
+mod cli;
+
 #[derive(Parser)]
 #[command(
     name = "recourse",
@@ -13,9 +15,14 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Classify failure evidence with the built-in catalogue
+    Classify(cli::classify::ClassifyArgs),
+}
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Classify(args) => cli::classify::run(args),
+    }
 }
