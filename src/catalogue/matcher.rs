@@ -27,13 +27,23 @@ static PROGRESS_LINE: LazyLock<Regex> = LazyLock::new(|| {
 pub(crate) struct ProgressLines(Vec<Range<usize>>);
 
 impl ProgressLines {
+    /// A progress line, and every following line indented deeper than it
+    /// (Claude Code prints the cause of each retry under it: `⎿ TypeError
+    /// (fetch failed)`), are progress.
     pub(crate) fn of(message: &str) -> ProgressLines {
         let mut lines = Vec::new();
         let mut start = 0;
+        let mut parent_indent: Option<usize> = None;
         for line in message.split_inclusive('\n') {
             let range = start..start + line.len();
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
             if PROGRESS_LINE.is_match(line) {
+                parent_indent = Some(indent);
                 lines.push(range.clone());
+            } else if parent_indent.is_some_and(|parent| indent > parent) {
+                lines.push(range.clone());
+            } else {
+                parent_indent = None;
             }
             start = range.end;
         }
@@ -155,6 +165,15 @@ mod tests {
         ] {
             assert_eq!(ProgressLines::of(line).count(), 1, "{line}");
         }
+    }
+
+    #[test]
+    fn deeper_indented_lines_under_a_retry_belong_to_it() {
+        let text = "API Error (Connection error.) · Retrying in 1 seconds… (attempt 1/10)\n    ⎿  TypeError (fetch failed)\nAPI Error: Connection error.\n";
+        let progress = ProgressLines::of(text);
+        assert_eq!(progress.count(), 2, "the retry line and its indented cause");
+        let last = text.rfind("API Error").expect("present");
+        assert!(!progress.contains(&(last..last + 9)), "the unindented final line is terminal");
     }
 
     #[test]
