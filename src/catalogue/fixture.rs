@@ -15,7 +15,7 @@
 //! http_status = 529            # optional
 //! error_type = "overloaded_error"  # optional
 //! exit_code = 1                # optional
-//! occurred_at = 2026-01-15T12:00:00Z  # optional, default DEFAULT_OCCURRED_AT
+//! occurred_at = "2026-01-15T12:00:00Z"  # optional, default DEFAULT_OCCURRED_AT
 //! local_tz = "Europe/Warsaw"   # optional, default UTC: the zone for clock times without one
 //! [input.headers]              # optional
 //! retry-after = "30"
@@ -23,7 +23,7 @@
 //! code = "provider_overloaded"
 //! class = "transient"
 //! rule_id = "anthropic.overloaded.v1"   # optional; "none" = no rule may match
-//! reset_at = 2026-01-15T12:00:30Z       # optional, checked when given
+//! reset_at = "2026-01-15T12:00:30Z"     # optional, checked when given
 //! retry_after_s = 30.0                  # optional, checked when given
 //! excerpt_must_not_contain = ["sk-ant-…"]  # redaction cases
 //! ```
