@@ -95,3 +95,6 @@ fn effective_class(rule: &Rule) -> Class {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
