@@ -7,3 +7,4 @@
 pub mod classification;
 pub mod evidence;
 pub mod safety;
+pub mod timing;
