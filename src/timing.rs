@@ -297,7 +297,7 @@ fn duration_part(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
         return None;
     }
     let number: f64 = std::str::from_utf8(&bytes[start..number_end]).ok()?.parse().ok()?;
-    let unit_start = scan(bytes, number_end, |b| b == b' ');
+    let unit_start = scan(bytes, number_end, |b| b.is_ascii_whitespace());
     let unit_end = scan(bytes, unit_start, |b| b.is_ascii_alphabetic());
     let unit = std::str::from_utf8(&bytes[unit_start..unit_end]).ok()?;
     Some((number * unit_seconds(unit)?, unit_end))
@@ -351,7 +351,7 @@ static CLOCK: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(?:resets?|try\s+again|available(?:\s+again)?|until)\s+(?:at\s+|on\s+)?",
         r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+",
         r"(?:(?P<year>\d{4}),?\s+)?(?:at\s+)?)?",
-        r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?\s*(?P<ampm>[ap]\.?m\b\.?)?",
+        r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?(?:\s*(?P<ampm>[ap]\.?m\b\.?))?",
         r"(?:\s*\((?P<ptz>[^()\s]{1,40})\)|\s+(?P<tz>[A-Za-z_]+/[A-Za-z0-9_+/-]{1,40}|UTC|GMT)\b)?",
     ))
 });
