@@ -8,3 +8,4 @@ pub mod classification;
 pub mod evidence;
 pub mod safety;
 pub mod catalogue;
+pub mod timing;
