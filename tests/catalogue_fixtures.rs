@@ -13,7 +13,8 @@ fn fixture_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+        let entries =
+            fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
         for entry in entries {
             let path = entry.expect("directory entry").path();
             if path.is_dir() {
@@ -35,7 +36,11 @@ fn every_catalogue_fixture_passes() {
     let mut negatives = 0;
     let mut cases = 0;
     for path in &files {
-        let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let source = fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {name}: {e}"));
         let fixture = match Fixture::parse(&source) {
             Ok(fixture) => fixture,
@@ -60,7 +65,10 @@ fn every_catalogue_fixture_passes() {
         files.len(),
         failures.join("\n\n")
     );
-    assert!(cases >= MIN_CASES, "only {cases} fixtures; the suite needs at least {MIN_CASES}");
+    assert!(
+        cases >= MIN_CASES,
+        "only {cases} fixtures; the suite needs at least {MIN_CASES}"
+    );
     assert!(
         negatives * 3 >= cases,
         "only {negatives} of {cases} fixtures are negative; at least a third must be"

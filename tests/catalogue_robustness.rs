@@ -47,7 +47,12 @@ fn at() -> DateTime<Utc> {
     "2026-01-15T12:00:00Z".parse().expect("valid instant")
 }
 
-fn raw(provider: Provider, message: Vec<u8>, status: Option<u16>, headers: BTreeMap<String, String>) -> RawEvidence {
+fn raw(
+    provider: Provider,
+    message: Vec<u8>,
+    status: Option<u16>,
+    headers: BTreeMap<String, String>,
+) -> RawEvidence {
     RawEvidence {
         provider,
         message,
@@ -64,7 +69,10 @@ fn raw(provider: Provider, message: Vec<u8>, status: Option<u16>, headers: BTree
 fn assert_well_formed(evidence: &Evidence, result: &Classification) {
     if let Some(span) = result.matched {
         let (start, end) = (span.start as usize, span.end as usize);
-        assert!(start <= end && end <= evidence.message.len(), "span inside the message");
+        assert!(
+            start <= end && end <= evidence.message.len(),
+            "span inside the message"
+        );
         assert!(
             evidence.message.is_char_boundary(start) && evidence.message.is_char_boundary(end),
             "span on char boundaries"
@@ -112,15 +120,32 @@ proptest! {
 #[test]
 fn huge_repetitive_input_is_bounded_before_matching() {
     let huge = "overloaded_error ".repeat(1 << 20);
-    let evidence = Evidence::from_raw(raw(Provider::Generic, huge.into_bytes(), None, BTreeMap::new()));
-    assert!(evidence.message.len() <= MAX_MESSAGE_BYTES, "the matcher only ever sees bounded text");
+    let evidence = Evidence::from_raw(raw(
+        Provider::Generic,
+        huge.into_bytes(),
+        None,
+        BTreeMap::new(),
+    ));
+    assert!(
+        evidence.message.len() <= MAX_MESSAGE_BYTES,
+        "the matcher only ever sees bounded text"
+    );
     assert_well_formed(&evidence, &classify(&evidence, Tz::UTC));
 }
 
 #[test]
 fn deeply_nested_json_is_just_text() {
-    let nested = format!("{}\"type\":\"overloaded_error\"{}", "{\"error\":".repeat(2000), "}".repeat(2000));
-    let evidence = Evidence::from_raw(raw(Provider::Generic, nested.into_bytes(), None, BTreeMap::new()));
+    let nested = format!(
+        "{}\"type\":\"overloaded_error\"{}",
+        "{\"error\":".repeat(2000),
+        "}".repeat(2000)
+    );
+    let evidence = Evidence::from_raw(raw(
+        Provider::Generic,
+        nested.into_bytes(),
+        None,
+        BTreeMap::new(),
+    ));
     assert_well_formed(&evidence, &classify(&evidence, Tz::UTC));
 }
 
@@ -131,5 +156,9 @@ fn invalid_utf8_and_terminal_escapes_are_tolerated() {
     let evidence = Evidence::from_raw(raw(Provider::ClaudeCode, bytes, None, BTreeMap::new()));
     let result = classify(&evidence, Tz::UTC);
     assert_well_formed(&evidence, &result);
-    assert_eq!(result.code.as_str(), "provider_overloaded", "escapes do not hide the error");
+    assert_eq!(
+        result.code.as_str(),
+        "provider_overloaded",
+        "escapes do not hide the error"
+    );
 }

@@ -4,11 +4,11 @@
 use chrono_tz::Tz;
 use serde::Serialize;
 
+use super::effective_class;
 use super::hints::{hint_for, line_start};
 use super::matcher::{ProgressLines, RuleMatch};
-use super::select::{MatchOutcome, Selection};
 use super::schema::Catalogue;
-use super::effective_class;
+use super::select::{MatchOutcome, Selection};
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode, Span};
 use crate::evidence::Evidence;
 use crate::timing::TimingHint;
@@ -150,7 +150,8 @@ fn selected_sentence(
         format!(
             "; the provider's hint ({}) says retry at {}",
             h.source.as_str(),
-            h.reset_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            h.reset_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )
     });
     format!(
@@ -162,7 +163,14 @@ fn selected_sentence(
 fn conflict_sentence(conflicting: &[&RuleMatch<'_>]) -> String {
     let names: Vec<String> = conflicting
         .iter()
-        .map(|m| format!("{} ({}, {})", m.rule.id, m.rule.code.as_str(), m.rule.class().as_str()))
+        .map(|m| {
+            format!(
+                "{} ({}, {})",
+                m.rule.id,
+                m.rule.code.as_str(),
+                m.rule.class().as_str()
+            )
+        })
         .collect();
     format!(
         "Rules {} matched at equal priority {} with different classes; conflicting evidence is not recovered automatically.",
@@ -175,7 +183,10 @@ fn conflict_sentence(conflicting: &[&RuleMatch<'_>]) -> String {
 fn quote(message: &str, span: Span) -> String {
     let text = &message[span.start as usize..span.end as usize];
     let cut = &text[..floor_boundary(text, QUOTE_MAX_BYTES)];
-    let flat: String = cut.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let flat: String = cut
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if cut.len() < text.len() {
         format!("{flat}…")
     } else {
@@ -189,7 +200,9 @@ pub fn excerpt(evidence: &Evidence, matched: Option<Span>) -> String {
     let message = evidence.message.as_str();
     let start = matched.map_or(0, |s| line_start(message, s.start as usize));
     let rest = &message[start..];
-    rest[..floor_boundary(rest, EXCERPT_MAX_BYTES)].trim_end().to_owned()
+    rest[..floor_boundary(rest, EXCERPT_MAX_BYTES)]
+        .trim_end()
+        .to_owned()
 }
 
 /// Largest char boundary of `text` that is `<= max`.
@@ -197,5 +210,8 @@ fn floor_boundary(text: &str, max: usize) -> usize {
     if text.len() <= max {
         return text.len();
     }
-    (0..=max).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+    (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }

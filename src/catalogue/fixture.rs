@@ -216,13 +216,23 @@ impl Fixture {
         }
         if let Some(want) = expect.reset_at {
             if got.reset_at != Some(want) {
-                problems.push(diff("reset_at", &want.to_rfc3339(), &format!("{:?}", got.reset_at)));
+                problems.push(diff(
+                    "reset_at",
+                    &want.to_rfc3339(),
+                    &format!("{:?}", got.reset_at),
+                ));
             }
         }
         if let Some(want) = expect.retry_after_s {
-            let close = got.retry_after_s.is_some_and(|have| (have - want).abs() < 1e-6);
+            let close = got
+                .retry_after_s
+                .is_some_and(|have| (have - want).abs() < 1e-6);
             if !close {
-                problems.push(diff("retry_after_s", &want.to_string(), &format!("{:?}", got.retry_after_s)));
+                problems.push(diff(
+                    "retry_after_s",
+                    &want.to_string(),
+                    &format!("{:?}", got.retry_after_s),
+                ));
             }
         }
         if !problems.is_empty() {
@@ -241,7 +251,10 @@ impl Fixture {
             }
             let leaks = [
                 ("excerpt", shown.contains(secret.as_str())),
-                ("sanitized message", evidence.message.contains(secret.as_str())),
+                (
+                    "sanitized message",
+                    evidence.message.contains(secret.as_str()),
+                ),
                 ("classification", json.contains(secret.as_str())),
             ];
             for (place, leaked) in leaks {
@@ -269,7 +282,8 @@ pub fn fixture_from_evidence(evidence: &Evidence, classification: &Classificatio
         Class::Unclassified => FixtureKind::Negative,
     };
     let fixture = Fixture {
-        description: "Exported from Recourse: describe this failure, then set the expected result".to_owned(),
+        description: "Exported from Recourse: describe this failure, then set the expected result"
+            .to_owned(),
         source: "exported evidence: replace with the public source of this text".to_owned(),
         kind,
         input: FixtureInput {
@@ -286,7 +300,12 @@ pub fn fixture_from_evidence(evidence: &Evidence, classification: &Classificatio
         expect: FixtureExpect {
             code: classification.code,
             class: classification.class,
-            rule_id: Some(classification.rule_id.clone().unwrap_or_else(|| NO_RULE.to_owned())),
+            rule_id: Some(
+                classification
+                    .rule_id
+                    .clone()
+                    .unwrap_or_else(|| NO_RULE.to_owned()),
+            ),
             reset_at: None,
             retry_after_s: None,
             excerpt_must_not_contain: Vec::new(),

@@ -173,7 +173,10 @@ mod tests {
         let progress = ProgressLines::of(text);
         assert_eq!(progress.count(), 2, "the retry line and its indented cause");
         let last = text.rfind("API Error").expect("present");
-        assert!(!progress.contains(&(last..last + 9)), "the unindented final line is terminal");
+        assert!(
+            !progress.contains(&(last..last + 9)),
+            "the unindented final line is terminal"
+        );
     }
 
     #[test]

@@ -19,7 +19,9 @@ use std::sync::LazyLock;
 use chrono_tz::Tz;
 
 pub use explain::{excerpt, Explanation, MatchReport, EXCERPT_MAX_BYTES};
-pub use fixture::{fixture_from_evidence, Fixture, FixtureError, FixtureExpect, FixtureInput, FixtureKind};
+pub use fixture::{
+    fixture_from_evidence, Fixture, FixtureError, FixtureExpect, FixtureInput, FixtureKind,
+};
 pub use schema::{Catalogue, CatalogueError, Matcher, ProviderScope, Role, Rule, TimingSources};
 pub use select::MatchOutcome;
 

@@ -373,9 +373,11 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
     let text = spec
         .text
         .map(|pattern| {
-            Regex::new(&pattern).map_err(|source| CatalogueError::BadRegex {
-                rule: rule.to_owned(),
-                source,
+            Regex::new(&ascii_word_boundaries(&pattern)).map_err(|source| {
+                CatalogueError::BadRegex {
+                    rule: rule.to_owned(),
+                    source,
+                }
             })
         })
         .transpose()?;
@@ -394,6 +396,30 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
         });
     }
     Ok(matcher)
+}
+
+/// Rewrites `\b` to the ASCII word boundary `(?-u:\b)`. A Unicode word
+/// boundary stops the regex crate's lazy DFA on any non-ASCII byte (and tool
+/// output is full of `⎿`, `·`, `…`), falling back to a much slower engine; the
+/// error texts we match are ASCII at their edges, so nothing is lost.
+fn ascii_word_boundaries(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('b') => out.push_str("(?-u:\\b)"),
+            Some(next) => {
+                out.push('\\');
+                out.push(next);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 fn lowercase(values: Vec<String>) -> Vec<String> {
@@ -442,14 +468,25 @@ mod tests {
     fn a_minimal_rule_parses() {
         let catalogue = Catalogue::parse(&rule_with(&[], TEXT_MATCH)).expect("valid rule");
         assert_eq!(catalogue.rules.len(), 1);
-        assert_eq!(catalogue.rules[0].role, Role::Cause, "role defaults to cause");
+        assert_eq!(
+            catalogue.rules[0].role,
+            Role::Cause,
+            "role defaults to cause"
+        );
     }
 
     #[test]
     fn duplicate_ids_are_rejected() {
         let rule = rule_with(&[], TEXT_MATCH);
-        let twice = format!("{rule}[[rule]]\n{}", rule.trim_start_matches(HEADER).trim_start_matches("[[rule]]\n"));
-        assert_eq!(error_of(&twice), "rule id \"test.rule.v1\" is used more than once");
+        let twice = format!(
+            "{rule}[[rule]]\n{}",
+            rule.trim_start_matches(HEADER)
+                .trim_start_matches("[[rule]]\n")
+        );
+        assert_eq!(
+            error_of(&twice),
+            "rule id \"test.rule.v1\" is used more than once"
+        );
     }
 
     #[test]
@@ -486,7 +523,8 @@ mod tests {
         let source = rule_with(&[("colour", "\"red\"")], TEXT_MATCH);
         let message = error_of(&source);
         assert!(
-            message.starts_with("catalogue does not follow the rule schema:") && message.contains("colour"),
+            message.starts_with("catalogue does not follow the rule schema:")
+                && message.contains("colour"),
             "unknown field is named: {message}"
         );
     }
@@ -550,11 +588,27 @@ mod tests {
     }
 
     #[test]
+    fn word_boundaries_become_ascii_and_escapes_survive() {
+        assert_eq!(ascii_word_boundaries(r"\bfoo\b"), r"(?-u:\b)foo(?-u:\b)");
+        assert_eq!(
+            ascii_word_boundaries(r"a\\b\d\("),
+            r"a\\b\d\(",
+            "an escaped backslash before b is not a boundary"
+        );
+    }
+
+    #[test]
     fn provider_scoped_rules_apply_to_generic_evidence() {
         let source = rule_with(&[("providers", "[\"codex\"]")], TEXT_MATCH);
         let rule = &Catalogue::parse(&source).expect("valid").rules[0];
         assert!(rule.applies_to(Provider::Codex));
-        assert!(rule.applies_to(Provider::Generic), "generic evidence sees every rule");
-        assert!(!rule.applies_to(Provider::ClaudeCode), "other tools are out of scope");
+        assert!(
+            rule.applies_to(Provider::Generic),
+            "generic evidence sees every rule"
+        );
+        assert!(
+            !rule.applies_to(Provider::ClaudeCode),
+            "other tools are out of scope"
+        );
     }
 }

@@ -60,12 +60,13 @@ pub(crate) fn select(matches: Vec<RuleMatch<'_>>) -> Selection<'_> {
         .filter(|m| m.rule.role == Role::Cause)
         .map(|m| m.span)
         .collect();
-    let (mut live, wrapped): (Vec<_>, Vec<_>) = matches
-        .into_iter()
-        .partition(|m| !(m.rule.role == Role::Wrapper && causes.iter().any(|c| inside(*c, m.span))));
+    let (mut live, wrapped): (Vec<_>, Vec<_>) = matches.into_iter().partition(|m| {
+        !(m.rule.role == Role::Wrapper && causes.iter().any(|c| inside(*c, m.span)))
+    });
     live.sort_by_key(|m| (Reverse(m.rule.priority), Reverse(m.structured), m.index));
 
-    let mut ranked: Vec<(RuleMatch<'_>, MatchOutcome)> = Vec::with_capacity(live.len() + wrapped.len());
+    let mut ranked: Vec<(RuleMatch<'_>, MatchOutcome)> =
+        Vec::with_capacity(live.len() + wrapped.len());
     if let Some(top) = live.first().copied() {
         let tied: Vec<&RuleMatch<'_>> = live
             .iter()

@@ -49,15 +49,25 @@ fn catalogue(rules: &[(&str, u16, &str, &str, &str, &str, &str)]) -> Catalogue {
 #[test]
 fn builtin_catalogue_is_valid_and_carries_its_version() {
     let parsed = Catalogue::parse(RULES_TOML).expect("rules.toml validates");
-    assert_eq!(parsed.version, CATALOGUE_VERSION, "rules.toml and the constant agree");
+    assert_eq!(
+        parsed.version, CATALOGUE_VERSION,
+        "rules.toml and the constant agree"
+    );
     assert_eq!(rules().len(), parsed.rules.len());
     let unknown = classify(&evidence("nothing to see"), Tz::UTC);
-    assert_eq!(unknown.catalogue_version, CATALOGUE_VERSION, "even unknown results are stamped");
+    assert_eq!(
+        unknown.catalogue_version, CATALOGUE_VERSION,
+        "even unknown results are stamped"
+    );
 }
 
 #[test]
 fn class_always_comes_from_the_code_table_unless_confidence_is_low() {
-    for text in ["API Error: Repeated 529 Overloaded errors", "Credit balance is too low", "exceeded retry limit"] {
+    for text in [
+        "API Error: Repeated 529 Overloaded errors",
+        "Credit balance is too low",
+        "exceeded retry limit",
+    ] {
         let result = classify(&evidence(text), Tz::UTC);
         let expected = match result.confidence {
             Confidence::Low => Class::Unclassified,
@@ -70,8 +80,24 @@ fn class_always_comes_from_the_code_table_unless_confidence_is_low() {
 #[test]
 fn equal_priority_with_different_classes_is_an_unclassified_conflict() {
     let c = catalogue(&[
-        ("t.throttle.v1", 50, "rate_limited", "high", "account", "cause", "text = 'alpha'"),
-        ("t.quota.v1", 50, "quota_exhausted", "high", "account", "cause", "text = 'beta'"),
+        (
+            "t.throttle.v1",
+            50,
+            "rate_limited",
+            "high",
+            "account",
+            "cause",
+            "text = 'alpha'",
+        ),
+        (
+            "t.quota.v1",
+            50,
+            "quota_exhausted",
+            "high",
+            "account",
+            "cause",
+            "text = 'beta'",
+        ),
     ]);
     let result = c.classify(&evidence("alpha then beta"), Tz::UTC);
     assert_eq!(result.code, SemanticCode::Unknown);
@@ -87,19 +113,55 @@ fn equal_priority_with_different_classes_is_an_unclassified_conflict() {
 #[test]
 fn equal_priority_with_the_same_class_takes_the_first_rule_in_the_catalogue() {
     let c = catalogue(&[
-        ("t.first.v1", 50, "provider_overloaded", "high", "provider", "cause", "text = 'beta'"),
-        ("t.second.v1", 50, "rate_limited", "high", "account", "cause", "text = 'alpha'"),
+        (
+            "t.first.v1",
+            50,
+            "provider_overloaded",
+            "high",
+            "provider",
+            "cause",
+            "text = 'beta'",
+        ),
+        (
+            "t.second.v1",
+            50,
+            "rate_limited",
+            "high",
+            "account",
+            "cause",
+            "text = 'alpha'",
+        ),
     ]);
     let result = c.classify(&evidence("alpha beta"), Tz::UTC);
-    assert_eq!(result.rule_id.as_deref(), Some("t.first.v1"), "catalogue order, not text order");
+    assert_eq!(
+        result.rule_id.as_deref(),
+        Some("t.first.v1"),
+        "catalogue order, not text order"
+    );
     assert_eq!(result.class, Class::Transient);
 }
 
 #[test]
 fn higher_priority_wins_over_earlier_text() {
     let c = catalogue(&[
-        ("t.low.v1", 10, "rate_limited", "high", "account", "cause", "text = 'alpha'"),
-        ("t.high.v1", 90, "usage_limit_reached", "high", "account", "cause", "text = 'beta'"),
+        (
+            "t.low.v1",
+            10,
+            "rate_limited",
+            "high",
+            "account",
+            "cause",
+            "text = 'alpha'",
+        ),
+        (
+            "t.high.v1",
+            90,
+            "usage_limit_reached",
+            "high",
+            "account",
+            "cause",
+            "text = 'beta'",
+        ),
     ]);
     let result = c.classify(&evidence("alpha beta"), Tz::UTC);
     assert_eq!(result.rule_id.as_deref(), Some("t.high.v1"));
@@ -109,42 +171,108 @@ fn higher_priority_wins_over_earlier_text() {
 #[test]
 fn structured_match_beats_text_match_at_equal_priority() {
     let c = catalogue(&[
-        ("t.text.v1", 50, "usage_limit_reached", "high", "account", "cause", "text = 'alpha'"),
-        ("t.status.v1", 50, "rate_limited", "high", "account", "cause", "http_status = [429]"),
+        (
+            "t.text.v1",
+            50,
+            "usage_limit_reached",
+            "high",
+            "account",
+            "cause",
+            "text = 'alpha'",
+        ),
+        (
+            "t.status.v1",
+            50,
+            "rate_limited",
+            "high",
+            "account",
+            "cause",
+            "http_status = [429]",
+        ),
     ]);
     let result = c.classify(&evidence_with("alpha", Some(429), &[]), Tz::UTC);
-    assert_eq!(result.rule_id.as_deref(), Some("t.status.v1"), "structured evidence beats prose");
+    assert_eq!(
+        result.rule_id.as_deref(),
+        Some("t.status.v1"),
+        "structured evidence beats prose"
+    );
 }
 
 #[test]
 fn a_cause_inside_a_wrapper_wins_but_a_cause_before_it_does_not_unwrap_it() {
     let c = catalogue(&[
-        ("t.wrapper.v1", 60, "provider_unavailable", "medium", "provider", "wrapper", "text = 'gave up'"),
-        ("t.cause.v1", 40, "auth_invalid", "high", "account", "cause", "text = '401'"),
+        (
+            "t.wrapper.v1",
+            60,
+            "provider_unavailable",
+            "medium",
+            "provider",
+            "wrapper",
+            "text = 'gave up'",
+        ),
+        (
+            "t.cause.v1",
+            40,
+            "auth_invalid",
+            "high",
+            "account",
+            "cause",
+            "text = '401'",
+        ),
     ]);
     let inner = c.classify(&evidence("gave up, last status: 401"), Tz::UTC);
-    assert_eq!(inner.rule_id.as_deref(), Some("t.cause.v1"), "innermost cause wins despite lower priority");
+    assert_eq!(
+        inner.rule_id.as_deref(),
+        Some("t.cause.v1"),
+        "innermost cause wins despite lower priority"
+    );
     let before = c.classify(&evidence("401 earlier; later we gave up"), Tz::UTC);
-    assert_eq!(before.rule_id.as_deref(), Some("t.wrapper.v1"), "a cause outside the wrapper leaves it to priority");
+    assert_eq!(
+        before.rule_id.as_deref(),
+        Some("t.wrapper.v1"),
+        "a cause outside the wrapper leaves it to priority"
+    );
 }
 
 #[test]
 fn a_low_confidence_match_keeps_its_code_but_is_unclassified() {
-    let c = catalogue(&[("t.vague.v1", 50, "provider_unavailable", "low", "provider", "cause", "text = 'hmm'")]);
-    let result = c.classify(&evidence_with("hmm", None, &[("retry-after", "30")]), Tz::UTC);
+    let c = catalogue(&[(
+        "t.vague.v1",
+        50,
+        "provider_unavailable",
+        "low",
+        "provider",
+        "cause",
+        "text = 'hmm'",
+    )]);
+    let result = c.classify(
+        &evidence_with("hmm", None, &[("retry-after", "30")]),
+        Tz::UTC,
+    );
     assert_eq!(result.code, SemanticCode::ProviderUnavailable);
     assert_eq!(result.class, Class::Unclassified);
-    assert_eq!(result.reset_at, None, "no hint is attached to unactionable results");
+    assert_eq!(
+        result.reset_at, None,
+        "no hint is attached to unactionable results"
+    );
 }
 
 #[test]
 fn header_hint_is_preferred_to_a_hint_in_the_text() {
     let result = classify(
-        &evidence_with("429 Too Many Requests: try again in 5 minutes", Some(429), &[("retry-after", "10")]),
+        &evidence_with(
+            "429 Too Many Requests: try again in 5 minutes",
+            Some(429),
+            &[("retry-after", "10")],
+        ),
         Tz::UTC,
     );
     assert_eq!(result.rule_id.as_deref(), Some("status_text.429.v1"));
-    assert_eq!(result.reset_at, Some(at() + TimeDelta::seconds(10)), "headers first, then text");
+    assert_eq!(
+        result.reset_at,
+        Some(at() + TimeDelta::seconds(10)),
+        "headers first, then text"
+    );
 }
 
 #[test]
@@ -165,7 +293,11 @@ fn text_hint_is_read_from_the_matched_line_on() {
 fn provider_scoped_rules_do_not_fire_for_other_tools() {
     let mut e = evidence("Selected model is at capacity. Please try a different model.");
     e.provider = Provider::ClaudeCode;
-    assert_eq!(classify(&e, Tz::UTC).code, SemanticCode::Unknown, "a Codex text from another tool is not trusted");
+    assert_eq!(
+        classify(&e, Tz::UTC).code,
+        SemanticCode::Unknown,
+        "a Codex text from another tool is not trusted"
+    );
     e.provider = Provider::Codex;
     assert_eq!(classify(&e, Tz::UTC).code, SemanticCode::ModelCapacity);
 }
@@ -201,19 +333,38 @@ fn excerpt_starts_at_the_matched_line_and_is_bounded() {
     let e = evidence(&text);
     let result = classify(&e, Tz::UTC);
     let shown = excerpt(&e, result.matched);
-    assert!(shown.starts_with("API Error: Repeated 529"), "starts at the matched line: {shown:.40}");
-    assert!(shown.len() <= EXCERPT_MAX_BYTES, "bounded to {EXCERPT_MAX_BYTES} bytes");
+    assert!(
+        shown.starts_with("API Error: Repeated 529"),
+        "starts at the matched line: {shown:.40}"
+    );
+    assert!(
+        shown.len() <= EXCERPT_MAX_BYTES,
+        "bounded to {EXCERPT_MAX_BYTES} bytes"
+    );
 }
 
 #[test]
 fn exported_fixture_parses_and_reproduces_the_classification() {
-    let e = evidence("Authorization: Bearer sk-ant-api03-secretsecretsecret1234\nSomething odd happened");
+    let e = evidence(
+        "Authorization: Bearer sk-ant-api03-secretsecretsecret1234\nSomething odd happened",
+    );
     let result = classify(&e, Tz::UTC);
     let exported = fixture_from_evidence(&e, &result);
-    assert!(!exported.contains("secretsecretsecret"), "only sanitized text is exported");
+    assert!(
+        !exported.contains("secretsecretsecret"),
+        "only sanitized text is exported"
+    );
     let fixture = Fixture::parse(&exported).expect("the export follows the fixture schema");
-    assert_eq!(fixture.kind, FixtureKind::Negative, "unclassified evidence exports as a negative case");
-    assert_eq!(fixture.check(), Vec::<String>::new(), "the exported case passes as exported");
+    assert_eq!(
+        fixture.kind,
+        FixtureKind::Negative,
+        "unclassified evidence exports as a negative case"
+    );
+    assert_eq!(
+        fixture.check(),
+        Vec::<String>::new(),
+        "the exported case passes as exported"
+    );
 }
 
 #[test]
@@ -231,8 +382,15 @@ class = "transient"
 rule_id = "some.other.v1"
 "#;
     let problems = Fixture::parse(source).expect("valid schema").check();
-    let fields: Vec<&str> = problems.iter().filter_map(|p| p.split(':').next()).collect();
-    assert_eq!(fields, vec!["code", "class", "rule_id", "explanation"], "{problems:?}");
+    let fields: Vec<&str> = problems
+        .iter()
+        .filter_map(|p| p.split(':').next())
+        .collect();
+    assert_eq!(
+        fields,
+        vec!["code", "class", "rule_id", "explanation"],
+        "{problems:?}"
+    );
 }
 
 #[test]
@@ -249,17 +407,33 @@ code = "credit_balance_low"
 class = "hard"
 "#;
     let problems = Fixture::parse(source).expect("valid schema").check();
-    assert_eq!(problems, vec!["kind = negative needs expect.class = unclassified".to_owned()]);
+    assert_eq!(
+        problems,
+        vec!["kind = negative needs expect.class = unclassified".to_owned()]
+    );
 }
 
 #[test]
 fn fixture_schema_errors_are_reported() {
     let unknown_field = "description = \"x\"\nsource = \"y\"\nkind = \"positive\"\ncolour = \"red\"\n[input]\nprovider = \"generic\"\nmessage = \"m\"\n[expect]\ncode = \"unknown\"\nclass = \"unclassified\"\n";
-    let error = Fixture::parse(unknown_field).expect_err("unknown fields are rejected").to_string();
-    assert!(error.starts_with("fixture does not follow the schema:") && error.contains("colour"), "{error}");
-    let bad_zone = unknown_field.replace("colour = \"red\"\n", "").replace("message = \"m\"", "message = \"m\"\nlocal_tz = \"Mars/Olympus\"");
-    let error = Fixture::parse(&bad_zone).expect_err("unknown zones are rejected").to_string();
-    assert_eq!(error, "input.local_tz \"Mars/Olympus\" is not an IANA time zone");
+    let error = Fixture::parse(unknown_field)
+        .expect_err("unknown fields are rejected")
+        .to_string();
+    assert!(
+        error.starts_with("fixture does not follow the schema:") && error.contains("colour"),
+        "{error}"
+    );
+    let bad_zone = unknown_field.replace("colour = \"red\"\n", "").replace(
+        "message = \"m\"",
+        "message = \"m\"\nlocal_tz = \"Mars/Olympus\"",
+    );
+    let error = Fixture::parse(&bad_zone)
+        .expect_err("unknown zones are rejected")
+        .to_string();
+    assert_eq!(
+        error,
+        "input.local_tz \"Mars/Olympus\" is not an IANA time zone"
+    );
 }
 
 #[test]

@@ -213,7 +213,11 @@ fn read_line(input: &mut impl BufRead, max: usize) -> io::Result<Option<Line>> {
     if line.last() == Some(&b'\r') {
         line.pop();
     }
-    Ok(Some(if too_long { Line::TooLong } else { Line::Text(line) }))
+    Ok(Some(if too_long {
+        Line::TooLong
+    } else {
+        Line::Text(line)
+    }))
 }
 
 /// Parses one JSON Lines object into raw evidence, or says which field is wrong.
@@ -352,8 +356,12 @@ fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<ExitCod
 }
 
 fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, String> {
-    let provider = serde_json::from_value(Value::String(args.provider.clone()))
-        .map_err(|_| format!("--provider {:?}: expected one of {PROVIDERS}", args.provider))?;
+    let provider = serde_json::from_value(Value::String(args.provider.clone())).map_err(|_| {
+        format!(
+            "--provider {:?}: expected one of {PROVIDERS}",
+            args.provider
+        )
+    })?;
     let phase = args
         .phase
         .as_ref()
@@ -416,7 +424,8 @@ fn render(evidence: &Evidence, explanation: &Explanation) -> String {
     lines.push(match &explanation.hint {
         Some(h) => format!(
             "hint:        retry at {} ({}{})",
-            h.reset_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            h.reset_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             h.source.as_str(),
             h.retry_after_s
                 .map(|s| format!(", {s} s after the failure"))
@@ -440,7 +449,10 @@ fn render(evidence: &Evidence, explanation: &Explanation) -> String {
             if m.structured { "structured" } else { "text" }
         ));
     }
-    lines.push(format!("excerpt:     {}", catalogue::excerpt(evidence, c.matched)));
+    lines.push(format!(
+        "excerpt:     {}",
+        catalogue::excerpt(evidence, c.matched)
+    ));
     let mut text = lines.join("\n");
     text.push('\n');
     text
