@@ -1,10 +1,13 @@
 //! Runs every catalogue fixture under `fixtures/catalogue/` and reports every
-//! failing case (file and differences), not just the first.
+//! failing case (file and differences), not just the first. It also holds
+//! the suite to its size, its share of negatives, and one deciding case per rule.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use recourse::catalogue::{Fixture, FixtureKind};
+use std::collections::BTreeSet;
+
+use recourse::catalogue::{rules, Fixture, FixtureKind};
 
 /// The fixture suite must stay at least this large.
 const MIN_CASES: usize = 150;
@@ -35,6 +38,7 @@ fn every_catalogue_fixture_passes() {
     let mut failures = Vec::new();
     let mut negatives = 0;
     let mut cases = 0;
+    let mut deciding_rules = BTreeSet::new();
     for path in &files {
         let name = path
             .strip_prefix(&root)
@@ -50,6 +54,7 @@ fn every_catalogue_fixture_passes() {
             }
         };
         cases += 1;
+        deciding_rules.extend(fixture.expect.rule_id.clone());
         if fixture.kind == FixtureKind::Negative {
             negatives += 1;
         }
@@ -72,5 +77,14 @@ fn every_catalogue_fixture_passes() {
     assert!(
         negatives * 3 >= cases,
         "only {negatives} of {cases} fixtures are negative; at least a third must be"
+    );
+    let untested: Vec<&str> = rules()
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| !deciding_rules.contains(*id))
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "every rule must decide at least one fixture (expect.rule_id); none for: {untested:?}"
     );
 }
