@@ -86,7 +86,7 @@ static GOOGLE_OAUTH: LazyLock<Regex> =
 static JWT_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"));
 static URL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b([a-z][a-z0-9+.-]{0,15}://)(?:[^/\s?#"'<>\\\[\]]*@)?([^/\s?#@"'<>\\\[\]]*)([/?#][^\s"'<>\\)\[\]}]*)?"#)
+    re(r#"(?i)\b([a-z][a-z0-9+.-]{0,15}://)(?:[^/\s?#"'<>\\\[\]]*@)?([^/\s?#@:"'<>\\\[\]]*(?::[0-9]{1,5})?)([/?#][^\s"'<>\\)\[\]}]*)?"#)
 });
 static EMAIL_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"));
@@ -99,11 +99,28 @@ static WINDOWS_HOME: LazyLock<Regex> = LazyLock::new(|| {
 static BLOB_RE: LazyLock<Regex> =
     LazyLock::new(|| re(&format!("[A-Za-z0-9+/_=-]{{{MIN_BLOB_LEN},}}")));
 
+/// Passes after the first: a marker ends in `]`, which can put a word
+/// boundary in front of text that a first pass skipped (`AKIA…api_key=x`).
+const MAX_EXTRA_PASSES: usize = 3;
+
 /// Redacts credentials, personal data and paths from `text`.
 ///
-/// Idempotent: `sanitize(&sanitize(x)) == sanitize(x)`. Never panics. See the
-/// module documentation for the markers.
+/// Idempotent: `sanitize(&sanitize(x)) == sanitize(x)` (passes repeat until
+/// nothing changes, at most `1 + MAX_EXTRA_PASSES` times). Never panics. See
+/// the module documentation for the markers.
 pub fn sanitize(text: &str) -> String {
+    let mut out = sanitize_pass(text);
+    for _ in 0..MAX_EXTRA_PASSES {
+        let next = sanitize_pass(&out);
+        if next == out {
+            break;
+        }
+        out = next;
+    }
+    out
+}
+
+fn sanitize_pass(text: &str) -> String {
     let text = URL.replace_all(text, url);
     let text = AUTH_HEADER.replace_all(&text, auth_header);
     let text = redact_credentials_after_scheme(&text);
