@@ -219,3 +219,6 @@ fn selected_headers(headers: &BTreeMap<String, String>) -> BTreeMap<String, Stri
         .map(|(name, value)| (name, sanitize_field(value)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

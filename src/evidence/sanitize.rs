@@ -59,33 +59,34 @@ static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     re(r#"(?i)\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token|digest)\s+)?[^\s"',;]+"#)
 });
 static AUTH_SCHEME: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"));
+    LazyLock::new(|| re(r"(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})"));
 static COOKIE_FIELD: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)\b(set-cookie|cookie)(["']?\s*[:=]\s*)(?:("[^"\r\n]*")|[^\r\n]*)"#));
 static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     re(r#"(?i)\b(access_token|refresh_token|id_token|token|client_secret|x-api-key|x-goog-api-key|api[_-]?key|(?:aws_)?secret(?:_access)?(?:[_-]?key)?|password|passwd)(["']?\s*[:=]\s*["']?)(?:\[redacted:[a-z_]+\]|[^\s"',;&}\])]+)"#)
 });
+/// Distinctive prefixes match even when glued to preceding text; the generic
+/// `sk-`, `hf_`, `sk_live_` forms need a word boundary so words like
+/// `task-…` are not mistaken for keys.
 static PROVIDER_KEY: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"\b(?:",
         r"sk-ant-[A-Za-z0-9_-]{8,}",
-        r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}",
-        r"|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
+        r"|\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}",
+        r"|\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
         r"|AIza[0-9A-Za-z_-]{20,}",
         r"|gh[pousr]_[A-Za-z0-9]{20,}",
         r"|github_pat_[A-Za-z0-9_]{20,}",
         r"|xox[abposr]-[A-Za-z0-9-]{10,}",
         r"|(?:AKIA|ASIA)[0-9A-Z]{16}",
-        r"|hf_[A-Za-z0-9]{20,}",
-        r")"
+        r"|\bhf_[A-Za-z0-9]{20,}",
     ))
 });
 static GOOGLE_OAUTH: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bya29\.[0-9A-Za-z_-]{10,}"));
+    LazyLock::new(|| re(r"ya29\.[0-9A-Za-z_-]{10,}"));
 static JWT_RE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"));
+    LazyLock::new(|| re(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"));
 static URL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b([a-z][a-z0-9+.-]{0,15}://)(?:[^/\s?#@"'<>\\]*@)?([^/\s?#@"'<>\\]*)([/?#][^\s"'<>\\)\[\]}]*)?"#)
+    re(r#"(?i)\b([a-z][a-z0-9+.-]{0,15}://)(?:[^/\s?#"'<>\\\[\]]*@)?([^/\s?#@:"'<>\\\[\]]*(?::[0-9]{1,5})?)([/?#][^\s"'<>\\)\[\]}]*)?"#)
 });
 static EMAIL_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"));
@@ -98,19 +99,36 @@ static WINDOWS_HOME: LazyLock<Regex> = LazyLock::new(|| {
 static BLOB_RE: LazyLock<Regex> =
     LazyLock::new(|| re(&format!("[A-Za-z0-9+/_=-]{{{MIN_BLOB_LEN},}}")));
 
+/// Passes after the first: a marker ends in `]`, which can put a word
+/// boundary in front of text that a first pass skipped (`AKIA…api_key=x`).
+const MAX_EXTRA_PASSES: usize = 3;
+
 /// Redacts credentials, personal data and paths from `text`.
 ///
-/// Idempotent: `sanitize(&sanitize(x)) == sanitize(x)`. Never panics. See the
-/// module documentation for the markers.
+/// Idempotent: `sanitize(&sanitize(x)) == sanitize(x)` (passes repeat until
+/// nothing changes, at most `1 + MAX_EXTRA_PASSES` times). Never panics. See
+/// the module documentation for the markers.
 pub fn sanitize(text: &str) -> String {
-    let text = AUTH_HEADER.replace_all(text, auth_header);
-    let text = AUTH_SCHEME.replace_all(&text, auth_scheme);
+    let mut out = sanitize_pass(text);
+    for _ in 0..MAX_EXTRA_PASSES {
+        let next = sanitize_pass(&out);
+        if next == out {
+            break;
+        }
+        out = next;
+    }
+    out
+}
+
+fn sanitize_pass(text: &str) -> String {
+    let text = URL.replace_all(text, url);
+    let text = AUTH_HEADER.replace_all(&text, auth_header);
+    let text = redact_credentials_after_scheme(&text);
     let text = COOKIE_FIELD.replace_all(&text, cookie);
     let text = KEY_VALUE.replace_all(&text, key_value);
     let text = PROVIDER_KEY.replace_all(&text, API_KEY);
     let text = GOOGLE_OAUTH.replace_all(&text, TOKEN);
     let text = JWT_RE.replace_all(&text, JWT);
-    let text = URL.replace_all(&text, url);
     let text = EMAIL_RE.replace_all(&text, EMAIL);
     let text = WINDOWS_HOME.replace_all(&text, PATH);
     let text = UNIX_HOME.replace_all(&text, |c: &Captures| format!("{}{PATH}", &c[1]));
@@ -125,17 +143,29 @@ fn auth_header(c: &Captures) -> String {
     }
 }
 
-/// A bare `Bearer`/`Basic` credential: only redacted when it looks like one
-/// (long enough and not a plain word), so prose like "Basic authentication"
-/// survives.
-fn auth_scheme(c: &Captures) -> String {
-    let whole = &c[0];
-    let credential = whole[c[1].len()..].trim_start();
-    if credential.len() >= 12 && !credential.bytes().all(|b| b.is_ascii_alphabetic()) {
-        format!("{} {TOKEN}", &c[1])
-    } else {
-        whole.to_owned()
+/// A bare `Bearer`/`Basic` credential is only redacted when it looks like
+/// one (long enough and not a plain word), so prose like "Basic
+/// authentication" survives. A rejected candidate may contain the start of
+/// the next one (`Bearer x-Bearer tok…`), so scanning resumes right after the
+/// scheme word rather than after the whole candidate.
+fn redact_credentials_after_scheme(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut pos = 0;
+    while let Some(c) = AUTH_SCHEME.captures_at(text, pos) {
+        let (whole, scheme, credential) = (&c[0], &c[1], &c[2]);
+        let start = c.get(0).map_or(pos, |m| m.start());
+        if credential.len() >= 12 && !credential.bytes().all(|b| b.is_ascii_alphabetic()) {
+            out.push_str(&text[copied..start]);
+            out.push_str(&format!("{scheme} {TOKEN}"));
+            copied = start + whole.len();
+            pos = copied;
+        } else {
+            pos = start + scheme.len();
+        }
     }
+    out.push_str(&text[copied..]);
+    out
 }
 
 fn cookie(c: &Captures) -> String {
@@ -146,12 +176,12 @@ fn cookie(c: &Captures) -> String {
 
 fn key_value(c: &Captures) -> String {
     let name = c[1].to_ascii_lowercase();
-    let marker = if name.ends_with("token") {
-        TOKEN
-    } else if name.contains("key") {
-        API_KEY
-    } else {
+    let marker = if name.contains("secret") || name.starts_with("pass") {
         SECRET
+    } else if name.ends_with("token") {
+        TOKEN
+    } else {
+        API_KEY
     };
     format!("{}{}{marker}", &c[1], &c[2])
 }
