@@ -25,7 +25,7 @@ pub use fixture::{
 pub use schema::{Catalogue, CatalogueError, Matcher, ProviderScope, Role, Rule, TimingSources};
 pub use select::MatchOutcome;
 
-use crate::classification::{Class, Classification};
+use crate::classification::{Class, Classification, Confidence};
 use crate::evidence::Evidence;
 
 /// Version of the built-in rules; stamped on every [`Classification`].
@@ -91,10 +91,8 @@ impl Catalogue {
 /// drives automatic recovery.
 fn effective_class(rule: &Rule) -> Class {
     match rule.confidence {
-        crate::classification::Confidence::Low => Class::Unclassified,
-        crate::classification::Confidence::Medium | crate::classification::Confidence::High => {
-            rule.class()
-        }
+        Confidence::Low => Class::Unclassified,
+        Confidence::Medium | Confidence::High => rule.class(),
     }
 }
 
