@@ -55,36 +55,46 @@ impl<'r> Selection<'r> {
 }
 
 pub(crate) fn select(matches: Vec<RuleMatch<'_>>) -> Selection<'_> {
+    let (mut live, wrapped) = split_wrapped(matches);
+    live.sort_by_key(|m| (Reverse(m.rule.priority), Reverse(m.structured), m.index));
+    let mut ranked = rank(&live);
+    ranked.extend(wrapped.into_iter().map(|m| (m, MatchOutcome::Wrapped)));
+    Selection { ranked }
+}
+
+/// Separates wrappers that have a cause inside them from everything else.
+fn split_wrapped(matches: Vec<RuleMatch<'_>>) -> (Vec<RuleMatch<'_>>, Vec<RuleMatch<'_>>) {
     let causes: Vec<Option<Span>> = matches
         .iter()
         .filter(|m| m.rule.role == Role::Cause)
         .map(|m| m.span)
         .collect();
-    let (mut live, wrapped): (Vec<_>, Vec<_>) = matches.into_iter().partition(|m| {
-        !(m.rule.role == Role::Wrapper && causes.iter().any(|c| inside(*c, m.span)))
-    });
-    live.sort_by_key(|m| (Reverse(m.rule.priority), Reverse(m.structured), m.index));
+    matches
+        .into_iter()
+        .partition(|m| !(m.rule.role == Role::Wrapper && causes.iter().any(|c| inside(*c, m.span))))
+}
 
-    let mut ranked: Vec<(RuleMatch<'_>, MatchOutcome)> =
-        Vec::with_capacity(live.len() + wrapped.len());
-    if let Some(top) = live.first().copied() {
-        let tied: Vec<&RuleMatch<'_>> = live
-            .iter()
-            .filter(|m| m.rule.priority == top.rule.priority && m.structured == top.structured)
-            .collect();
-        let conflict = tied.iter().any(|m| m.rule.class() != top.rule.class());
-        for m in &live {
-            let in_tie = m.rule.priority == top.rule.priority && m.structured == top.structured;
-            let outcome = match (conflict, in_tie, m.index == top.index) {
+/// Outcomes for matches already sorted best first.
+fn rank<'r>(live: &[RuleMatch<'r>]) -> Vec<(RuleMatch<'r>, MatchOutcome)> {
+    let Some(top) = live.first() else {
+        return Vec::new();
+    };
+    let tied =
+        |m: &RuleMatch<'_>| m.rule.priority == top.rule.priority && m.structured == top.structured;
+    let conflict = live
+        .iter()
+        .filter(|m| tied(m))
+        .any(|m| m.rule.class() != top.rule.class());
+    live.iter()
+        .map(|m| {
+            let outcome = match (conflict, tied(m), m.index == top.index) {
                 (true, true, _) => MatchOutcome::Conflicting,
                 (false, _, true) => MatchOutcome::Selected,
                 _ => MatchOutcome::Outranked,
             };
-            ranked.push((*m, outcome));
-        }
-    }
-    ranked.extend(wrapped.into_iter().map(|m| (m, MatchOutcome::Wrapped)));
-    Selection { ranked }
+            (*m, outcome)
+        })
+        .collect()
 }
 
 /// Whether a cause at `cause` lies inside a wrapper at `wrapper`.

@@ -456,3 +456,50 @@ excerpt_must_not_contain = ["sk-ant-nothere"]
         vec!["excerpt_must_not_contain \"sk-ant-nothere\" is not in input.message, so the case proves nothing".to_owned()]
     );
 }
+
+fn problems_of(kind: &str, code: &str, class: &str, extra: &str) -> Vec<String> {
+    let source = format!(
+        "description = \"d\"\nsource = \"s\"\nkind = \"{kind}\"\n[input]\nprovider = \"generic\"\nmessage = \"Credit balance is too low\"\n[expect]\ncode = \"{code}\"\nclass = \"{class}\"\n{extra}"
+    );
+    Fixture::parse(&source).expect("valid schema").check()
+}
+
+#[test]
+fn every_fixture_consistency_message_is_reachable() {
+    assert_eq!(
+        problems_of(
+            "positive",
+            "unknown",
+            "unclassified",
+            "rule_id = \"none\"\n"
+        )[0],
+        "kind = positive needs an actionable expect.class (transient or hard)"
+    );
+    assert_eq!(
+        problems_of("redaction", "credit_balance_low", "hard", "")[0],
+        "kind = redaction needs expect.excerpt_must_not_contain"
+    );
+    assert_eq!(
+        problems_of("correlation", "credit_balance_low", "transient", "")[0],
+        "expect.class transient contradicts expect.code credit_balance_low (class hard)"
+    );
+}
+
+#[test]
+fn a_secret_the_sanitizer_misses_is_reported_as_a_leak() {
+    let problems = problems_of(
+        "redaction",
+        "credit_balance_low",
+        "hard",
+        "excerpt_must_not_contain = [\"balance\"]\n",
+    );
+    assert_eq!(
+        problems,
+        vec![
+            "secret \"balance\" leaked into the excerpt".to_owned(),
+            "secret \"balance\" leaked into the sanitized message".to_owned(),
+            "secret \"balance\" leaked into the classification".to_owned(),
+        ],
+        "a plain word is not redacted, so the check must fire in every place"
+    );
+}
