@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use recourse::catalogue::{self, Explanation, MatchOutcome};
 use recourse::classification::{Class, Confidence, Scope, SemanticCode, Span};
 use recourse::evidence::{Evidence, Phase, Provider, RawEvidence};
-use recourse::timing::machine_local_tz;
+use recourse::timing::{machine_local_tz, TimingHint};
 
 /// Longest accepted input line; longer lines are an error, not a memory hazard.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -410,8 +410,37 @@ fn render(evidence: &Evidence, explanation: &Explanation) -> String {
         format!("confidence:  {}", confidence_name(c.confidence)),
         format!("rule:        {}", c.rule_id.as_deref().unwrap_or("(none)")),
         format!("catalogue:   {}", c.catalogue_version),
+        matched_line(evidence, c.matched),
+        format!("why:         {}", c.explanation),
+        hint_line(explanation.hint.as_ref()),
     ];
-    lines.push(match c.matched {
+    if explanation.progress_lines_ignored > 0 {
+        lines.push(format!(
+            "progress:    {} retry-progress line(s) ignored",
+            explanation.progress_lines_ignored
+        ));
+    }
+    lines.extend(explanation.matches.iter().map(|m| {
+        format!(
+            "  {:<11} {} (priority {}, {}, {})",
+            outcome_name(m.outcome),
+            m.rule_id,
+            m.priority,
+            m.code.as_str(),
+            if m.structured { "structured" } else { "text" }
+        )
+    }));
+    lines.push(format!(
+        "excerpt:     {}",
+        catalogue::excerpt(evidence, c.matched)
+    ));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+fn matched_line(evidence: &Evidence, matched: Option<Span>) -> String {
+    match matched {
         Some(span) => format!(
             "matched:     bytes {}..{}: {:?}",
             span.start,
@@ -419,9 +448,11 @@ fn render(evidence: &Evidence, explanation: &Explanation) -> String {
             &evidence.message[span.start as usize..span.end as usize]
         ),
         None => "matched:     (structured fields or nothing)".to_owned(),
-    });
-    lines.push(format!("why:         {}", c.explanation));
-    lines.push(match &explanation.hint {
+    }
+}
+
+fn hint_line(hint: Option<&TimingHint>) -> String {
+    match hint {
         Some(h) => format!(
             "hint:        retry at {} ({}{})",
             h.reset_at
@@ -432,30 +463,7 @@ fn render(evidence: &Evidence, explanation: &Explanation) -> String {
                 .unwrap_or_default()
         ),
         None => "hint:        (none trusted)".to_owned(),
-    });
-    if explanation.progress_lines_ignored > 0 {
-        lines.push(format!(
-            "progress:    {} retry-progress line(s) ignored",
-            explanation.progress_lines_ignored
-        ));
     }
-    for m in &explanation.matches {
-        lines.push(format!(
-            "  {:<11} {} (priority {}, {}, {})",
-            outcome_name(m.outcome),
-            m.rule_id,
-            m.priority,
-            m.code.as_str(),
-            if m.structured { "structured" } else { "text" }
-        ));
-    }
-    lines.push(format!(
-        "excerpt:     {}",
-        catalogue::excerpt(evidence, c.matched)
-    ));
-    let mut text = lines.join("\n");
-    text.push('\n');
-    text
 }
 
 fn confidence_name(confidence: Confidence) -> &'static str {
