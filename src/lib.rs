@@ -4,6 +4,7 @@
 //! Pure domain modules (`evidence`, `classification`, `catalogue`, `timing`,
 //! `safety`, `policy`, `evaluator`) take time as an argument and do no IO.
 
+pub mod catalogue;
 pub mod classification;
 pub mod engine;
 pub mod evaluator;
@@ -14,3 +15,4 @@ pub mod safety;
 pub mod scheduler;
 pub mod simulation;
 pub mod store;
+pub mod timing;

@@ -29,6 +29,8 @@ enum Command {
     Policy(cli::policy::PolicyCommand),
     /// Print the decision timeline a failure sequence would produce.
     Simulate(cli::simulate::SimulateArgs),
+    /// Classify failure evidence with the built-in catalogue
+    Classify(cli::classify::ClassifyArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -40,5 +42,6 @@ fn main() -> std::process::ExitCode {
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
         Command::Policy(command) => cli::policy::run(command),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Classify(args) => cli::classify::run(args),
     }
 }

@@ -3,3 +3,4 @@ pub mod policy;
 pub mod routes;
 pub mod run;
 pub mod simulate;
+pub mod classify;

@@ -1,0 +1,217 @@
+//! Turning a selection into a [`Classification`] with a sentence a person can
+//! read, plus the per-rule report the CLI and UI show.
+
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use super::effective_class;
+use super::hints::{hint_for, line_start};
+use super::matcher::{ProgressLines, RuleMatch};
+use super::schema::Catalogue;
+use super::select::{MatchOutcome, Selection};
+use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode, Span};
+use crate::evidence::Evidence;
+use crate::timing::TimingHint;
+
+/// Excerpts shown to people are cut to this many bytes.
+pub const EXCERPT_MAX_BYTES: usize = 512;
+
+/// Matched text quoted in an explanation is cut to this many bytes.
+const QUOTE_MAX_BYTES: usize = 80;
+
+/// A classification together with how it was reached.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub classification: Classification,
+    /// Every rule that matched, best first, with what happened to it.
+    pub matches: Vec<MatchReport>,
+    /// Progress lines ("Retrying in 5s (attempt 2/10)") whose text was ignored.
+    pub progress_lines_ignored: usize,
+    /// The trusted timing hint attached to the classification, if any.
+    pub hint: Option<TimingHint>,
+}
+
+/// One rule that matched the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatchReport {
+    pub rule_id: String,
+    pub priority: u16,
+    pub code: SemanticCode,
+    pub class: Class,
+    pub structured: bool,
+    pub span: Option<Span>,
+    pub outcome: MatchOutcome,
+}
+
+pub(crate) fn build(
+    catalogue: &Catalogue,
+    evidence: &Evidence,
+    selection: &Selection<'_>,
+    progress: &ProgressLines,
+    local_tz: Tz,
+) -> Explanation {
+    let matches = selection
+        .ranked
+        .iter()
+        .map(|(m, outcome)| MatchReport {
+            rule_id: m.rule.id.clone(),
+            priority: m.rule.priority,
+            code: m.rule.code,
+            class: m.rule.class(),
+            structured: m.structured,
+            span: m.span,
+            outcome: *outcome,
+        })
+        .collect();
+    let (classification, hint) = match selection.winner() {
+        Some(winner) => selected(catalogue, evidence, winner, local_tz),
+        None => (unselected(catalogue, &selection.conflicting()), None),
+    };
+    Explanation {
+        classification,
+        matches,
+        progress_lines_ignored: progress.count(),
+        hint,
+    }
+}
+
+fn selected(
+    catalogue: &Catalogue,
+    evidence: &Evidence,
+    winner: &RuleMatch<'_>,
+    local_tz: Tz,
+) -> (Classification, Option<TimingHint>) {
+    let rule = winner.rule;
+    let class = effective_class(rule);
+    let hint = match class {
+        Class::Transient | Class::Hard => hint_for(rule, evidence, winner.span, local_tz),
+        Class::Unclassified => None,
+    };
+    let explanation = selected_sentence(evidence, winner, class, hint.as_ref());
+    let classification = Classification {
+        code: rule.code,
+        class,
+        confidence: rule.confidence,
+        scope: rule.scope,
+        rule_id: Some(rule.id.clone()),
+        catalogue_version: catalogue.version.clone(),
+        retry_after_s: hint.as_ref().and_then(|h| h.retry_after_s),
+        reset_at: hint.as_ref().map(|h| h.reset_at),
+        matched: winner.span,
+        explanation,
+    };
+    (classification, hint)
+}
+
+fn unselected(catalogue: &Catalogue, conflicting: &[&RuleMatch<'_>]) -> Classification {
+    let explanation = if conflicting.is_empty() {
+        "No catalogue rule matched this evidence; unknown failures are not recovered automatically."
+            .to_owned()
+    } else {
+        conflict_sentence(conflicting)
+    };
+    Classification {
+        code: SemanticCode::Unknown,
+        class: Class::Unclassified,
+        confidence: Confidence::Low,
+        scope: Scope::Unknown,
+        rule_id: None,
+        catalogue_version: catalogue.version.clone(),
+        retry_after_s: None,
+        reset_at: None,
+        matched: None,
+        explanation,
+    }
+}
+
+fn selected_sentence(
+    evidence: &Evidence,
+    winner: &RuleMatch<'_>,
+    class: Class,
+    hint: Option<&TimingHint>,
+) -> String {
+    let rule = winner.rule;
+    let evidence_part = match winner.span {
+        Some(span) => format!("the text \"{}\"", quote(&evidence.message, span)),
+        None => "structured fields (status, error type, headers or exit code)".to_owned(),
+    };
+    let verdict = match (class, rule.code.class()) {
+        (Class::Unclassified, Class::Transient | Class::Hard) => format!(
+            "the rule's confidence is low, so {} is not acted on automatically",
+            rule.code.as_str()
+        ),
+        (Class::Unclassified, Class::Unclassified) => format!(
+            "{} is outside provider recovery and needs a person",
+            rule.code.as_str()
+        ),
+        (class, _) => format!("{} is {}", rule.code.as_str(), class.as_str()),
+    };
+    let hint_part = hint.map_or_else(String::new, |h| {
+        format!(
+            "; the provider's hint ({}) says retry at {}",
+            h.source.as_str(),
+            h.reset_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )
+    });
+    format!(
+        "Rule {} (priority {}) matched {}: {}; {}{}.",
+        rule.id, rule.priority, evidence_part, rule.description, verdict, hint_part
+    )
+}
+
+fn conflict_sentence(conflicting: &[&RuleMatch<'_>]) -> String {
+    let names: Vec<String> = conflicting
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({}, {})",
+                m.rule.id,
+                m.rule.code.as_str(),
+                m.rule.class().as_str()
+            )
+        })
+        .collect();
+    format!(
+        "Rules {} matched at equal priority {} with different classes; conflicting evidence is not recovered automatically.",
+        names.join(" and "),
+        conflicting.first().map_or(0, |m| m.rule.priority)
+    )
+}
+
+/// The matched text, on one line and bounded.
+fn quote(message: &str, span: Span) -> String {
+    let text = &message[span.start as usize..span.end as usize];
+    let cut = &text[..floor_boundary(text, QUOTE_MAX_BYTES)];
+    let flat: String = cut
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if cut.len() < text.len() {
+        format!("{flat}…")
+    } else {
+        flat
+    }
+}
+
+/// A short, sanitized piece of the evidence to show a person: from the start
+/// of the matched line (or of the message) on, at most [`EXCERPT_MAX_BYTES`].
+pub fn excerpt(evidence: &Evidence, matched: Option<Span>) -> String {
+    let message = evidence.message.as_str();
+    let start = matched.map_or(0, |s| line_start(message, s.start as usize));
+    let rest = &message[start..];
+    rest[..floor_boundary(rest, EXCERPT_MAX_BYTES)]
+        .trim_end()
+        .to_owned()
+}
+
+/// Largest char boundary of `text` that is `<= max`.
+fn floor_boundary(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
+}

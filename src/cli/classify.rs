@@ -1,0 +1,484 @@
+//! `recourse classify`: the catalogue on the command line.
+//!
+//! Two modes:
+//! - `recourse classify --json` reads JSON Lines evidence on stdin and prints
+//!   one JSON result per line, in order (the machine contract, see
+//!   docs/catalogue.md). Blank lines are skipped. At the first malformed line
+//!   it flushes every earlier result, prints `line N: …` naming the field on
+//!   stderr, prints nothing for that line and stops with exit code 2.
+//! - `recourse classify "text" --provider codex [--status N] [--header k=v]`
+//!   explains one piece of evidence for a person.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use recourse::catalogue::{self, Explanation, MatchOutcome};
+use recourse::classification::{Class, Confidence, Scope, SemanticCode, Span};
+use recourse::evidence::{Evidence, Phase, Provider, RawEvidence};
+use recourse::timing::{machine_local_tz, TimingHint};
+
+/// Longest accepted input line; longer lines are an error, not a memory hazard.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Exit code for malformed input or usage.
+const EXIT_BAD_INPUT: u8 = 2;
+
+const PROVIDERS: &str =
+    "anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated";
+const PHASES: &str = "spawn, connect, request, stream, exit";
+const FIELDS: [&str; 8] = [
+    "provider",
+    "message",
+    "phase",
+    "http_status",
+    "headers",
+    "error_type",
+    "exit_code",
+    "occurred_at",
+];
+
+#[derive(clap::Args, Debug)]
+pub struct ClassifyArgs {
+    /// Evidence text to explain (omit with --json)
+    pub text: Option<String>,
+    /// Read JSON Lines evidence on stdin, print one JSON result per line
+    #[arg(long)]
+    pub json: bool,
+    /// Tool that produced the text
+    #[arg(long, default_value = "generic")]
+    pub provider: String,
+    /// HTTP status of the failed request
+    #[arg(long, value_name = "N")]
+    pub status: Option<u16>,
+    /// Response header, repeatable
+    #[arg(long = "header", value_name = "NAME=VALUE")]
+    pub headers: Vec<String>,
+    /// Provider error type or code (overloaded_error, insufficient_quota, …)
+    #[arg(long)]
+    pub error_type: Option<String>,
+    /// Exit code of the agent process
+    #[arg(long, allow_negative_numbers = true)]
+    pub exit_code: Option<i32>,
+    /// Where the failure happened: spawn, connect, request, stream, exit
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// When the failure happened (RFC 3339); default now
+    #[arg(long)]
+    pub occurred_at: Option<String>,
+    /// IANA zone for clock times printed without one; default the machine's
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
+/// Runs the subcommand.
+pub fn run(args: ClassifyArgs) -> ExitCode {
+    let tz = match args.tz.as_deref().map(parse_tz).transpose() {
+        Ok(tz) => tz.unwrap_or_else(machine_local_tz),
+        Err(message) => return usage_error(&message),
+    };
+    let outcome = match (args.json, args.text.clone()) {
+        (true, None) => run_json(tz),
+        (false, Some(text)) => run_text(&args, text, tz),
+        (true, Some(_)) => return usage_error("give either evidence text or --json, not both"),
+        (false, None) => {
+            return usage_error("give the evidence text, or --json to read JSON Lines on stdin")
+        }
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn parse_tz(name: &str) -> Result<Tz, String> {
+    name.parse::<Tz>()
+        .map_err(|_| format!("--tz {name:?} is not an IANA time zone"))
+}
+
+// ─── JSON Lines mode ─────────────────────────────────────────────────────────
+
+/// One result line of `classify --json`.
+#[derive(Serialize)]
+struct JsonResult {
+    code: SemanticCode,
+    class: Class,
+    confidence: Confidence,
+    scope: Scope,
+    rule_id: Option<String>,
+    catalogue_version: String,
+    retry_after_s: Option<f64>,
+    reset_at: Option<DateTime<Utc>>,
+    matched: Option<Span>,
+    excerpt: String,
+    truncated: bool,
+    explanation: String,
+}
+
+fn run_json(tz: Tz) -> anyhow::Result<ExitCode> {
+    let mut input = io::stdin().lock();
+    let mut out = BufWriter::new(io::stdout().lock());
+    let now = Utc::now();
+    let mut number = 0usize;
+    while let Some(line) = read_line(&mut input, MAX_LINE_BYTES).context("reading stdin")? {
+        number += 1;
+        let parsed = match line {
+            Line::TooLong => Err(format!("longer than {MAX_LINE_BYTES} bytes")),
+            Line::Text(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => continue,
+            Line::Text(bytes) => parse_line(&bytes, now),
+        };
+        match parsed {
+            Ok(raw) => write_result(&mut out, raw, tz)?,
+            Err(message) => {
+                out.flush().context("writing stdout")?;
+                eprintln!("line {number}: {message}");
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+        }
+    }
+    out.flush().context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_result(out: &mut impl Write, raw: RawEvidence, tz: Tz) -> anyhow::Result<()> {
+    let evidence = Evidence::from_raw(raw);
+    let c = catalogue::classify(&evidence, tz);
+    let result = JsonResult {
+        excerpt: catalogue::excerpt(&evidence, c.matched),
+        truncated: evidence.truncated,
+        code: c.code,
+        class: c.class,
+        confidence: c.confidence,
+        scope: c.scope,
+        rule_id: c.rule_id,
+        catalogue_version: c.catalogue_version,
+        retry_after_s: c.retry_after_s,
+        reset_at: c.reset_at,
+        matched: c.matched,
+        explanation: c.explanation,
+    };
+    serde_json::to_writer(&mut *out, &result).context("writing stdout")?;
+    out.write_all(b"\n").context("writing stdout")?;
+    Ok(())
+}
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+}
+
+/// Reads one line (without its `\n` / `\r\n`), holding at most `max` bytes.
+fn read_line(input: &mut impl BufRead, max: usize) -> io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    let mut seen_any = false;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        seen_any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        if line.len() + part.len() > max {
+            too_long = true;
+        } else {
+            line.extend_from_slice(part);
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if !seen_any {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(if too_long {
+        Line::TooLong
+    } else {
+        Line::Text(line)
+    }))
+}
+
+/// Parses one JSON Lines object into raw evidence, or says which field is wrong.
+fn parse_line(bytes: &[u8], now: DateTime<Utc>) -> Result<RawEvidence, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(object) = value else {
+        return Err(format!("expected a JSON object, got {}", shown(&value)));
+    };
+    if let Some(unknown) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown field {unknown:?} (known fields: {})",
+            FIELDS.join(", ")
+        ));
+    }
+    Ok(RawEvidence {
+        provider: provider_field(&object)?,
+        message: required_string(&object, "message")?.into_bytes(),
+        phase: phase_field(&object)?,
+        http_status: status_field(&object)?,
+        headers: headers_field(&object)?,
+        error_type: optional_string(&object, "error_type")?,
+        exit_code: exit_code_field(&object)?,
+        occurred_at: occurred_at_field(&object)?.unwrap_or(now),
+        correlation: None,
+    })
+}
+
+/// A field that is absent or JSON `null` is not given.
+fn field<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    object.get(name).filter(|v| !v.is_null())
+}
+
+fn field_error(name: &str, expected: &str, got: &Value) -> String {
+    format!("field {name:?}: expected {expected}, got {}", shown(got))
+}
+
+/// A value as the user wrote it, bounded for error messages.
+fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+fn required_string(object: &Map<String, Value>, name: &str) -> Result<String, String> {
+    optional_string(object, name)?.ok_or_else(|| format!("missing required field {name:?}"))
+}
+
+fn optional_string(object: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
+    field(object, name)
+        .map(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| field_error(name, "a string", v))
+        })
+        .transpose()
+}
+
+fn provider_field(object: &Map<String, Value>) -> Result<Provider, String> {
+    let value = field(object, "provider").ok_or("missing required field \"provider\"")?;
+    serde_json::from_value(value.clone())
+        .map_err(|_| field_error("provider", &format!("one of {PROVIDERS}"), value))
+}
+
+fn phase_field(object: &Map<String, Value>) -> Result<Option<Phase>, String> {
+    field(object, "phase")
+        .map(|v| {
+            serde_json::from_value(v.clone())
+                .map_err(|_| field_error("phase", &format!("one of {PHASES}"), v))
+        })
+        .transpose()
+}
+
+fn status_field(object: &Map<String, Value>) -> Result<Option<u16>, String> {
+    field(object, "http_status")
+        .map(|v| {
+            v.as_u64()
+                .filter(|s| (100..=599).contains(s))
+                .and_then(|s| u16::try_from(s).ok())
+                .ok_or_else(|| field_error("http_status", "integer 100-599", v))
+        })
+        .transpose()
+}
+
+fn exit_code_field(object: &Map<String, Value>) -> Result<Option<i32>, String> {
+    field(object, "exit_code")
+        .map(|v| {
+            v.as_i64()
+                .and_then(|c| i32::try_from(c).ok())
+                .ok_or_else(|| field_error("exit_code", "a 32-bit integer", v))
+        })
+        .transpose()
+}
+
+fn occurred_at_field(object: &Map<String, Value>) -> Result<Option<DateTime<Utc>>, String> {
+    field(object, "occurred_at")
+        .map(|v| {
+            v.as_str()
+                .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+                .map(|t| t.with_timezone(&Utc))
+                .ok_or_else(|| field_error("occurred_at", "an RFC 3339 timestamp", v))
+        })
+        .transpose()
+}
+
+fn headers_field(object: &Map<String, Value>) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = field(object, "headers") else {
+        return Ok(BTreeMap::new());
+    };
+    let Value::Object(headers) = value else {
+        return Err(field_error("headers", "an object of string values", value));
+    };
+    headers
+        .iter()
+        .map(|(name, v)| match v.as_str() {
+            Some(s) => Ok((name.clone(), s.to_owned())),
+            None => Err(field_error(&format!("headers.{name}"), "a string", v)),
+        })
+        .collect()
+}
+
+// ─── Human-readable mode ─────────────────────────────────────────────────────
+
+fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<ExitCode> {
+    let raw = match raw_from_args(args, text) {
+        Ok(raw) => raw,
+        Err(message) => return Ok(usage_error(&message)),
+    };
+    let evidence = Evidence::from_raw(raw);
+    let explanation = catalogue::explain(&evidence, tz);
+    let mut out = io::stdout().lock();
+    out.write_all(render(&evidence, &explanation).as_bytes())
+        .context("writing stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, String> {
+    let provider = serde_json::from_value(Value::String(args.provider.clone())).map_err(|_| {
+        format!(
+            "--provider {:?}: expected one of {PROVIDERS}",
+            args.provider
+        )
+    })?;
+    let phase = args
+        .phase
+        .as_ref()
+        .map(|p| {
+            serde_json::from_value(Value::String(p.clone()))
+                .map_err(|_| format!("--phase {p:?}: expected one of {PHASES}"))
+        })
+        .transpose()?;
+    if let Some(status) = args.status.filter(|s| !(100..=599).contains(s)) {
+        return Err(format!("--status {status}: expected integer 100-599"));
+    }
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| match h.split_once('=') {
+            Some((name, value)) if !name.trim().is_empty() => {
+                Ok((name.trim().to_owned(), value.trim().to_owned()))
+            }
+            _ => Err(format!("--header {h:?}: expected NAME=VALUE")),
+        })
+        .collect::<Result<BTreeMap<_, _>, _>>()?;
+    let occurred_at = match &args.occurred_at {
+        None => Utc::now(),
+        Some(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|_| format!("--occurred-at {s:?}: expected an RFC 3339 timestamp"))?,
+    };
+    Ok(RawEvidence {
+        provider,
+        message: text.into_bytes(),
+        phase,
+        http_status: args.status,
+        headers,
+        error_type: args.error_type.clone(),
+        exit_code: args.exit_code,
+        occurred_at,
+        correlation: None,
+    })
+}
+
+fn render(evidence: &Evidence, explanation: &Explanation) -> String {
+    let c = &explanation.classification;
+    let mut lines = vec![
+        format!("code:        {}", c.code.as_str()),
+        format!("class:       {}", c.class.as_str()),
+        format!("confidence:  {}", confidence_name(c.confidence)),
+        format!("rule:        {}", c.rule_id.as_deref().unwrap_or("(none)")),
+        format!("catalogue:   {}", c.catalogue_version),
+        matched_line(evidence, c.matched),
+        format!("why:         {}", c.explanation),
+        hint_line(explanation.hint.as_ref()),
+    ];
+    if explanation.progress_lines_ignored > 0 {
+        lines.push(format!(
+            "progress:    {} retry-progress line(s) ignored",
+            explanation.progress_lines_ignored
+        ));
+    }
+    lines.extend(explanation.matches.iter().map(|m| {
+        format!(
+            "  {:<11} {} (priority {}, {}, {})",
+            outcome_name(m.outcome),
+            m.rule_id,
+            m.priority,
+            m.code.as_str(),
+            if m.structured { "structured" } else { "text" }
+        )
+    }));
+    lines.push(format!(
+        "excerpt:     {}",
+        catalogue::excerpt(evidence, c.matched)
+    ));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+fn matched_line(evidence: &Evidence, matched: Option<Span>) -> String {
+    match matched {
+        Some(span) => format!(
+            "matched:     bytes {}..{}: {:?}",
+            span.start,
+            span.end,
+            &evidence.message[span.start as usize..span.end as usize]
+        ),
+        None => "matched:     (structured fields or nothing)".to_owned(),
+    }
+}
+
+fn hint_line(hint: Option<&TimingHint>) -> String {
+    match hint {
+        Some(h) => format!(
+            "hint:        retry at {} ({}{})",
+            h.reset_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            h.source.as_str(),
+            h.retry_after_s
+                .map(|s| format!(", {s} s after the failure"))
+                .unwrap_or_default()
+        ),
+        None => "hint:        (none trusted)".to_owned(),
+    }
+}
+
+fn confidence_name(confidence: Confidence) -> &'static str {
+    match confidence {
+        Confidence::Low => "low",
+        Confidence::Medium => "medium",
+        Confidence::High => "high",
+    }
+}
+
+fn outcome_name(outcome: MatchOutcome) -> &'static str {
+    match outcome {
+        MatchOutcome::Selected => "selected",
+        MatchOutcome::Wrapped => "wrapped",
+        MatchOutcome::Outranked => "outranked",
+        MatchOutcome::Conflicting => "conflicting",
+    }
+}

@@ -1,0 +1,224 @@
+//! Evidence: the bounded, sanitized, correlated record of one failure.
+//!
+//! Adapters and the CLI build a [`RawEvidence`]; [`Evidence::from_raw`]
+//! sanitizes and bounds it before anything is matched or stored. Nothing
+//! downstream ever sees raw provider text.
+//!
+//! Work is bounded before any pattern runs: only the first
+//! [`RAW_HEAD_BYTES`] and the last [`RAW_TAIL_BYTES`] of the raw message are
+//! considered (errors often sit at the end of a long log), joined by a
+//! [`OMITTED_MARKER_PREFIX`] line. The sanitized text is then cut to
+//! [`MAX_MESSAGE_BYTES`], again keeping head and tail.
+
+pub mod sanitize;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use sanitize::{sanitize, strip_terminal_escapes};
+
+/// Sanitized message text is cut to this many bytes (on a char boundary).
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+/// Bytes from the start of a raw message considered at all.
+pub const RAW_HEAD_BYTES: usize = 64 * 1024;
+/// Bytes from the end of a raw message considered at all.
+pub const RAW_TAIL_BYTES: usize = 16 * 1024;
+/// How far a cut point may move to land on whitespace, so a secret is not
+/// split into pieces the sanitizer no longer recognises.
+const CUT_SLACK_BYTES: usize = 1024;
+/// Start of the line that replaces the part of a message left out.
+pub const OMITTED_MARKER_PREFIX: &str = "[truncated: ";
+/// Header names longer than this are dropped.
+const MAX_HEADER_NAME_BYTES: usize = 64;
+/// Header values and `error_type` are cut to this many bytes.
+pub const MAX_FIELD_BYTES: usize = 256;
+/// At most this many selected headers are kept (in name order).
+pub const MAX_HEADERS: usize = 32;
+/// Exact header names kept (lowercased).
+const KEPT_HEADERS: [&str; 3] = ["retry-after", "retry-after-ms", "x-should-retry"];
+/// Header name prefixes kept (lowercased).
+const KEPT_HEADER_PREFIXES: [&str; 4] = [
+    "anthropic-ratelimit-",
+    "x-ratelimit-reset-",
+    "x-ratelimit-remaining-",
+    "x-ratelimit-limit-",
+];
+
+/// Which tool or API produced the evidence; scopes catalogue rules.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    AnthropicApi,
+    ClaudeCode,
+    Codex,
+    OpenaiApi,
+    Gemini,
+    Opencode,
+    Generic,
+    Simulated,
+}
+
+/// Where in the invocation the failure happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Spawn,
+    Connect,
+    Request,
+    Stream,
+    Exit,
+}
+
+/// Ties evidence to the exact attempt that produced it, so stale evidence is
+/// recognisable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Correlation {
+    pub route_id: String,
+    pub generation: u32,
+    pub attempt: u32,
+    pub invocation_id: String,
+}
+
+/// Unsanitized input from an adapter or the CLI. Never stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawEvidence {
+    pub provider: Provider,
+    pub message: Vec<u8>,
+    pub phase: Option<Phase>,
+    pub http_status: Option<u16>,
+    pub headers: BTreeMap<String, String>,
+    pub error_type: Option<String>,
+    pub exit_code: Option<i32>,
+    pub occurred_at: DateTime<Utc>,
+    pub correlation: Option<Correlation>,
+}
+
+/// Sanitized, bounded evidence; safe to match, store and show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct Evidence {
+    pub provider: Provider,
+    /// Sanitized and cut to [`MAX_MESSAGE_BYTES`].
+    pub message: String,
+    pub truncated: bool,
+    pub phase: Option<Phase>,
+    pub http_status: Option<u16>,
+    /// Only the selected timing/retry headers, names lowercased, values sanitized.
+    pub headers: BTreeMap<String, String>,
+    pub error_type: Option<String>,
+    pub exit_code: Option<i32>,
+    pub occurred_at: DateTime<Utc>,
+    pub correlation: Option<Correlation>,
+}
+
+impl Evidence {
+    /// Bounds, decodes (lossily), strips terminal escapes, sanitizes and cuts
+    /// the raw evidence. Time and memory are linear in
+    /// `RAW_HEAD_BYTES + RAW_TAIL_BYTES`, whatever the input size.
+    pub fn from_raw(raw: RawEvidence) -> Evidence {
+        let text = strip_terminal_escapes(&bounded_text(&raw.message));
+        let (message, truncated) = cut_sanitized(sanitize(&text));
+        Evidence {
+            provider: raw.provider,
+            message,
+            truncated: truncated || raw.message.len() > RAW_HEAD_BYTES + RAW_TAIL_BYTES,
+            phase: raw.phase,
+            http_status: raw.http_status,
+            headers: selected_headers(&raw.headers),
+            error_type: raw.error_type.as_deref().map(sanitize_field),
+            exit_code: raw.exit_code,
+            occurred_at: raw.occurred_at,
+            correlation: raw.correlation,
+        }
+    }
+}
+
+/// Decodes at most head + tail bytes of `bytes`, with a marker line where the
+/// middle was left out. Cut points move to nearby whitespace.
+fn bounded_text(bytes: &[u8]) -> String {
+    if bytes.len() <= RAW_HEAD_BYTES + RAW_TAIL_BYTES {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let head_end = back_to_space(bytes, RAW_HEAD_BYTES);
+    let tail_start = forward_to_space(bytes, bytes.len() - RAW_TAIL_BYTES);
+    let omitted = tail_start - head_end;
+    format!(
+        "{}\n{OMITTED_MARKER_PREFIX}{omitted} bytes omitted]\n{}",
+        String::from_utf8_lossy(&bytes[..head_end]),
+        String::from_utf8_lossy(&bytes[tail_start..]),
+    )
+}
+
+fn back_to_space(bytes: &[u8], at: usize) -> usize {
+    let floor = at.saturating_sub(CUT_SLACK_BYTES);
+    (floor..at)
+        .rev()
+        .find(|&i| bytes[i].is_ascii_whitespace())
+        .map_or(at, |i| i + 1)
+}
+
+fn forward_to_space(bytes: &[u8], at: usize) -> usize {
+    let ceiling = (at + CUT_SLACK_BYTES).min(bytes.len());
+    (at..ceiling)
+        .find(|&i| bytes[i].is_ascii_whitespace())
+        .unwrap_or(at)
+}
+
+/// Cuts sanitized text to [`MAX_MESSAGE_BYTES`], keeping the first three
+/// quarters of the budget from the head and the rest from the tail.
+fn cut_sanitized(text: String) -> (String, bool) {
+    if text.len() <= MAX_MESSAGE_BYTES {
+        return (text, false);
+    }
+    let marker = format!("\n{OMITTED_MARKER_PREFIX}{} bytes omitted]\n", text.len());
+    let budget = MAX_MESSAGE_BYTES - marker.len();
+    let head_end = floor_char_boundary(&text, budget * 3 / 4);
+    let tail_start = ceil_char_boundary(&text, text.len() - (budget - head_end));
+    let omitted = tail_start - head_end;
+    let marker = format!("\n{OMITTED_MARKER_PREFIX}{omitted} bytes omitted]\n");
+    let cut = format!("{}{marker}{}", &text[..head_end], &text[tail_start..]);
+    (cut, true)
+}
+
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
+fn ceil_char_boundary(text: &str, at: usize) -> usize {
+    (at..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len())
+}
+
+/// Sanitizes a short structured field and cuts it to [`MAX_FIELD_BYTES`].
+fn sanitize_field(value: &str) -> String {
+    let bounded = &value[..floor_char_boundary(value, MAX_FIELD_BYTES * 4)];
+    let clean = sanitize(strip_terminal_escapes(bounded).trim());
+    let clean = clean.replace('\n', " ");
+    clean[..floor_char_boundary(&clean, MAX_FIELD_BYTES)].to_owned()
+}
+
+fn is_kept_header(name: &str) -> bool {
+    KEPT_HEADERS.contains(&name) || KEPT_HEADER_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The selected retry/rate-limit headers, names lowercased, values sanitized.
+fn selected_headers(headers: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    headers
+        .iter()
+        .filter(|(name, _)| name.len() <= MAX_HEADER_NAME_BYTES)
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value))
+        .filter(|(name, _)| is_kept_header(name))
+        .take(MAX_HEADERS)
+        .map(|(name, value)| (name, sanitize_field(value)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

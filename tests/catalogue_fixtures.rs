@@ -1,0 +1,90 @@
+//! Runs every catalogue fixture under `fixtures/catalogue/` and reports every
+//! failing case (file and differences), not just the first. It also holds
+//! the suite to its size, its share of negatives, and one deciding case per rule.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use std::collections::BTreeSet;
+
+use recourse::catalogue::{rules, Fixture, FixtureKind};
+
+/// The fixture suite must stay at least this large.
+const MIN_CASES: usize = 150;
+
+fn fixture_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries =
+            fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_catalogue_fixture_passes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue");
+    let files = fixture_files(&root);
+    let mut failures = Vec::new();
+    let mut negatives = 0;
+    let mut cases = 0;
+    let mut deciding_rules = BTreeSet::new();
+    for path in &files {
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let source = fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {name}: {e}"));
+        let fixture = match Fixture::parse(&source) {
+            Ok(fixture) => fixture,
+            Err(e) => {
+                failures.push(format!("{name}:\n    {e}"));
+                continue;
+            }
+        };
+        cases += 1;
+        deciding_rules.extend(fixture.expect.rule_id.clone());
+        if fixture.kind == FixtureKind::Negative {
+            negatives += 1;
+        }
+        let problems = fixture.check();
+        if !problems.is_empty() {
+            failures.push(format!("{name}:\n    {}", problems.join("\n    ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixture(s) failed:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+    assert!(
+        cases >= MIN_CASES,
+        "only {cases} fixtures; the suite needs at least {MIN_CASES}"
+    );
+    assert!(
+        negatives * 3 >= cases,
+        "only {negatives} of {cases} fixtures are negative; at least a third must be"
+    );
+    let untested: Vec<&str> = rules()
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| !deciding_rules.contains(*id))
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "every rule must decide at least one fixture (expect.rule_id); none for: {untested:?}"
+    );
+}
