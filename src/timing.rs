@@ -175,9 +175,17 @@ pub fn hint_from_headers(
         .or_else(|| bucket_reset(&lower, occurred_at, "x-ratelimit-", openai_reset))
 }
 
-fn retry_after_ms(headers: &BTreeMap<String, &str>, occurred_at: DateTime<Utc>) -> Option<TimingHint> {
+fn retry_after_ms(
+    headers: &BTreeMap<String, &str>,
+    occurred_at: DateTime<Utc>,
+) -> Option<TimingHint> {
     let millis: f64 = headers.get("retry-after-ms")?.parse().ok()?;
-    relative(millis / 1000.0, occurred_at, HintSource::RetryAfterMsHeader, None)
+    relative(
+        millis / 1000.0,
+        occurred_at,
+        HintSource::RetryAfterMsHeader,
+        None,
+    )
 }
 
 fn retry_after(headers: &BTreeMap<String, &str>, occurred_at: DateTime<Utc>) -> Option<TimingHint> {
@@ -186,7 +194,12 @@ fn retry_after(headers: &BTreeMap<String, &str>, occurred_at: DateTime<Utc>) -> 
         return relative(seconds, occurred_at, HintSource::RetryAfterHeader, None);
     }
     let date = DateTime::parse_from_rfc2822(value).ok()?;
-    absolute(date.with_timezone(&Utc), occurred_at, HintSource::HttpDate, None)
+    absolute(
+        date.with_timezone(&Utc),
+        occurred_at,
+        HintSource::HttpDate,
+        None,
+    )
 }
 
 /// RFC 3339 (`anthropic-ratelimit-requests-reset`) or epoch seconds
@@ -194,13 +207,22 @@ fn retry_after(headers: &BTreeMap<String, &str>, occurred_at: DateTime<Utc>) -> 
 fn anthropic_reset(value: &str, occurred_at: DateTime<Utc>) -> Option<TimingHint> {
     let reset_at = match value.parse::<i64>() {
         Ok(epoch) => DateTime::from_timestamp(epoch, 0)?,
-        Err(_) => DateTime::parse_from_rfc3339(value).ok()?.with_timezone(&Utc),
+        Err(_) => DateTime::parse_from_rfc3339(value)
+            .ok()?
+            .with_timezone(&Utc),
     };
-    absolute(reset_at, occurred_at, HintSource::AnthropicResetHeader, None)
+    absolute(
+        reset_at,
+        occurred_at,
+        HintSource::AnthropicResetHeader,
+        None,
+    )
 }
 
 fn openai_reset(value: &str, occurred_at: DateTime<Utc>) -> Option<TimingHint> {
-    let seconds = parse_duration(value).filter(|d| d.end == value.len())?.seconds;
+    let seconds = parse_duration(value)
+        .filter(|d| d.end == value.len())?
+        .seconds;
     relative(seconds, occurred_at, HintSource::RateLimitResetHeader, None)
 }
 
@@ -215,7 +237,9 @@ fn bucket_reset(
 ) -> Option<TimingHint> {
     let mut valid: Vec<(bool, TimingHint)> = Vec::new();
     for (name, value) in headers.range(prefix.to_owned()..) {
-        let Some(rest) = name.strip_prefix(prefix) else { break };
+        let Some(rest) = name.strip_prefix(prefix) else {
+            break;
+        };
         let remaining_name = if let Some(bucket) = rest.strip_suffix("-reset") {
             format!("{prefix}{bucket}-remaining")
         } else if let Some(bucket) = rest.strip_prefix("reset-") {
@@ -223,7 +247,9 @@ fn bucket_reset(
         } else {
             continue;
         };
-        let exhausted = headers.get(&remaining_name).is_some_and(|r| r.parse() == Ok(0u64));
+        let exhausted = headers
+            .get(&remaining_name)
+            .is_some_and(|r| r.parse() == Ok(0u64));
         if let Some(hint) = parse(value, occurred_at) {
             valid.push((exhausted, hint));
         }
@@ -270,9 +296,14 @@ fn parse_duration(text: &str) -> Option<ParsedDuration> {
     let mut parsed: Option<ParsedDuration> = None;
     for _ in 0..MAX_DURATION_PARTS {
         let start = skip_separators(text, pos);
-        let Some((seconds, end)) = duration_part(bytes, start) else { break };
+        let Some((seconds, end)) = duration_part(bytes, start) else {
+            break;
+        };
         let total = parsed.map_or(0.0, |p| p.seconds) + seconds;
-        parsed = Some(ParsedDuration { seconds: total, end });
+        parsed = Some(ParsedDuration {
+            seconds: total,
+            end,
+        });
         pos = end;
     }
     parsed
@@ -296,7 +327,10 @@ fn duration_part(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
     if number_end == start || number_end - start > MAX_NUMBER_BYTES {
         return None;
     }
-    let number: f64 = std::str::from_utf8(&bytes[start..number_end]).ok()?.parse().ok()?;
+    let number: f64 = std::str::from_utf8(&bytes[start..number_end])
+        .ok()?
+        .parse()
+        .ok()?;
     let unit_start = scan(bytes, number_end, |b| b.is_ascii_whitespace());
     let unit_end = scan(bytes, unit_start, |b| b.is_ascii_alphabetic());
     let unit = std::str::from_utf8(&bytes[unit_start..unit_end]).ok()?;
@@ -344,7 +378,9 @@ static EPOCH_FIELD: LazyLock<Regex> = LazyLock::new(|| {
     re(r#"(?i)\b(?:resets?_?at|reset_time|x-ratelimit-reset)["']?\s*[:=]\s*["']?(\d{10})\b"#)
 });
 static RFC3339: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:resets?|reset_at|resets_at|retry|try again|until|available)[^0-9\n]{0,16}(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2}))")
+    re(
+        r"(?i)\b(?:resets?|reset_at|resets_at|retry|try again|until|available)[^0-9\n]{0,16}(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2}))",
+    )
 });
 static CLOCK: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
@@ -360,10 +396,11 @@ static RETRY_DELAY: LazyLock<Regex> =
 static RESETS_IN: LazyLock<Regex> =
     LazyLock::new(|| re(r#"["']?resets_in_seconds["']?\s*[:=]\s*(\d{1,12}(?:\.\d{1,9})?)\b"#));
 static RELATIVE_LEAD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?P<lead>try\s+again|retrying|retry|resets?|available(?:\s+again)?|wait(?:\s+for)?)\s+(?:(?:in|after)\s+)?\d")
+    re(
+        r"(?i)\b(?P<lead>try\s+again|retrying|retry|resets?|available(?:\s+again)?|wait(?:\s+for)?)\s+(?:(?:in|after)\s+)?\d",
+    )
 });
-static PROGRESS_TAIL: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^[\s.,]*\(?\s*attempt\b"));
+static PROGRESS_TAIL: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^[\s.,]*\(?\s*attempt\b"));
 
 fn span(start: usize, end: usize) -> Option<Span> {
     Some(Span {
@@ -401,9 +438,16 @@ fn epoch_matches(
 fn rfc3339(text: &str, occurred_at: DateTime<Utc>) -> Option<TimingHint> {
     RFC3339.captures_iter(text).find_map(|c| {
         let stamp = c[1].replace([' ', 't'], "T");
-        let reset_at = DateTime::parse_from_rfc3339(&stamp).ok()?.with_timezone(&Utc);
+        let reset_at = DateTime::parse_from_rfc3339(&stamp)
+            .ok()?
+            .with_timezone(&Utc);
         let m = c.get(1)?;
-        absolute(reset_at, occurred_at, HintSource::Rfc3339, span(m.start(), m.end()))
+        absolute(
+            reset_at,
+            occurred_at,
+            HintSource::Rfc3339,
+            span(m.start(), m.end()),
+        )
     })
 }
 
@@ -442,7 +486,12 @@ fn relative_phrase(text: &str, occurred_at: DateTime<Utc>) -> Option<TimingHint>
         if PROGRESS_TAIL.is_match(&text[end..]) {
             return None;
         }
-        relative(duration.seconds, occurred_at, HintSource::Relative, span(whole.start(), end))
+        relative(
+            duration.seconds,
+            occurred_at,
+            HintSource::Relative,
+            span(whole.start(), end),
+        )
     })
 }
 
@@ -459,7 +508,9 @@ fn clock_time(text: &str, occurred_at: DateTime<Utc>, zone: ClockZone) -> Option
     CLOCK.captures_iter(text).find_map(|c| {
         let stated = c.name("ptz").or_else(|| c.name("tz")).map(|m| m.as_str());
         let (tz, source) = match (zone, stated) {
-            (ClockZone::Stated, Some(name)) => (name.parse::<Tz>().ok()?, HintSource::ClockTimeZone),
+            (ClockZone::Stated, Some(name)) => {
+                (name.parse::<Tz>().ok()?, HintSource::ClockTimeZone)
+            }
             (ClockZone::Local(tz), None) => (tz, HintSource::ClockTimeLocal),
             (ClockZone::Stated, None) | (ClockZone::Local(_), Some(_)) => return None,
         };
@@ -477,7 +528,9 @@ fn clock_of(c: &Captures) -> Option<NaiveTime> {
     let hour: u32 = c["h"].parse().ok()?;
     let minute: u32 = c.name("min").map_or(Some(0), |m| m.as_str().parse().ok())?;
     let hour = match c.name("ampm").map(|m| m.as_str().to_ascii_lowercase()) {
-        Some(ampm) if (1..=12).contains(&hour) => (hour % 12) + if ampm.starts_with('p') { 12 } else { 0 },
+        Some(ampm) if (1..=12).contains(&hour) => {
+            (hour % 12) + if ampm.starts_with('p') { 12 } else { 0 }
+        }
         Some(_) => return None,
         None if c.name("min").is_some() => hour,
         None => return None,
@@ -491,7 +544,9 @@ const MONTHS: [&str; 12] = [
 
 /// `Some(None)` when no date was given; `None` when the date is malformed.
 fn month_day(c: &Captures) -> Option<Option<(u32, u32, Option<i32>)>> {
-    let Some(mon) = c.name("mon") else { return Some(None) };
+    let Some(mon) = c.name("mon") else {
+        return Some(None);
+    };
     let prefix = mon.as_str().to_ascii_lowercase();
     let month = MONTHS.iter().position(|m| *m == prefix)? as u32 + 1;
     let day: u32 = c.name("day")?.as_str().parse().ok()?;

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeZone, Utc};
 use proptest::prelude::*;
-use recourse::evidence::{sanitize, Evidence, Provider, RawEvidence, MAX_FIELD_BYTES, MAX_MESSAGE_BYTES};
+use recourse::evidence::{
+    sanitize, Evidence, Provider, RawEvidence, MAX_FIELD_BYTES, MAX_MESSAGE_BYTES,
+};
 use recourse::timing::{hint_from_headers, hint_from_text};
 
 fn occurred() -> DateTime<Utc> {
@@ -50,12 +52,17 @@ fn one_mebibyte_single_line_completes_bounded() {
 #[test]
 fn one_mebibyte_of_base64_ish_run_is_redacted_and_bounded() {
     let evidence = exercise(b"Ab3+/".repeat(220_000));
-    assert!(!evidence.message.contains("Ab3+/Ab3+/Ab3+/Ab3+/"), "long runs never survive");
+    assert!(
+        !evidence.message.contains("Ab3+/Ab3+/Ab3+/Ab3+/"),
+        "long runs never survive"
+    );
 }
 
 #[test]
 fn invalid_utf8_everywhere_completes_bounded() {
-    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 | 0x80).collect();
+    let bytes: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 | 0x80)
+        .collect();
     exercise(bytes);
 }
 
@@ -67,8 +74,14 @@ fn ansi_escape_storm_is_stripped() {
     }
     bytes.extend_from_slice(b"overloaded_error");
     let evidence = exercise(bytes);
-    assert!(!evidence.message.contains('\u{1b}'), "no escape byte survives");
-    assert!(evidence.message.ends_with("overloaded_error"), "text after the storm is kept");
+    assert!(
+        !evidence.message.contains('\u{1b}'),
+        "no escape byte survives"
+    );
+    assert!(
+        evidence.message.ends_with("overloaded_error"),
+        "text after the storm is kept"
+    );
 }
 
 #[test]
@@ -107,13 +120,18 @@ fn repeated_near_matches_complete() {
     for near in near_misses {
         let text = near.repeat(100_000);
         exercise(text.as_bytes().to_vec());
-        assert_eq!(hint_from_text(&text, occurred(), chrono_tz::UTC), None, "{near}");
+        assert_eq!(
+            hint_from_text(&text, occurred(), chrono_tz::UTC),
+            None,
+            "{near}"
+        );
     }
 }
 
 #[test]
 fn sanitize_on_huge_unbounded_input_completes() {
-    let text = "user@example.com sk-ant-api03-0123456789abcdef /home/u/x https://h/p?q=1 ".repeat(20_000);
+    let text =
+        "user@example.com sk-ant-api03-0123456789abcdef /home/u/x https://h/p?q=1 ".repeat(20_000);
     let out = sanitize(&text);
     assert!(!out.contains("example.com"), "emails redacted throughout");
 }
@@ -121,11 +139,22 @@ fn sanitize_on_huge_unbounded_input_completes() {
 #[test]
 fn huge_headers_are_bounded() {
     let mut input = raw(b"429".to_vec());
-    input.headers.insert("retry-after".into(), "9".repeat(1 << 20));
-    input.headers.insert("x-ratelimit-reset-tokens".into(), "1m".repeat(100_000));
+    input
+        .headers
+        .insert("retry-after".into(), "9".repeat(1 << 20));
+    input
+        .headers
+        .insert("x-ratelimit-reset-tokens".into(), "1m".repeat(100_000));
     let evidence = Evidence::from_raw(input.clone());
-    assert!(evidence.headers.values().all(|v| v.len() <= MAX_FIELD_BYTES));
-    assert_eq!(hint_from_headers(&input.headers, occurred()), None, "absurd values are not trusted");
+    assert!(evidence
+        .headers
+        .values()
+        .all(|v| v.len() <= MAX_FIELD_BYTES));
+    assert_eq!(
+        hint_from_headers(&input.headers, occurred()),
+        None,
+        "absurd values are not trusted"
+    );
 }
 
 proptest! {

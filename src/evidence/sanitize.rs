@@ -56,14 +56,18 @@ fn re(pattern: &str) -> Regex {
 }
 
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token|digest)\s+)?[^\s"',;]+"#)
+    re(
+        r#"(?i)\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token|digest)\s+)?[^\s"',;]+"#,
+    )
 });
 static AUTH_SCHEME: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})"));
 static COOKIE_FIELD: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)\b(set-cookie|cookie)(["']?\s*[:=]\s*)(?:("[^"\r\n]*")|[^\r\n]*)"#));
 static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b(access_token|refresh_token|id_token|token|client_secret|x-api-key|x-goog-api-key|api[_-]?key|(?:aws_)?secret(?:_access)?(?:[_-]?key)?|password|passwd)(["']?\s*[:=]\s*["']?)(?:\[redacted:[a-z_]+\]|[^\s"',;&}\])]+)"#)
+    re(
+        r#"(?i)\b(access_token|refresh_token|id_token|token|client_secret|x-api-key|x-goog-api-key|api[_-]?key|(?:aws_)?secret(?:_access)?(?:[_-]?key)?|password|passwd)(["']?\s*[:=]\s*["']?)(?:\[redacted:[a-z_]+\]|[^\s"',;&}\])]+)"#,
+    )
 });
 /// Distinctive prefixes match even when glued to preceding text; the generic
 /// `sk-`, `hf_`, `sk_live_` forms need a word boundary so words like
@@ -81,17 +85,20 @@ static PROVIDER_KEY: LazyLock<Regex> = LazyLock::new(|| {
         r"|\bhf_[A-Za-z0-9]{20,}",
     ))
 });
-static GOOGLE_OAUTH: LazyLock<Regex> =
-    LazyLock::new(|| re(r"ya29\.[0-9A-Za-z_-]{10,}"));
+static GOOGLE_OAUTH: LazyLock<Regex> = LazyLock::new(|| re(r"ya29\.[0-9A-Za-z_-]{10,}"));
 static JWT_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"));
 static URL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b([a-z][a-z0-9+.-]{0,15}://)(?:[^/\s?#"'<>\\\[\]]*@)?([^/\s?#@:"'<>\\\[\]]*(?::[0-9]{1,5})?)([/?#][^\s"'<>\\)\[\]}]*)?"#)
+    re(
+        r#"(?i)\b([a-z][a-z0-9+.-]{0,15}://)(?:[^/\s?#"'<>\\\[\]]*@)?([^/\s?#@:"'<>\\\[\]]*(?::[0-9]{1,5})?)([/?#][^\s"'<>\\)\[\]}]*)?"#,
+    )
 });
 static EMAIL_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"));
 static UNIX_HOME: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(^|[^A-Za-z0-9_.~/-])(?:/[A-Za-z])?/(?:(?:home|Users)/[^\s/"'`:;,)\]}]+|root\b)(?:/[^\s"'`:;,)\]}]*)?"#)
+    re(
+        r#"(^|[^A-Za-z0-9_.~/-])(?:/[A-Za-z])?/(?:(?:home|Users)/[^\s/"'`:;,)\]}]+|root\b)(?:/[^\s"'`:;,)\]}]*)?"#,
+    )
 });
 static WINDOWS_HOME: LazyLock<Regex> = LazyLock::new(|| {
     re(r#"(?i)\b[A-Z]:(?:\\{1,2}|/)(?:Users|Documents and Settings)(?:\\{1,2}|/)[^\s"'`:;,)\]}]+"#)

@@ -29,32 +29,108 @@ const PLANTED: &[(&str, &str)] = &[
 
 /// (input, secret that must vanish, marker expected)
 const CONTEXTUAL: &[(&str, &str, &str)] = &[
-    ("Authorization: Bearer abc.DEF-ghi_jkl~mno", "abc.DEF-ghi_jkl~mno", "Authorization: Bearer [redacted:token]"),
-    ("authorization=Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", "authorization=Basic [redacted:token]"),
+    (
+        "Authorization: Bearer abc.DEF-ghi_jkl~mno",
+        "abc.DEF-ghi_jkl~mno",
+        "Authorization: Bearer [redacted:token]",
+    ),
+    (
+        "authorization=Basic dXNlcjpwYXNzd29yZA==",
+        "dXNlcjpwYXNzd29yZA==",
+        "authorization=Basic [redacted:token]",
+    ),
     ("proxy-authorization: opaqueValue", "opaqueValue", TOKEN),
-    ("sent with bearer 0123456789abcdefXYZ", "0123456789abcdefXYZ", "bearer [redacted:token]"),
-    (r#"{"access_token": "tok-abc123", "expires_in": 3600}"#, "tok-abc123", r#""access_token": "[redacted:token]""#),
-    ("refresh_token=rt.Secret-Value&grant_type=refresh", "rt.Secret-Value", "refresh_token=[redacted:token]"),
+    (
+        "sent with bearer 0123456789abcdefXYZ",
+        "0123456789abcdefXYZ",
+        "bearer [redacted:token]",
+    ),
+    (
+        r#"{"access_token": "tok-abc123", "expires_in": 3600}"#,
+        "tok-abc123",
+        r#""access_token": "[redacted:token]""#,
+    ),
+    (
+        "refresh_token=rt.Secret-Value&grant_type=refresh",
+        "rt.Secret-Value",
+        "refresh_token=[redacted:token]",
+    ),
     ("id_token: shortid", "shortid", TOKEN),
-    ("api_key=hunter2hunter2", "hunter2hunter2", "api_key=[redacted:api_key]"),
-    ("x-api-key: custom-gateway-key-1", "custom-gateway-key-1", API_KEY),
+    (
+        "api_key=hunter2hunter2",
+        "hunter2hunter2",
+        "api_key=[redacted:api_key]",
+    ),
+    (
+        "x-api-key: custom-gateway-key-1",
+        "custom-gateway-key-1",
+        API_KEY,
+    ),
     ("apiKey: 'abcdef'", "abcdef", API_KEY),
     (r#""password":"correct horse""#, "correct", SECRET),
     ("client_secret=GOCSPX-abcdef", "GOCSPX-abcdef", SECRET),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI", SECRET),
-    ("Cookie: session=abc123; theme=dark", "session=abc123", "Cookie: [redacted:cookie]"),
-    ("set-cookie: __cf_bm=hYY77LPW86IHCx; path=/; HttpOnly", "hYY77LPW86IHCx", COOKIE),
-    (r#"{"set-cookie": "sid=xyz789", "server": "cloudflare"}"#, "sid=xyz789", r#""set-cookie": "[redacted:cookie]", "server""#),
-    ("at /home/alice/projects/app/src/main.rs:10", "alice", "at [path]"),
-    ("file:///Users/kasnitski/.nvm/versions/node/cli.js:942:2624", "kasnitski", "file:///[path]"),
-    ("open /Users/bob/.claude/config.json failed", "bob", "open [path] failed"),
-    (r"EPERM: symlink 'C:\Users\elmur\.claude\projects\x.jsonl'", "elmur", "'[path]'"),
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG",
+        "wJalrXUtnFEMI",
+        SECRET,
+    ),
+    (
+        "Cookie: session=abc123; theme=dark",
+        "session=abc123",
+        "Cookie: [redacted:cookie]",
+    ),
+    (
+        "set-cookie: __cf_bm=hYY77LPW86IHCx; path=/; HttpOnly",
+        "hYY77LPW86IHCx",
+        COOKIE,
+    ),
+    (
+        r#"{"set-cookie": "sid=xyz789", "server": "cloudflare"}"#,
+        "sid=xyz789",
+        r#""set-cookie": "[redacted:cookie]", "server""#,
+    ),
+    (
+        "at /home/alice/projects/app/src/main.rs:10",
+        "alice",
+        "at [path]",
+    ),
+    (
+        "file:///Users/kasnitski/.nvm/versions/node/cli.js:942:2624",
+        "kasnitski",
+        "file:///[path]",
+    ),
+    (
+        "open /Users/bob/.claude/config.json failed",
+        "bob",
+        "open [path] failed",
+    ),
+    (
+        r"EPERM: symlink 'C:\Users\elmur\.claude\projects\x.jsonl'",
+        "elmur",
+        "'[path]'",
+    ),
     (r#"path: "C:\\Users\\BJKow\\AppData\\Local""#, "BJKow", PATH),
-    ("uv_spawn '/c/Users/BJKow/.local/bin/claude.exe'", "BJKow", "'[path]'"),
+    (
+        "uv_spawn '/c/Users/BJKow/.local/bin/claude.exe'",
+        "BJKow",
+        "'[path]'",
+    ),
     ("cd /root/.config/secret-dir", "secret-dir", "cd [path]"),
-    ("POST https://api.anthropic.com/v1/messages?beta=true failed", "v1/messages", "POST https://api.anthropic.com/[path] failed"),
-    ("see https://user:pw@proxy.internal:8443/a/b?token=1.", "user:pw", "https://proxy.internal:8443/[path]."),
-    ("(https://openai.com/chatgpt/pricing)", "chatgpt/pricing", "(https://openai.com/[path])"),
+    (
+        "POST https://api.anthropic.com/v1/messages?beta=true failed",
+        "v1/messages",
+        "POST https://api.anthropic.com/[path] failed",
+    ),
+    (
+        "see https://user:pw@proxy.internal:8443/a/b?token=1.",
+        "user:pw",
+        "https://proxy.internal:8443/[path].",
+    ),
+    (
+        "(https://openai.com/chatgpt/pricing)",
+        "chatgpt/pricing",
+        "(https://openai.com/[path])",
+    ),
 ];
 
 #[test]
@@ -66,7 +142,11 @@ fn planted_secrets_never_survive_and_get_their_marker() {
             failures.push(format!("{secret} -> {out}"));
         }
     }
-    assert!(failures.is_empty(), "leaked or wrong marker:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "leaked or wrong marker:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -75,10 +155,16 @@ fn contextual_secrets_are_redacted_with_stable_output() {
     for (input, secret, expected) in CONTEXTUAL {
         let out = sanitize(input);
         if out.contains(secret) || !out.contains(expected) {
-            failures.push(format!("{input}\n   -> {out}\n   expected to contain {expected}"));
+            failures.push(format!(
+                "{input}\n   -> {out}\n   expected to contain {expected}"
+            ));
         }
     }
-    assert!(failures.is_empty(), "failing cases:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "failing cases:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -116,15 +202,23 @@ fn url_keeps_scheme_and_host() {
 
 #[test]
 fn request_ids_may_be_redacted_but_error_text_stays() {
-    let out = sanitize(r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit."},"request_id":"req_011CV2S4jxpPs7x8XWqHUiM7"}"#);
+    let out = sanitize(
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit."},"request_id":"req_011CV2S4jxpPs7x8XWqHUiM7"}"#,
+    );
     assert!(out.contains("rate_limit_error"), "{out}");
-    assert!(out.contains("would exceed your account's rate limit"), "{out}");
+    assert!(
+        out.contains("would exceed your account's rate limit"),
+        "{out}"
+    );
 }
 
 #[test]
 fn terminal_escapes_and_controls_are_stripped() {
     let raw = "\u{1b}[31;1mError\u{1b}[0m: \u{1b}]8;;https://x\u{7}link\u{1b}]8;;\u{1b}\\ done\r\nnext\rover\u{0}\u{7f}\u{9b}2Kend\ttab";
-    assert_eq!(strip_terminal_escapes(raw), "Error: link done\nnext\noverend\ttab");
+    assert_eq!(
+        strip_terminal_escapes(raw),
+        "Error: link done\nnext\noverend\ttab"
+    );
 }
 
 #[test]
@@ -154,7 +248,10 @@ fn from_raw_decodes_lossily_strips_and_sanitizes() {
     bytes.extend_from_slice(&[0xff, 0xfe]);
     bytes.extend_from_slice(b" done");
     let evidence = Evidence::from_raw(raw(&bytes));
-    assert_eq!(evidence.message, "API Error key [redacted:api_key] \u{fffd}\u{fffd} done");
+    assert_eq!(
+        evidence.message,
+        "API Error key [redacted:api_key] \u{fffd}\u{fffd} done"
+    );
     assert!(!evidence.truncated, "short input is not truncated");
     assert_eq!(evidence.http_status, Some(429));
     assert_eq!(evidence.exit_code, Some(1));
@@ -167,10 +264,20 @@ fn long_message_keeps_head_and_tail_within_the_bound() {
     text.push_str("Claude AI usage limit reached|1749924000");
     let evidence = Evidence::from_raw(raw(text.as_bytes()));
     assert!(evidence.truncated);
-    assert!(evidence.message.len() <= MAX_MESSAGE_BYTES, "len {}", evidence.message.len());
+    assert!(
+        evidence.message.len() <= MAX_MESSAGE_BYTES,
+        "len {}",
+        evidence.message.len()
+    );
     assert!(evidence.message.starts_with("HEAD-MARKER"), "head kept");
-    assert!(evidence.message.ends_with("limit reached|1749924000"), "tail kept: errors sit at the end");
-    assert!(evidence.message.contains(OMITTED_MARKER_PREFIX), "cut is marked");
+    assert!(
+        evidence.message.ends_with("limit reached|1749924000"),
+        "tail kept: errors sit at the end"
+    );
+    assert!(
+        evidence.message.contains(OMITTED_MARKER_PREFIX),
+        "cut is marked"
+    );
 }
 
 #[test]
@@ -186,8 +293,14 @@ fn huge_raw_input_is_bounded_before_sanitizing_and_secrets_at_the_cut_do_not_lea
     let evidence = Evidence::from_raw(raw(text.as_bytes()));
     assert!(evidence.truncated);
     assert!(evidence.message.len() <= MAX_MESSAGE_BYTES);
-    assert!(!evidence.message.contains("CUTPOINT"), "{}", evidence.message);
-    assert!(evidence.message.ends_with("[redacted:api_key] overloaded_error"));
+    assert!(
+        !evidence.message.contains("CUTPOINT"),
+        "{}",
+        evidence.message
+    );
+    assert!(evidence
+        .message
+        .ends_with("[redacted:api_key] overloaded_error"));
 }
 
 #[test]
@@ -202,9 +315,15 @@ fn only_selected_headers_are_kept_lowercased_and_sanitized() {
         ("x-ratelimit-remaining-requests", "0"),
         ("x-ratelimit-limit-requests", "60"),
         ("set-cookie", "sid=abc"),
-        ("authorization", "Bearer sk-ant-api03-AbCdEf0123456789abcdef"),
+        (
+            "authorization",
+            "Bearer sk-ant-api03-AbCdEf0123456789abcdef",
+        ),
         ("request-id", "req_011CV2S4jxpPs7x8XWqHUiM7"),
-        ("anthropic-ratelimit-weird", "Bearer sk-ant-api03-AbCdEf0123456789abcdef"),
+        (
+            "anthropic-ratelimit-weird",
+            "Bearer sk-ant-api03-AbCdEf0123456789abcdef",
+        ),
     ] {
         input.headers.insert(name.to_owned(), value.to_owned());
     }
@@ -223,19 +342,28 @@ fn only_selected_headers_are_kept_lowercased_and_sanitized() {
             "x-should-retry",
         ]
     );
-    assert_eq!(evidence.headers["anthropic-ratelimit-weird"], "Bearer [redacted:token]");
+    assert_eq!(
+        evidence.headers["anthropic-ratelimit-weird"],
+        "Bearer [redacted:token]"
+    );
     assert_eq!(evidence.headers["retry-after"], "30");
 }
 
 #[test]
 fn header_values_and_error_type_are_bounded() {
     let mut input = raw(b"x");
-    input.headers.insert("retry-after".into(), "9".repeat(10_000));
+    input
+        .headers
+        .insert("retry-after".into(), "9".repeat(10_000));
     input.error_type = Some(format!("rate_limit_error\u{1b}[0m\n{}", "é".repeat(1000)));
     let evidence = Evidence::from_raw(input);
     assert!(evidence.headers["retry-after"].len() <= MAX_FIELD_BYTES);
     let error_type = evidence.error_type.expect("kept");
-    assert!(error_type.len() <= MAX_FIELD_BYTES, "len {}", error_type.len());
+    assert!(
+        error_type.len() <= MAX_FIELD_BYTES,
+        "len {}",
+        error_type.len()
+    );
     assert!(error_type.starts_with("rate_limit_error "), "{error_type}");
 }
 
@@ -243,14 +371,24 @@ fn header_values_and_error_type_are_bounded() {
 fn too_many_headers_are_capped() {
     let mut input = raw(b"x");
     for i in 0..1000 {
-        input.headers.insert(format!("anthropic-ratelimit-b{i:04}-reset"), "1".into());
+        input
+            .headers
+            .insert(format!("anthropic-ratelimit-b{i:04}-reset"), "1".into());
     }
-    input.headers.insert(format!("anthropic-ratelimit-{}", "a".repeat(5000)), "1".into());
+    input.headers.insert(
+        format!("anthropic-ratelimit-{}", "a".repeat(5000)),
+        "1".into(),
+    );
     assert_eq!(Evidence::from_raw(input).headers.len(), MAX_HEADERS);
 }
 
 fn secret_strategy() -> impl Strategy<Value = String> {
-    prop::sample::select(PLANTED.iter().map(|(s, _)| (*s).to_owned()).collect::<Vec<_>>())
+    prop::sample::select(
+        PLANTED
+            .iter()
+            .map(|(s, _)| (*s).to_owned())
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// Random printable text with escapes; joined to a planted secret by a space.
@@ -262,14 +400,65 @@ fn filler() -> impl Strategy<Value = String> {
 /// rules interact (a marker next to a key name, a URL inside a cookie, …).
 fn tricky_text() -> impl Strategy<Value = String> {
     let fragments = [
-        "sk-", "ant-", "api03-", "proj-", "AIza", "ghp_", "xoxb-", "AKIA", "eyJ", ".", "api_key", "token",
-        "access_token", "password", "secret", "=", ": ", "\"", "'", " ", "\n", "Bearer ", "Basic ",
-        "Authorization", "Cookie", "set-cookie", "https://", "file://", "api.anthropic.com", "/v1/x", "?q=1",
-        "/home/", "/Users/", "C:\\Users\\", "alice", "@", "example.com", "[redacted:token]", "[path]",
-        "0123456789", "abcdefghijklmnop", "ABCDEFGHIJKLMNOP", "_-", "+/=", "Europe/Warsaw", "|1749924000",
-        "]", "[", ")", "(", ",", ";", "&", "}", "~", "é",
+        "sk-",
+        "ant-",
+        "api03-",
+        "proj-",
+        "AIza",
+        "ghp_",
+        "xoxb-",
+        "AKIA",
+        "eyJ",
+        ".",
+        "api_key",
+        "token",
+        "access_token",
+        "password",
+        "secret",
+        "=",
+        ": ",
+        "\"",
+        "'",
+        " ",
+        "\n",
+        "Bearer ",
+        "Basic ",
+        "Authorization",
+        "Cookie",
+        "set-cookie",
+        "https://",
+        "file://",
+        "api.anthropic.com",
+        "/v1/x",
+        "?q=1",
+        "/home/",
+        "/Users/",
+        "C:\\Users\\",
+        "alice",
+        "@",
+        "example.com",
+        "[redacted:token]",
+        "[path]",
+        "0123456789",
+        "abcdefghijklmnop",
+        "ABCDEFGHIJKLMNOP",
+        "_-",
+        "+/=",
+        "Europe/Warsaw",
+        "|1749924000",
+        "]",
+        "[",
+        ")",
+        "(",
+        ",",
+        ";",
+        "&",
+        "}",
+        "~",
+        "é",
     ];
-    prop::collection::vec(prop::sample::select(fragments.to_vec()), 0..40).prop_map(|parts| parts.concat())
+    prop::collection::vec(prop::sample::select(fragments.to_vec()), 0..40)
+        .prop_map(|parts| parts.concat())
 }
 
 proptest! {
