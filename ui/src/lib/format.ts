@@ -1,0 +1,68 @@
+// Formatting of durations, countdowns and policy summaries, shared by views.
+import type { CandidatePolicy, ClassPolicy, PolicyClass } from "../bindings";
+
+/** `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`. */
+export function formatSeconds(total: number): string {
+  const s = Math.max(0, Math.round(total));
+  if (s < 60) return `${s} s`;
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (d > 0) return h > 0 ? `${d} d ${h} h` : `${d} d`;
+  if (h > 0) return m > 0 ? `${h} h ${m} min` : `${h} h`;
+  return sec > 0 ? `${m} min ${sec} s` : `${m} min`;
+}
+
+/** Time left until an absolute deadline, as `m:ss` or `h:mm:ss`. */
+export function countdown(deadlineIso: string, nowMs: number): string {
+  const left = Math.max(0, Math.ceil((Date.parse(deadlineIso) - nowMs) / 1000));
+  const h = Math.floor(left / 3600);
+  const m = Math.floor((left % 3600) / 60);
+  const s = left % 60;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+}
+
+export const CLASS_LABEL: Record<PolicyClass, string> = { transient: "Transient", hard: "Hard" };
+
+/** The delays a retry section would wait, in order (each capped at 24 h). */
+export function retryDelays(section: ClassPolicy): number[] {
+  if (!section.retry.enabled) return [];
+  const out: number[] = [];
+  for (let i = 0; i < section.retry.max_retries; i++) {
+    out.push(Math.min(section.retry.initial_interval_seconds * 2 ** i, 86400));
+  }
+  return out;
+}
+
+function outcomeText(section: ClassPolicy, next: string | null): string {
+  if (section.on_exhausted === "stop") return "stop for manual recovery";
+  return next ? `skip to ${next}` : "skip (no candidate after this one: manual recovery)";
+}
+
+/** One clause: `retry 3× from 5 s, then skip`. */
+export function sectionSummary(section: ClassPolicy): string {
+  const parts: string[] = [];
+  if (section.wait_for_reset.enabled) parts.push(`wait for reset ≤ ${formatSeconds(section.wait_for_reset.max_wait_seconds)}`);
+  if (section.retry.enabled) {
+    parts.push(`retry ${section.retry.max_retries}× from ${formatSeconds(section.retry.initial_interval_seconds)}`);
+  }
+  const outcome = section.on_exhausted === "stop" ? "stop" : "skip";
+  return parts.length === 0 ? outcome : `${parts.join(", ")}, then ${outcome}`;
+}
+
+/** `Transient: retry 3× from 5 s, then skip · Hard: stop`. */
+export function policySummary(policy: CandidatePolicy): string {
+  return `Transient: ${sectionSummary(policy.transient)} · Hard: ${sectionSummary(policy.hard)}`;
+}
+
+/** The implied schedule written out: `5 s, 10 s, 20 s, then skip to Codex`. */
+export function scheduleText(section: ClassPolicy, next: string | null): string {
+  const delays = retryDelays(section).map(formatSeconds);
+  const wait = section.wait_for_reset.enabled
+    ? `If the provider gives a trusted reset within ${formatSeconds(section.wait_for_reset.max_wait_seconds)}, wait for it and try once more. `
+    : "";
+  const retries = delays.length > 0 ? `Retry after ${delays.join(", ")}, then ` : "Then ";
+  return `${wait}${retries}${outcomeText(section, next)}.`;
+}

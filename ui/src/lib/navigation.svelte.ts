@@ -1,0 +1,50 @@
+// Hash navigation between areas, a guard that stops unsaved edits from being
+// dropped silently, and the text of the polite live region.
+export type Area = "routes" | "profiles" | "catalogue";
+const AREAS: readonly Area[] = ["routes", "profiles", "catalogue"];
+
+function areaFromHash(): Area {
+  const id = location.hash.replace(/^#\/?/, "").split("/")[0];
+  return (AREAS as readonly string[]).includes(id) ? (id as Area) : "routes";
+}
+
+let area = $state<Area>("routes");
+let announcement = $state("");
+/** Returns false to veto leaving the current area (unsaved changes). */
+let leaveGuard: (() => boolean) | null = null;
+
+export const navigation = {
+  get area() {
+    return area;
+  },
+  get announcement() {
+    return announcement;
+  },
+  start() {
+    area = areaFromHash();
+    window.addEventListener("hashchange", () => {
+      const next = areaFromHash();
+      if (next === area) return;
+      if (leaveGuard && !leaveGuard()) {
+        history.replaceState(null, "", `#/${area}`);
+        return;
+      }
+      area = next;
+    });
+  },
+  go(next: Area) {
+    if (next === area) return;
+    if (leaveGuard && !leaveGuard()) return;
+    area = next;
+    history.pushState(null, "", `#/${next}`);
+  },
+  /** Views with unsaved edits install a guard; pass null to remove it. */
+  guardLeaving(guard: (() => boolean) | null) {
+    leaveGuard = guard;
+  },
+  /** Tells screen readers about a change (never call this per tick). */
+  announce(text: string) {
+    announcement = "";
+    queueMicrotask(() => (announcement = text));
+  },
+};

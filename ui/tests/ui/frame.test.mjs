@@ -1,0 +1,26 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openApp, horizontalOverflow } from "./lib.mjs";
+
+test("navigation moves between areas and marks the current tab", async () => {
+  const app = await openApp({}, { hash: "#/routes" });
+  try {
+    await app.page.getByRole("link", { name: "Catalogue" }).click();
+    assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Catalogue");
+    assert.match(app.page.url(), /#\/catalogue$/, "the hash follows the area so reload keeps it");
+    await app.page.keyboard.press("Shift+Tab");
+    assert.deepEqual(app.errors, [], "no uncaught page errors");
+  } finally {
+    await app.close();
+  }
+});
+
+test("frame has no horizontal overflow at phone width", async () => {
+  const app = await openApp({}, { width: 390, height: 844 });
+  try {
+    const o = await horizontalOverflow(app.page);
+    assert.ok(o.scrollWidth <= o.width, `page scrolls sideways: ${JSON.stringify(o)}`);
+  } finally {
+    await app.close();
+  }
+});

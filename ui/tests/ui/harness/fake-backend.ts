@@ -1,0 +1,212 @@
+// An in-memory stand-in for the Rust backend, shaped by the generated
+// bindings. It keeps just enough state for UI behaviour tests: profiles,
+// routes with generations (stale actions are refused like the engine does),
+// and canned catalogue answers. Policy limits mirror docs/policy.md.
+import type {
+  ActionRequest,
+  AgentKindInfo_Serialize,
+  CandidateInput_Deserialize,
+  CandidatePolicy,
+  CatalogueView,
+  ClassPolicy,
+  FieldError,
+  InboxItem_Serialize,
+  IpcError_Serialize,
+  PlaygroundResult_Serialize,
+  Profile_Serialize,
+  RouteDetail_Serialize,
+  RouteSnapshot_Serialize,
+  StartRun_Deserialize,
+  TimelineStep,
+} from "../../../src/bindings";
+
+export type Scenario = {
+  profiles?: Profile_Serialize[];
+  routes?: RouteDetail_Serialize[];
+  rules?: CatalogueView;
+  inbox?: InboxItem_Serialize[];
+  playground?: PlaygroundResult_Serialize;
+  preview?: TimelineStep[];
+  /** The next call of a command fails with this error. */
+  failNext?: Record<string, IpcError_Serialize>;
+};
+
+const NOW = () => new Date().toISOString();
+
+export function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
+  return {
+    wait_for_reset: { enabled: false, max_wait_seconds: 0 },
+    retry: { enabled: false, max_retries: 0, initial_interval_seconds: 0 },
+    on_exhausted,
+  };
+}
+
+export const AGENT_KINDS: AgentKindInfo_Serialize[] = [
+  { kind: "simulated", label: "Simulated provider", description: "Scripted failures, no network.", default_program: null },
+  { kind: "claude_code", label: "Claude Code", description: "claude -p --output-format stream-json", default_program: "claude" },
+  { kind: "codex", label: "Codex", description: "codex exec --json", default_program: "codex" },
+  { kind: "gemini", label: "Gemini CLI", description: "gemini -p", default_program: "gemini" },
+  { kind: "opencode", label: "OpenCode", description: "opencode run", default_program: "opencode" },
+  { kind: "generic", label: "Generic command", description: "Any command; exit code and stderr.", default_program: null },
+];
+
+function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
+  const errors: FieldError[] = [];
+  const range = (path: string, v: number, lo: number, hi: number, what: string) => {
+    if (v < lo || v > hi) errors.push({ path: `${prefix}.${path}`, message: `must be ${what} when enabled, got ${v}` });
+  };
+  if (s.retry.enabled) {
+    range("retry.max_retries", s.retry.max_retries, 1, 10, "1–10");
+    range("retry.initial_interval_seconds", s.retry.initial_interval_seconds, 1, 3600, "1–3600 seconds (1 s–1 h)");
+  }
+  if (s.wait_for_reset.enabled) {
+    range("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, 1, 604800, "1–604800 seconds (1 s–7 days)");
+  }
+  return errors;
+}
+
+export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
+  return [...checkSection(`candidates[${index}].transient`, p.transient), ...checkSection(`candidates[${index}].hard`, p.hard)];
+}
+
+export class FakeBackend {
+  profiles: Profile_Serialize[];
+  routes: RouteDetail_Serialize[];
+  private nextId = 100;
+
+  constructor(private scenario: Scenario) {
+    this.profiles = structuredClone(scenario.profiles ?? []);
+    this.routes = structuredClone(scenario.routes ?? []);
+  }
+
+  handle(cmd: string, args: Record<string, unknown>): unknown {
+    const fail = this.scenario.failNext?.[cmd];
+    if (fail) {
+      delete this.scenario.failNext![cmd];
+      throw fail;
+    }
+    switch (cmd) {
+      case "app_info":
+        return { version: "0.0.0-test", db_path: "/tmp/test.db", log_dir: "/tmp/logs" };
+      case "agent_kinds":
+        return AGENT_KINDS;
+      case "list_profiles":
+        return this.profiles;
+      case "create_profile":
+        return this.createProfile(String(args.name));
+      case "rename_profile":
+        return this.renameProfile(Number(args.id), String(args.name));
+      case "delete_profile":
+        this.profiles = this.profiles.filter((p) => p.id !== Number(args.id));
+        return null;
+      case "save_candidates":
+        return this.saveCandidates(Number(args.profileId), Number(args.expectedRevision), args.candidates as CandidateInput_Deserialize[]);
+      case "check_policy":
+        return checkPolicy(Number(args.index), args.policy as CandidatePolicy);
+      case "preview_policy":
+        return this.scenario.preview ?? [];
+      case "start_run":
+        return this.startRun(args.request as StartRun_Deserialize);
+      case "list_routes":
+        return this.routes.map((r) => r.snapshot);
+      case "route_detail":
+        return this.route(Number(args.id));
+      case "route_action":
+        return this.act(args.request as ActionRequest);
+      case "catalogue_rules":
+        return this.scenario.rules ?? { version: "test", rules: [] };
+      case "classify_text":
+        if (!this.scenario.playground) throw { code: "validation", message: "no playground answer in scenario", field: null };
+        return this.scenario.playground;
+      case "unclassified_inbox":
+        return this.scenario.inbox ?? [];
+      case "export_fixture":
+        return { path: `/tmp/fixtures/unclassified-route${args.routeId}-attempt${args.attempt}.toml`, text: "description = \"exported\"\n" };
+      default:
+        throw { code: "not_found", message: `fake backend has no command ${cmd}`, field: null };
+    }
+  }
+
+  private profile(id: number): Profile_Serialize {
+    const p = this.profiles.find((x) => x.id === id);
+    if (!p) throw { code: "not_found", message: `profile ${id} does not exist`, field: null };
+    return p;
+  }
+
+  private createProfile(name: string): Profile_Serialize {
+    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", field: "name" };
+    if (this.profiles.some((p) => p.name === name)) {
+      throw { code: "validation", message: `name: a profile named "${name}" already exists`, field: "name" };
+    }
+    const p: Profile_Serialize = { id: this.nextId++, name, revision: 1, candidates: [], created_at: NOW(), updated_at: NOW() };
+    this.profiles.push(p);
+    return p;
+  }
+
+  private renameProfile(id: number, name: string): Profile_Serialize {
+    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", field: "name" };
+    const p = this.profile(id);
+    p.name = name;
+    return p;
+  }
+
+  private saveCandidates(id: number, revision: number, inputs: CandidateInput_Deserialize[]): Profile_Serialize {
+    const p = this.profile(id);
+    if (p.revision !== revision) throw { code: "conflict", message: "the profile changed since it was loaded; reload it", field: null };
+    const errors = inputs.flatMap((c, i) => checkPolicy(i, c.policy));
+    if (errors.length > 0) throw { code: "validation", message: `${errors[0].path}: ${errors[0].message}`, field: errors[0].path };
+    p.candidates = inputs.map((c) => ({
+      id: c.id ?? this.nextId++,
+      name: c.name,
+      enabled: c.enabled,
+      agent: { kind: c.agent.kind, program: c.agent.program ?? null, args: c.agent.args ?? [], model: c.agent.model ?? null, script: c.agent.script ?? [] },
+      policy: c.policy,
+      policy_revision: 1,
+    }));
+    p.revision += 1;
+    p.updated_at = NOW();
+    return p;
+  }
+
+  private startRun(req: StartRun_Deserialize): RouteSnapshot_Serialize {
+    const p = this.profile(req.profile_id);
+    const first = p.candidates.find((c) => c.enabled);
+    if (!first) throw { code: "validation", message: "profile has no enabled candidate", field: "profile_id" };
+    const id = this.nextId++;
+    const snapshot: RouteSnapshot_Serialize = {
+      id, profile_name: p.name, state: "running", generation: 1, candidate_index: 0, candidate_name: first.name,
+      candidate_count: p.candidates.length, last_classification: null, retry: null, pending_outcome: null,
+      deadline: null, manual_reason: null, prompt_excerpt: req.prompt.slice(0, 120), attempts: 1, owner: "test",
+      created_at: NOW(), updated_at: NOW(), actions: ["stop"],
+    };
+    this.routes.unshift({ snapshot, attempts: [] });
+    return snapshot;
+  }
+
+  private route(id: number): RouteDetail_Serialize {
+    const r = this.routes.find((x) => x.snapshot.id === id);
+    if (!r) throw { code: "not_found", message: `route ${id} does not exist`, field: null };
+    return r;
+  }
+
+  private act(req: ActionRequest): RouteSnapshot_Serialize {
+    const r = this.route(req.route_id);
+    const s = r.snapshot;
+    if (s.generation !== req.expected_generation) {
+      throw { code: "stale", message: `the route changed (now generation ${s.generation}, ${s.state}); look again before acting`, field: null };
+    }
+    s.generation += 1;
+    s.deadline = null;
+    switch (req.action) {
+      case "stop":
+        s.state = "stopped"; s.actions = ["resume"]; break;
+      case "cancel_wait":
+        s.state = "needs_manual"; s.manual_reason = "the wait was cancelled"; s.actions = ["retry_now", "stop"]; break;
+      case "retry_now":
+      case "skip_now":
+      case "resume":
+        s.state = "running"; s.actions = ["stop"]; s.attempts += 1; break;
+    }
+    return s;
+  }
+}
