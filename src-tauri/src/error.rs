@@ -26,6 +26,10 @@ pub struct IpcError {
 
 impl IpcError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        IpcError { code, message: message.into(), field: None }
+        IpcError {
+            code,
+            message: message.into(),
+            field: None,
+        }
     }
 }

@@ -16,11 +16,18 @@ pub fn init(log_dir: &Path) -> Option<WorkerGuard> {
             let appender = tracing_appender::rolling::daily(log_dir, "recourse.log");
             let (writer, guard) = tracing_appender::non_blocking(appender);
             let file = fmt::layer().with_ansi(false).with_writer(writer);
-            tracing_subscriber::registry().with(filter).with(stderr).with(file).init();
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(stderr)
+                .with(file)
+                .init();
             Some(guard)
         }
         Err(err) => {
-            tracing_subscriber::registry().with(filter).with(stderr).init();
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(stderr)
+                .init();
             tracing::warn!(dir = %log_dir.display(), %err, "log directory unavailable; logging to stderr only");
             None
         }

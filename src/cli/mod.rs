@@ -1,6 +1,6 @@
 pub mod action;
+pub mod classify;
 pub mod policy;
 pub mod routes;
 pub mod run;
 pub mod simulate;
-pub mod classify;

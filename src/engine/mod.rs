@@ -15,7 +15,6 @@ mod ownership;
 pub mod pipeline;
 pub mod route;
 mod seed;
-mod shim;
 mod types;
 
 use std::collections::HashMap;

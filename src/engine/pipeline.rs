@@ -16,8 +16,8 @@ use crate::policy::{
     self, CandidateEntry, ClassPolicy, Exhausted, PolicyDocument, ResetWait, Retry,
 };
 use crate::safety::{self, EffectContext, GateVerdict};
+use crate::{catalogue, timing};
 
-use super::shim;
 pub use crate::evaluator::{CandidateSlot, Decision, RouteCycle};
 pub use crate::policy::CandidatePolicy;
 
@@ -64,11 +64,11 @@ pub enum Next {
 }
 
 pub fn sanitize(raw: RawEvidence) -> Evidence {
-    shim::from_raw(raw)
+    Evidence::from_raw(raw)
 }
 
 pub fn classify(evidence: &Evidence) -> Classification {
-    shim::classify(evidence, shim::machine_local_tz())
+    catalogue::classify(evidence, timing::machine_local_tz())
 }
 
 pub fn gate(effect: &EffectContext) -> GateVerdict {
