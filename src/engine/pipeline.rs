@@ -47,20 +47,10 @@ impl PendingOutcome {
 /// What the route engine has to do with a decision.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
-    Wait {
-        class: PolicyClass,
-        until: DateTime<Utc>,
-    },
-    Retry {
-        class: PolicyClass,
-        at: DateTime<Utc>,
-    },
-    Dispatch {
-        index: usize,
-    },
-    Manual {
-        reason: String,
-    },
+    Wait { until: DateTime<Utc> },
+    Retry { at: DateTime<Utc> },
+    Dispatch { index: usize },
+    Manual { reason: String },
 }
 
 pub fn sanitize(raw: RawEvidence) -> Evidence {
@@ -90,14 +80,8 @@ pub fn evaluate(
 
 pub fn next_step(decision: &Decision) -> Next {
     match decision {
-        Decision::WaitForReset { class, until } => Next::Wait {
-            class: *class,
-            until: *until,
-        },
-        Decision::Retry { class, at, .. } => Next::Retry {
-            class: *class,
-            at: *at,
-        },
+        Decision::WaitForReset { until, .. } => Next::Wait { until: *until },
+        Decision::Retry { at, .. } => Next::Retry { at: *at },
         Decision::Skip { next, .. } => Next::Dispatch {
             index: *next as usize,
         },
