@@ -37,7 +37,7 @@ use crate::classification::Span;
 pub const MAX_TRUSTED_HINT: TimeDelta = TimeDelta::days(30);
 
 /// Which extractor produced a hint; shown in explanations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum HintSource {
     /// `retry-after: <seconds>`.
@@ -89,7 +89,7 @@ impl HintSource {
 }
 
 /// A validated reset hint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct TimingHint {
     /// Absolute reset instant (relative hints resolved against `occurred_at`).
     pub reset_at: DateTime<Utc>,

@@ -1,11 +1,21 @@
-//! Thin `#[tauri::command]` adapters: each one calls the engine once and maps
-//! its error to [`IpcError`].
+//! Thin `#[tauri::command]` adapters: each one calls the engine (or a pure
+//! library function) once and maps its error to [`IpcError`].
 
-use serde::Serialize;
+use chrono::Utc;
+use recourse::engine::{
+    ActionRequest, AgentKindInfo, CandidateInput, Profile, RouteDetail, RouteSnapshot, StartRun,
+};
+use recourse::evaluator::CandidateSlot;
+use recourse::policy::validate::{validate_policy, FieldError};
+use recourse::policy::CandidatePolicy;
+use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
+use serde::{Deserialize, Serialize};
 use tauri::State;
 
 use crate::error::IpcError;
 use crate::AppState;
+
+type Reply<T> = Result<T, IpcError>;
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct AppInfo {
@@ -16,10 +26,117 @@ pub struct AppInfo {
 
 #[tauri::command]
 #[specta::specta]
-pub fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
+pub fn app_info(state: State<'_, AppState>) -> Reply<AppInfo> {
     Ok(AppInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         db_path: state.db_path.display().to_string(),
         log_dir: state.log_dir.display().to_string(),
     })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn agent_kinds(state: State<'_, AppState>) -> Vec<AgentKindInfo> {
+    state.engine.agent_kinds()
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_profiles(state: State<'_, AppState>) -> Reply<Vec<Profile>> {
+    Ok(state.engine.list_profiles()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn create_profile(state: State<'_, AppState>, name: String) -> Reply<Profile> {
+    Ok(state.engine.create_profile(&name)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn rename_profile(state: State<'_, AppState>, id: u32, name: String) -> Reply<Profile> {
+    Ok(state.engine.rename_profile(id, &name)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn delete_profile(state: State<'_, AppState>, id: u32) -> Reply<()> {
+    Ok(state.engine.delete_profile(id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn save_candidates(
+    state: State<'_, AppState>,
+    profile_id: u32,
+    expected_revision: u32,
+    candidates: Vec<CandidateInput>,
+) -> Reply<Profile> {
+    Ok(state
+        .engine
+        .save_candidates(profile_id, expected_revision, candidates)?)
+}
+
+/// Every field error of one candidate's policy, addressed as
+/// `candidates[<index>].<class>.…`, for inline validation while editing.
+#[tauri::command]
+#[specta::specta]
+pub fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError> {
+    validate_policy(&format!("candidates[{index}]"), &policy)
+}
+
+/// A candidate of a policy preview.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+pub struct PreviewCandidate {
+    pub name: String,
+    pub enabled: bool,
+    pub policy: CandidatePolicy,
+}
+
+/// The evaluator's timeline for an example failure sequence: the same
+/// function `recourse simulate` runs.
+#[tauri::command]
+#[specta::specta]
+pub fn preview_policy(
+    candidates: Vec<PreviewCandidate>,
+    failures: Vec<SimulatedFailure>,
+) -> Vec<TimelineStep> {
+    let slots: Vec<CandidateSlot> = candidates
+        .into_iter()
+        .map(|c| CandidateSlot {
+            enabled: c.enabled,
+            name: c.name,
+            policy: c.policy,
+        })
+        .collect();
+    simulate(&slots, &failures, Utc::now())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn start_run(state: State<'_, AppState>, request: StartRun) -> Reply<RouteSnapshot> {
+    Ok(state.engine.start_run(request).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_routes(state: State<'_, AppState>) -> Reply<Vec<RouteSnapshot>> {
+    Ok(state.engine.list_routes()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn route_detail(state: State<'_, AppState>, id: u32) -> Reply<RouteDetail> {
+    Ok(state.engine.route_detail(id)?)
+}
+
+/// A manual action fenced by the generation the person saw; a stale one is
+/// refused with code `stale` and the UI reloads the route.
+#[tauri::command]
+#[specta::specta]
+pub async fn route_action(
+    state: State<'_, AppState>,
+    request: ActionRequest,
+) -> Reply<RouteSnapshot> {
+    Ok(state.engine.act(request).await?)
 }

@@ -1,6 +1,7 @@
 //! The one error shape that crosses IPC: `{code, message, field?}` with a
 //! closed set of codes, so the UI can branch on `code` and show `message`.
 
+use recourse::engine::EngineError;
 use serde::Serialize;
 
 /// Closed set of error codes the UI understands.
@@ -13,7 +14,6 @@ pub enum ErrorCode {
     Conflict,
     Store,
     Io,
-    Internal,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
@@ -24,12 +24,53 @@ pub struct IpcError {
     pub field: Option<String>,
 }
 
-impl IpcError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+impl From<EngineError> for IpcError {
+    fn from(err: EngineError) -> Self {
+        let code = match &err {
+            EngineError::NotFound { .. } => ErrorCode::NotFound,
+            EngineError::Validation { .. } => ErrorCode::Validation,
+            EngineError::Stale { .. } => ErrorCode::Stale,
+            EngineError::Conflict(_) => ErrorCode::Conflict,
+            EngineError::Store(_) => ErrorCode::Store,
+        };
         IpcError {
             code,
-            message: message.into(),
-            field: None,
+            field: err.field().map(str::to_string),
+            message: err.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_error_keeps_its_field_path() {
+        let err = EngineError::Validation {
+            field: "candidates[2].hard.retry.max_retries".into(),
+            message: "must be 1–10 when enabled, got 0".into(),
+        };
+        let ipc = IpcError::from(err);
+        assert_eq!(ipc.code, ErrorCode::Validation);
+        assert_eq!(
+            ipc.field.as_deref(),
+            Some("candidates[2].hard.retry.max_retries")
+        );
+        assert_eq!(
+            ipc.message,
+            "candidates[2].hard.retry.max_retries: must be 1–10 when enabled, got 0"
+        );
+    }
+
+    #[test]
+    fn not_found_has_no_field() {
+        let ipc = IpcError::from(EngineError::NotFound {
+            what: "route",
+            id: "7".into(),
+        });
+        assert_eq!(ipc.code, ErrorCode::NotFound);
+        assert_eq!(ipc.field, None);
+        assert_eq!(ipc.message, "route 7 does not exist");
     }
 }

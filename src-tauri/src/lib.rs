@@ -2,26 +2,50 @@
 //! adapters (see `commands`); every type crossing IPC is exported to
 //! `ui/src/bindings.ts` by tauri-specta.
 
+mod catalogue;
 mod commands;
 mod error;
+mod events;
 mod logging;
 
 use std::path::PathBuf;
 
-use tauri::Manager;
-use tauri_specta::{collect_commands, Builder};
+use recourse::engine::{Engine, EngineOptions};
+use tauri::{Manager, RunEvent};
+use tauri_specta::{collect_commands, collect_events, Builder};
 
 pub use error::{ErrorCode, IpcError};
 
 /// Shared state the commands read.
 pub struct AppState {
+    pub engine: Engine,
     pub db_path: PathBuf,
     pub log_dir: PathBuf,
 }
 
 /// The command/event registry; also what the bindings exporter reads.
 pub fn specta_builder() -> Builder<tauri::Wry> {
-    Builder::<tauri::Wry>::new().commands(collect_commands![commands::app_info])
+    Builder::<tauri::Wry>::new()
+        .commands(collect_commands![
+            commands::app_info,
+            commands::agent_kinds,
+            commands::list_profiles,
+            commands::create_profile,
+            commands::rename_profile,
+            commands::delete_profile,
+            commands::save_candidates,
+            commands::check_policy,
+            commands::preview_policy,
+            commands::start_run,
+            commands::list_routes,
+            commands::route_detail,
+            commands::route_action,
+            catalogue::catalogue_rules,
+            catalogue::classify_text,
+            catalogue::unclassified_inbox,
+            catalogue::export_fixture,
+        ])
+        .events(collect_events![events::RouteChanged])
 }
 
 /// Writes the TypeScript bindings to `path`.
@@ -37,34 +61,38 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 
 pub fn run() {
     let builder = specta_builder();
-    tauri::Builder::default()
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
             let log_dir = app.path().app_log_dir()?;
-            let guard = logging::init(&log_dir);
-            app.manage(LogGuard(guard));
-            let db_path = recourse_db_path()?;
+            app.manage(LogGuard(logging::init(&log_dir)));
+            let db_path = recourse::store::default_db_path();
             tracing::info!(db = %db_path.display(), "starting Recourse");
-            app.manage(AppState { db_path, log_dir });
+            let engine =
+                tauri::async_runtime::block_on(Engine::open(&db_path, EngineOptions::default()))?;
+            events::forward(app.handle().clone(), engine.subscribe());
+            app.manage(AppState {
+                engine,
+                db_path,
+                log_dir,
+            });
             Ok(())
         })
-        .run(tauri::generate_context!("../tauri.conf.json"))
-        .expect("error while running Recourse");
+        .build(tauri::generate_context!("../tauri.conf.json"))
+        .expect("Recourse could not start");
+    app.run(|handle, event| {
+        if let RunEvent::Exit = event {
+            // Kill and reap agent processes before the runtime goes away.
+            let engine = handle.state::<AppState>().engine.clone();
+            tauri::async_runtime::block_on(engine.shutdown());
+        }
+    });
 }
 
+/// Keeps the log file writer alive for the life of the app.
 struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::WorkerGuard>);
-
-fn recourse_db_path() -> Result<PathBuf, Box<dyn std::error::Error>> {
-    if let Some(p) = std::env::var_os("RECOURSE_DB") {
-        return Ok(PathBuf::from(p));
-    }
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .ok_or("neither XDG_DATA_HOME nor HOME is set")?;
-    Ok(base.join("recourse").join("recourse.db"))
-}
 
 #[cfg(test)]
 mod tests {

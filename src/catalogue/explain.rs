@@ -20,19 +20,19 @@ pub const EXCERPT_MAX_BYTES: usize = 512;
 const QUOTE_MAX_BYTES: usize = 80;
 
 /// A classification together with how it was reached.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct Explanation {
     pub classification: Classification,
     /// Every rule that matched, best first, with what happened to it.
     pub matches: Vec<MatchReport>,
     /// Progress lines ("Retrying in 5s (attempt 2/10)") whose text was ignored.
-    pub progress_lines_ignored: usize,
+    pub progress_lines_ignored: u32,
     /// The trusted timing hint attached to the classification, if any.
     pub hint: Option<TimingHint>,
 }
 
 /// One rule that matched the evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct MatchReport {
     pub rule_id: String,
     pub priority: u16,
@@ -70,7 +70,7 @@ pub(crate) fn build(
     Explanation {
         classification,
         matches,
-        progress_lines_ignored: progress.count(),
+        progress_lines_ignored: u32::try_from(progress.count()).unwrap_or(u32::MAX),
         hint,
     }
 }

@@ -17,7 +17,7 @@ use super::schema::Role;
 use crate::classification::Span;
 
 /// What happened to one matching rule during selection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchOutcome {
     /// This rule decided the result.

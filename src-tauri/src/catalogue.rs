@@ -1,0 +1,169 @@
+//! Catalogue commands: browse rules, classify pasted text in the playground,
+//! and export unclassified evidence from real runs as a fixture file.
+
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+use recourse::catalogue::{self, Explanation, ProviderScope};
+use recourse::classification::{Class, Confidence, Scope, SemanticCode};
+use recourse::engine::InboxItem;
+use recourse::evidence::{Evidence, Provider, RawEvidence};
+use recourse::timing::machine_local_tz;
+use serde::{Deserialize, Serialize};
+use tauri::State;
+
+use crate::error::{ErrorCode, IpcError};
+use crate::AppState;
+
+/// One catalogue rule as the browser lists it.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RuleView {
+    pub id: String,
+    pub description: String,
+    pub priority: u16,
+    /// Empty means every provider.
+    pub providers: Vec<Provider>,
+    pub code: SemanticCode,
+    pub class: Class,
+    pub confidence: Confidence,
+    pub scope: Scope,
+    pub wrapper: bool,
+    /// Text patterns of the rule's alternatives, as written in the catalogue.
+    pub patterns: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct CatalogueView {
+    pub version: String,
+    pub rules: Vec<RuleView>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn catalogue_rules() -> CatalogueView {
+    let rules = catalogue::rules()
+        .iter()
+        .map(|rule| RuleView {
+            id: rule.id.clone(),
+            description: rule.description.clone(),
+            priority: rule.priority,
+            providers: match &rule.providers {
+                ProviderScope::Any => Vec::new(),
+                ProviderScope::Only(list) => list.clone(),
+            },
+            code: rule.code,
+            class: rule.class(),
+            confidence: rule.confidence,
+            scope: rule.scope,
+            wrapper: rule.role == catalogue::Role::Wrapper,
+            patterns: rule
+                .matchers
+                .iter()
+                .filter_map(|m| m.text_pattern().map(str::to_string))
+                .collect(),
+        })
+        .collect();
+    CatalogueView {
+        version: catalogue::CATALOGUE_VERSION.to_string(),
+        rules,
+    }
+}
+
+/// Pasted evidence for the playground; raw text never leaves this call
+/// unsanitized.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+pub struct PlaygroundInput {
+    pub provider: Provider,
+    pub message: String,
+    pub http_status: Option<u16>,
+    pub headers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct PlaygroundResult {
+    pub explanation: Explanation,
+    /// The sanitized text the rules were matched against (spans index it).
+    pub sanitized: String,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn classify_text(input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
+    if let Some(status) = input.http_status.filter(|s| !(100..=599).contains(s)) {
+        return Err(IpcError {
+            code: ErrorCode::Validation,
+            message: format!("HTTP status must be 100–599, got {status}"),
+            field: Some("http_status".into()),
+        });
+    }
+    let evidence = Evidence::from_raw(RawEvidence {
+        provider: input.provider,
+        message: input.message.into_bytes(),
+        phase: None,
+        http_status: input.http_status,
+        headers: input.headers,
+        error_type: None,
+        exit_code: None,
+        occurred_at: Utc::now(),
+        correlation: None,
+    });
+    let explanation = catalogue::explain(&evidence, machine_local_tz());
+    Ok(PlaygroundResult {
+        explanation,
+        sanitized: evidence.message,
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn unclassified_inbox(state: State<'_, AppState>) -> Result<Vec<InboxItem>, IpcError> {
+    Ok(state.engine.unclassified_inbox()?)
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct FixtureExport {
+    /// Where the file was written.
+    pub path: String,
+    pub text: String,
+}
+
+/// Writes the sanitized evidence of one unclassified attempt as a catalogue
+/// fixture beside the database, ready to move into `fixtures/catalogue/`.
+#[tauri::command]
+#[specta::specta]
+pub fn export_fixture(
+    state: State<'_, AppState>,
+    route_id: u32,
+    attempt: u32,
+) -> Result<FixtureExport, IpcError> {
+    let item = state
+        .engine
+        .unclassified_inbox()?
+        .into_iter()
+        .find(|item| item.route_id == route_id && item.attempt == attempt)
+        .ok_or_else(|| IpcError {
+            code: ErrorCode::NotFound,
+            message: format!("route {route_id} attempt {attempt} has no unclassified evidence"),
+            field: None,
+        })?;
+    let classification = catalogue::classify(&item.evidence, machine_local_tz());
+    let text = catalogue::fixture_from_evidence(&item.evidence, &classification);
+    let dir = state
+        .db_path
+        .parent()
+        .map(|p| p.join("fixtures"))
+        .unwrap_or_else(|| "fixtures".into());
+    let path = dir.join(format!(
+        "unclassified-route{route_id}-attempt{attempt}.toml"
+    ));
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text));
+    written.map_err(|err| IpcError {
+        code: ErrorCode::Io,
+        message: format!("could not write {}: {err}", path.display()),
+        field: None,
+    })?;
+    Ok(FixtureExport {
+        path: path.display().to_string(),
+        text,
+    })
+}
