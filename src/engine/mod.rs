@@ -15,7 +15,6 @@ mod ownership;
 pub mod pipeline;
 pub mod route;
 mod seed;
-mod shim;
 mod types;
 
 use std::collections::HashMap;
@@ -424,14 +423,17 @@ fn summary(c: &crate::classification::Classification) -> ClassificationSummary {
     }
 }
 
+/// The first line, at most 80 characters; `…` marks anything left out.
 fn prompt_excerpt(prompt: &str) -> String {
     const MAX_CHARS: usize = 80;
+    let prompt = prompt.trim();
     let line = prompt.lines().next().unwrap_or_default();
-    if line.chars().count() <= MAX_CHARS && line.len() == prompt.trim_end().len() {
-        return line.to_string();
-    }
     let cut: String = line.chars().take(MAX_CHARS).collect();
-    format!("{cut}…")
+    if cut.len() == prompt.len() {
+        cut
+    } else {
+        format!("{cut}…")
+    }
 }
 
 fn attempt_view(a: crate::store::routes::StoredAttempt) -> AttemptView {
@@ -451,5 +453,18 @@ fn attempt_view(a: crate::store::routes::StoredAttempt) -> AttemptView {
         decision: r.as_ref().and_then(|r| r.decision.clone()),
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
         excerpt: r.and_then(|r| r.excerpt),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prompt_excerpt;
+
+    #[test]
+    fn prompt_excerpt_is_the_first_line_cut_to_80_characters() {
+        assert_eq!(prompt_excerpt("  Fix the test  "), "Fix the test");
+        assert_eq!(prompt_excerpt("Fix it\nthen ship"), "Fix it…");
+        let long = "é".repeat(100);
+        assert_eq!(prompt_excerpt(&long), format!("{}…", "é".repeat(80)));
     }
 }

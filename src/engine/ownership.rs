@@ -133,7 +133,7 @@ impl Engine {
         let stop = self.inner.stop.clone();
         let heartbeat = tokio::spawn(async move {
             let renew_every = (engine.inner.opts.lease / 3).max(SYNC_EVERY);
-            let mut tick = tokio::time::interval(SYNC_EVERY.min(renew_every));
+            let mut tick = tokio::time::interval(SYNC_EVERY);
             let mut last_renew = tokio::time::Instant::now();
             let mut seen_version = None;
             loop {

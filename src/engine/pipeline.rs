@@ -16,8 +16,8 @@ use crate::policy::{
     self, CandidateEntry, ClassPolicy, Exhausted, PolicyDocument, ResetWait, Retry,
 };
 use crate::safety::{self, EffectContext, GateVerdict};
+use crate::{catalogue, timing};
 
-use super::shim;
 pub use crate::evaluator::{CandidateSlot, Decision, RouteCycle};
 pub use crate::policy::CandidatePolicy;
 
@@ -47,28 +47,18 @@ impl PendingOutcome {
 /// What the route engine has to do with a decision.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
-    Wait {
-        class: PolicyClass,
-        until: DateTime<Utc>,
-    },
-    Retry {
-        class: PolicyClass,
-        at: DateTime<Utc>,
-    },
-    Dispatch {
-        index: usize,
-    },
-    Manual {
-        reason: String,
-    },
+    Wait { until: DateTime<Utc> },
+    Retry { at: DateTime<Utc> },
+    Dispatch { index: usize },
+    Manual { reason: String },
 }
 
 pub fn sanitize(raw: RawEvidence) -> Evidence {
-    shim::from_raw(raw)
+    Evidence::from_raw(raw)
 }
 
 pub fn classify(evidence: &Evidence) -> Classification {
-    shim::classify(evidence, shim::machine_local_tz())
+    catalogue::classify(evidence, timing::machine_local_tz())
 }
 
 pub fn gate(effect: &EffectContext) -> GateVerdict {
@@ -90,14 +80,8 @@ pub fn evaluate(
 
 pub fn next_step(decision: &Decision) -> Next {
     match decision {
-        Decision::WaitForReset { class, until } => Next::Wait {
-            class: *class,
-            until: *until,
-        },
-        Decision::Retry { class, at, .. } => Next::Retry {
-            class: *class,
-            at: *at,
-        },
+        Decision::WaitForReset { until, .. } => Next::Wait { until: *until },
+        Decision::Retry { at, .. } => Next::Retry { at: *at },
         Decision::Skip { next, .. } => Next::Dispatch {
             index: *next as usize,
         },

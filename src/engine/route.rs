@@ -316,12 +316,12 @@ fn follow(
     now: DateTime<Utc>,
 ) -> Plan {
     match step {
-        Next::Wait { until, .. } => {
+        Next::Wait { until } => {
             next.state = RouteState::WaitingReset;
             next.deadline = Some(until);
             plan(row, next, write, Effect::Arm(until))
         }
-        Next::Retry { at, .. } => {
+        Next::Retry { at } => {
             next.state = RouteState::RetryScheduled;
             next.deadline = Some(at);
             plan(row, next, write, Effect::Arm(at))

@@ -1,5 +1,7 @@
 //! The built-in simulated provider: plays one [`SimStep`] per attempt with
 //! the evidence a real provider would give, no process and no network.
+//! Evidence is labelled `simulated`; the catalogue matches it against every
+//! provider's rules, so each step classifies as the real failure would.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,8 +32,8 @@ fn step_for(script: &[SimStep], step: u32) -> Option<&SimStep> {
 fn report(step: &SimStep, launch: &Launch) -> RunReport {
     let now = launch.clock.now();
     let failed = |raw: RawEvidence, effect: EffectContext| RunReport::Failed { raw, effect };
-    let evidence = |provider, message: String| RawEvidence {
-        provider,
+    let evidence = |message: String| RawEvidence {
+        provider: Provider::Simulated,
         message: message.into_bytes(),
         phase: Some(Phase::Request),
         http_status: None,
@@ -45,7 +47,6 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
         SimStep::Succeed { .. } => RunReport::Succeeded,
         SimStep::Overloaded { .. } => {
             let mut raw = evidence(
-                Provider::AnthropicApi,
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
                     .to_string(),
             );
@@ -55,7 +56,6 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
         }
         SimStep::RateLimited { retry_after_s, .. } => {
             let mut raw = evidence(
-                Provider::AnthropicApi,
                 r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#
                     .to_string(),
             );
@@ -67,15 +67,11 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
         }
         SimStep::UsageLimit { resets_in_s, .. } => {
             let reset = now.timestamp() + i64::from(*resets_in_s);
-            let raw = evidence(
-                Provider::ClaudeCode,
-                format!("Claude AI usage limit reached|{reset}"),
-            );
+            let raw = evidence(format!("Claude AI usage limit reached|{reset}"));
             failed(raw, before_delivery())
         }
         SimStep::ToolThenReset { .. } => {
             let mut raw = evidence(
-                Provider::ClaudeCode,
                 "API Error: Connection error. (read ECONNRESET: connection reset by peer)"
                     .to_string(),
             );
@@ -83,7 +79,7 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
             failed(raw, after_tool_use())
         }
         SimStep::Unrecognised { message, .. } => {
-            let raw = evidence(Provider::Simulated, message.clone());
+            let raw = evidence(message.clone());
             failed(raw, before_delivery())
         }
     }
@@ -112,6 +108,63 @@ fn after_tool_use() -> EffectContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classification::SemanticCode;
+    use crate::engine::{pipeline, AgentKind, AgentSpec, Clock};
+
+    fn play(
+        step: SimStep,
+    ) -> (
+        SemanticCode,
+        Option<chrono::DateTime<chrono::Utc>>,
+        EffectContext,
+    ) {
+        let launch = Launch {
+            agent: AgentSpec {
+                kind: AgentKind::Simulated,
+                program: None,
+                args: Vec::new(),
+                model: None,
+                script: vec![step.clone()],
+            },
+            prompt: "p".into(),
+            cwd: None,
+            step: 0,
+            clock: Clock::start(),
+        };
+        match report(&step, &launch) {
+            RunReport::Failed { raw, effect } => {
+                let c = pipeline::classify(&pipeline::sanitize(raw));
+                (c.code, c.reset_at, effect)
+            }
+            other => panic!("{step:?} fails, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scripted_failures_classify_as_the_real_ones_would() {
+        let (code, _, effect) = play(SimStep::Overloaded { after_ms: 0 });
+        assert_eq!(code, SemanticCode::ProviderOverloaded);
+        assert_eq!(effect, before_delivery());
+        let (code, _, _) = play(SimStep::RateLimited {
+            after_ms: 0,
+            retry_after_s: 12,
+        });
+        assert_eq!(code, SemanticCode::RateLimited);
+        let (code, reset_at, _) = play(SimStep::UsageLimit {
+            after_ms: 0,
+            resets_in_s: 40,
+        });
+        assert_eq!(code, SemanticCode::UsageLimitReached);
+        assert!(reset_at.is_some(), "the reset instant is trusted");
+        let (code, _, effect) = play(SimStep::ToolThenReset { after_ms: 0 });
+        assert_eq!(code, SemanticCode::NetworkReset);
+        assert_eq!(effect.tool_activity_seen, Some(true), "not safe to replay");
+        let (code, _, _) = play(SimStep::Unrecognised {
+            after_ms: 0,
+            message: "the flux capacitor is out of sync".into(),
+        });
+        assert_eq!(code, SemanticCode::Unknown);
+    }
 
     #[test]
     fn last_step_repeats_and_empty_script_succeeds() {
