@@ -5,7 +5,7 @@ use chrono::Utc;
 use recourse::engine::{
     ActionRequest, AgentKindInfo, CandidateInput, Profile, RouteDetail, RouteSnapshot, StartRun,
 };
-use recourse::evaluator::CandidateSlot;
+use recourse::evaluator::{CandidateSlot, Decision};
 use recourse::policy::validate::{validate_policy, FieldError};
 use recourse::policy::CandidatePolicy;
 use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
@@ -93,6 +93,14 @@ pub struct PreviewCandidate {
     pub policy: CandidatePolicy,
 }
 
+/// One step of a policy preview, with the evaluator's own words for why it
+/// stopped or went manual.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct PreviewStep {
+    pub step: TimelineStep,
+    pub reason: Option<String>,
+}
+
 /// The evaluator's timeline for an example failure sequence: the same
 /// function `recourse simulate` runs.
 #[tauri::command]
@@ -100,7 +108,7 @@ pub struct PreviewCandidate {
 pub fn preview_policy(
     candidates: Vec<PreviewCandidate>,
     failures: Vec<SimulatedFailure>,
-) -> Vec<TimelineStep> {
+) -> Vec<PreviewStep> {
     let slots: Vec<CandidateSlot> = candidates
         .into_iter()
         .map(|c| CandidateSlot {
@@ -110,6 +118,18 @@ pub fn preview_policy(
         })
         .collect();
     simulate(&slots, &failures, Utc::now())
+        .into_iter()
+        .map(|step| {
+            let reason = match &step.decision {
+                Decision::Stop { reason } => Some(reason.describe()),
+                Decision::Manual { reason } => Some(reason.describe()),
+                Decision::WaitForReset { .. } | Decision::Retry { .. } | Decision::Skip { .. } => {
+                    None
+                }
+            };
+            PreviewStep { step, reason }
+        })
+        .collect()
 }
 
 #[tauri::command]

@@ -23,7 +23,7 @@ export const commands = {
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
-	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<TimelineStep[]>("preview_policy", { candidates, failures }),
+	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep_Serialize[]>("preview_policy", { candidates, failures }),
 	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError_Serialize>(__TAURI_INVOKE("start_run", { request })),
 	listRoutes: () => typedError<RouteSnapshot_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("list_routes")),
 	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError_Serialize>(__TAURI_INVOKE("route_detail", { id })),
@@ -618,6 +618,30 @@ export type PreviewCandidate = {
 	name: string,
 	enabled: boolean,
 	policy: CandidatePolicy,
+};
+
+/**
+ *  One step of a policy preview, with the evaluator's own words for why it
+ *  stopped or went manual.
+ */
+export type PreviewStep = PreviewStep_Serialize | PreviewStep_Deserialize;
+
+/**
+ *  One step of a policy preview, with the evaluator's own words for why it
+ *  stopped or went manual.
+ */
+export type PreviewStep_Deserialize = {
+	step: TimelineStep,
+	reason?: string | null,
+};
+
+/**
+ *  One step of a policy preview, with the evaluator's own words for why it
+ *  stopped or went manual.
+ */
+export type PreviewStep_Serialize = {
+	step: TimelineStep,
+	reason: string | null,
 };
 
 export type Profile = Profile_Serialize | Profile_Deserialize;

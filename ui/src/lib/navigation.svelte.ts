@@ -10,8 +10,18 @@ function areaFromHash(): Area {
 
 let area = $state<Area>("routes");
 let announcement = $state("");
-/** Returns false to veto leaving the current area (unsaved changes). */
-let leaveGuard: (() => boolean) | null = null;
+/**
+ * Returns false to hold navigation (unsaved changes); it may call `proceed`
+ * later, once the person has confirmed.
+ */
+type LeaveGuard = (proceed: () => void) => boolean;
+let leaveGuard: LeaveGuard | null = null;
+
+function enter(next: Area, push: boolean) {
+  area = next;
+  if (push) history.pushState(null, "", `#/${next}`);
+  else history.replaceState(null, "", `#/${next}`);
+}
 
 export const navigation = {
   get area() {
@@ -25,7 +35,7 @@ export const navigation = {
     window.addEventListener("hashchange", () => {
       const next = areaFromHash();
       if (next === area) return;
-      if (leaveGuard && !leaveGuard()) {
+      if (leaveGuard && !leaveGuard(() => enter(next, false))) {
         history.replaceState(null, "", `#/${area}`);
         return;
       }
@@ -34,12 +44,11 @@ export const navigation = {
   },
   go(next: Area) {
     if (next === area) return;
-    if (leaveGuard && !leaveGuard()) return;
-    area = next;
-    history.pushState(null, "", `#/${next}`);
+    if (leaveGuard && !leaveGuard(() => enter(next, true))) return;
+    enter(next, true);
   },
   /** Views with unsaved edits install a guard; pass null to remove it. */
-  guardLeaving(guard: (() => boolean) | null) {
+  guardLeaving(guard: LeaveGuard | null) {
     leaveGuard = guard;
   },
   /** Tells screen readers about a change (never call this per tick). */

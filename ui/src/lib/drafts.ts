@@ -1,0 +1,106 @@
+// Editable copies of a profile's candidates, and the conversions between
+// them and what the backend stores and accepts.
+import type {
+  AgentKind,
+  AgentKindInfo_Serialize,
+  Candidate_Serialize,
+  CandidateInput_Deserialize,
+  CandidatePolicy,
+  ClassPolicy,
+  SimStep,
+} from "../bindings";
+
+export type DraftCandidate = {
+  /** Stable client-side key for keyed lists (ids are null until saved). */
+  key: string;
+  id: number | null;
+  name: string;
+  enabled: boolean;
+  kind: AgentKind;
+  program: string;
+  model: string;
+  args: string;
+  script: SimStep[];
+  policy: CandidatePolicy;
+};
+
+let counter = 0;
+const nextKey = () => `c${++counter}`;
+
+export function draftOf(c: Candidate_Serialize): DraftCandidate {
+  return {
+    key: nextKey(),
+    id: c.id,
+    name: c.name,
+    enabled: c.enabled,
+    kind: c.agent.kind,
+    program: c.agent.program ?? "",
+    model: c.agent.model ?? "",
+    args: c.agent.args.join(" "),
+    script: structuredClone(c.agent.script),
+    policy: structuredClone(c.policy),
+  };
+}
+
+export function inputOf(d: DraftCandidate): CandidateInput_Deserialize {
+  return {
+    id: d.id,
+    name: d.name.trim(),
+    enabled: d.enabled,
+    agent: {
+      kind: d.kind,
+      program: d.program.trim() || null,
+      args: d.args.split(/\s+/).filter((a) => a.length > 0),
+      model: d.model.trim() || null,
+      script: d.kind === "simulated" ? d.script : [],
+    },
+    policy: d.policy,
+  };
+}
+
+function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
+  return {
+    wait_for_reset: { enabled: false, max_wait_seconds: 0 },
+    retry: { enabled: false, max_retries: 0, initial_interval_seconds: 0 },
+    on_exhausted,
+  };
+}
+
+/** Scripts a simulated candidate can play, for demos and trying policies. */
+export const SIM_SCRIPTS: { label: string; steps: SimStep[] }[] = [
+  { label: "529 overloaded twice, then succeed", steps: [{ outcome: "overloaded", after_ms: 800 }, { outcome: "overloaded", after_ms: 800 }, { outcome: "succeed", after_ms: 1500 }] },
+  { label: "Usage limit that resets in 40 s, then succeed", steps: [{ outcome: "usage_limit", after_ms: 800, resets_in_s: 40 }, { outcome: "succeed", after_ms: 1500 }] },
+  { label: "429 with retry-after 12 s, then succeed", steps: [{ outcome: "rate_limited", after_ms: 800, retry_after_s: 12 }, { outcome: "succeed", after_ms: 1500 }] },
+  { label: "A tool ran, then the connection reset", steps: [{ outcome: "tool_then_reset", after_ms: 1200 }] },
+  { label: "An error no rule knows", steps: [{ outcome: "unrecognised", after_ms: 800, message: "segfault in the flux capacitor" }] },
+  { label: "Always succeed", steps: [{ outcome: "succeed", after_ms: 1500 }] },
+];
+
+/** A new candidate: immediate skip for both classes, as the policy decision says. */
+export function newDraft(kind: AgentKindInfo_Serialize, taken: string[]): DraftCandidate {
+  let name = kind.label;
+  for (let n = 2; taken.includes(name); n++) name = `${kind.label} ${n}`;
+  return {
+    key: nextKey(),
+    id: null,
+    name,
+    enabled: true,
+    kind: kind.kind,
+    program: "",
+    model: "",
+    args: "",
+    script: kind.kind === "simulated" ? structuredClone(SIM_SCRIPTS[0].steps) : [],
+    policy: { transient: immediate("skip"), hard: immediate("skip") },
+  };
+}
+
+/** Compares drafts by what would be saved, not by client keys. */
+export function sameDrafts(a: DraftCandidate[], b: DraftCandidate[]): boolean {
+  return JSON.stringify(a.map(inputOf)) === JSON.stringify(b.map(inputOf));
+}
+
+export function scriptLabel(steps: SimStep[]): string {
+  const known = SIM_SCRIPTS.find((s) => JSON.stringify(s.steps) === JSON.stringify(steps));
+  if (known) return known.label;
+  return steps.map((s) => s.outcome.replaceAll("_", " ")).join(" → ");
+}
