@@ -246,6 +246,22 @@ test("exporting inbox evidence shows where the fixture was written and its text"
   }
 });
 
+test("inbox evidence opens in the playground, ready to classify again", async () => {
+  const item = { ...INBOX[0], evidence: { ...INBOX[0].evidence, http_status: 503, headers: { "retry-after": "12" } } };
+  const app = await openApp({ inbox: [item], playground: playground("x overloaded_error", "overloaded_error") }, { hash: "#/catalogue/inbox" });
+  try {
+    await app.page.getByRole("button", { name: "Try in playground" }).click();
+    assert.equal(await app.page.getByRole("tab", { name: "Playground" }).getAttribute("aria-selected"), "true");
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    await app.page.getByTestId("playground-result").waitFor();
+    const sent = (await app.calls()).filter((c) => c.cmd === "classify_text").map((c) => c.args.input);
+    assert.deepEqual(sent, [{ provider: "claude-code", message: item.evidence.message, http_status: 503, headers: { "retry-after": "12" } }],
+      "the stored sanitized evidence is sent as it was recorded");
+  } finally {
+    await app.close();
+  }
+});
+
 test("an export failure is shown on the item", async () => {
   const app = await openApp({ inbox: INBOX, failNext: { export_fixture: { code: "io", message: "could not write /x: denied", field: null } } }, { hash: "#/catalogue/inbox" });
   try {
