@@ -1,0 +1,331 @@
+// Catalogue area: rule browser, playground and inbox of unclassified evidence.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+
+const LONG_PATTERN =
+  String.raw`Request was aborted|Request cancelled\.|\[Request interrupted by user[^\]]*\]|Interrupted by user|Interrupted · What should Claude do instead|\bAbortError\b|The operation was aborted|\bSIGINT\b|cancelled_by_the_user_without_any_spaces_in_this_very_long_alternative_token`;
+
+const RULES = {
+  version: "2026.12.1",
+  rules: [
+    {
+      id: "anthropic.overloaded.v1", description: "Anthropic API overloaded_error (HTTP 529)", priority: 80, providers: [],
+      code: "provider_overloaded", class: "transient", confidence: "high", scope: "provider", wrapper: false,
+      patterns: [String.raw`\btype\W{1,8}overloaded_error\b`],
+    },
+    {
+      id: "claude_code.usage_limit.v1", description: "Claude Code reports that the subscription usage window is used up", priority: 90,
+      providers: ["claude-code"], code: "usage_limit_reached", class: "hard", confidence: "high", scope: "account", wrapper: false,
+      patterns: [String.raw`(?i)\bClaude (?:AI )?usage limit reached`],
+    },
+    {
+      id: "runtime.cancelled.v1", description: "the run was cancelled or interrupted by the user", priority: 95, providers: [],
+      code: "cancelled", class: "unclassified", confidence: "high", scope: "out_of_scope", wrapper: false, patterns: [LONG_PATTERN],
+    },
+    {
+      id: "codex.usage_limit.v1", description: "Codex reports that the ChatGPT plan usage limit is reached", priority: 92,
+      providers: ["codex", "openai-api"], code: "usage_limit_reached", class: "hard", confidence: "high", scope: "account", wrapper: false,
+      patterns: [],
+    },
+    {
+      id: "wrapper.retry_limit.v1", description: "an exceeded retry limit around some other cause", priority: 30, providers: [],
+      code: "provider_unavailable", class: "transient", confidence: "medium", scope: "provider", wrapper: true,
+      patterns: [String.raw`exceeded retry limit`],
+    },
+  ],
+};
+
+const bytes = (s) => Buffer.byteLength(s, "utf8");
+
+/** A playground answer whose matched span is `needle` inside `sanitized`. */
+function playground(sanitized, needle, extra = {}) {
+  const at = sanitized.indexOf(needle);
+  const span = { start: bytes(sanitized.slice(0, at)), end: bytes(sanitized.slice(0, at + needle.length)) };
+  return {
+    sanitized,
+    explanation: {
+      classification: {
+        code: "provider_overloaded", class: "transient", confidence: "high", scope: "provider",
+        rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.12.1", retry_after_s: 30,
+        reset_at: "2026-12-02T17:00:30Z", matched: span,
+        explanation: `Rule anthropic.overloaded.v1 (priority 80) matched the text "${needle}": Anthropic API overloaded_error (HTTP 529); provider_overloaded is transient.`,
+      },
+      matches: [
+        { rule_id: "anthropic.overloaded.v1", priority: 80, code: "provider_overloaded", class: "transient", structured: false, span, outcome: "selected" },
+        { rule_id: "wrapper.retry_limit.v1", priority: 30, code: "provider_unavailable", class: "transient", structured: false, span: null, outcome: "wrapped" },
+        { rule_id: "http.status_529.v1", priority: 20, code: "provider_overloaded", class: "transient", structured: true, span: null, outcome: "outranked" },
+      ],
+      progress_lines_ignored: 2,
+      hint: { reset_at: "2026-12-02T17:00:30Z", retry_after_s: 30, source: "retry_after_header", span: null },
+      ...extra,
+    },
+  };
+}
+
+const INBOX = [
+  {
+    route_id: 7, attempt: 2, candidate_name: "Claude Code", code: "unknown", catalogue_version: "2026.12.1",
+    evidence: {
+      provider: "claude-code", message: "Error: the flux capacitor refused token [redacted:api_key] at /home/[redacted:user]/project",
+      truncated: false, phase: "exit", http_status: null, headers: {}, error_type: null, exit_code: 1,
+      occurred_at: "2026-12-02T15:00:00Z", correlation: null,
+    },
+  },
+];
+
+async function openTab(app, name) {
+  await app.page.getByRole("tab", { name }).click();
+}
+
+/** Fields are looked up inside one tab panel: hidden panels stay mounted and reuse labels. */
+const panel = (app, name) => app.page.getByRole("tabpanel", { name });
+
+test("searching and filtering the rules narrows the list", async () => {
+  const app = await openApp({ rules: RULES }, { hash: "#/catalogue" });
+  try {
+    const ids = () => app.page.locator("[data-testid=rule]:visible").evaluateAll((els) => els.map((e) => e.dataset.ruleId));
+    await app.page.waitForSelector("[data-testid=rule]");
+    assert.equal(await app.page.getByTestId("catalogue-version").textContent(), "2026.12.1");
+    assert.equal((await ids()).length, 5);
+
+    await app.page.getByLabel("Search rules").fill("usage_limit");
+    assert.deepEqual(await ids(), ["claude_code.usage_limit.v1", "codex.usage_limit.v1"], "search covers the code");
+    await app.page.getByLabel("Search rules").fill("interrupted");
+    assert.deepEqual(await ids(), ["runtime.cancelled.v1"], "search covers the description");
+
+    await app.page.getByRole("button", { name: "Clear filters" }).click();
+    await app.page.getByLabel("Class", { exact: true }).selectOption("hard");
+    assert.deepEqual(await ids(), ["claude_code.usage_limit.v1", "codex.usage_limit.v1"]);
+
+    await app.page.getByLabel("Class", { exact: true }).selectOption("all");
+    await panel(app, "Rules").getByLabel("Provider", { exact: true }).selectOption("codex");
+    assert.deepEqual(
+      await ids(),
+      ["anthropic.overloaded.v1", "runtime.cancelled.v1", "codex.usage_limit.v1", "wrapper.retry_limit.v1"],
+      "a provider filter keeps rules for any provider and drops rules scoped to other tools",
+    );
+
+    await app.page.getByLabel("Search rules").fill("no such rule anywhere");
+    assert.match(await app.page.getByTestId("rule-count").textContent(), /Showing 0 of 5/);
+    assert.ok(await app.page.getByText("No rule matches these filters").isVisible(), "an empty result explains itself");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a rule card shows its class, code, providers, wrapper flag and patterns", async () => {
+  const app = await openApp({ rules: RULES }, { hash: "#/catalogue/rules" });
+  try {
+    const card = app.page.locator("[data-rule-id='wrapper.retry_limit.v1']");
+    await card.waitFor();
+    const text = await card.textContent();
+    for (const part of ["Transient", "provider_unavailable", "Wrapper", "medium", "30", "any", "exceeded retry limit"]) {
+      assert.ok(text.includes(part), `card shows ${part}: ${text}`);
+    }
+    const structured = await app.page.locator("[data-rule-id='codex.usage_limit.v1']").textContent();
+    assert.match(structured, /codex, openai-api/);
+    assert.match(structured, /structured fields only/, "a rule without text patterns says so instead of showing nothing");
+    assert.ok(await app.page.getByText("What the classes mean").isVisible(), "the class legend is visible, not hover-only");
+  } finally {
+    await app.close();
+  }
+});
+
+test("the playground sends the typed input and highlights the matched span", async () => {
+  const sanitized = 'retry 1/3\nAPI Error: 529 {"type":"error","error":{"type":"overloaded_error"}}';
+  const app = await openApp({ rules: RULES, playground: playground(sanitized, '"type":"overloaded_error"') }, { hash: "#/catalogue/playground" });
+  try {
+    const page = app.page;
+    const form = panel(app, "Playground");
+    await form.getByLabel("Provider").selectOption("anthropic-api");
+    await page.getByLabel("Failure text").fill("API Error: 529 overloaded");
+    await page.getByLabel("HTTP status").fill("529");
+    await page.getByLabel("Response headers").fill("Retry-After: 30\n\nx-request-id: abc");
+    await page.getByRole("button", { name: "Classify" }).click();
+    await page.getByTestId("playground-result").waitFor();
+
+    const sent = (await app.calls()).filter((c) => c.cmd === "classify_text");
+    assert.deepEqual(sent.map((c) => c.args), [{
+      input: {
+        provider: "anthropic-api", message: "API Error: 529 overloaded", http_status: 529,
+        headers: { "retry-after": "30", "x-request-id": "abc" },
+      },
+    }], "one call with the status as a number, blank header lines skipped and names lowercased");
+
+    assert.equal(await page.getByTestId("matched-span").textContent(), '"type":"overloaded_error"');
+    assert.equal(await page.getByTestId("sanitized").textContent(), sanitized, "the whole sanitized text is shown, unchanged");
+    assert.equal(await page.getByTestId("result-code").textContent(), "provider_overloaded");
+    assert.equal(await page.getByTestId("result-class").textContent(), "Transient");
+    assert.match(await page.getByTestId("result-rule").textContent(), /anthropic\.overloaded\.v1/);
+    assert.match(await page.getByTestId("result-explanation").textContent(), /is transient/);
+    const timing = await page.getByTestId("result-timing").textContent();
+    assert.match(timing, /Retry after: 30 s/);
+    assert.match(timing, /retry-after header/, "the hint's source is named in words");
+    assert.ok(await page.getByText("Only the sanitized text is shown").isVisible());
+    assert.ok(await page.getByText("2 progress lines were ignored").isVisible());
+
+    const outcomes = await page.locator("[data-testid=match]").evaluateAll((els) => els.map((e) => e.dataset.outcome));
+    assert.deepEqual(outcomes, ["selected", "wrapped", "outranked"]);
+    assert.ok(await page.getByText("dropped because a cause matched inside it").isVisible(), "outcomes are explained in words");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the highlight lands on the exact span after multi-byte characters", async () => {
+  // Byte offsets run ahead of string indices after "é", "—" and "🚧" (a
+  // surrogate pair); a naive slice would mark text shifted to the right.
+  const sanitized = "Błąd — zażółć 🚧 gęślą: overloaded_error, spróbuj później";
+  const app = await openApp({ playground: playground(sanitized, "overloaded_error") }, { hash: "#/catalogue/playground" });
+  try {
+    await app.page.getByLabel("Failure text").fill("anything");
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    assert.equal(await app.page.getByTestId("matched-span").textContent(), "overloaded_error");
+    assert.equal(await app.page.getByTestId("sanitized").textContent(), sanitized);
+    assert.ok(await app.page.getByText("Matched “overloaded_error”").isVisible(), "the match list quotes the same span");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a header line without a colon is named and nothing is sent", async () => {
+  const app = await openApp({ playground: playground("x overloaded_error", "overloaded_error") }, { hash: "#/catalogue/playground" });
+  try {
+    await app.page.getByLabel("Failure text").fill("some failure");
+    await app.page.getByLabel("Response headers").fill("retry-after: 30\nthis line has no colon");
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    assert.match(await app.page.getByTestId("error-headers").textContent(), /^Line 2: .*no colon/);
+    assert.equal(await app.page.getByLabel("Response headers").getAttribute("aria-invalid"), "true");
+    assert.equal((await app.calls()).filter((c) => c.cmd === "classify_text").length, 0, "invalid input never reaches the backend");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a backend validation error appears at its field", async () => {
+  const app = await openApp({
+    playground: playground("x overloaded_error", "overloaded_error"),
+    failNext: { classify_text: { code: "validation", message: "HTTP status must be 100–599, got 99", field: "http_status" } },
+  }, { hash: "#/catalogue/playground" });
+  try {
+    await app.page.getByLabel("Failure text").fill("some failure");
+    await app.page.getByLabel("HTTP status").fill("404");
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    assert.equal(await app.page.getByTestId("error-http_status").textContent(), "HTTP status must be 100–599, got 99");
+    assert.equal(await app.page.getByLabel("HTTP status").getAttribute("aria-invalid"), "true");
+
+    await app.page.getByLabel("HTTP status").fill("700");
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    assert.equal(await app.page.getByTestId("error-http_status").textContent(), "HTTP status must be 100–599, got 700",
+      "the UI applies the backend's range before sending");
+    assert.equal((await app.calls()).filter((c) => c.cmd === "classify_text").length, 1);
+  } finally {
+    await app.close();
+  }
+});
+
+test("exporting inbox evidence shows where the fixture was written and its text", async () => {
+  const app = await openApp({ inbox: INBOX }, { hash: "#/catalogue/inbox" });
+  try {
+    const item = app.page.getByTestId("inbox-item");
+    await item.waitFor();
+    assert.match(await item.textContent(), /flux capacitor/);
+    assert.match(await app.page.getByRole("tab", { name: /Inbox/ }).textContent(), /1/, "the tab shows how many items wait");
+    await item.getByRole("button", { name: "Export as fixture" }).click();
+    await app.page.getByTestId("fixture-export").waitFor();
+    assert.equal(await app.page.getByTestId("fixture-path").textContent(), "/tmp/fixtures/unclassified-route7-attempt2.toml");
+    assert.equal(await app.page.getByTestId("fixture-text").textContent(), 'description = "exported"\n');
+    assert.match(await app.page.getByTestId("fixture-export").textContent(), /fixtures\/catalogue\/claude-code\//);
+    const sent = (await app.calls()).filter((c) => c.cmd === "export_fixture").map((c) => c.args);
+    assert.deepEqual(sent, [{ routeId: 7, attempt: 2 }]);
+  } finally {
+    await app.close();
+  }
+});
+
+test("inbox evidence opens in the playground, ready to classify again", async () => {
+  const item = { ...INBOX[0], evidence: { ...INBOX[0].evidence, http_status: 503, headers: { "retry-after": "12" } } };
+  const app = await openApp({ inbox: [item], playground: playground("x overloaded_error", "overloaded_error") }, { hash: "#/catalogue/inbox" });
+  try {
+    await app.page.getByRole("button", { name: "Try in playground" }).click();
+    assert.equal(await app.page.getByRole("tab", { name: "Playground" }).getAttribute("aria-selected"), "true");
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    await app.page.getByTestId("playground-result").waitFor();
+    const sent = (await app.calls()).filter((c) => c.cmd === "classify_text").map((c) => c.args.input);
+    assert.deepEqual(sent, [{ provider: "claude-code", message: item.evidence.message, http_status: 503, headers: { "retry-after": "12" } }],
+      "the stored sanitized evidence is sent as it was recorded");
+  } finally {
+    await app.close();
+  }
+});
+
+test("an export failure is shown on the item", async () => {
+  const app = await openApp({ inbox: INBOX, failNext: { export_fixture: { code: "io", message: "could not write /x: denied", field: null } } }, { hash: "#/catalogue/inbox" });
+  try {
+    await app.page.getByRole("button", { name: "Export as fixture" }).click();
+    assert.match(await app.page.getByRole("alert").textContent(), /Could not export the fixture: could not write \/x: denied/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("an empty inbox explains what it is for", async () => {
+  const app = await openApp({ inbox: [] }, { hash: "#/catalogue/inbox" });
+  try {
+    const empty = app.page.getByTestId("inbox-empty");
+    await empty.waitFor();
+    assert.match(await empty.textContent(), /no catalogue rule knows/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("tabs switch by arrow keys and keep pasted text", async () => {
+  const app = await openApp({ rules: RULES }, { hash: "#/catalogue/playground" });
+  try {
+    await app.page.getByLabel("Failure text").fill("kept across tabs");
+    await app.page.getByRole("tab", { name: "Playground" }).focus();
+    await app.page.keyboard.press("ArrowRight");
+    assert.equal(await app.page.getByRole("tab", { name: /Inbox/ }).getAttribute("aria-selected"), "true");
+    assert.match(app.page.url(), /#\/catalogue\/inbox$/, "the open tab survives a reload");
+    await app.page.keyboard.press("ArrowLeft");
+    assert.equal(await app.page.getByLabel("Failure text").inputValue(), "kept across tabs");
+  } finally {
+    await app.close();
+  }
+});
+
+for (const tab of ["Rules", "Playground", "Inbox"]) {
+  test(`${tab} tab at 390×844: no sideways overflow, one scroll owner, 44 px targets`, async () => {
+    const sanitized = "x".repeat(300) + " 🚧 " + LONG_PATTERN + " overloaded_error";
+    const app = await openApp(
+      { rules: RULES, inbox: [{ ...INBOX[0], evidence: { ...INBOX[0].evidence, message: "y".repeat(400) } }], playground: playground(sanitized, "overloaded_error") },
+      { width: 390, height: 844, hash: "#/catalogue" },
+    );
+    try {
+      await openTab(app, new RegExp(`^${tab}`));
+      if (tab === "Playground") {
+        await app.page.getByLabel("Failure text").fill("z".repeat(500));
+        await app.page.getByLabel("Response headers").fill("retry-after: 30");
+        await app.page.getByRole("button", { name: "Classify" }).click();
+        await app.page.getByTestId("playground-result").waitFor();
+      }
+      if (tab === "Inbox") {
+        await app.page.getByRole("button", { name: "Export as fixture" }).click();
+        await app.page.getByTestId("fixture-export").waitFor();
+      }
+      if (tab === "Rules") await app.page.waitForSelector("[data-testid=rule]");
+      const o = await horizontalOverflow(app.page);
+      // The frame's nav tabs scroll sideways inside their own strip by design.
+      const over = o.over.filter((el) => el !== "a.tab");
+      assert.ok(o.scrollWidth <= o.width && over.length === 0, `overflow: ${JSON.stringify(o)}`);
+      assert.deepEqual(await smallTargets(app.page), []);
+      assert.deepEqual(await scrollOwners(app.page), ["main#main"], "only <main> scrolls: no inner scroll boxes");
+    } finally {
+      await app.close();
+    }
+  });
+}
