@@ -24,6 +24,11 @@ export type DraftCandidate = {
   policy: CandidatePolicy;
 };
 
+/** Deep copy that also works on Svelte state proxies (structuredClone does not). */
+export function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
 let counter = 0;
 const nextKey = () => `c${++counter}`;
 
@@ -37,8 +42,8 @@ export function draftOf(c: Candidate_Serialize): DraftCandidate {
     program: c.agent.program ?? "",
     model: c.agent.model ?? "",
     args: c.agent.args.join(" "),
-    script: structuredClone(c.agent.script),
-    policy: structuredClone(c.policy),
+    script: clone(c.agent.script),
+    policy: clone(c.policy),
   };
 }
 
@@ -89,7 +94,7 @@ export function newDraft(kind: AgentKindInfo_Serialize, taken: string[]): DraftC
     program: "",
     model: "",
     args: "",
-    script: kind.kind === "simulated" ? structuredClone(SIM_SCRIPTS[0].steps) : [],
+    script: kind.kind === "simulated" ? clone(SIM_SCRIPTS[0].steps) : [],
     policy: { transient: immediate("skip"), hard: immediate("skip") },
   };
 }

@@ -1,0 +1,144 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+import { demoProfile } from "./fixtures.mjs";
+
+const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
+const saveCalls = async (app) => (await app.calls()).filter((c) => c.cmd === "save_candidates");
+
+test("each candidate row summarises its policy on one line", async () => {
+  const app = await open();
+  try {
+    const summaries = await app.page.getByTestId("policy-summary").allTextContents();
+    assert.deepEqual(summaries, [
+      "Transient: retry 3× from 5 s, then skip · Hard: stop",
+      "Transient: skip · Hard: skip",
+    ]);
+  } finally {
+    await app.close();
+  }
+});
+
+test("expanded candidate writes out the implied schedule naming the next candidate", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    assert.equal(
+      await app.page.getByTestId("schedule-transient").textContent(),
+      "Retry after 5 s, 10 s, 20 s, then skip to Codex.",
+    );
+    assert.equal(await app.page.getByTestId("schedule-hard").textContent(), "Then stop for manual recovery.");
+    assert.ok(await app.page.getByText("Temporary trouble that usually clears by itself", { exact: false }).isVisible(),
+      "class explanations are visible text, not hover-only");
+  } finally {
+    await app.close();
+  }
+});
+
+test("an out-of-range value shows the backend's field error inline and blocks nothing silently", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    const retries = app.page.locator("[data-testid=section-transient] input").first();
+    await retries.fill("0");
+    await app.page.getByText("must be 1–10 when enabled, got 0").waitFor();
+    assert.equal(await retries.getAttribute("aria-invalid"), "true");
+    assert.ok((await app.calls()).some((c) => c.cmd === "check_policy" && c.args.index === 0),
+      "validation comes from the backend validator");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Not saved: candidates[0].transient.retry.max_retries", { exact: false }).waitFor();
+    assert.equal((await saveCalls(app)).length, 1, "save was attempted and refused by the backend");
+  } finally {
+    await app.close();
+  }
+});
+
+test("moving a candidate down by button reorders it and save sends the new order with the revision", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    const names = await app.page.locator("[data-testid=candidate-row] .name").allTextContents();
+    assert.deepEqual(names, ["Codex", "Claude (simulated)"]);
+    assert.equal(await app.page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "Move Claude (simulated) up",
+      "focus follows the moved row so keyboard users can keep moving it");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("All changes saved").waitFor();
+    const [call] = await saveCalls(app);
+    assert.equal(call.args.expectedRevision, 1);
+    assert.deepEqual(call.args.candidates.map((c) => c.name), ["Codex", "Claude (simulated)"]);
+  } finally {
+    await app.close();
+  }
+});
+
+test("adding a candidate from the searchable picker uses immediate skip for both classes", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    await app.page.getByLabel("Add a candidate: search agent kinds").fill("gemi");
+    await app.page.keyboard.press("Enter");
+    const rows = app.page.getByTestId("candidate-row");
+    assert.equal(await rows.count(), 3);
+    assert.equal(await rows.nth(2).getByTestId("policy-summary").textContent(), "Transient: skip · Hard: skip");
+    assert.equal(await app.page.getByRole("status").first().textContent(), "Unsaved changes");
+  } finally {
+    await app.close();
+  }
+});
+
+test("leaving with unsaved changes asks first and keeps the edits on cancel", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    await app.page.getByRole("link", { name: "Catalogue" }).click();
+    const dialog = app.page.getByRole("dialog");
+    await dialog.getByText("Discard unsaved changes?").waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Profiles");
+    assert.equal(await app.page.getByRole("status").first().textContent(), "Unsaved changes");
+    await app.page.getByRole("link", { name: "Catalogue" }).click();
+    await app.page.getByRole("dialog").getByRole("button", { name: "Discard changes" }).click();
+    assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Catalogue");
+  } finally {
+    await app.close();
+  }
+});
+
+test("preview runs the evaluator on the draft for the chosen example", async () => {
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      preview: [{
+        step: { failure: 0, at: new Date().toISOString(), candidate: 0, candidate_name: "Claude (simulated)", code: "provider_overloaded", class: "transient", gate: "allowed",
+          decision: { kind: "retry", class: "transient", at: new Date(Date.now() + 5000).toISOString(), ordinal: 1, max_retries: 3, delay_seconds: 5 } },
+        reason: null,
+      }],
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByLabel("Example error").selectOption({ label: "Usage limit, resets in 1 min" });
+    await app.page.getByTestId("preview-timeline").getByText("retry 1 of 3 after 5 s", { exact: false }).waitFor();
+    const last = (await app.calls()).filter((c) => c.cmd === "preview_policy").at(-1);
+    assert.equal(last.args.failures[0].code, "usage_limit_reached");
+    assert.equal(last.args.failures[0].reset_in_seconds, 60);
+    assert.deepEqual(last.args.candidates.map((c) => c.name), ["Claude (simulated)", "Codex"]);
+  } finally {
+    await app.close();
+  }
+});
+
+test("profile editor fits a phone: no sideways scroll, one scroll owner, 44 px targets", async () => {
+  const app = await open({ width: 390, height: 844 });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    await app.page.locator("[data-testid=section-hard]").getByRole("switch").first().click();
+    const o = await horizontalOverflow(app.page);
+    assert.ok(o.scrollWidth <= o.width && o.over.filter((x) => x !== "a.tab").length === 0, JSON.stringify(o));
+    assert.deepEqual(await smallTargets(app.page), []);
+    const owners = await scrollOwners(app.page);
+    assert.ok(owners.every((o) => o === "main#main"), `only <main> scrolls: ${owners}`);
+  } finally {
+    await app.close();
+  }
+});
