@@ -110,6 +110,7 @@ test("the route list shows every route newest first with all of its live facts",
     assert.match(await r6.locator("[data-testid=classification]").textContent(), /provider_overloaded.*anthropic\.overloaded\.v1/);
     assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
     assert.match(await r6.locator("[data-testid=pending]").textContent(), /skip to the next candidate/);
+    assert.equal(await row(app.page, 5).locator("[data-testid=retry]").textContent(), "Hard retries: off in this policy");
     assert.match(await row(app.page, 5).locator("[data-testid=pending]").textContent(), /stop for manual recovery/);
     assert.match(await row(app.page, 5).locator("[data-testid=countdown]").textContent(), /^Waiting for provider reset: 0:3\d$/);
     assert.match(await row(app.page, 7).locator("[data-testid=manual-reason]").textContent(), /replaying the prompt is not safe/,
@@ -206,6 +207,35 @@ test("the open route offers only its valid actions, and an action sends the gene
     assert.deepEqual((await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()), ["Retry now", "Stop"],
       "the buttons follow the new snapshot's actions");
     assert.match(await detail.locator("[data-testid=detail-manual-reason]").textContent(), /the wait was cancelled/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("action buttons are disabled while a request is in flight", async () => {
+  const app = await openApp(richScenario());
+  try {
+    // Hold route_action replies until the test releases them.
+    await app.page.evaluate(() => {
+      const ipc = window.__TAURI_INTERNALS__;
+      const invoke = ipc.invoke;
+      let release;
+      window.__HOLD__ = new Promise((ok) => (release = ok));
+      window.__RELEASE__ = () => release();
+      ipc.invoke = async (cmd, args, opts) => {
+        if (cmd === "route_action") await window.__HOLD__;
+        return invoke(cmd, args, opts);
+      };
+    });
+    await row(app.page, 4).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("button", { name: "Stop" }).click();
+    await detail.getByRole("button", { name: "Stop…" }).waitFor();
+    assert.equal(await detail.getByRole("button", { name: "Stop…" }).isDisabled(), true, "no second click while the first is pending");
+    await app.page.evaluate(() => window.__RELEASE__());
+    await detail.getByRole("button", { name: "Resume" }).waitFor();
+    assert.equal(await detail.getByRole("button", { name: "Resume" }).isEnabled(), true);
+    assert.equal((await app.calls()).filter((c) => c.cmd === "route_action").length, 1);
   } finally {
     await app.close();
   }
@@ -314,10 +344,12 @@ test("load failures are shown with their messages", async () => {
 test("desktop shows list and detail side by side", async () => {
   const app = await openApp(richScenario(), { width: 1280, height: 820 });
   try {
-    await row(app.page, 7).click();
+    await row(app.page, 2).click();
     const detail = app.page.locator("[data-testid=route-detail]");
-    await detail.locator("[data-testid=attempt]").first().waitFor();
-    const list = await row(app.page, 7).boundingBox();
+    await detail.getByText("No attempt has been dispatched yet.").waitFor();
+    const head = await detail.getByRole("heading", { name: "Route 2" }).boundingBox();
+    assert.ok(head.y >= 44 && head.y < 820, "selecting a route far down the list brings the detail's top into view");
+    const list = await row(app.page, 2).boundingBox();
     const box = await detail.boundingBox();
     assert.ok(box.x > list.x + list.width, "detail sits to the right of the list");
     assert.equal(await detail.getByRole("button", { name: "← All routes" }).isVisible(), false, "no back button when both are visible");
