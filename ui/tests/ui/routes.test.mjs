@@ -326,6 +326,19 @@ test("with no routes the list explains what a route is and points to the start f
   }
 });
 
+test("with no profile the start form leads to the Profiles area", async () => {
+  const app = await openApp({}, { width: 390, height: 844 });
+  try {
+    const go = app.page.getByRole("link", { name: "Create a profile" });
+    await go.waitFor();
+    assert.deepEqual(await smallTargets(app.page), []);
+    await go.click();
+    assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Profiles");
+  } finally {
+    await app.close();
+  }
+});
+
 test("load failures are shown with their messages", async () => {
   const app = await openApp({
     failNext: {
