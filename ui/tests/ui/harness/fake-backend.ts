@@ -189,6 +189,17 @@ export class FakeBackend {
     return r;
   }
 
+  /**
+   * Commits a transition as the engine would (next generation, fresh object)
+   * and returns the snapshot, ready to emit as a `route-changed` payload.
+   */
+  revise(id: number, patch: Partial<RouteSnapshot_Serialize>, attempts?: RouteDetail_Serialize["attempts"]): RouteSnapshot_Serialize {
+    const r = this.route(id);
+    r.snapshot = { ...r.snapshot, ...patch, generation: r.snapshot.generation + 1, updated_at: NOW() };
+    if (attempts) r.attempts = attempts;
+    return r.snapshot;
+  }
+
   private act(req: ActionRequest): RouteSnapshot_Serialize {
     const r = this.route(req.route_id);
     const s = r.snapshot;

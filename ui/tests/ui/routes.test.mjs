@@ -1,0 +1,407 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+
+const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
+
+const policy = {
+  transient: {
+    wait_for_reset: { enabled: false, max_wait_seconds: 0 },
+    retry: { enabled: true, max_retries: 3, initial_interval_seconds: 5 },
+    on_exhausted: "skip",
+  },
+  hard: {
+    wait_for_reset: { enabled: true, max_wait_seconds: 3600 },
+    retry: { enabled: false, max_retries: 0, initial_interval_seconds: 0 },
+    on_exhausted: "stop",
+  },
+};
+
+function candidate(id, name, enabled = true) {
+  const agent = { kind: "simulated", program: null, args: [], model: null, script: [] };
+  return { id, name, enabled, agent, policy, policy_revision: 1 };
+}
+
+function profile(id, name, candidates) {
+  return { id, name, revision: 1, candidates, created_at: iso(-864e5), updated_at: iso(-864e5) };
+}
+
+function snapshot(id, state, extra = {}) {
+  return {
+    id, profile_name: "Everyday", state, generation: 3, candidate_index: 0, candidate_name: "Claude",
+    candidate_count: 3, last_classification: null, retry: null, pending_outcome: null, deadline: null,
+    manual_reason: null, prompt_excerpt: `Fix the flaky test in module ${id}`, attempts: 1, owner: "engine-1",
+    created_at: iso(-(100 - id) * 60e3), updated_at: iso(-1000), actions: [], ...extra,
+  };
+}
+
+function attempt(number, extra = {}) {
+  return {
+    number, generation: number, candidate_index: 0, candidate_name: "Claude", invocation_id: `inv-${number}`,
+    started_at: iso(-120e3), finished_at: iso(-110e3), outcome: "failed",
+    classification: { code: "provider_overloaded", class: "transient", rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.11" },
+    decision: `retry ${number} at 12:00:05`, policy_revision: 2,
+    excerpt: `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}} request_id=req_${"x".repeat(60)}`,
+    ...extra,
+  };
+}
+
+const overloaded = { code: "provider_overloaded", class: "transient", rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.11" };
+
+/** One route of every state; route 6 waits for retry 2 of 3 about 90 s ahead. */
+function richScenario() {
+  return {
+    profiles: [
+      profile(1, "Everyday", [candidate(11, "Claude"), candidate(12, "Codex"), candidate(13, "Gemini")]),
+      profile(2, "Night batch", [candidate(21, "Codex")]),
+    ],
+    routes: [
+      {
+        snapshot: snapshot(7, "needs_manual", {
+          generation: 5, candidate_index: 1, candidate_name: "Codex", last_classification: { code: "network_reset", class: "transient", rule_id: "codex.stream.reset.v1", catalogue_version: "2026.11" },
+          manual_reason: "a tool ran before the connection reset, so replaying the prompt is not safe",
+          actions: ["retry_now", "skip_now", "stop"], attempts: 3,
+        }),
+        attempts: [attempt(1), attempt(2), attempt(3, { candidate_index: 1, candidate_name: "Codex", decision: "manual: tool activity seen" })],
+      },
+      {
+        snapshot: snapshot(6, "retry_scheduled", {
+          generation: 4, last_classification: overloaded, retry: { class: "transient", ordinal: 2, max: 3 },
+          pending_outcome: "skip", deadline: iso(90e3), actions: ["retry_now", "skip_now", "cancel_wait", "stop"], attempts: 2,
+        }),
+        attempts: [attempt(1), attempt(2)],
+      },
+      {
+        snapshot: snapshot(5, "waiting_reset", {
+          profile_name: "Night batch", candidate_count: 1, candidate_name: "Codex",
+          last_classification: { code: "usage_limit_reached", class: "hard", rule_id: "codex.usage_limit.v1", catalogue_version: "2026.11" },
+          retry: { class: "hard", ordinal: 0, max: 0 }, pending_outcome: "stop", deadline: iso(38e3),
+          actions: ["retry_now", "cancel_wait", "stop"],
+        }),
+        attempts: [attempt(1, { classification: null, decision: null, excerpt: null })],
+      },
+      { snapshot: snapshot(4, "running", { actions: ["stop"] }), attempts: [attempt(1, { finished_at: null, outcome: null, classification: null, decision: null, excerpt: null })] },
+      { snapshot: snapshot(3, "succeeded"), attempts: [attempt(1, { outcome: "succeeded", classification: null, decision: null, excerpt: null })] },
+      { snapshot: snapshot(2, "stopped", { manual_reason: "stopped by you", actions: ["resume"] }), attempts: [] },
+    ],
+  };
+}
+
+const row = (page, id) => page.locator(`[data-route="${id}"]`);
+const announcer = (page) => page.locator("[data-testid=announcer]");
+
+/** Seconds left in an `m:ss` countdown text. */
+function secondsIn(text) {
+  const m = /(\d+):(\d\d)/.exec(text);
+  assert.ok(m, `no m:ss in "${text}"`);
+  return Number(m[1]) * 60 + Number(m[2]);
+}
+
+test("the route list shows every route newest first with all of its live facts", async () => {
+  const app = await openApp(richScenario());
+  try {
+    const ids = await app.page.locator("[data-route]").evaluateAll((els) => els.map((e) => e.dataset.route));
+    assert.deepEqual(ids, ["7", "6", "5", "4", "3", "2"], "newest (latest created_at) first");
+    const r6 = row(app.page, 6);
+    assert.equal(await r6.locator(".badge.state-retry_scheduled").textContent(), "Retry scheduled");
+    assert.match(await r6.textContent(), /Everyday/);
+    assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: Claude/);
+    assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
+    assert.match(await r6.locator("[data-testid=classification]").textContent(), /provider_overloaded.*anthropic\.overloaded\.v1/);
+    assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
+    assert.match(await r6.locator("[data-testid=pending]").textContent(), /skip to the next candidate/);
+    assert.equal(await row(app.page, 5).locator("[data-testid=retry]").textContent(), "Hard retries: off in this policy");
+    assert.match(await row(app.page, 5).locator("[data-testid=pending]").textContent(), /stop for manual recovery/);
+    assert.match(await row(app.page, 5).locator("[data-testid=countdown]").textContent(), /^Waiting for provider reset: 0:3\d$/);
+    assert.match(await row(app.page, 7).locator("[data-testid=manual-reason]").textContent(), /replaying the prompt is not safe/,
+      "a route that needs you says why in the list itself");
+    assert.equal(await row(app.page, 2).locator("[data-testid=manual-reason]").count(), 0, "a stopped route is not flagged as needing recovery");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a waiting route counts down to its absolute deadline and reads due now at zero without dispatching", async () => {
+  const scenario = richScenario();
+  scenario.routes[2].snapshot.deadline = iso(1500);
+  const app = await openApp(scenario);
+  try {
+    const cd = row(app.page, 6).locator("[data-testid=countdown]");
+    const first = await cd.textContent();
+    assert.match(first, /^Retry 2 of 3 in 1:(2\d|30)$/, "about 90 s left, computed from the deadline, not from a relative delay");
+    await app.page.waitForTimeout(2200);
+    assert.ok(secondsIn(await cd.textContent()) < secondsIn(first), "the countdown decreases with the shared clock");
+    await app.page.waitForFunction(() => document.querySelector('[data-route="5"] [data-testid=countdown]')?.textContent?.includes("due now"));
+    assert.equal(await row(app.page, 5).locator("[data-testid=countdown]").textContent(), "Waiting for provider reset: due now");
+    const sent = (await app.calls()).map((c) => c.cmd).filter((c) => !c.startsWith("plugin:event"));
+    assert.ok(sent.every((c) => c === "list_routes" || c === "list_profiles"), `the browser dispatches nothing at zero: ${sent}`);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a newer route-changed event updates the row and announces the state change; an older one is ignored", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 4).waitFor();
+    const fresh = await app.page.evaluate(() =>
+      window.__BACKEND__.revise(4, { state: "needs_manual", manual_reason: "the failure matched no catalogue rule", actions: ["retry_now", "stop"] }));
+    await app.emit("route-changed", { route_id: 4, generation: fresh.generation, snapshot: fresh });
+    await row(app.page, 4).locator(".badge.state-needs_manual").waitFor();
+    await app.page.waitForFunction(() => document.querySelector("[data-testid=announcer]")?.textContent !== "");
+    assert.equal(await announcer(app.page).textContent(), "Route 4: needs manual recovery — the failure matched no catalogue rule");
+
+    const late = { ...fresh, generation: fresh.generation - 1, state: "succeeded", manual_reason: null, actions: [] };
+    await app.emit("route-changed", { route_id: 4, generation: late.generation, snapshot: late });
+    const sameState = await app.page.evaluate(() => window.__BACKEND__.revise(6, { deadline: new Date(Date.now() + 300e3).toISOString() }));
+    await app.emit("route-changed", { route_id: 6, generation: sameState.generation, snapshot: sameState });
+    await row(app.page, 6).locator("[data-testid=countdown]", { hasText: /in [45]:\d\d/ }).waitFor();
+    assert.equal(await row(app.page, 4).locator(".badge").first().textContent(), "Needs manual recovery", "the late event (lower generation) is dropped");
+    assert.equal(await announcer(app.page).textContent(), "Route 4: needs manual recovery — the failure matched no catalogue rule",
+      "a new deadline without a state change is not announced");
+  } finally {
+    await app.close();
+  }
+});
+
+test("an event for the open route reloads its attempt history", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 6).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.locator("[data-testid=attempt]").nth(1).waitFor();
+    assert.equal(await detail.locator("[data-testid=attempt]").count(), 2);
+    const first = detail.locator("[data-testid=attempt]").first();
+    assert.match(await first.textContent(), /provider_overloaded[\s\S]*anthropic\.overloaded\.v1[\s\S]*catalogue 2026\.11/);
+    assert.match(await first.textContent(), /retry 1 at 12:00:05/);
+    assert.match(await first.textContent(), /Policy revision\s*2/);
+    assert.match(await first.locator(".excerpt").textContent(), /overloaded_error/);
+    const fresh = await app.page.evaluate(() => {
+      const b = window.__BACKEND__;
+      const old = b.routes.find((r) => r.snapshot.id === 6).attempts;
+      const third = { ...old[1], number: 3, generation: 3, finished_at: null, outcome: null, classification: null, decision: null, excerpt: null };
+      return b.revise(6, { state: "running", deadline: null, actions: ["stop"], attempts: 3 }, [...old, third]);
+    });
+    await app.emit("route-changed", { route_id: 6, generation: fresh.generation, snapshot: fresh });
+    await detail.locator("[data-testid=attempt]").nth(2).waitFor();
+    assert.match(await detail.locator("[data-testid=attempt]").nth(2).textContent(), /Attempt 3[\s\S]*Running/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the open route offers only its valid actions, and an action sends the generation seen", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 6).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.locator("[data-testid=attempt]").first().waitFor();
+    const labels = await detail.locator(".buttons button").allTextContents();
+    assert.deepEqual(labels.map((l) => l.trim()), ["Retry now", "Skip now", "Cancel wait", "Stop"]);
+    assert.ok(await detail.getByRole("button", { name: "Stop" }).evaluate((b) => b.classList.contains("danger")), "Stop is marked dangerous");
+    await detail.getByRole("button", { name: "Cancel wait" }).click();
+    await detail.locator(".badge.state-needs_manual").waitFor();
+    const sent = (await app.calls()).filter((c) => c.cmd === "route_action");
+    assert.deepEqual(sent.map((c) => c.args.request), [{ route_id: 6, action: "cancel_wait", expected_generation: 4 }]);
+    assert.deepEqual((await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()), ["Retry now", "Stop"],
+      "the buttons follow the new snapshot's actions");
+    assert.match(await detail.locator("[data-testid=detail-manual-reason]").textContent(), /the wait was cancelled/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("action buttons are disabled while a request is in flight", async () => {
+  const app = await openApp(richScenario());
+  try {
+    // Hold route_action replies until the test releases them.
+    await app.page.evaluate(() => {
+      const ipc = window.__TAURI_INTERNALS__;
+      const invoke = ipc.invoke;
+      let release;
+      window.__HOLD__ = new Promise((ok) => (release = ok));
+      window.__RELEASE__ = () => release();
+      ipc.invoke = async (cmd, args, opts) => {
+        if (cmd === "route_action") await window.__HOLD__;
+        return invoke(cmd, args, opts);
+      };
+    });
+    await row(app.page, 4).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("button", { name: "Stop" }).click();
+    await detail.getByRole("button", { name: "Stop…" }).waitFor();
+    assert.equal(await detail.getByRole("button", { name: "Stop…" }).isDisabled(), true, "no second click while the first is pending");
+    await app.page.evaluate(() => window.__RELEASE__());
+    await detail.getByRole("button", { name: "Resume" }).waitFor();
+    assert.equal(await detail.getByRole("button", { name: "Resume" }).isEnabled(), true);
+    assert.equal((await app.calls()).filter((c) => c.cmd === "route_action").length, 1);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a stale action shows a notice with the route's current state instead of failing silently", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 6).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.locator("[data-testid=attempt]").first().waitFor();
+    // The engine moves on (the retry fires) without the UI hearing about it.
+    await app.page.evaluate(() => window.__BACKEND__.revise(6, { state: "running", deadline: null, actions: ["stop"] }));
+    await detail.getByRole("button", { name: "Skip now" }).click();
+    const notice = detail.locator("[data-testid=action-notice]");
+    await notice.waitFor();
+    assert.match(await notice.textContent(), /^This route changed before your action \(the route changed \(now generation 5, running\).*\)\. Here is its current state; choose again\.$/);
+    assert.equal(await detail.locator(".badge.state-running").count(), 1, "the fresh snapshot is shown");
+    assert.deepEqual((await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()), ["Stop"]);
+    assert.equal(await row(app.page, 6).locator(".badge.state-running").count(), 1, "the list row is refreshed too");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a refused action other than stale is reported with the backend's message", async () => {
+  const scenario = richScenario();
+  scenario.failNext = { route_action: { code: "store", message: "database is locked", field: null } };
+  const app = await openApp(scenario);
+  try {
+    await row(app.page, 2).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("button", { name: "Resume" }).click();
+    assert.equal(await detail.locator("[data-testid=action-notice]").textContent(), "Resume failed: database is locked");
+    assert.equal(await detail.getByRole("button", { name: "Resume" }).isEnabled(), true, "buttons come back after the request ends");
+  } finally {
+    await app.close();
+  }
+});
+
+test("starting a run checks the form, then sends it and opens the new route", async () => {
+  const app = await openApp(richScenario());
+  try {
+    const form = app.page.locator("[data-testid=start-run]");
+    await form.getByRole("button", { name: "Start run" }).click();
+    assert.match(await form.textContent(), /Choose the profile/);
+    assert.match(await form.textContent(), /Write the prompt/);
+    assert.equal((await app.calls()).filter((c) => c.cmd === "start_run").length, 0, "nothing is sent while the form is incomplete");
+
+    await form.getByLabel("Profile").selectOption({ label: "Everyday (3 enabled)" });
+    await form.getByLabel("Prompt").fill("Add a changelog entry");
+    await form.getByLabel("Working directory (optional)").fill("/home/me/repo");
+    await form.getByRole("button", { name: "Start run" }).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("heading", { name: "Route 100" }).waitFor();
+    const sent = (await app.calls()).filter((c) => c.cmd === "start_run").map((c) => c.args.request);
+    assert.deepEqual(sent, [{ profile_id: 1, prompt: "Add a changelog entry", cwd: "/home/me/repo" }]);
+    assert.equal(await row(app.page, 100).getAttribute("aria-current"), "true", "the new route is selected in the list");
+    assert.equal(await form.getByLabel("Prompt").inputValue(), "", "the prompt is cleared for the next run");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a refused start shows the backend's reason at the profile field", async () => {
+  const scenario = richScenario();
+  scenario.profiles[1].candidates = [];
+  const app = await openApp(scenario);
+  try {
+    const form = app.page.locator("[data-testid=start-run]");
+    await form.getByLabel("Profile").selectOption({ label: "Night batch (0 enabled)" });
+    await form.getByLabel("Prompt").fill("Anything");
+    await form.getByRole("button", { name: "Start run" }).click();
+    await form.locator(".field-error", { hasText: "profile has no enabled candidate" }).waitFor();
+  } finally {
+    await app.close();
+  }
+});
+
+test("with no routes the list explains what a route is and points to the start form", async () => {
+  const app = await openApp({ profiles: richScenario().profiles });
+  try {
+    const empty = app.page.locator("[data-testid=routes-empty]");
+    await empty.waitFor();
+    assert.match(await empty.textContent(), /No routes yet[\s\S]*Start a run/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("with no profile the start form leads to the Profiles area", async () => {
+  const app = await openApp({}, { width: 390, height: 844 });
+  try {
+    const go = app.page.getByRole("link", { name: "Create a profile" });
+    await go.waitFor();
+    assert.deepEqual(await smallTargets(app.page), []);
+    await go.click();
+    assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Profiles");
+  } finally {
+    await app.close();
+  }
+});
+
+test("load failures are shown with their messages", async () => {
+  const app = await openApp({
+    failNext: {
+      list_routes: { code: "store", message: "database is locked", field: null },
+      list_profiles: { code: "io", message: "permission denied", field: null },
+    },
+  });
+  try {
+    await app.page.getByText("Could not load routes: database is locked").waitFor();
+    await app.page.getByText("Could not load profiles: permission denied").waitFor();
+  } finally {
+    await app.close();
+  }
+});
+
+test("desktop shows list and detail side by side", async () => {
+  const app = await openApp(richScenario(), { width: 1280, height: 820 });
+  try {
+    await row(app.page, 2).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByText("No attempt has been dispatched yet.").waitFor();
+    const head = await detail.getByRole("heading", { name: "Route 2" }).boundingBox();
+    assert.ok(head.y >= 44 && head.y < 820, "selecting a route far down the list brings the detail's top into view");
+    const list = await row(app.page, 2).boundingBox();
+    const box = await detail.boundingBox();
+    assert.ok(box.x > list.x + list.width, "detail sits to the right of the list");
+    assert.equal(await detail.getByRole("button", { name: "← All routes" }).isVisible(), false, "no back button when both are visible");
+    assert.deepEqual(await scrollOwners(app.page), ["main#main"]);
+  } finally {
+    await app.close();
+  }
+});
+
+/** Elements sticking out, except the frame's sideways-scrolling tab strip (not this area's). */
+async function overflowOfArea(page) {
+  const o = await horizontalOverflow(page);
+  return { ...o, over: o.over.filter((el) => el !== "a.tab") };
+}
+
+test("at phone size the list and the detail stack, fit the width, and have 44 px targets", async () => {
+  const app = await openApp(richScenario(), { width: 390, height: 844 });
+  try {
+    await row(app.page, 6).waitFor();
+    let o = await overflowOfArea(app.page);
+    assert.ok(o.scrollWidth <= o.width && o.over.length === 0, `list overflows: ${JSON.stringify(o)}`);
+    assert.deepEqual(await smallTargets(app.page), []);
+    assert.deepEqual(await scrollOwners(app.page), ["main#main"], "only <main> scrolls");
+
+    await row(app.page, 7).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.locator("[data-testid=attempt]").nth(2).waitFor();
+    assert.equal(await row(app.page, 7).isVisible(), false, "the detail replaces the list on a phone");
+    assert.ok(await detail.getByRole("heading", { name: "Route 7" }).evaluate((h) => h === document.activeElement), "focus moves to the detail");
+    o = await overflowOfArea(app.page);
+    assert.ok(o.scrollWidth <= o.width && o.over.length === 0, `detail overflows: ${JSON.stringify(o)}`);
+    assert.deepEqual(await smallTargets(app.page), []);
+    assert.deepEqual(await scrollOwners(app.page), ["main#main"]);
+
+    await detail.getByRole("button", { name: "← All routes" }).click();
+    await row(app.page, 7).waitFor();
+    assert.ok(await row(app.page, 7).evaluate((b) => b === document.activeElement), "back returns focus to the route it left");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
