@@ -6,7 +6,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-const ELEMENT = "element-6066-11e4-a52f-4a5b6a4f6d90";
 export const repoRoot = resolve(import.meta.dirname, "../../..");
 export const appBinary =
   process.env.RECOURSE_APP_BINARY ?? join(repoRoot, "target/debug/recourse-app");
@@ -59,10 +58,6 @@ export class Session {
   cmd(method, path, body) {
     return call(this.base, method, `/session/${this.id}${path}`, body);
   }
-  async find(css) {
-    const el = await this.cmd("POST", "/element", { using: "css selector", value: css });
-    return el[ELEMENT];
-  }
   /** Waits until `css` matches and `predicate(text)` holds; returns the text. */
   async waitForText(css, predicate = (t) => t.length > 0, timeoutMs = 15000) {
     const deadline = Date.now() + timeoutMs;
@@ -82,14 +77,14 @@ export class Session {
     }
     throw new Error(`timed out waiting for ${css}; last text: ${JSON.stringify(last)}`);
   }
-  async click(css) {
-    const el = await this.find(css);
-    await this.cmd("POST", `/element/${el}/click`, {});
-  }
-  async type(css, text, { clear = true } = {}) {
-    const el = await this.find(css);
-    if (clear) await this.cmd("POST", `/element/${el}/clear`, {});
-    await this.cmd("POST", `/element/${el}/value`, { text });
+  /** Sets a field's value the way typing does (an `input` event follows). */
+  async type(css, text) {
+    const ok = await this.execute(
+      `const el = document.querySelector(arguments[0]); if (!el) return false;
+       el.focus(); el.value = arguments[1]; el.dispatchEvent(new Event("input", { bubbles: true })); return true;`,
+      [css, text],
+    );
+    if (!ok) throw new Error(`no element matches ${css}`);
   }
   execute(script, args = []) {
     return this.cmd("POST", "/execute/sync", { script, args });

@@ -1,0 +1,59 @@
+// End to end in the real app window (WebKitGTK via tauri-driver), on a fresh
+// database with the seeded demo profile on the simulated provider.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startApp } from "./webdriver.mjs";
+
+let app;
+before(async () => {
+  app = await startApp();
+  await app.waitForText("[data-testid=app-ready]", () => true, 30000);
+});
+after(async () => {
+  await app?.stop();
+});
+
+const text = (css) => app.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
+const clickByText = (css, label) =>
+  app.execute(
+    `const el = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);
+     if (!el) return false; el.click(); return true;`,
+    [css, label],
+  );
+
+test("the demo profile is read from the database and rendered", async () => {
+  await app.execute("location.hash = '#/profiles'");
+  const names = await app.waitForText(".profiles", (t) => t.includes("Demo (simulated)"));
+  assert.match(names, /3 candidates/, "the seeded demo profile has three simulated candidates");
+});
+
+test("editing a policy and saving it persists through the engine", async () => {
+  await app.execute("location.hash = '#/profiles'");
+  await app.waitForText("[data-testid=candidate-row]");
+  assert.ok(await clickByText("[data-testid=candidate-row] button", "Edit policy"), "first candidate expands");
+  await app.waitForText("[data-testid=section-hard]");
+  // Switch the hard class's exhausted outcome to stop, then save.
+  assert.ok(await clickByText("[data-testid=section-hard] [role=radio]", "Stop for manual recovery"));
+  await app.waitForText(".savebar", (t) => t.includes("Unsaved changes"));
+  assert.ok(await clickByText(".savebar button", "Save"));
+  await app.waitForText(".savebar", (t) => t.includes("All changes saved"));
+  const summary = await text("[data-testid=policy-summary]");
+  assert.match(summary, /Hard: wait for reset ≤ 1 min, then stop/, "the saved policy is what the row now summarises");
+});
+
+test("a run on the simulated provider waits for the reset with a live countdown, and a manual action wins", async () => {
+  await app.execute("location.hash = '#/routes'");
+  await app.waitForText("[data-testid=start-run]");
+  await app.type("#run-prompt", "Rename the config loader");
+  assert.ok(await clickByText("[data-testid=start-run] button", "Start run"));
+  // Candidate 1 hits a usage limit that resets in 40 s: a trusted reset within its 1 min max wait.
+  const first = await app.waitForText("[data-testid=countdown]", (t) => /Waiting for provider reset: 0:[0-5]\d/.test(t), 30000);
+  await new Promise((r) => setTimeout(r, 2200));
+  const later = await text("[data-testid=countdown]");
+  const secs = (t) => Number(t.match(/0:(\d\d)/)[1]);
+  assert.ok(secs(later) < secs(first), `countdown moves down: ${first} then ${later}`);
+  assert.ok(await clickByText("[data-testid=route-detail] button", "Cancel wait"), "cancel wait is offered while waiting");
+  await app.waitForText("[data-testid=detail-manual-reason]", (t) => t.length > 0, 15000);
+  const badge = await text("[data-testid=route-detail] .badge");
+  assert.match(badge, /needs manual recovery/i);
+});
