@@ -11,6 +11,14 @@ const views = (process.env.RECOURSE_SCREENSHOT_VIEWS ?? "routes,profiles,catalog
 const app = await startApp();
 try {
   await app.waitForText("[data-testid=app-ready]", () => true, 30000);
+  // Start a demo run so the routes view shows a live wait with its countdown.
+  await app.execute("location.hash = '#/routes'");
+  await app.waitForText("[data-testid=start-run]");
+  await app.type("#run-prompt", "Add retries to the HTTP client and cover them with tests");
+  await app.execute(
+    "[...document.querySelectorAll('[data-testid=start-run] button')].find((b) => b.textContent.trim() === 'Start run').click()",
+  );
+  await app.waitForText("[data-testid=countdown]", (t) => t.length > 0, 30000);
   for (const [label, width, height] of [["desktop", 1280, 820], ["phone", 390, 844]]) {
     await app.cmd("POST", "/window/rect", { width, height });
     for (const view of views) {
