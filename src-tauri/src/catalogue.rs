@@ -2,6 +2,7 @@
 //! and export unclassified evidence from real runs as a fixture file.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use chrono::Utc;
 use recourse::catalogue::{self, Explanation, ProviderScope};
@@ -146,15 +147,17 @@ pub fn export_fixture(
             message: format!("route {route_id} attempt {attempt} has no unclassified evidence"),
             field: None,
         })?;
+    write_fixture(&state.db_path, &item)
+}
+
+/// Writes `item` as a fixture file in a `fixtures/` folder beside the database.
+fn write_fixture(db_path: &Path, item: &InboxItem) -> Result<FixtureExport, IpcError> {
     let classification = catalogue::classify(&item.evidence, machine_local_tz());
     let text = catalogue::fixture_from_evidence(&item.evidence, &classification);
-    let dir = state
-        .db_path
-        .parent()
-        .map(|p| p.join("fixtures"))
-        .unwrap_or_else(|| "fixtures".into());
+    let dir = db_path.parent().unwrap_or(Path::new(".")).join("fixtures");
     let path = dir.join(format!(
-        "unclassified-route{route_id}-attempt{attempt}.toml"
+        "unclassified-route{}-attempt{}.toml",
+        item.route_id, item.attempt
     ));
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text));
     written.map_err(|err| IpcError {
@@ -166,4 +169,93 @@ pub fn export_fixture(
         path: path.display().to_string(),
         text,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn playground(message: &str, http_status: Option<u16>) -> Result<PlaygroundResult, IpcError> {
+        classify_text(PlaygroundInput {
+            provider: Provider::Generic,
+            message: message.into(),
+            http_status,
+            headers: BTreeMap::new(),
+        })
+    }
+
+    #[test]
+    fn playground_refuses_an_impossible_http_status_naming_the_field() {
+        let err = playground("boom", Some(42)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Validation);
+        assert_eq!(err.field.as_deref(), Some("http_status"));
+        assert_eq!(err.message, "HTTP status must be 100–599, got 42");
+    }
+
+    #[test]
+    fn playground_shows_only_sanitized_text() {
+        let result = playground(
+            "401 invalid x-api-key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+            Some(401),
+        )
+        .unwrap();
+        assert!(
+            !result.sanitized.contains("abcdefghijklmnop"),
+            "the key is redacted before it is shown: {}",
+            result.sanitized
+        );
+    }
+
+    fn inbox_item() -> InboxItem {
+        let evidence = Evidence::from_raw(RawEvidence {
+            provider: Provider::Generic,
+            message: b"segfault in the flux capacitor".to_vec(),
+            phase: None,
+            http_status: None,
+            headers: BTreeMap::new(),
+            error_type: None,
+            exit_code: Some(139),
+            occurred_at: Utc::now(),
+            correlation: None,
+        });
+        InboxItem {
+            route_id: 3,
+            attempt: 2,
+            candidate_name: "sim".into(),
+            code: SemanticCode::Unknown,
+            catalogue_version: catalogue::CATALOGUE_VERSION.into(),
+            evidence,
+        }
+    }
+
+    #[test]
+    fn exported_fixture_is_written_beside_the_database_and_parses() {
+        let dir = tempfile::tempdir().unwrap();
+        let export = write_fixture(&dir.path().join("recourse.db"), &inbox_item()).unwrap();
+        let expected = dir
+            .path()
+            .join("fixtures/unclassified-route3-attempt2.toml");
+        assert_eq!(export.path, expected.display().to_string());
+        assert_eq!(std::fs::read_to_string(&expected).unwrap(), export.text);
+        catalogue::Fixture::parse(&export.text)
+            .expect("an exported fixture is a valid fixture file");
+    }
+
+    #[test]
+    fn export_into_an_unwritable_place_says_where_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        // A plain file where the fixtures folder should be makes the write fail.
+        std::fs::write(dir.path().join("fixtures"), "not a folder").unwrap();
+        let err = write_fixture(&dir.path().join("recourse.db"), &inbox_item()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Io);
+        let target = dir
+            .path()
+            .join("fixtures/unclassified-route3-attempt2.toml");
+        assert!(
+            err.message
+                .starts_with(&format!("could not write {}: ", target.display())),
+            "{}",
+            err.message
+        );
+    }
 }
