@@ -26,6 +26,11 @@ fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> Candidate
     )
 }
 
+/// "only": succeeds after 5 s of work, so the route stays running meanwhile.
+fn long_success() -> CandidateInput {
+    sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)
+}
+
 /// "flaky": `overloads` 529s 10 ms apart, then success.
 fn flaky(overloads: usize, retry: (u32, u32)) -> CandidateInput {
     let mut script = vec![SimStep::Overloaded { after_ms: 10 }; overloads];
@@ -49,6 +54,18 @@ async fn start(engine: &Engine, p: &Profile, prompt: &str) -> RouteSnapshot {
         })
         .await
         .unwrap()
+}
+
+/// A fresh engine in its own directory, a profile of `candidates`, and a
+/// route of it started on "work". Keep the directory alive for the test.
+async fn started(
+    candidates: Vec<CandidateInput>,
+) -> (tempfile::TempDir, Engine, Profile, RouteSnapshot) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(&engine, candidates);
+    let s = start(&engine, &p, "work").await;
+    (dir, engine, p, s)
 }
 
 async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
@@ -79,13 +96,7 @@ async fn start_hanging(engine: &Engine, p: &Profile, pidfile: &Path) -> (RouteSn
 
 #[tokio::test(start_paused = true)]
 async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![long_success()]).await;
     assert_eq!(
         s.actions,
         vec![ManualAction::Stop],
@@ -116,13 +127,7 @@ async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
 
 #[tokio::test(start_paused = true)]
 async fn stale_error_message_names_the_current_generation() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![long_success()]).await;
     act(&engine, &s, ManualAction::Stop).await;
     let err = act_on(&engine, s.id, ManualAction::Resume, s.generation)
         .await
@@ -136,20 +141,15 @@ async fn stale_error_message_names_the_current_generation() {
 
 #[tokio::test(start_paused = true)]
 async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![
-            sim(
-                "flaky",
-                vec![SimStep::Overloaded { after_ms: 100 }],
-                Some((5, 60)),
-            ),
-            sim("steady", vec![SimStep::Succeed { after_ms: 100 }], None),
-        ],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![
+        sim(
+            "flaky",
+            vec![SimStep::Overloaded { after_ms: 100 }],
+            Some((5, 60)),
+        ),
+        sim("steady", vec![SimStep::Succeed { after_ms: 100 }], None),
+    ])
+    .await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     assert_eq!(
         waiting.actions,
@@ -172,10 +172,7 @@ async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
 
 #[tokio::test(start_paused = true)]
 async fn policy_edit_applies_to_the_next_decision_not_the_pending_timer() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(&engine, vec![flaky(2, (3, 10))]);
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, p, s) = started(vec![flaky(2, (3, 10))]).await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     let first_deadline = waiting.deadline.unwrap();
     let mut edited = sim("flaky", Vec::new(), Some((3, 100)));
@@ -250,21 +247,16 @@ async fn shutdown_kills_agents_and_leaves_routes_for_a_person() {
 
 #[tokio::test(start_paused = true)]
 async fn unclassified_failures_land_in_the_inbox_and_need_a_person() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
     let message = "the flux capacitor is out of sync".to_string();
-    let p = profile(
-        &engine,
-        vec![sim(
-            "odd",
-            vec![SimStep::Unrecognised {
-                after_ms: 10,
-                message: message.clone(),
-            }],
-            Some((3, 1)),
-        )],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![sim(
+        "odd",
+        vec![SimStep::Unrecognised {
+            after_ms: 10,
+            message: message.clone(),
+        }],
+        Some((3, 1)),
+    )])
+    .await;
     let manual = until_state(&engine, s.id, RouteState::NeedsManual).await;
     assert_eq!(
         manual.attempts, 1,
@@ -279,10 +271,7 @@ async fn unclassified_failures_land_in_the_inbox_and_need_a_person() {
 
 #[tokio::test(start_paused = true)]
 async fn resume_starts_a_fresh_cycle_on_the_current_candidate() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(&engine, vec![flaky(1, (1, 30))]);
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![flaky(1, (1, 30))]).await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     let stopped = act(&engine, &waiting, ManualAction::Stop).await;
     tokio::time::sleep(Duration::from_secs(60)).await;
