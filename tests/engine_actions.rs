@@ -2,59 +2,40 @@
 //! pending timers, the unclassified inbox, and two engines sharing one
 //! database.
 
-use std::path::PathBuf;
+mod common;
+
+use std::path::Path;
 use std::time::Duration;
 
-use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
+use common::{act_on, fake_claude, open_engine, uniform_policy};
+use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{
-    ActionRequest, AgentKind, AgentSpec, AttemptOutcome, CandidateInput, Engine, EngineOptions,
-    ManualAction, Profile, RouteSnapshot, RouteState, SimStep, StartRun,
+    AgentSpec, AttemptOutcome, CandidateInput, Engine, ManualAction, Profile, RouteSnapshot,
+    RouteState, SimStep, StartRun,
 };
 
-async fn open(db: &std::path::Path) -> Engine {
-    let opts = EngineOptions {
-        seed_demo: false,
-        ..EngineOptions::default()
-    };
-    Engine::open(db, opts).await.unwrap()
+async fn open(db: &Path) -> Engine {
+    open_engine(db, false).await
 }
 
 fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> CandidateInput {
-    let section = SectionSpec {
-        reset_wait_max_s: Some(120),
-        retry,
-        exhausted: PendingOutcome::Skip,
-    };
-    CandidateInput {
-        id: None,
-        name: name.into(),
-        enabled: true,
-        agent: AgentSpec {
-            kind: AgentKind::Simulated,
-            program: None,
-            args: Vec::new(),
-            model: None,
-            script,
-        },
-        policy: pipeline::build_policy(section, section),
-    }
+    CandidateInput::new(
+        name,
+        AgentSpec::simulated(script),
+        uniform_policy(Some(120), retry, PendingOutcome::Skip),
+    )
 }
 
-fn hanging_claude() -> CandidateInput {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/claude-code.sh");
-    CandidateInput {
-        id: None,
-        name: "claude".into(),
-        enabled: true,
-        agent: AgentSpec {
-            kind: AgentKind::ClaudeCode,
-            program: Some(path.display().to_string()),
-            args: Vec::new(),
-            model: None,
-            script: Vec::new(),
-        },
-        policy: pipeline::default_policy(),
-    }
+/// "only": succeeds after 5 s of work, so the route stays running meanwhile.
+fn long_success() -> CandidateInput {
+    sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)
+}
+
+/// "flaky": `overloads` 529s 10 ms apart, then success.
+fn flaky(overloads: usize, retry: (u32, u32)) -> CandidateInput {
+    let mut script = vec![SimStep::Overloaded { after_ms: 10 }; overloads];
+    script.push(SimStep::Succeed { after_ms: 10 });
+    sim("flaky", script, Some(retry))
 }
 
 fn profile(engine: &Engine, candidates: Vec<CandidateInput>) -> Profile {
@@ -75,6 +56,18 @@ async fn start(engine: &Engine, p: &Profile, prompt: &str) -> RouteSnapshot {
         .unwrap()
 }
 
+/// A fresh engine in its own directory, a profile of `candidates`, and a
+/// route of it started on "work". Keep the directory alive for the test.
+async fn started(
+    candidates: Vec<CandidateInput>,
+) -> (tempfile::TempDir, Engine, Profile, RouteSnapshot) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir.path().join("a.db")).await;
+    let p = profile(&engine, candidates);
+    let s = start(&engine, &p, "work").await;
+    (dir, engine, p, s)
+}
+
 async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
     for _ in 0..2000 {
         let s = engine.route_detail(id).unwrap().snapshot;
@@ -87,36 +80,29 @@ async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapsh
 }
 
 async fn act(engine: &Engine, s: &RouteSnapshot, action: ManualAction) -> RouteSnapshot {
-    engine
-        .act(ActionRequest {
-            route_id: s.id,
-            action,
-            expected_generation: s.generation,
-        })
-        .await
-        .unwrap()
+    act_on(engine, s.id, action, s.generation).await.unwrap()
+}
+
+/// Starts the hanging fake agent; returns the route and the agent's pid.
+async fn start_hanging(engine: &Engine, p: &Profile, pidfile: &Path) -> (RouteSnapshot, String) {
+    let s = start(
+        engine,
+        p,
+        &format!("scenario:hang pidfile:{}", pidfile.display()),
+    )
+    .await;
+    (s, wait_pid(pidfile).await)
 }
 
 #[tokio::test(start_paused = true)]
 async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![long_success()]).await;
     assert_eq!(
         s.actions,
         vec![ManualAction::Stop],
         "only stop while running"
     );
-    let err = engine
-        .act(ActionRequest {
-            route_id: s.id,
-            action: ManualAction::RetryNow,
-            expected_generation: s.generation,
-        })
+    let err = act_on(&engine, s.id, ManualAction::RetryNow, s.generation)
         .await
         .unwrap_err();
     assert_eq!(err.code(), "conflict");
@@ -125,24 +111,14 @@ async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
         "retry-now is not possible while the route is running"
     );
     let stopped = act(&engine, &s, ManualAction::Stop).await;
-    let err = engine
-        .act(ActionRequest {
-            route_id: s.id,
-            action: ManualAction::SkipNow,
-            expected_generation: stopped.generation,
-        })
+    let err = act_on(&engine, s.id, ManualAction::SkipNow, stopped.generation)
         .await
         .unwrap_err();
     assert_eq!(
         err.to_string(),
         "no candidate is left to skip to in this cycle"
     );
-    let err = engine
-        .act(ActionRequest {
-            route_id: 42,
-            action: ManualAction::Stop,
-            expected_generation: 1,
-        })
+    let err = act_on(&engine, 42, ManualAction::Stop, 1)
         .await
         .unwrap_err();
     assert_eq!(err.code(), "not_found");
@@ -151,20 +127,9 @@ async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
 
 #[tokio::test(start_paused = true)]
 async fn stale_error_message_names_the_current_generation() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![sim("only", vec![SimStep::Succeed { after_ms: 5000 }], None)],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![long_success()]).await;
     act(&engine, &s, ManualAction::Stop).await;
-    let err = engine
-        .act(ActionRequest {
-            route_id: s.id,
-            action: ManualAction::Resume,
-            expected_generation: s.generation,
-        })
+    let err = act_on(&engine, s.id, ManualAction::Resume, s.generation)
         .await
         .unwrap_err();
     assert_eq!(
@@ -176,20 +141,15 @@ async fn stale_error_message_names_the_current_generation() {
 
 #[tokio::test(start_paused = true)]
 async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![
-            sim(
-                "flaky",
-                vec![SimStep::Overloaded { after_ms: 100 }],
-                Some((5, 60)),
-            ),
-            sim("steady", vec![SimStep::Succeed { after_ms: 100 }], None),
-        ],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![
+        sim(
+            "flaky",
+            vec![SimStep::Overloaded { after_ms: 100 }],
+            Some((5, 60)),
+        ),
+        sim("steady", vec![SimStep::Succeed { after_ms: 100 }], None),
+    ])
+    .await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     assert_eq!(
         waiting.actions,
@@ -212,21 +172,7 @@ async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
 
 #[tokio::test(start_paused = true)]
 async fn policy_edit_applies_to_the_next_decision_not_the_pending_timer() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![sim(
-            "flaky",
-            vec![
-                SimStep::Overloaded { after_ms: 10 },
-                SimStep::Overloaded { after_ms: 10 },
-                SimStep::Succeed { after_ms: 10 },
-            ],
-            Some((3, 10)),
-        )],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, p, s) = started(vec![flaky(2, (3, 10))]).await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     let first_deadline = waiting.deadline.unwrap();
     let mut edited = sim("flaky", Vec::new(), Some((3, 100)));
@@ -262,15 +208,8 @@ async fn policy_edit_applies_to_the_next_decision_not_the_pending_timer() {
 async fn stop_kills_the_agent_process_and_records_it() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(&engine, vec![hanging_claude()]);
-    let pidfile = dir.path().join("agent.pid");
-    let s = start(
-        &engine,
-        &p,
-        &format!("scenario:hang pidfile:{}", pidfile.display()),
-    )
-    .await;
-    let pid = wait_pid(&pidfile).await;
+    let p = profile(&engine, vec![fake_claude()]);
+    let (s, pid) = start_hanging(&engine, &p, &dir.path().join("agent.pid")).await;
     let stopped = act(&engine, &s, ManualAction::Stop).await;
     assert_eq!(stopped.state, RouteState::Stopped);
     assert_eq!(stopped.actions, vec![ManualAction::Resume]);
@@ -290,15 +229,8 @@ async fn shutdown_kills_agents_and_leaves_routes_for_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
     let engine = open(&db).await;
-    let p = profile(&engine, vec![hanging_claude()]);
-    let pidfile = dir.path().join("agent.pid");
-    let s = start(
-        &engine,
-        &p,
-        &format!("scenario:hang pidfile:{}", pidfile.display()),
-    )
-    .await;
-    let pid = wait_pid(&pidfile).await;
+    let p = profile(&engine, vec![fake_claude()]);
+    let (s, pid) = start_hanging(&engine, &p, &dir.path().join("agent.pid")).await;
     engine.shutdown().await;
     wait_gone(&pid).await;
     let engine = open(&db).await;
@@ -315,21 +247,16 @@ async fn shutdown_kills_agents_and_leaves_routes_for_a_person() {
 
 #[tokio::test(start_paused = true)]
 async fn unclassified_failures_land_in_the_inbox_and_need_a_person() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
     let message = "the flux capacitor is out of sync".to_string();
-    let p = profile(
-        &engine,
-        vec![sim(
-            "odd",
-            vec![SimStep::Unrecognised {
-                after_ms: 10,
-                message: message.clone(),
-            }],
-            Some((3, 1)),
-        )],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![sim(
+        "odd",
+        vec![SimStep::Unrecognised {
+            after_ms: 10,
+            message: message.clone(),
+        }],
+        Some((3, 1)),
+    )])
+    .await;
     let manual = until_state(&engine, s.id, RouteState::NeedsManual).await;
     assert_eq!(
         manual.attempts, 1,
@@ -344,20 +271,7 @@ async fn unclassified_failures_land_in_the_inbox_and_need_a_person() {
 
 #[tokio::test(start_paused = true)]
 async fn resume_starts_a_fresh_cycle_on_the_current_candidate() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(
-        &engine,
-        vec![sim(
-            "flaky",
-            vec![
-                SimStep::Overloaded { after_ms: 10 },
-                SimStep::Succeed { after_ms: 10 },
-            ],
-            Some((1, 30)),
-        )],
-    );
-    let s = start(&engine, &p, "work").await;
+    let (_dir, engine, _, s) = started(vec![flaky(1, (1, 30))]).await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     let stopped = act(&engine, &waiting, ManualAction::Stop).await;
     tokio::time::sleep(Duration::from_secs(60)).await;
@@ -404,7 +318,7 @@ async fn a_second_engine_leaves_live_routes_to_their_owner() {
     first.shutdown().await;
 }
 
-async fn wait_pid(pidfile: &std::path::Path) -> String {
+async fn wait_pid(pidfile: &Path) -> String {
     for _ in 0..500 {
         if let Ok(s) = std::fs::read_to_string(pidfile) {
             if !s.trim().is_empty() {

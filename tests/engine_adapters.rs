@@ -1,8 +1,9 @@
 //! Adapters against the fake agents in `fixtures/agents/`, which print the
 //! real stream formats of each CLI.
 
-use std::path::PathBuf;
+mod common;
 
+use common::fake_agent;
 use recourse::engine::{AgentKind, AgentSpec, Clock};
 use recourse::evidence::{Phase, Provider};
 use recourse::runner::{run, Launch, RunReport};
@@ -18,16 +19,7 @@ fn fake(kind: AgentKind) -> AgentSpec {
         AgentKind::Generic => "generic.sh",
         AgentKind::Simulated => unreachable!("the simulated provider has no process"),
     };
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/agents")
-        .join(script);
-    AgentSpec {
-        kind,
-        program: Some(path.display().to_string()),
-        args: Vec::new(),
-        model: None,
-        script: Vec::new(),
-    }
+    fake_agent(kind, script)
 }
 
 async fn attempt(kind: AgentKind, scenario: &str) -> RunReport {

@@ -1,39 +1,23 @@
 //! The route commands of the `recourse` binary: output, exit codes and every
 //! error message they print.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
-use chrono::Utc;
-use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
-use recourse::engine::{AgentKind, AgentSpec, CandidateInput, SimStep};
+use common::{fake_claude, seed_profile, uniform_policy};
+use recourse::engine::pipeline::PendingOutcome;
+use recourse::engine::{AgentSpec, CandidateInput, SimStep};
 use recourse::store::Store;
 
 fn profile(db: &Path, name: &str, script: Vec<SimStep>) {
-    let mut store = Store::open(db).unwrap();
-    let id = store.create_profile(name, Utc::now()).unwrap();
-    let section = SectionSpec {
-        reset_wait_max_s: None,
-        retry: Some((1, 1)),
-        exhausted: PendingOutcome::Stop,
-    };
-    let candidate = CandidateInput {
-        id: None,
-        name: format!("{name} sim"),
-        enabled: true,
-        agent: AgentSpec {
-            kind: AgentKind::Simulated,
-            program: None,
-            args: Vec::new(),
-            model: None,
-            script,
-        },
-        policy: pipeline::build_policy(section, section),
-    };
-    store
-        .save_candidates(id, 1, &[candidate], Utc::now())
-        .unwrap()
-        .unwrap();
+    let candidate = CandidateInput::new(
+        format!("{name} sim"),
+        AgentSpec::simulated(script),
+        uniform_policy(None, Some((1, 1)), PendingOutcome::Stop),
+    );
+    seed_profile(db, name, &[candidate]);
 }
 
 fn recourse(db: &Path, args: &[&str]) -> Output {
@@ -179,26 +163,7 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
 fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/claude-code.sh");
-    let mut store = Store::open(&db).unwrap();
-    let id = store.create_profile("Hang", Utc::now()).unwrap();
-    let candidate = CandidateInput {
-        id: None,
-        name: "claude".into(),
-        enabled: true,
-        agent: AgentSpec {
-            kind: AgentKind::ClaudeCode,
-            program: Some(fake.display().to_string()),
-            args: Vec::new(),
-            model: None,
-            script: Vec::new(),
-        },
-        policy: pipeline::default_policy(),
-    };
-    store
-        .save_candidates(id, 1, &[candidate], Utc::now())
-        .unwrap()
-        .unwrap();
+    seed_profile(&db, "Hang", &[fake_claude()]);
     let pidfile = dir.path().join("agent.pid");
     let prompt = format!("scenario:hang pidfile:{}", pidfile.display());
     let child = Command::new(env!("CARGO_BIN_EXE_recourse"))

@@ -1,18 +1,38 @@
 //! End-to-end route flow through the engine with the simulated provider,
 //! under paused tokio time.
 
+mod common;
+
 use std::time::Duration;
 
+use common::{act_on, open_engine};
 use recourse::engine::{
-    ActionRequest, Engine, EngineError, EngineOptions, ManualAction, RouteEvent, RouteSnapshot,
-    RouteState, StartRun, DEMO_PROFILE,
+    Engine, EngineError, ManualAction, RouteEvent, RouteSnapshot, RouteState, StartRun,
+    DEMO_PROFILE,
 };
 use tokio::sync::broadcast::Receiver;
 
+/// An engine with the demo profile seeded.
 async fn open(dir: &tempfile::TempDir) -> Engine {
-    Engine::open(&dir.path().join("r.db"), EngineOptions::default())
+    open_engine(&dir.path().join("r.db"), true).await
+}
+
+/// Subscribes to route events, then starts a run of `profile_id`.
+async fn subscribe_and_start(
+    engine: &Engine,
+    profile_id: u32,
+    prompt: &str,
+) -> (Receiver<RouteEvent>, RouteSnapshot) {
+    let events = engine.subscribe();
+    let start = engine
+        .start_run(StartRun {
+            profile_id,
+            prompt: prompt.into(),
+            cwd: None,
+        })
         .await
-        .expect("engine opens")
+        .unwrap();
+    (events, start)
 }
 
 /// Events for `route` until one satisfies `done`; panics after an hour of
@@ -50,15 +70,7 @@ async fn demo_route_waits_for_reset_skips_retries_and_succeeds() {
     let engine = open(&dir).await;
     let profile = engine.profile_by_name(DEMO_PROFILE).unwrap();
     assert_eq!(profile.candidates.len(), 3, "demo profile seeded");
-    let mut events = engine.subscribe();
-    let start = engine
-        .start_run(StartRun {
-            profile_id: profile.id,
-            prompt: "Fix the flaky test".into(),
-            cwd: None,
-        })
-        .await
-        .unwrap();
+    let (mut events, start) = subscribe_and_start(&engine, profile.id, "Fix the flaky test").await;
     assert_eq!(start.state, RouteState::Running);
     let seen = until(&mut events, start.id, |s| s.state == RouteState::Succeeded).await;
     assert_eq!(
@@ -100,46 +112,38 @@ async fn stale_action_is_refused_with_the_current_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir).await;
     let profile = engine.profile_by_name(DEMO_PROFILE).unwrap();
-    let mut events = engine.subscribe();
-    let start = engine
-        .start_run(StartRun {
-            profile_id: profile.id,
-            prompt: "p".into(),
-            cwd: None,
-        })
-        .await
-        .unwrap();
+    let (mut events, start) = subscribe_and_start(&engine, profile.id, "p").await;
     let seen = until(&mut events, start.id, |s| {
         s.state == RouteState::WaitingReset
     })
     .await;
     let waiting = seen.last().unwrap().clone();
-    let cancelled = engine
-        .act(ActionRequest {
-            route_id: start.id,
-            action: ManualAction::CancelWait,
-            expected_generation: waiting.generation,
-        })
-        .await
-        .unwrap();
+    let cancelled = act_on(
+        &engine,
+        start.id,
+        ManualAction::CancelWait,
+        waiting.generation,
+    )
+    .await
+    .unwrap();
     assert_eq!(cancelled.state, RouteState::NeedsManual);
-    let again = engine
-        .act(ActionRequest {
-            route_id: start.id,
-            action: ManualAction::CancelWait,
-            expected_generation: waiting.generation,
-        })
-        .await
-        .expect("cancelling twice is idempotent");
+    let again = act_on(
+        &engine,
+        start.id,
+        ManualAction::CancelWait,
+        waiting.generation,
+    )
+    .await
+    .expect("cancelling twice is idempotent");
     assert_eq!(again.generation, cancelled.generation, "nothing changed");
-    let err = engine
-        .act(ActionRequest {
-            route_id: start.id,
-            action: ManualAction::RetryNow,
-            expected_generation: waiting.generation,
-        })
-        .await
-        .expect_err("stale generation refused");
+    let err = act_on(
+        &engine,
+        start.id,
+        ManualAction::RetryNow,
+        waiting.generation,
+    )
+    .await
+    .expect_err("stale generation refused");
     assert_eq!(err.code(), "stale");
     match err {
         EngineError::Stale { current } => assert_eq!(current.generation, cancelled.generation),

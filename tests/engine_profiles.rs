@@ -1,34 +1,24 @@
 //! Profiles and candidates through the engine API: validation with field
 //! paths, revision conflicts, all-or-nothing saves, and error codes.
 
+mod common;
+
+use common::open_engine;
 use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
 use recourse::engine::{
-    AgentKind, AgentSpec, CandidateInput, Engine, EngineError, EngineOptions, SimStep, StartRun,
-    DEMO_PROFILE,
+    AgentKind, AgentSpec, CandidateInput, Engine, EngineError, SimStep, StartRun, DEMO_PROFILE,
 };
 
 async fn open(dir: &tempfile::TempDir, seed_demo: bool) -> Engine {
-    let opts = EngineOptions {
-        seed_demo,
-        ..EngineOptions::default()
-    };
-    Engine::open(&dir.path().join("p.db"), opts).await.unwrap()
+    open_engine(&dir.path().join("p.db"), seed_demo).await
 }
 
 fn sim(name: &str) -> CandidateInput {
-    CandidateInput {
-        id: None,
-        name: name.into(),
-        enabled: true,
-        agent: AgentSpec {
-            kind: AgentKind::Simulated,
-            program: None,
-            args: Vec::new(),
-            model: None,
-            script: vec![SimStep::Succeed { after_ms: 10 }],
-        },
-        policy: pipeline::default_policy(),
-    }
+    CandidateInput::new(
+        name,
+        AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]),
+        pipeline::default_policy(),
+    )
 }
 
 fn validation(err: EngineError) -> (String, String) {

@@ -4,14 +4,17 @@
 //! commits; every loser gets the winner's row back; no attempt is
 //! dispatched twice.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
 use chrono::{Duration, Utc};
-use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
+use common::uniform_policy;
+use recourse::engine::pipeline::{self, PendingOutcome};
 use recourse::engine::route::{self, Effect, Failure, Lease, Plan};
-use recourse::engine::{AgentKind, AgentSpec, CandidateInput, ManualAction, RouteState, SimStep};
+use recourse::engine::{AgentSpec, CandidateInput, ManualAction, RouteState, SimStep};
 use recourse::evidence::{Provider, RawEvidence};
 use recourse::safety::{EffectContext, PromptDelivery};
 use recourse::store::{AttemptRecord, Cas, NewRoute, RouteRow, Store};
@@ -19,24 +22,11 @@ use recourse::store::{AttemptRecord, Cas, NewRoute, RouteRow, Store};
 const ROUNDS: usize = 2000;
 
 fn candidate(name: &str) -> CandidateInput {
-    let section = SectionSpec {
-        reset_wait_max_s: Some(600),
-        retry: Some((3, 1)),
-        exhausted: PendingOutcome::Skip,
-    };
-    CandidateInput {
-        id: None,
-        name: name.to_string(),
-        enabled: true,
-        agent: AgentSpec {
-            kind: AgentKind::Simulated,
-            program: None,
-            args: Vec::new(),
-            model: None,
-            script: vec![SimStep::Overloaded { after_ms: 1 }],
-        },
-        policy: pipeline::build_policy(section, section),
-    }
+    CandidateInput::new(
+        name,
+        AgentSpec::simulated(vec![SimStep::Overloaded { after_ms: 1 }]),
+        uniform_policy(Some(600), Some((3, 1)), PendingOutcome::Skip),
+    )
 }
 
 fn new_route(store: &mut Store, profile_id: u32) -> RouteRow {

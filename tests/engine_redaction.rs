@@ -2,43 +2,21 @@
 //! errors; after running them through the `recourse` binary with trace
 //! logging, neither the database files nor any output contain them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use chrono::Utc;
+use common::{fake_agent, seed_profile};
 use recourse::engine::pipeline;
 use recourse::engine::{AgentKind, AgentSpec, CandidateInput};
 use recourse::store::Store;
 
 const PLANTED: [&str; 2] = ["PLANTEDSECRET", "PLANTEDBEARER"];
 
-fn fake(kind: AgentKind, script: &str) -> AgentSpec {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/agents")
-        .join(script);
-    AgentSpec {
-        kind,
-        program: Some(path.display().to_string()),
-        args: Vec::new(),
-        model: None,
-        script: Vec::new(),
-    }
-}
-
 fn profile(db: &Path, name: &str, agent: AgentSpec) {
-    let mut store = Store::open(db).unwrap();
-    let id = store.create_profile(name, Utc::now()).unwrap();
-    let candidate = CandidateInput {
-        id: None,
-        name: format!("{name} agent"),
-        enabled: true,
-        agent,
-        policy: pipeline::default_policy(),
-    };
-    store
-        .save_candidates(id, 1, &[candidate], Utc::now())
-        .unwrap()
-        .unwrap();
+    let candidate = CandidateInput::new(format!("{name} agent"), agent, pipeline::default_policy());
+    seed_profile(db, name, &[candidate]);
 }
 
 /// Runs the binary with trace logs; returns stdout + stderr.
@@ -71,8 +49,12 @@ fn assert_clean(what: &str, bytes: &[u8]) {
 fn planted_secrets_reach_neither_the_database_nor_the_logs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("audit.db");
-    profile(&db, "claude", fake(AgentKind::ClaudeCode, "claude-code.sh"));
-    profile(&db, "generic", fake(AgentKind::Generic, "generic.sh"));
+    profile(
+        &db,
+        "claude",
+        fake_agent(AgentKind::ClaudeCode, "claude-code.sh"),
+    );
+    profile(&db, "generic", fake_agent(AgentKind::Generic, "generic.sh"));
     let mut output = String::new();
     for p in ["claude", "generic"] {
         output += &recourse(&db, &["run", "--profile", p, "--prompt", "scenario:secret"]);

@@ -4,71 +4,42 @@
 //! twice, a pending deadline keeps its time, and a route caught mid-dispatch
 //! goes to manual recovery instead of being replayed.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
-use recourse::engine::{
-    AgentKind, AgentSpec, AttemptOutcome, CandidateInput, Engine, EngineOptions, RouteState,
-    SimStep,
-};
+use common::{open_engine, seed_profile, uniform_policy};
+use recourse::engine::pipeline::PendingOutcome;
+use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, Engine, RouteState, SimStep};
 use recourse::store::{RouteRow, Store};
 
 const WORK_MS: u32 = 400;
 
-fn simulated(script: Vec<SimStep>) -> AgentSpec {
-    AgentSpec {
-        kind: AgentKind::Simulated,
-        program: None,
-        args: Vec::new(),
-        model: None,
-        script,
-    }
-}
-
 /// Two retries 1 s then 2 s apart, a skip, a ~3 s reset wait, success:
 /// about 7 s end to end.
 fn long_profile(path: &Path) {
-    let mut store = Store::open(path).unwrap();
-    let id = store.create_profile("Long", Utc::now()).unwrap();
-    let retry_then_skip = SectionSpec {
-        reset_wait_max_s: None,
-        retry: Some((2, 1)),
-        exhausted: PendingOutcome::Skip,
-    };
-    let wait_then_stop = SectionSpec {
-        reset_wait_max_s: Some(10),
-        retry: None,
-        exhausted: PendingOutcome::Stop,
-    };
-    let candidates = vec![
-        CandidateInput {
-            id: None,
-            name: "flaky".into(),
-            enabled: true,
-            agent: simulated(vec![SimStep::Overloaded { after_ms: WORK_MS }]),
-            policy: pipeline::build_policy(retry_then_skip, retry_then_skip),
-        },
-        CandidateInput {
-            id: None,
-            name: "limited".into(),
-            enabled: true,
-            agent: simulated(vec![
+    let candidates = [
+        CandidateInput::new(
+            "flaky",
+            AgentSpec::simulated(vec![SimStep::Overloaded { after_ms: WORK_MS }]),
+            uniform_policy(None, Some((2, 1)), PendingOutcome::Skip),
+        ),
+        CandidateInput::new(
+            "limited",
+            AgentSpec::simulated(vec![
                 SimStep::UsageLimit {
                     after_ms: WORK_MS,
                     resets_in_s: 3,
                 },
                 SimStep::Succeed { after_ms: WORK_MS },
             ]),
-            policy: pipeline::build_policy(wait_then_stop, wait_then_stop),
-        },
+            uniform_policy(Some(10), None, PendingOutcome::Stop),
+        ),
     ];
-    store
-        .save_candidates(id, 1, &candidates, Utc::now())
-        .unwrap()
-        .unwrap();
+    seed_profile(path, "Long", &candidates);
 }
 
 fn spawn_run(db: &Path, stderr: &Path) -> Child {
@@ -170,19 +141,11 @@ fn check_history(db: &Path) -> RouteRow {
     row
 }
 
-async fn reopen(db: &Path) -> Engine {
-    let opts = EngineOptions {
-        seed_demo: false,
-        ..EngineOptions::default()
-    };
-    Engine::open(db, opts).await.expect("engine reopens")
-}
-
 /// After the restart: a mid-dispatch route waits for a person with the
 /// interrupted attempt recorded; a waiting route resumes at its deadline.
 async fn check_recovery(db: &Path, crashed: &RouteRow) {
     let reopened_at: DateTime<Utc> = Utc::now();
-    let engine = reopen(db).await;
+    let engine = open_engine(db, false).await;
     match crashed.state {
         RouteState::Running => {
             let detail = engine.route_detail(crashed.id).unwrap();

@@ -89,6 +89,14 @@ fn step(
     (decision, cycle.apply(&decision))
 }
 
+/// The first failure of a fresh route on candidate 0, at `t0`.
+fn first_step(
+    candidates: &[CandidateSlot],
+    classification: &Classification,
+) -> (Decision, RouteCycle) {
+    step(&RouteCycle::new(0), candidates, classification, t0())
+}
+
 #[test]
 fn three_retries_from_five_seconds_wait_5_10_20_then_skip() {
     let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Skip));
@@ -167,12 +175,7 @@ fn trusted_reset_within_max_waits_then_retries_once_with_budget_untouched() {
     };
     let candidates = [slot("a", policy)];
     let reset = t0() + secs(60);
-    let (wait, cycle) = step(
-        &RouteCycle::new(0),
-        &candidates,
-        &failure(HARD, Some(reset)),
-        t0(),
-    );
+    let (wait, cycle) = first_step(&candidates, &failure(HARD, Some(reset)));
     assert_eq!(
         wait,
         Decision::WaitForReset {
@@ -212,12 +215,7 @@ fn reset_beyond_max_wait_is_not_shortened() {
     let policy = CandidatePolicy::both(class_policy(Some(300), Some((2, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy)];
     let reset = t0() + Duration::hours(6);
-    let (decision, _) = step(
-        &RouteCycle::new(0),
-        &candidates,
-        &failure(HARD, Some(reset)),
-        t0(),
-    );
+    let (decision, _) = first_step(&candidates, &failure(HARD, Some(reset)));
     assert!(
         matches!(
             decision,
@@ -235,12 +233,7 @@ fn reset_beyond_max_wait_is_not_shortened() {
 fn reset_at_exactly_the_max_is_waited_for() {
     let policy = CandidatePolicy::both(class_policy(Some(300), None, Exhausted::Stop));
     let reset = t0() + secs(300);
-    let (decision, _) = step(
-        &RouteCycle::new(0),
-        &[slot("a", policy)],
-        &failure(HARD, Some(reset)),
-        t0(),
-    );
+    let (decision, _) = first_step(&[slot("a", policy)], &failure(HARD, Some(reset)));
     assert_eq!(
         decision,
         Decision::WaitForReset {
@@ -255,12 +248,7 @@ fn reset_in_the_past_or_now_is_not_waited_for() {
     let policy = CandidatePolicy::both(class_policy(Some(300), None, Exhausted::Stop));
     let candidates = [slot("a", policy)];
     for reset in [t0() - secs(1), t0()] {
-        let (decision, _) = step(
-            &RouteCycle::new(0),
-            &candidates,
-            &failure(HARD, Some(reset)),
-            t0(),
-        );
+        let (decision, _) = first_step(&candidates, &failure(HARD, Some(reset)));
         assert!(
             matches!(decision, Decision::Stop { .. }),
             "{reset}: {decision:?}"
@@ -272,7 +260,7 @@ fn reset_in_the_past_or_now_is_not_waited_for() {
 fn reset_wait_never_refunds_budget_already_used() {
     let policy = CandidatePolicy::both(class_policy(Some(300), Some((2, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy)];
-    let (first, cycle) = step(&RouteCycle::new(0), &candidates, &failure(HARD, None), t0());
+    let (first, cycle) = first_step(&candidates, &failure(HARD, None));
     assert!(
         matches!(first, Decision::Retry { ordinal: 1, .. }),
         "{first:?}"
@@ -309,7 +297,7 @@ fn hard_with_no_wait_and_no_retry_and_stop_stops_without_trying_another_candidat
         slot("a", policy),
         slot("b", CandidatePolicy::default_for_new_candidate()),
     ];
-    let (decision, cycle) = step(&RouteCycle::new(0), &candidates, &failure(HARD, None), t0());
+    let (decision, cycle) = first_step(&candidates, &failure(HARD, None));
     assert_eq!(
         decision,
         Decision::Stop {
@@ -326,7 +314,7 @@ fn unknown_text_goes_to_manual_even_with_retry_and_skip_policy() {
     let policy = CandidatePolicy::both(class_policy(Some(300), Some((3, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let unknown = failure(SemanticCode::Unknown, Some(t0() + secs(10)));
-    let (decision, _) = step(&RouteCycle::new(0), &candidates, &unknown, t0());
+    let (decision, _) = first_step(&candidates, &unknown);
     assert_eq!(
         decision,
         Decision::Manual {
@@ -342,7 +330,7 @@ fn low_confidence_goes_to_manual() {
     let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Skip));
     let mut unsure = failure(TRANSIENT, None);
     unsure.confidence = Confidence::Low;
-    let (decision, _) = step(&RouteCycle::new(0), &[slot("a", policy)], &unsure, t0());
+    let (decision, _) = first_step(&[slot("a", policy)], &unsure);
     assert_eq!(
         decision,
         Decision::Manual {
@@ -381,12 +369,7 @@ fn failure_after_tool_activity_goes_to_manual_even_with_retry_and_skip_policy() 
 fn retry_ordinals_are_per_class() {
     let policy = CandidatePolicy::both(class_policy(None, Some((2, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy)];
-    let (t1, cycle) = step(
-        &RouteCycle::new(0),
-        &candidates,
-        &failure(TRANSIENT, None),
-        t0(),
-    );
+    let (t1, cycle) = first_step(&candidates, &failure(TRANSIENT, None));
     let (h1, cycle) = step(&cycle, &candidates, &failure(HARD, None), t0());
     let (t2, cycle) = step(&cycle, &candidates, &failure(TRANSIENT, None), t0());
     assert!(
@@ -466,7 +449,7 @@ fn next_candidate_starts_with_fresh_ordinals_and_reset_wait() {
 #[test]
 fn skip_with_no_candidate_left_goes_to_manual() {
     let candidates = [slot("only", CandidatePolicy::default_for_new_candidate())];
-    let (decision, _) = step(&RouteCycle::new(0), &candidates, &failure(HARD, None), t0());
+    let (decision, _) = first_step(&candidates, &failure(HARD, None));
     assert_eq!(
         decision,
         Decision::Manual {
@@ -526,12 +509,7 @@ fn cycle_pointing_past_the_candidates_goes_to_manual() {
 #[test]
 fn applying_the_same_retry_twice_does_not_use_budget_twice() {
     let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Stop));
-    let (decision, cycle) = step(
-        &RouteCycle::new(0),
-        &[slot("a", policy)],
-        &failure(TRANSIENT, None),
-        t0(),
-    );
+    let (decision, cycle) = first_step(&[slot("a", policy)], &failure(TRANSIENT, None));
     assert_eq!(
         cycle.apply(&decision),
         cycle,
@@ -563,7 +541,7 @@ fn decisions_and_cycles_have_a_stable_json_shape() {
     );
     let policy = CandidatePolicy::both(class_policy(Some(60), Some((2, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
-    let (_, cycle) = step(&RouteCycle::new(0), &candidates, &failure(HARD, None), t0());
+    let (_, cycle) = first_step(&candidates, &failure(HARD, None));
     let json = serde_json::to_string(&cycle).unwrap();
     assert_eq!(
         json,

@@ -395,18 +395,7 @@ rule_id = "some.other.v1"
 
 #[test]
 fn fixture_kind_must_agree_with_its_expectation() {
-    let source = r#"
-description = "negative that expects action"
-source = "test"
-kind = "negative"
-[input]
-provider = "generic"
-message = "Credit balance is too low"
-[expect]
-code = "credit_balance_low"
-class = "hard"
-"#;
-    let problems = Fixture::parse(source).expect("valid schema").check();
+    let problems = problems_of("negative", "credit_balance_low", "hard", "");
     assert_eq!(
         problems,
         vec!["kind = negative needs expect.class = unclassified".to_owned()]
@@ -438,19 +427,12 @@ fn fixture_schema_errors_are_reported() {
 
 #[test]
 fn redaction_checks_catch_a_secret_missing_from_the_input() {
-    let source = r#"
-description = "secret not in input"
-source = "test"
-kind = "redaction"
-[input]
-provider = "generic"
-message = "Credit balance is too low"
-[expect]
-code = "credit_balance_low"
-class = "hard"
-excerpt_must_not_contain = ["sk-ant-nothere"]
-"#;
-    let problems = Fixture::parse(source).expect("valid schema").check();
+    let problems = problems_of(
+        "redaction",
+        "credit_balance_low",
+        "hard",
+        "excerpt_must_not_contain = [\"sk-ant-nothere\"]\n",
+    );
     assert_eq!(
         problems,
         vec!["excerpt_must_not_contain \"sk-ant-nothere\" is not in input.message, so the case proves nothing".to_owned()]

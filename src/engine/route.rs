@@ -389,7 +389,7 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
-    use crate::engine::{AgentKind, AgentSpec, Candidate, SimStep};
+    use crate::engine::{AgentSpec, Candidate, SimStep};
     use crate::safety::PromptDelivery;
 
     fn now() -> DateTime<Utc> {
@@ -401,13 +401,7 @@ mod tests {
             id,
             name: format!("c{id}"),
             enabled,
-            agent: AgentSpec {
-                kind: AgentKind::Simulated,
-                program: None,
-                args: Vec::new(),
-                model: None,
-                script: vec![SimStep::Succeed { after_ms: 1 }],
-            },
+            agent: AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
             policy: pipeline::default_policy(),
             policy_revision: 1,
         }

@@ -3,21 +3,11 @@
 //! no network and no API keys.
 
 use super::pipeline::{build_policy, PendingOutcome, SectionSpec};
-use super::{AgentKind, AgentSpec, CandidateInput, SimStep};
+use super::{AgentSpec, CandidateInput, SimStep};
 
 pub const DEMO_PROFILE: &str = "Demo (simulated)";
 
 const WORK_MS: u32 = 1500;
-
-fn simulated(script: Vec<SimStep>) -> AgentSpec {
-    AgentSpec {
-        kind: AgentKind::Simulated,
-        program: None,
-        args: Vec::new(),
-        model: None,
-        script,
-    }
-}
 
 /// Waits up to a minute for a reset, once; then skips.
 fn waits_for_reset_then_skips() -> super::pipeline::CandidatePolicy {
@@ -47,33 +37,27 @@ fn retries_then_stops() -> super::pipeline::CandidatePolicy {
 
 pub fn demo_candidates() -> Vec<CandidateInput> {
     vec![
-        CandidateInput {
-            id: None,
-            name: "Claude (simulated): usage limit resets in 40 s".to_string(),
-            enabled: true,
-            agent: simulated(vec![SimStep::UsageLimit {
+        CandidateInput::new(
+            "Claude (simulated): usage limit resets in 40 s",
+            AgentSpec::simulated(vec![SimStep::UsageLimit {
                 after_ms: WORK_MS,
                 resets_in_s: 40,
             }]),
-            policy: waits_for_reset_then_skips(),
-        },
-        CandidateInput {
-            id: None,
-            name: "Codex (simulated): 529 twice then succeed".to_string(),
-            enabled: true,
-            agent: simulated(vec![
+            waits_for_reset_then_skips(),
+        ),
+        CandidateInput::new(
+            "Codex (simulated): 529 twice then succeed",
+            AgentSpec::simulated(vec![
                 SimStep::Overloaded { after_ms: WORK_MS },
                 SimStep::Overloaded { after_ms: WORK_MS },
                 SimStep::Succeed { after_ms: WORK_MS },
             ]),
-            policy: retries_then_stops(),
-        },
-        CandidateInput {
-            id: None,
-            name: "Gemini (simulated): tool ran then connection reset".to_string(),
-            enabled: true,
-            agent: simulated(vec![SimStep::ToolThenReset { after_ms: WORK_MS }]),
-            policy: retries_then_stops(),
-        },
+            retries_then_stops(),
+        ),
+        CandidateInput::new(
+            "Gemini (simulated): tool ran then connection reset",
+            AgentSpec::simulated(vec![SimStep::ToolThenReset { after_ms: WORK_MS }]),
+            retries_then_stops(),
+        ),
     ]
 }

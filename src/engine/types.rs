@@ -104,6 +104,19 @@ pub struct AgentSpec {
     pub script: Vec<SimStep>,
 }
 
+impl AgentSpec {
+    /// A simulated-provider agent that plays `script`; no process, no network.
+    pub fn simulated(script: Vec<SimStep>) -> AgentSpec {
+        AgentSpec {
+            kind: AgentKind::Simulated,
+            program: None,
+            args: Vec::new(),
+            model: None,
+            script,
+        }
+    }
+}
+
 /// A candidate as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Candidate {
@@ -124,6 +137,19 @@ pub struct CandidateInput {
     pub enabled: bool,
     pub agent: AgentSpec,
     pub policy: CandidatePolicy,
+}
+
+impl CandidateInput {
+    /// A new (not yet stored) enabled candidate.
+    pub fn new(name: impl Into<String>, agent: AgentSpec, policy: CandidatePolicy) -> Self {
+        CandidateInput {
+            id: None,
+            name: name.into(),
+            enabled: true,
+            agent,
+            policy,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]

@@ -109,7 +109,7 @@ fn after_tool_use() -> EffectContext {
 mod tests {
     use super::*;
     use crate::classification::SemanticCode;
-    use crate::engine::{pipeline, AgentKind, AgentSpec, Clock};
+    use crate::engine::{pipeline, AgentSpec, Clock};
 
     fn play(
         step: SimStep,
@@ -119,13 +119,7 @@ mod tests {
         EffectContext,
     ) {
         let launch = Launch {
-            agent: AgentSpec {
-                kind: AgentKind::Simulated,
-                program: None,
-                args: Vec::new(),
-                model: None,
-                script: vec![step.clone()],
-            },
+            agent: AgentSpec::simulated(vec![step.clone()]),
             prompt: "p".into(),
             cwd: None,
             step: 0,
