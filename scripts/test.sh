@@ -26,6 +26,7 @@ step "ui type-check (svelte-check, TypeScript strict)"
 npm --prefix ui run check --silent
 
 step "ui tests (headless Chromium, mocked IPC)"
+npm --prefix ui run build:harness --silent
 node --test --test-concurrency=1 ui/tests/ui/
 
 step "end-to-end (real app window through tauri-driver under Xvfb)"
