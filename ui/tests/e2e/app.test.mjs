@@ -41,7 +41,7 @@ test("editing a policy and saving it persists through the engine", async () => {
   assert.match(summary, /Hard: wait for reset ≤ 1 min, then stop/, "the saved policy is what the row now summarises");
 });
 
-test("a run on the simulated provider waits for the reset with a live countdown, and a manual action wins", async () => {
+test("a run on the simulated provider shows live countdowns, and manual actions drive it", async () => {
   await app.execute("location.hash = '#/routes'");
   await app.waitForText("[data-testid=start-run]");
   await app.type("#run-prompt", "Rename the config loader");
@@ -52,8 +52,14 @@ test("a run on the simulated provider waits for the reset with a live countdown,
   const later = await text("[data-testid=countdown]");
   const secs = (t) => Number(t.match(/0:(\d\d)/)[1]);
   assert.ok(secs(later) < secs(first), `countdown moves down: ${first} then ${later}`);
-  assert.ok(await clickByText("[data-testid=route-detail] button", "Cancel wait"), "cancel wait is offered while waiting");
-  await app.waitForText("[data-testid=detail-manual-reason]", (t) => t.length > 0, 15000);
-  const badge = await text("[data-testid=route-detail] .badge");
-  assert.match(badge, /needs manual recovery/i);
+  // Skip now: candidate 2 answers 529 overloaded, and its policy retries 3× from 2 s.
+  assert.ok(await clickByText("[data-testid=route-detail] button", "Skip now"), "skip now is offered while waiting");
+  const retry = await app.waitForText("[data-testid=countdown]", (t) => /Retry \d of 3 in 0:0\d/.test(t), 30000);
+  assert.match(retry, /Retry [12] of 3/, "the retry countdown belongs to candidate 2's transient policy");
+  assert.match(await text("[data-testid=route-detail]"), /Candidate 2 of 3/);
+  assert.ok(await clickByText("[data-testid=route-detail] button", "Stop"), "stop is offered while a retry is pending");
+  await app.waitForText("[data-testid=route-detail] .badge", (t) => /stopped/i.test(t), 15000);
+  assert.ok(await app.execute(
+    "return [...document.querySelectorAll('[data-testid=route-detail] button')].some((b) => b.textContent.trim() === 'Resume')",
+  ), "a stopped route offers Resume");
 });
