@@ -8,7 +8,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 export const repoRoot = resolve(import.meta.dirname, "../../..");
 export const appBinary =
-  process.env.RECOURSE_APP_BINARY ?? join(repoRoot, "target/debug/recourse-app");
+  process.env.RECOURSE_APP_BINARY ??
+  join(process.env.CARGO_TARGET_DIR ?? join(repoRoot, "target"), "debug/recourse-app");
 
 /** Starts tauri-driver with a fresh database and returns a session handle. */
 export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), env = {} } = {}) {
