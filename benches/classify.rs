@@ -38,30 +38,34 @@ fn four_kib(provider: Provider, tail: &str) -> Evidence {
     })
 }
 
+/// Both groups use the same settings so their per-evidence figures compare.
+fn per_evidence_group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .throughput(Throughput::Elements(1))
+        .sample_size(50)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group
+}
+
 fn bench(c: &mut Criterion) {
     let cases = [
         ("claude_code_529_after_retries", four_kib(Provider::ClaudeCode, "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n")),
         ("codex_usage_limit", four_kib(Provider::Codex, "■ You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 5 days 22 hours 11 minutes.\n")),
         ("generic_unknown", four_kib(Provider::Generic, "Error: something went wrong\n")),
     ];
-    let mut group = c.benchmark_group("classify_4kib");
-    group
-        .throughput(Throughput::Elements(1))
-        .sample_size(50)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = per_evidence_group(c, "classify_4kib");
     for (name, evidence) in &cases {
         group.bench_function(*name, |b| b.iter(|| classify(black_box(evidence), Tz::UTC)));
     }
     group.finish();
 
     let single = Regex::new(r"\btype\W{1,8}overloaded_error\b").expect("valid pattern");
-    let mut group = c.benchmark_group("single_regex_scan_4kib");
-    group
-        .throughput(Throughput::Elements(1))
-        .sample_size(50)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = per_evidence_group(c, "single_regex_scan_4kib");
     for (name, evidence) in &cases {
         group.bench_function(*name, |b| {
             b.iter(|| single.find_iter(black_box(&evidence.message)).count())
