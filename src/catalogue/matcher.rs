@@ -10,14 +10,16 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::prefilter::TextHits;
 use super::schema::{Matcher, Rule};
 use crate::classification::Span;
 use crate::evidence::Evidence;
 
-/// Lines that report a retry still in progress.
+/// Text that marks its line as a retry still in progress. It never matches a
+/// line break, so one scan of the whole message finds every such line.
 static PROGRESS_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)retrying in \d|\(attempt \d+\s*/\s*\d+\)|\bre-?connecting\.{3}\s*\d+\s*/\s*\d+|;\s*retrying \d+/\d+ in\b|attempt \d+ failed with status \d+\. retrying|retrying with backoff",
+        r"(?i)retrying in \d|\(attempt \d+[^\S\n]*/[^\S\n]*\d+\)|\bre-?connecting\.{3}[^\S\n]*\d+[^\S\n]*/[^\S\n]*\d+|;[^\S\n]*retrying \d+/\d+ in\b|attempt \d+ failed with status \d+\. retrying|retrying with backoff",
     )
     .expect("progress pattern is valid")
 });
@@ -31,13 +33,21 @@ impl ProgressLines {
     /// (Claude Code prints the cause of each retry under it: `⎿ TypeError
     /// (fetch failed)`), are progress.
     pub(crate) fn of(message: &str) -> ProgressLines {
+        let mut marks = PROGRESS_LINE
+            .find_iter(message)
+            .map(|m| m.start())
+            .peekable();
         let mut lines = Vec::new();
         let mut start = 0;
         let mut parent_indent: Option<usize> = None;
         for line in message.split_inclusive('\n') {
             let range = start..start + line.len();
             let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
-            if PROGRESS_LINE.is_match(line) {
+            let mut marked = false;
+            while marks.next_if(|&at| at < range.end).is_some() {
+                marked = true;
+            }
+            if marked {
                 parent_indent = Some(indent);
                 lines.push(range.clone());
             } else if parent_indent.is_some_and(|parent| indent > parent) {
@@ -79,25 +89,29 @@ pub(crate) fn match_rule<'r>(
     index: usize,
     evidence: &Evidence,
     progress: &ProgressLines,
+    hits: &TextHits<'_>,
 ) -> Option<RuleMatch<'r>> {
     if !rule.applies_to(evidence.provider) {
         return None;
     }
-    rule.matchers.iter().find_map(|matcher| {
-        if !structured_fields_hold(matcher, evidence) {
-            return None;
-        }
-        let span = match &matcher.text {
-            None => None,
-            Some(regex) => Some(terminal_match(regex, &evidence.message, progress)?),
-        };
-        Some(RuleMatch {
-            rule,
-            index,
-            span,
-            structured: matcher.is_structured(),
+    rule.matchers
+        .iter()
+        .enumerate()
+        .find_map(|(alternative, matcher)| {
+            if !hits.may_match(index, alternative) || !structured_fields_hold(matcher, evidence) {
+                return None;
+            }
+            let span = match &matcher.text {
+                None => None,
+                Some(regex) => Some(terminal_match(regex, &evidence.message, progress)?),
+            };
+            Some(RuleMatch {
+                rule,
+                index,
+                span,
+                structured: matcher.is_structured(),
+            })
         })
-    })
 }
 
 fn structured_fields_hold(matcher: &Matcher, evidence: &Evidence) -> bool {

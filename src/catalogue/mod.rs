@@ -11,6 +11,7 @@ mod explain;
 pub mod fixture;
 mod hints;
 mod matcher;
+mod prefilter;
 pub mod schema;
 mod select;
 
@@ -76,11 +77,14 @@ impl Catalogue {
     /// Classifies `evidence` and reports every matching rule and its fate.
     pub fn explain(&self, evidence: &Evidence, local_tz: Tz) -> Explanation {
         let progress = matcher::ProgressLines::of(&evidence.message);
+        let hits = self.prefilter.scan(&evidence.message);
         let matches = self
             .rules
             .iter()
             .enumerate()
-            .filter_map(|(index, rule)| matcher::match_rule(rule, index, evidence, &progress))
+            .filter_map(|(index, rule)| {
+                matcher::match_rule(rule, index, evidence, &progress, &hits)
+            })
             .collect();
         let selection = select::select(matches);
         explain::build(self, evidence, &selection, &progress, local_tz)

@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use regex::Regex;
 use serde::Deserialize;
 
+use super::prefilter::TextPrefilter;
+
 use crate::classification::{Class, Confidence, Scope, SemanticCode};
 use crate::evidence::{Phase, Provider};
 
@@ -55,6 +57,8 @@ pub enum CatalogueError {
         code: &'static str,
         scope: Scope,
     },
+    #[error("the rules' text patterns are too large to scan together: {0}")]
+    Prefilter(#[source] regex::Error),
     #[error("rule {rule}: timing hints are only allowed on transient/hard rules with medium or high confidence")]
     TimingNotActionable { rule: String },
 }
@@ -151,6 +155,7 @@ impl Rule {
 pub struct Catalogue {
     pub version: String,
     pub rules: Vec<Rule>,
+    pub(crate) prefilter: TextPrefilter,
 }
 
 #[derive(Deserialize)]
@@ -217,9 +222,11 @@ impl Catalogue {
             }
             rules.push(compile_rule(rule_spec)?);
         }
+        let prefilter = TextPrefilter::build(&rules).map_err(CatalogueError::Prefilter)?;
         Ok(Catalogue {
             version: spec.version,
             rules,
+            prefilter,
         })
     }
 }
@@ -373,11 +380,9 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
     let text = spec
         .text
         .map(|pattern| {
-            Regex::new(&ascii_word_boundaries(&pattern)).map_err(|source| {
-                CatalogueError::BadRegex {
-                    rule: rule.to_owned(),
-                    source,
-                }
+            Regex::new(&ascii_classes(&pattern)).map_err(|source| CatalogueError::BadRegex {
+                rule: rule.to_owned(),
+                source,
             })
         })
         .transpose()?;
@@ -398,25 +403,56 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
     Ok(matcher)
 }
 
-/// Rewrites `\b` to the ASCII word boundary `(?-u:\b)`. A Unicode word
-/// boundary stops the regex crate's lazy DFA on any non-ASCII byte (and tool
-/// output is full of `⎿`, `·`, `…`), falling back to a much slower engine; the
-/// error texts we match are ASCII at their edges, so nothing is lost.
-fn ascii_word_boundaries(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars();
+/// Makes `\b`, `\w`, `\W`, `\d` and `\D` ASCII. A Unicode word boundary
+/// stops the regex crate's lazy DFA on any non-ASCII byte (tool output is full
+/// of `⎿`, `·`, `…`), falling back to a much slower engine, and a Unicode
+/// class under a bounded repeat (`\W{1,8}`, `[\w.-]{1,80}`) compiles to
+/// thousands of states, which made loading the catalogue cost hundreds of
+/// milliseconds. The error texts we match are ASCII where these appear, so
+/// nothing is lost.
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 32);
+    let mut chars = pattern.chars().peekable();
+    // Depth of nested `[...]` classes; inside one a class escape is spliced
+    // in as ranges rather than as a bracketed class.
+    let mut depth = 0usize;
     while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('b') => out.push_str("(?-u:\\b)"),
-            Some(next) => {
-                out.push('\\');
-                out.push(next);
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                match (next, depth) {
+                    ('b', 0) => out.push_str("(?-u:\\b)"),
+                    ('w', 0) => out.push_str("[0-9A-Za-z_]"),
+                    ('W', 0) => out.push_str("[^0-9A-Za-z_]"),
+                    ('d', 0) => out.push_str("[0-9]"),
+                    ('D', 0) => out.push_str("[^0-9]"),
+                    ('w', _) => out.push_str("0-9A-Za-z_"),
+                    ('d', _) => out.push_str("0-9"),
+                    _ => {
+                        out.push('\\');
+                        out.push(next);
+                    }
+                }
             }
-            None => out.push('\\'),
+            '[' => {
+                depth += 1;
+                out.push('[');
+                // A `]` right after `[` or `[^` is a literal, not the end.
+                if chars.next_if_eq(&'^').is_some() {
+                    out.push('^');
+                }
+                if chars.next_if_eq(&']').is_some() {
+                    out.push(']');
+                }
+            }
+            ']' if depth > 0 => {
+                depth -= 1;
+                out.push(']');
+            }
+            _ => out.push(c),
         }
     }
     out
@@ -588,12 +624,49 @@ mod tests {
     }
 
     #[test]
-    fn word_boundaries_become_ascii_and_escapes_survive() {
-        assert_eq!(ascii_word_boundaries(r"\bfoo\b"), r"(?-u:\b)foo(?-u:\b)");
+    fn word_boundaries_and_classes_become_ascii_and_escapes_survive() {
+        assert_eq!(ascii_classes(r"\bfoo\b"), r"(?-u:\b)foo(?-u:\b)");
         assert_eq!(
-            ascii_word_boundaries(r"a\\b\d\("),
-            r"a\\b\d\(",
-            "an escaped backslash before b is not a boundary"
+            ascii_classes(r"type\W{1,8}x\d+\w\D"),
+            r"type[^0-9A-Za-z_]{1,8}x[0-9]+[0-9A-Za-z_][^0-9]"
+        );
+        assert_eq!(
+            ascii_classes(r"a\\b\(\s\S"),
+            r"a\\b\(\s\S",
+            "an escaped backslash before b is not a boundary; \\s stays Unicode"
+        );
+    }
+
+    #[test]
+    fn class_escapes_inside_brackets_become_ranges() {
+        assert_eq!(
+            ascii_classes(r"models/[\w.-]{1,80}"),
+            r"models/[0-9A-Za-z_.-]{1,80}"
+        );
+        assert_eq!(
+            ascii_classes(r"[]\w][^]\d]\w"),
+            r"[]0-9A-Za-z_][^]0-9][0-9A-Za-z_]",
+            "a leading ] is a literal and does not close the class"
+        );
+        assert_eq!(
+            ascii_classes(r"\[\w\]"),
+            r"\[[0-9A-Za-z_]\]",
+            "escaped brackets do not open or close a class"
+        );
+    }
+
+    #[test]
+    fn ascii_classes_keep_the_meaning_of_rule_patterns() {
+        let source = rule_with(
+            &[],
+            "[[rule.match]]\ntext = 'type\\W{1,8}overloaded_error\\b'\n",
+        );
+        let rule = &Catalogue::parse(&source).expect("valid").rules[0];
+        let regex = rule.matchers[0].text.as_ref().expect("text");
+        assert!(regex.is_match(r#"{"type":"overloaded_error"}"#));
+        assert!(
+            !regex.is_match(r#"{"type":"overloaded_errors"}"#),
+            "the ASCII boundary still ends the word"
         );
     }
 
