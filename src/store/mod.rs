@@ -113,13 +113,7 @@ fn data_dir() -> PathBuf {
 /// statement could write to it.
 fn read_user_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> {
     conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0))
-        .map_err(|e| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase {
-                path: path.to_path_buf(),
-                detail: "not an SQLite file".to_string(),
-            },
-            _ => StoreError::Sqlite(e),
-        })
+        .map_err(|e| StoreError::from(e).opening(path))
 }
 
 /// Reads the schema, which a damaged first page or schema page fails.
