@@ -16,7 +16,8 @@ struct Case {
     error: &'static str,
 }
 
-const DAMAGED: &str = "{} is damaged (database disk image is malformed); the file was left untouched: \
+const DAMAGED: &str =
+    "{} is damaged (database disk image is malformed); the file was left untouched: \
                        restore it from a backup, or move it aside to start a new database";
 
 fn cases() -> Vec<Case> {
@@ -30,7 +31,8 @@ fn cases() -> Vec<Case> {
         Case {
             name: "not SQLite",
             make: |p| std::fs::write(p, b"my notes, not a database\n".repeat(300)).unwrap(),
-            error: "{} is not a Recourse database (not an SQLite file); the file was left untouched",
+            error:
+                "{} is not a Recourse database (not an SQLite file); the file was left untouched",
         },
         Case {
             name: "garbage pages after a valid first page",
@@ -143,11 +145,19 @@ fn every_cli_command_that_opens_the_database_refuses_each_bad_file() {
             assert_eq!(out.status.code(), Some(1), "{} {args:?}", case.name);
             assert_eq!(
                 String::from_utf8_lossy(&out.stderr),
-                format!("error: opening {}: {}\n", path.display(), expected(&case, &path)),
+                format!(
+                    "error: opening {}: {}\n",
+                    path.display(),
+                    expected(&case, &path)
+                ),
                 "{} {args:?}: one line naming the file and why",
                 case.name
             );
-            assert!(out.stdout.is_empty(), "{} {args:?}: nothing printed", case.name);
+            assert!(
+                out.stdout.is_empty(),
+                "{} {args:?}: nothing printed",
+                case.name
+            );
         }
         assert!(
             snapshot(dir.path()) == before,
@@ -178,10 +188,16 @@ async fn a_directory_or_a_file_in_the_way_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("folder.db");
     std::fs::create_dir(&folder).unwrap();
-    let error = Engine::open(&folder, EngineOptions::default()).await.err().unwrap();
+    let error = Engine::open(&folder, EngineOptions::default())
+        .await
+        .err()
+        .unwrap();
     assert_eq!(
         error.to_string(),
-        format!("database error: unable to open database file: {}", folder.display())
+        format!(
+            "database error: unable to open database file: {}",
+            folder.display()
+        )
     );
     let file = dir.path().join("file");
     std::fs::write(&file, b"x").unwrap();
@@ -190,9 +206,10 @@ async fn a_directory_or_a_file_in_the_way_is_named() {
         .err()
         .unwrap();
     assert!(
-        error
-            .to_string()
-            .starts_with(&format!("cannot create the database folder {}: ", file.display())),
+        error.to_string().starts_with(&format!(
+            "cannot create the database folder {}: ",
+            file.display()
+        )),
         "{error}"
     );
 }

@@ -50,7 +50,15 @@ fn database_with_a_route(dir: &Path) -> PathBuf {
     );
     seed_profile(&db, "Quick", &[candidate]);
     let db_arg = db.display().to_string();
-    let out = recourse(&["run", "--profile", "Quick", "--prompt", "go", "--db", &db_arg]);
+    let out = recourse(&[
+        "run",
+        "--profile",
+        "Quick",
+        "--prompt",
+        "go",
+        "--db",
+        &db_arg,
+    ]);
     assert_eq!(out.status.code(), Some(3), "the route needs a person");
     db
 }
@@ -94,9 +102,7 @@ fn viewing_commands_never_create_a_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("typo.db");
     let db_arg = db.display().to_string();
-    let missing = format!(
-        "error: no database at {db_arg}; `recourse run` creates it\n"
-    );
+    let missing = format!("error: no database at {db_arg}; `recourse run` creates it\n");
     assert_fails(&["route", "1", "--db", &db_arg], 1, &missing);
     assert_fails(
         &["action", "1", "stop", "--generation", "1", "--db", &db_arg],
@@ -137,7 +143,15 @@ fn bad_ids_and_values_leave_the_database_unchanged() {
             "error: prompt: the prompt is empty\n",
         ),
         (
-            &["run", "--profile", "Quick", "--prompt", "go", "--cwd", "/nonexistent/dir"],
+            &[
+                "run",
+                "--profile",
+                "Quick",
+                "--prompt",
+                "go",
+                "--cwd",
+                "/nonexistent/dir",
+            ],
             "error: cwd: /nonexistent/dir is not a directory\n",
         ),
     ];
@@ -205,7 +219,13 @@ fn out_of_range_and_mistyped_policy_values_name_their_path() {
             );
         }
         assert_fails(
-            &["simulate", "--policy", &path, "--errors", &fixture("simulate/recovers.json")],
+            &[
+                "simulate",
+                "--policy",
+                &path,
+                "--errors",
+                &fixture("simulate/recovers.json"),
+            ],
             2,
             &format!("{error}\n{path}: invalid policy document (1 error)\n"),
         );
@@ -216,7 +236,13 @@ fn out_of_range_and_mistyped_policy_values_name_their_path() {
 fn a_failure_file_with_a_bad_start_names_the_field() {
     let errors = fixture("simulate/invalid-start.json");
     assert_fails(
-        &["simulate", "--policy", &fixture("valid.json"), "--errors", &errors],
+        &[
+            "simulate",
+            "--policy",
+            &fixture("valid.json"),
+            "--errors",
+            &errors,
+        ],
         2,
         &format!(
             "start: input contains invalid characters at line 2 column 25\n\

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use common::{act_on, uniform_policy};
 use recourse::engine::pipeline::{build_policy, CandidatePolicy, PendingOutcome, SectionSpec};
 use recourse::engine::{
-    AgentSpec, AttemptOutcome, AttemptView, CandidateInput, Engine, EngineError,
-    EngineOptions, ManualAction, Profile, RouteSnapshot, RouteState, SimStep, StartRun,
+    AgentSpec, AttemptOutcome, AttemptView, CandidateInput, Engine, EngineError, EngineOptions,
+    ManualAction, Profile, RouteSnapshot, RouteState, SimStep, StartRun,
 };
 use recourse::policy::Exhausted;
 use tokio::sync::{mpsc, Semaphore};
@@ -99,7 +99,10 @@ fn profiles() -> Vec<(&'static str, Vec<CandidateInput>)> {
                         after_ms: WORK_MS,
                         resets_in_s: 2,
                     }],
-                    build_policy(section(None, Some((1, 1)), skip), section(Some(10), None, skip)),
+                    build_policy(
+                        section(None, Some((1, 1)), skip),
+                        section(Some(10), None, skip),
+                    ),
                 ),
                 sim(
                     "backup",
@@ -135,7 +138,11 @@ fn profiles() -> Vec<(&'static str, Vec<CandidateInput>)> {
                     vec![overloaded()],
                     uniform_policy(None, Some((1, 1)), skip),
                 ),
-                sim("second", vec![overloaded()], uniform_policy(None, None, skip)),
+                sim(
+                    "second",
+                    vec![overloaded()],
+                    uniform_policy(None, None, skip),
+                ),
             ],
         ),
         (
@@ -204,6 +211,14 @@ struct ActionCounts {
     applied: u32,
     stale: u32,
     conflict: u32,
+}
+
+impl ActionCounts {
+    fn add(&mut self, other: ActionCounts) {
+        self.applied += other.applied;
+        self.stale += other.stale;
+        self.conflict += other.conflict;
+    }
 }
 
 /// Follows one route, acting as its plan says, until it settles for good.
@@ -339,7 +354,13 @@ async fn soak(engine: &Engine, profiles: &[Profile], routes: usize) -> Run {
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     let mut started = Vec::new();
+    let mut actions = ActionCounts::default();
     for n in 0..routes {
+        // Finished drivers are collected as we go, so the test itself keeps
+        // nothing per settled route.
+        while let Some(done) = tasks.try_join_next() {
+            actions.add(done.expect("driver finished"));
+        }
         let permit = slots.clone().acquire_owned().await.unwrap();
         let profile = n % profiles.len();
         let s = engine
@@ -365,12 +386,8 @@ async fn soak(engine: &Engine, profiles: &[Profile], routes: usize) -> Run {
             counts
         });
     }
-    let mut actions = ActionCounts::default();
     while let Some(done) = tasks.join_next().await {
-        let c = done.expect("driver finished");
-        actions.applied += c.applied;
-        actions.stale += c.stale;
-        actions.conflict += c.conflict;
+        actions.add(done.expect("driver finished"));
     }
     forwarder.abort();
     stop.store(true, Ordering::Relaxed);
@@ -397,8 +414,17 @@ struct Figures {
 fn check_attempts(s: &RouteSnapshot, attempts: &[AttemptView]) {
     let numbers: Vec<u32> = attempts.iter().map(|a| a.number).collect();
     let expected: Vec<u32> = (1..=attempts.len() as u32).collect();
-    assert_eq!(numbers, expected, "route {}: attempt numbers are contiguous", s.id);
-    assert_eq!(s.attempts as usize, attempts.len(), "route {}: attempt count", s.id);
+    assert_eq!(
+        numbers, expected,
+        "route {}: attempt numbers are contiguous",
+        s.id
+    );
+    assert_eq!(
+        s.attempts as usize,
+        attempts.len(),
+        "route {}: attempt count",
+        s.id
+    );
     for a in attempts {
         assert!(
             a.outcome.is_some() && a.finished_at.is_some(),
@@ -472,7 +498,10 @@ fn check_decision(route: u32, a: &AttemptView, policy: &CandidatePolicy) -> bool
             panic!("{at}: unreadable retry decision");
         };
         assert!(section.retry.enabled, "{at}: retry while retry is disabled");
-        assert_eq!(max, section.retry.max_retries, "{at}: budget is the policy's");
+        assert_eq!(
+            max, section.retry.max_retries,
+            "{at}: budget is the policy's"
+        );
         assert!((1..=max).contains(&ordinal), "{at}: ordinal within budget");
         assert_eq!(
             delay,
@@ -480,13 +509,24 @@ fn check_decision(route: u32, a: &AttemptView, policy: &CandidatePolicy) -> bool
             "{at}: delay doubles from the initial interval"
         );
     } else if decision.starts_with(&format!("wait for the {name} reset")) {
-        assert!(section.wait_for_reset.enabled, "{at}: waited while waiting is disabled");
+        assert!(
+            section.wait_for_reset.enabled,
+            "{at}: waited while waiting is disabled"
+        );
     } else if decision.starts_with(&format!("{name} recovery exhausted: skip"))
         || decision.contains("policy says skip, but no eligible candidate")
     {
-        assert_eq!(section.on_exhausted, Exhausted::Skip, "{at}: skip is the policy's");
+        assert_eq!(
+            section.on_exhausted,
+            Exhausted::Skip,
+            "{at}: skip is the policy's"
+        );
     } else if decision.starts_with("stop: ") {
-        assert_eq!(section.on_exhausted, Exhausted::Stop, "{at}: stop is the policy's");
+        assert_eq!(
+            section.on_exhausted,
+            Exhausted::Stop,
+            "{at}: stop is the policy's"
+        );
     } else {
         assert!(
             decision.starts_with("manual recovery: "),
@@ -503,11 +543,17 @@ fn check_history(engine: &Engine, run: &Run, profiles: &[Profile]) -> Figures {
         .into_iter()
         .map(|s| (s.id, s))
         .collect();
-    assert_eq!(stored.len(), run.started.len(), "every started route is stored, no other");
+    assert_eq!(
+        stored.len(),
+        run.started.len(),
+        "every started route is stored, no other"
+    );
     let mut figures = Figures::default();
     let mut invocations = HashSet::new();
     for &(id, profile) in &run.started {
-        let s = stored.get(&id).unwrap_or_else(|| panic!("route {id} was lost"));
+        let s = stored
+            .get(&id)
+            .unwrap_or_else(|| panic!("route {id} was lost"));
         assert!(settled(s.state), "route {id} settled, got {:?}", s.state);
         let attempts = engine.route_detail(id).unwrap().attempts;
         check_attempts(s, &attempts);
@@ -561,12 +607,18 @@ async fn routes_settle_without_loss_double_dispatch_or_memory_growth() {
         seed_demo: false,
         ..EngineOptions::default()
     };
-    let engine = Engine::open(&dir.path().join("soak.db"), opts).await.unwrap();
+    let engine = Engine::open(&dir.path().join("soak.db"), opts)
+        .await
+        .unwrap();
     let rss_start = rss_kib();
     let mut stored_profiles = Vec::new();
     for (name, candidates) in profiles() {
         let p = engine.create_profile(name).unwrap();
-        stored_profiles.push(engine.save_candidates(p.id, p.revision, candidates).unwrap());
+        stored_profiles.push(
+            engine
+                .save_candidates(p.id, p.revision, candidates)
+                .unwrap(),
+        );
     }
     let budget = Duration::from_secs(60 + routes as u64 / 5);
     let run = tokio::time::timeout(budget, soak(&engine, &stored_profiles, routes))

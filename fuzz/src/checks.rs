@@ -138,8 +138,7 @@ pub fn policy_structured(data: &[u8]) {
         Some(nul) => (&data[..nul], &data[nul + 1..]),
         None => (data, &data[data.len()..]),
     };
-    let mut value: Value =
-        serde_json::from_slice(json).unwrap_or_else(|_| minimal_document());
+    let mut value: Value = serde_json::from_slice(json).unwrap_or_else(|_| minimal_document());
     for op in ops.chunks_exact(3).take(MAX_MUTATIONS) {
         mutate(&mut value, [op[0], op[1], op[2]]);
     }
@@ -376,7 +375,10 @@ fn mutate(value: &mut Value, [what, which, argument]: [u8; 3]) {
 fn remove_child(node: &mut Value, argument: u8) {
     match node {
         Value::Object(map) => {
-            let key = map.keys().nth(usize::from(argument) % map.len().max(1)).cloned();
+            let key = map
+                .keys()
+                .nth(usize::from(argument) % map.len().max(1))
+                .cloned();
             if let Some(key) = key {
                 map.remove(&key);
             }

@@ -31,7 +31,8 @@ pub fn block_on<T: Into<std::process::ExitCode>>(
     }
 }
 
-const NO_ROUTES: &str = "no routes yet — start one with `recourse run --profile NAME --prompt TEXT`";
+const NO_ROUTES: &str =
+    "no routes yet — start one with `recourse run --profile NAME --prompt TEXT`";
 
 #[derive(Args)]
 pub struct DbArg {

@@ -118,7 +118,9 @@ fn read_user_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> 
 
 /// Reads the schema, which a damaged first page or schema page fails.
 fn read_schema(conn: &Connection) -> Result<(), StoreError> {
-    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
     Ok(())
 }
 
