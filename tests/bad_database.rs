@@ -13,7 +13,7 @@ use recourse::store::{Store, SCHEMA_VERSION};
 struct Case {
     name: &'static str,
     make: fn(&Path),
-    error: &'static str,
+    error: String,
 }
 
 const DAMAGED: &str =
@@ -25,29 +25,32 @@ fn cases() -> Vec<Case> {
         Case {
             name: "newer schema, rollback journal",
             make: newer_schema,
-            error: "{} has schema version 99, newer than this build understands (1); \
-                    use a newer Recourse or another database file",
+            error: format!(
+                "{{}} has schema version 99, newer than this build understands ({SCHEMA_VERSION}); \
+                 use a newer Recourse or another database file"
+            ),
         },
         Case {
             name: "not SQLite",
             make: |p| std::fs::write(p, b"my notes, not a database\n".repeat(300)).unwrap(),
             error:
-                "{} is not a Recourse database (not an SQLite file); the file was left untouched",
+                "{} is not a Recourse database (not an SQLite file); the file was left untouched"
+                    .to_string(),
         },
         Case {
             name: "garbage pages after a valid first page",
             make: |p| damage(p, |bytes| bytes[4096..].fill(0xA5)),
-            error: DAMAGED,
+            error: DAMAGED.to_string(),
         },
         Case {
             name: "garbage after a valid header",
             make: |p| damage(p, |bytes| bytes[100..].fill(0x5A)),
-            error: DAMAGED,
+            error: DAMAGED.to_string(),
         },
         Case {
             name: "truncated to half",
             make: |p| damage(p, |bytes| bytes.truncate(bytes.len() / 2)),
-            error: DAMAGED,
+            error: DAMAGED.to_string(),
         },
     ]
 }
@@ -59,13 +62,12 @@ fn newer_schema(path: &Path) {
     c.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me');")
         .unwrap();
     c.pragma_update(None, "user_version", 99).unwrap();
-    assert!(SCHEMA_VERSION < 99, "the case needs a newer version");
 }
 
 /// A real Recourse database with a profile, then `edit`ed on disk.
 fn damage(path: &Path, edit: fn(&mut Vec<u8>)) {
     {
-        let mut store = Store::open(path).unwrap();
+        let store = Store::open(path).unwrap();
         store.create_profile("Work", chrono::Utc::now()).unwrap();
     }
     let mut bytes = std::fs::read(path).unwrap();

@@ -17,8 +17,11 @@ use recourse::policy::{load, DocumentSource, LoadedDocument, PolicyDocument, Pol
 use recourse::timing::{hint_from_headers, hint_from_text, is_trusted};
 use serde_json::{Map, Value};
 
+/// One target's checks on one input; a failed check panics.
+pub type Check = fn(&[u8]);
+
 /// Every target by name (the folder names under `fuzz/regressions/`).
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Check); 5] = [
     ("evidence_from_raw", evidence_from_raw),
     ("hint_from_text", hint_text),
     ("sanitize", sanitize_text),
