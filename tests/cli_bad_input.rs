@@ -250,3 +250,25 @@ fn a_failure_file_with_a_bad_start_names_the_field() {
         ),
     );
 }
+
+#[test]
+fn a_failure_file_with_an_empty_key_names_it_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let errors = dir.path().join("failures.json");
+    std::fs::write(&errors, r#"{"failures": [], "": 1}"#).unwrap();
+    let errors = errors.display().to_string();
+    assert_fails(
+        &[
+            "simulate",
+            "--policy",
+            &fixture("valid.json"),
+            "--errors",
+            &errors,
+        ],
+        2,
+        &format!(
+            "[\"\"]: unknown field ``, expected `start` or `failures` at line 1 column 19\n\
+             {errors}: invalid failure sequence\n"
+        ),
+    );
+}
