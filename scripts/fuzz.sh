@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in fuzz/ for a bounded time, one after another, on
-# the stable toolchain: scripts/fuzz.sh [seconds per target, default 60].
+# the stable toolchain: scripts/fuzz.sh [seconds per target, default 60]
+# [target ...] (default: every target).
 #
 # cargo-fuzz needs nightly-only compiler flags (-Zsanitizer, coverage
 # instrumentation); RUSTC_BOOTSTRAP=1 lets stable rustc accept them, so no
@@ -16,12 +17,21 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 export RUSTC_BOOTSTRAP=1
 
+all_targets=(evidence_from_raw hint_from_text sanitize policy_document policy_structured)
+usage="usage: scripts/fuzz.sh [seconds per target, default 60] [target ...] (${all_targets[*]})"
 seconds="${1:-60}"
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-    echo "usage: scripts/fuzz.sh [seconds per target, default 60]" >&2
+    echo "$usage" >&2
     exit 2
 fi
-targets=(evidence_from_raw hint_from_text sanitize policy_document policy_structured)
+shift || true
+targets=("${@:-${all_targets[@]}}")
+for target in "${targets[@]}"; do
+    if [[ " ${all_targets[*]} " != *" $target "* ]]; then
+        echo "unknown target $target; $usage" >&2
+        exit 2
+    fi
+done
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "==> installing cargo-fuzz"
