@@ -2,12 +2,12 @@
 //! action. When the action dispatches an attempt, this process owns it and
 //! follows the route until it rests.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use chrono::Utc;
 use clap::Args;
-use recourse::engine::{ActionRequest, Engine, EngineOptions, ManualAction, RouteState};
+use recourse::engine::{ActionRequest, Engine, ManualAction, RouteState};
 
-use super::routes::{line, DbArg};
+use super::routes::{line, open_viewer, DbArg};
 use super::run::follow;
 
 #[derive(Args)]
@@ -30,15 +30,7 @@ pub async fn run(args: ActionArgs) -> Result<std::process::ExitCode> {
             args.action
         )
     })?;
-    let path = args.db.path();
-    let opts = EngineOptions {
-        seed_demo: false,
-        adopt_orphans: false,
-        ..EngineOptions::default()
-    };
-    let engine = Engine::open(&path, opts)
-        .await
-        .with_context(|| format!("opening {}", path.display()))?;
+    let engine = open_viewer(&args.db).await?;
     let result = act(&engine, args.id, action, args.generation).await;
     engine.shutdown().await;
     result

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use recourse::engine::{Engine, EngineOptions, RouteDetail, RouteSnapshot, RouteState};
@@ -30,6 +30,9 @@ pub fn block_on<T: Into<std::process::ExitCode>>(
         }
     }
 }
+
+const NO_ROUTES: &str =
+    "no routes yet — start one with `recourse run --profile NAME --prompt TEXT`";
 
 #[derive(Args)]
 pub struct DbArg {
@@ -65,7 +68,8 @@ pub struct RouteArgs {
     db: DbArg,
 }
 
-/// Opens the engine without seeding or adopting: a viewer, not an owner.
+/// Opens the engine on an existing database without seeding or adopting:
+/// a viewer, not an owner. Only `recourse run` creates a database.
 pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
     let opts = EngineOptions {
         seed_demo: false,
@@ -73,12 +77,22 @@ pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
         ..EngineOptions::default()
     };
     let path = db.path();
+    if !path.exists() {
+        bail!(
+            "no database at {}; `recourse run` creates it",
+            path.display()
+        );
+    }
     Engine::open(&path, opts)
         .await
         .with_context(|| format!("opening {}", path.display()))
 }
 
 pub async fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
+    if !args.db.path().exists() {
+        println!("{NO_ROUTES}");
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
     let engine = open_viewer(&args.db).await?;
     let routes = engine.list_routes();
     engine.shutdown().await;
@@ -88,7 +102,7 @@ pub async fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
         return Ok(std::process::ExitCode::SUCCESS);
     }
     if routes.is_empty() {
-        println!("no routes yet — start one with `recourse run --profile NAME --prompt TEXT`");
+        println!("{NO_ROUTES}");
     }
     for r in &routes {
         println!("{}", line(r, Utc::now()));

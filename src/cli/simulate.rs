@@ -9,6 +9,7 @@ use anyhow::Context;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use clap::Args;
 use recourse::evaluator::{CandidateSlot, Decision};
+use recourse::policy::document::field_path;
 use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -91,7 +92,7 @@ fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, String>> {
     let mut deserializer = serde_json::Deserializer::from_str(&text);
     Ok(
         serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let path = error.path().to_string();
+            let path = field_path(error.path());
             format!("{path}: {}", error.into_inner())
         }),
     )

@@ -41,6 +41,17 @@ impl EngineError {
         }
     }
 
+    /// While opening the database at `path`: names a damaged file.
+    pub(crate) fn opening(self, path: &std::path::Path) -> EngineError {
+        match self {
+            EngineError::Store(e) => EngineError::Store(e.opening(path)),
+            EngineError::NotFound { .. }
+            | EngineError::Validation { .. }
+            | EngineError::Stale { .. }
+            | EngineError::Conflict(_) => self,
+        }
+    }
+
     pub(crate) fn not_found(what: &'static str, id: impl ToString) -> EngineError {
         EngineError::NotFound {
             what,

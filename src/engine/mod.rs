@@ -89,11 +89,14 @@ impl Engine {
                 tasks: Mutex::new(vec![timer_task]),
             }),
         };
+        // Routes are read before anything is written, so a damaged file is
+        // refused untouched.
+        let opening = |e: EngineError| e.opening(db_path);
+        engine.remember_published().map_err(opening)?;
         if engine.inner.opts.seed_demo {
-            engine.seed_demo()?;
+            engine.seed_demo().map_err(opening)?;
         }
-        engine.remember_published()?;
-        engine.reconcile()?;
+        engine.reconcile().map_err(opening)?;
         engine.spawn_background(fired);
         Ok(engine)
     }

@@ -12,6 +12,7 @@ use crate::classification::PolicyClass;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_path_to_error::Segment;
 
 /// A route's candidates in order, with their policies.
 ///
@@ -195,10 +196,43 @@ fn has_class_section(candidate: &Value) -> bool {
 /// Deserializes with the path of the first offending field.
 fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, PolicyError> {
     serde_path_to_error::deserialize(value).map_err(|error| {
-        let path = error.path().to_string();
-        let path = if path == "." { "document".into() } else { path };
+        let path = field_path(error.path());
         shape(path, error.into_inner().to_string())
     })
+}
+
+/// A deserialization path as `candidates[2].hard.retry`; `document` for the
+/// root. A key that is not a plain name is quoted (`candidates[0][""]`), so
+/// no path is ever empty.
+pub fn field_path(path: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } if is_plain_name(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out.push_str(&format!("[{}]", Value::from(key.as_str())));
+            }
+            Segment::Unknown => out.push_str(if out.is_empty() { "?" } else { ".?" }),
+        }
+    }
+    if out.is_empty() {
+        "document".to_string()
+    } else {
+        out
+    }
+}
+
+fn is_plain_name(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 fn shape(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
@@ -320,6 +354,23 @@ mod tests {
         let entry = CandidateEntry::new("opus", "claude-code");
         assert!(entry.enabled);
         assert_eq!(entry.policy, CandidatePolicy::default_for_new_candidate());
+    }
+
+    #[test]
+    fn an_empty_or_unusual_key_still_has_a_path() {
+        let Err(PolicyError::Shape { path, message }) = load(r#"{"": 0}"#) else {
+            panic!("unknown keys must be a shape error");
+        };
+        assert_eq!(
+            path, r#"[""]"#,
+            "the empty key is quoted, not an empty path"
+        );
+        assert!(message.starts_with("unknown field ``"), "{message}");
+        let text = CURRENT.replace("\"max_retries\": 3", "\"max_retries\": 3, \"a.b\": 1");
+        let Err(PolicyError::Shape { path, .. }) = load(&text) else {
+            panic!("unknown keys must be a shape error");
+        };
+        assert_eq!(path, r#"candidates[0].transient.retry["a.b"]"#);
     }
 
     #[test]

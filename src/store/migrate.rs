@@ -32,7 +32,7 @@ pub(super) fn run(conn: &Connection, path: &Path, found: u32) -> Result<(), Stor
     }
 }
 
-fn check_not_newer(path: &Path, found: u32) -> Result<(), StoreError> {
+pub(super) fn check_not_newer(path: &Path, found: u32) -> Result<(), StoreError> {
     if found > SCHEMA_VERSION {
         return Err(StoreError::TooNew {
             path: path.to_path_buf(),

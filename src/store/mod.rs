@@ -36,6 +36,11 @@ pub enum StoreError {
         found: u32,
         supported: u32,
     },
+    #[error(
+        "{path} is damaged ({detail}); the file was left untouched: restore it from a backup, \
+         or move it aside to start a new database"
+    )]
+    Corrupt { path: PathBuf, detail: String },
     #[error("cannot create the database folder {path}: {source}")]
     CreateDir {
         path: PathBuf,
@@ -67,8 +72,12 @@ impl Store {
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let found = read_user_version(&conn, path)?;
-        configure(&conn)?;
-        migrate::run(&conn, path, found)?;
+        // Nothing may write before these checks: switching the journal mode
+        // rewrites the header of a database still in rollback mode.
+        migrate::check_not_newer(path, found)?;
+        read_schema(&conn).map_err(|e| e.opening(path))?;
+        configure(&conn).map_err(|e| e.opening(path))?;
+        migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
         Ok(Store { conn })
     }
 
@@ -104,13 +113,35 @@ fn data_dir() -> PathBuf {
 /// statement could write to it.
 fn read_user_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> {
     conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0))
-        .map_err(|e| match e.sqlite_error_code() {
+        .map_err(|e| StoreError::from(e).opening(path))
+}
+
+/// Reads the schema, which a damaged first page or schema page fails.
+fn read_schema(conn: &Connection) -> Result<(), StoreError> {
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    Ok(())
+}
+
+impl StoreError {
+    /// While opening `path`: a damaged or foreign file is named as such.
+    pub fn opening(self, path: &Path) -> StoreError {
+        let StoreError::Sqlite(e) = self else {
+            return self;
+        };
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            },
             Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase {
                 path: path.to_path_buf(),
                 detail: "not an SQLite file".to_string(),
             },
             _ => StoreError::Sqlite(e),
-        })
+        }
+    }
 }
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {

@@ -289,6 +289,7 @@ pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
         }
         StoreError::Sqlite(_)
         | StoreError::NotADatabase { .. }
+        | StoreError::Corrupt { .. }
         | StoreError::TooNew { .. }
         | StoreError::CreateDir { .. }
         | StoreError::Malformed { .. } => false,

@@ -1,0 +1,7 @@
+//! Fuzzes `sanitize` alone: no panic, idempotent, planted keys never survive.
+//! The checks live in `src/checks.rs`, shared with `tests/fuzz_regressions.rs`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| recourse_fuzz::checks::sanitize_text(data));
