@@ -32,7 +32,7 @@ use recourse::engine::route::{self, Failure, Lease, Plan};
 use recourse::engine::{
     AgentSpec, CandidateInput, Engine, EngineOptions, ManualAction, RouteState, SimStep,
 };
-use recourse::evidence::{Correlation, Evidence, Phase, Provider, RawEvidence};
+use recourse::evidence::{Correlation, Evidence, Phase, Provider, RawEvidence, MAX_MESSAGE_BYTES};
 use recourse::safety::EffectContext;
 use recourse::scheduler::Scheduler;
 use recourse::store::{Cas, RouteRow, Store};
@@ -209,10 +209,11 @@ fn raw(message: String, http_status: Option<u16>) -> RawEvidence {
     }
 }
 
-/// A 529 after a run of retry progress lines: about 4 KiB once sanitized.
+/// A 529 after a run of retry progress lines and stack frames, as long as
+/// sanitized evidence gets (`MAX_MESSAGE_BYTES`, 4 KiB).
 fn overloaded_4kib() -> Evidence {
     let mut text = String::new();
-    while text.len() + RETRY.len() + STACK.len() + OVERLOADED.len() < 4_000 {
+    while text.len() < 2 * MAX_MESSAGE_BYTES {
         text.push_str(RETRY);
         text.push_str(STACK);
     }
@@ -704,7 +705,7 @@ fn pending_deadlines(rt: &Runtime, dir: &Path, template: &Path, sizes: &Sizes) {
     );
     let rss_before = vm_rss_mib();
     let engine = rt.block_on(async { Engine::open(&path, adopting()).await.expect("opens") });
-    rt.block_on(tokio::time::sleep(Duration::from_secs(2)));
+    rt.block_on(async { tokio::time::sleep(Duration::from_secs(2)).await });
     let cpu = rt.block_on(cpu_over(sizes.idle_window, || {}));
     println!(
         "idle engine with {n} armed retries 1 h ahead: {cpu:.2}% of one core over {} s; VmRSS {:.1} MiB ({:.1} MiB before open)",
