@@ -11,7 +11,8 @@
 //!
 //! Run: `cargo bench --bench engine` (about 3 min on 2 cores);
 //! `cargo bench --bench engine -- --quick` (or `ENGINE_BENCH_QUICK=1`) uses
-//! sizes a tenth as large. See docs/benchmarks-engine.md.
+//! smaller sizes; naming sections (`-- transitions deadlines reconcile`)
+//! runs only those. See docs/benchmarks-engine.md.
 //!
 //! Databases are populated by copying a few template routes, each made
 //! through the public store API and the real state machine, with three SQL
@@ -90,12 +91,30 @@ fn main() {
         sizes.deadlines,
         sizes.idle_window.as_secs()
     );
-    transitions(dir.path(), sizes.transitions);
     let template = dir.path().join("template.db");
     make_templates(&template);
-    reconciliation(&rt, dir.path(), &template, &sizes);
-    pending_deadlines(&rt, dir.path(), &template, &sizes);
-    scheduler_lateness(&rt, sizes.deadlines, sizes.spread);
+    // Deadlines before reconciliation, so its memory figure is not inflated
+    // by the 100 000-route databases.
+    if wanted("transitions") {
+        transitions(dir.path(), sizes.transitions);
+    }
+    if wanted("deadlines") {
+        pending_deadlines(&rt, dir.path(), &template, &sizes);
+        scheduler_lateness(&rt, sizes.deadlines, sizes.spread);
+    }
+    if wanted("reconcile") {
+        reconciliation(&rt, dir.path(), &template, &sizes);
+    }
+}
+
+/// A section runs unless other sections are named on the command line
+/// (`-- transitions`, `-- deadlines`, `-- reconcile`).
+fn wanted(section: &str) -> bool {
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    named.is_empty() || named.iter().any(|a| a == section)
 }
 
 // ---------------------------------------------------------------- candidates
@@ -125,9 +144,7 @@ fn candidates() -> Vec<CandidateInput> {
     ];
     ["claude", "codex"]
         .into_iter()
-        .map(|name| {
-            CandidateInput::new(name, AgentSpec::simulated(script.clone()), bench_policy())
-        })
+        .map(|name| CandidateInput::new(name, AgentSpec::simulated(script.clone()), bench_policy()))
         .collect()
 }
 
@@ -141,7 +158,10 @@ fn store_with_profile(path: &Path) -> (Store, recourse::engine::Profile) {
         .save_candidates(id, 1, &candidates(), Utc::now())
         .expect("candidates saved")
         .expect("candidates accepted");
-    let profile = store.get_profile(id).expect("profile read").expect("exists");
+    let profile = store
+        .get_profile(id)
+        .expect("profile read")
+        .expect("exists");
     (store, profile)
 }
 
@@ -279,10 +299,14 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
         RouteState::WaitingReset | RouteState::RetryScheduled => {
             route::timer_fired(row, lease("bench"), now).expect("waiting routes dispatch")
         }
-        RouteState::NeedsManual => {
-            route::manual(row, ManualAction::RetryNow, row.generation, lease("bench"), now)
-                .expect("retry-now is valid in needs_manual")
-        }
+        RouteState::NeedsManual => route::manual(
+            row,
+            ManualAction::RetryNow,
+            row.generation,
+            lease("bench"),
+            now,
+        )
+        .expect("retry-now is valid in needs_manual"),
         RouteState::Stopped | RouteState::Succeeded => {
             panic!("the transitions loop never stops or succeeds a route")
         }
@@ -297,14 +321,15 @@ fn transitions(dir: &Path, n: usize) {
         .collect();
     let evidence = overloaded_4kib();
     let classified = failure(&rows[0], &evidence);
-    let evidence_json = serde_json::to_string(&evidence).expect("evidence serializes");
     let (mut committed, mut kinds) = (Duration::ZERO, [0usize; 2]);
+    let mut sizes = Vec::with_capacity(n);
     let started = Instant::now();
     for i in 0..n {
         let slot = i % rows.len();
         let plan = next_plan(&rows[slot], &classified);
         kinds[0] += usize::from(plan.write.result.is_some());
         kinds[1] += usize::from(plan.write.dispatch.is_some());
+        sizes.push(written_bytes(&plan));
         let t = Instant::now();
         rows[slot] = commit(&mut store, plan);
         committed += t.elapsed();
@@ -312,7 +337,7 @@ fn transitions(dir: &Path, n: usize) {
     let wall = started.elapsed();
     let settings = store.journal_settings().expect("settings read");
     drop(store);
-    let raw = raw_insert_loop(&dir.join("raw.db"), &settings, n, &evidence_json);
+    let raw = raw_insert_loop(&dir.join("raw.db"), &settings, &sizes);
     let per_commit = committed / n as u32;
     let per_raw = raw / n as u32;
     println!("\n## 1. Committed transitions");
@@ -321,10 +346,11 @@ fn transitions(dir: &Path, n: usize) {
         settings.journal_mode, settings.synchronous
     );
     println!(
-        "{n} transitions over 1000 routes: {} wrote an attempt result with {} B of sanitized evidence, {} an attempt row",
+        "{n} transitions over 1000 routes: {} wrote an attempt result with {} B of sanitized evidence, {} an attempt row; {:.0} B of row data per transition on average (the raw rows have the same sizes)",
         kinds[0],
         evidence.message.len(),
-        kinds[1]
+        kinds[1],
+        sizes.iter().sum::<usize>() as f64 / n as f64
     );
     println!("| measure | per op | ops/s |");
     println!("| --- | --- | --- |");
@@ -345,13 +371,39 @@ fn row_line(what: &str, per: Duration) {
     );
 }
 
-/// Inserts `n` rows, one `BEGIN IMMEDIATE … COMMIT` each, alternating the
-/// evidence JSON (as a failure writes) and a 300-byte attempt-sized row.
+/// Bytes of row data a transition writes: the whole route row (SQLite
+/// rewrites the record) and the attempt or result row, JSON as stored.
+fn written_bytes(plan: &Plan) -> usize {
+    let r = &plan.next;
+    let mut n = r.profile_name.len() + r.prompt.len() + 200;
+    n += json(&r.candidates) + json(&r.cycle) + json(&r.classification) + json(&r.policy);
+    n += [&r.decision, &r.manual_reason]
+        .iter()
+        .map(|s| s.as_deref().map_or(0, str::len))
+        .sum::<usize>();
+    if let Some(a) = &plan.write.dispatch {
+        n += a.candidate_name.len() + a.invocation_id.len() + 60;
+    }
+    if let Some(res) = &plan.write.result {
+        n +=
+            json(&res.classification) + json(&res.effect) + json(&res.policy) + json(&res.evidence);
+        n += res.excerpt.as_deref().map_or(0, str::len)
+            + res.decision.as_deref().map_or(0, str::len)
+            + 60;
+    }
+    n
+}
+
+/// Length of a value as the store writes it (JSON).
+fn json<T: serde::Serialize>(v: &T) -> usize {
+    serde_json::to_string(v).map_or(0, |s| s.len())
+}
+
+/// Inserts one row per size in `sizes`, one `BEGIN IMMEDIATE … COMMIT` each.
 fn raw_insert_loop(
     path: &Path,
     settings: &recourse::store::JournalSettings,
-    n: usize,
-    evidence_json: &str,
+    sizes: &[usize],
 ) -> Duration {
     let mut conn = Connection::open(path).expect("raw db opens");
     conn.pragma_update(None, "journal_mode", &settings.journal_mode)
@@ -373,13 +425,12 @@ fn raw_insert_loop(
         "CREATE TABLE rows (id INTEGER PRIMARY KEY, route_id INTEGER NOT NULL, body TEXT NOT NULL)",
     )
     .expect("table created");
-    let small = "x".repeat(300);
+    let bodies: Vec<String> = sizes.iter().map(|&len| "x".repeat(len)).collect();
     let started = Instant::now();
-    for i in 0..n {
+    for (i, body) in bodies.iter().enumerate() {
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .expect("begin");
-        let body = if i % 2 == 0 { evidence_json } else { &small };
         tx.prepare_cached("INSERT INTO rows (route_id, body) VALUES (?1, ?2)")
             .expect("prepared")
             .execute(params![(i % 1000) as i64, body])
@@ -502,6 +553,8 @@ fn populate(
 ) -> Vec<(u32, Kind, DateTime<Utc>)> {
     drop(store_with_profile(path));
     let mut conn = Connection::open(path).expect("db opens");
+    conn.pragma_update(None, "cache_size", -256_000)
+        .expect("page cache for the bulk copy");
     conn.execute(
         "ATTACH DATABASE ?1 AS tpl",
         [template.display().to_string()],
@@ -576,7 +629,7 @@ fn adopting() -> EngineOptions {
 }
 
 fn reconciliation(rt: &Runtime, dir: &Path, template: &Path, sizes: &Sizes) {
-    println!("\n## 2. Restart reconciliation");
+    println!("\n## 3. Restart reconciliation");
     println!("mix per 100 routes: 64 succeeded, 15 needs_manual, 10 stopped, 5 waiting_reset, 5 retry_scheduled (deadlines 1 h ahead), 1 running; waiting and running ones owned by a dead engine");
     println!("| routes | populate | Engine::open (reconciled) | per route | adopted waits | interrupted |");
     println!("| --- | --- | --- | --- | --- | --- |");
@@ -694,7 +747,7 @@ fn vm_rss_mib() -> f64 {
 
 fn pending_deadlines(rt: &Runtime, dir: &Path, template: &Path, sizes: &Sizes) {
     let n = sizes.deadlines;
-    println!("\n## 3. {n} pending deadlines");
+    println!("\n## 2. {n} pending deadlines");
     let path = dir.join("idle.db");
     populate(
         &path,
@@ -758,7 +811,10 @@ fn engine_lateness(rt: &Runtime, dir: &Path, template: &Path, n: usize, spread: 
     );
     println!("| timer lateness | fired | p50 | p99 | max |");
     println!("| --- | --- | --- | --- | --- |");
-    let published: Vec<f64> = received.iter().map(|(id, at)| ms(*at - deadlines[id])).collect();
+    let published: Vec<f64> = received
+        .iter()
+        .map(|(id, at)| ms(*at - deadlines[id]))
+        .collect();
     lateness_line("engine: event received − deadline", &published);
     lateness_line("engine: stored dispatch time − deadline", &planned);
     if lagged > 0 {

@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 use tracing::error;
 
 use super::route;
-use super::{Engine, EngineError, RouteState, RunHandle};
+use super::{Engine, EngineError, RunHandle};
 use crate::scheduler::Fired;
-use crate::store::RouteRow;
+use crate::store::{ChangeSeq, RouteRow};
 
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
@@ -74,18 +74,26 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    pub(super) fn seen_change(&self) -> MutexGuard<'_, ChangeSeq> {
+        self.inner
+            .seen_change
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Adopts orphaned routes (if this engine adopts orphans): re-arms their
-    /// waits, sends mid-dispatch ones to manual recovery.
+    /// waits, sends mid-dispatch ones to manual recovery. Reads only active
+    /// routes owned by someone else, so finished history costs nothing.
     pub(super) fn reconcile(&self) -> Result<(), EngineError> {
         if !self.inner.opts.adopt_orphans {
             return Ok(());
         }
-        let rows = self.store().routes()?;
+        let rows = self
+            .store()
+            .active_routes_not_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
         for row in rows {
-            let active = row.state == RouteState::Running || row.state.is_waiting();
-            let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
-            if active && !mine && owner_gone(row.owner.as_deref(), row.lease_until, now) {
+            if owner_gone(row.owner.as_deref(), row.lease_until, now) {
                 self.adopt(row, now)?;
             }
         }
@@ -173,10 +181,12 @@ impl Engine {
 
     /// Another process committed: drop timers and kill attempts of routes
     /// this engine no longer owns at the generation it acted on, and publish
-    /// every route that changed.
+    /// every route that changed. Reads only the routes changed since the
+    /// last look.
     fn sync_external(&self) -> Result<(), EngineError> {
-        let rows = self.store().routes()?;
-        for row in &rows {
+        let since = *self.seen_change();
+        let changes = self.store().routes_changed_since(since)?;
+        for row in &changes.rows {
             let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
             let armed_at = self.armed().get(&row.id).copied();
             if armed_at.is_some_and(|g| g != row.generation || !mine) {
@@ -191,6 +201,7 @@ impl Engine {
                 self.publish(row);
             }
         }
+        *self.seen_change() = changes.seen;
         Ok(())
     }
 

@@ -17,7 +17,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, TransitionWrite};
+pub use routes::{
+    AttemptRecord, AttemptResultRecord, Cas, ChangeSeq, Generations, NewRoute, RouteChanges,
+    RouteRow, TransitionWrite,
+};
 
 /// How long a statement waits for another process's write lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
