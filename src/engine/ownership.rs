@@ -21,7 +21,7 @@ use tracing::error;
 use super::route;
 use super::{Engine, EngineError, RunHandle};
 use crate::scheduler::Fired;
-use crate::store::{ChangeSeq, RouteRow};
+use crate::store::{ChangeSeq, Claim, RouteRow};
 
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
@@ -83,7 +83,8 @@ impl Engine {
 
     /// Adopts orphaned routes (if this engine adopts orphans): re-arms their
     /// waits, sends mid-dispatch ones to manual recovery. Reads only active
-    /// routes owned by someone else, so finished history costs nothing.
+    /// routes owned by someone else, so finished history costs nothing, and
+    /// takes over all orphaned waits in one transaction.
     pub(super) fn reconcile(&self) -> Result<(), EngineError> {
         if !self.inner.opts.adopt_orphans {
             return Ok(());
@@ -92,33 +93,47 @@ impl Engine {
             .store()
             .active_routes_not_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
+        let mut waits = Vec::new();
         for row in rows {
-            if owner_gone(row.owner.as_deref(), row.lease_until, now) {
-                self.adopt(row, now)?;
+            if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
+                continue;
+            }
+            match route::interrupted(&row, "its engine stopped", now) {
+                Some(plan) => {
+                    if let crate::store::Cas::Lost(current) = self.commit(plan)? {
+                        tracing::debug!(route = current.id, "another engine adopted it first");
+                    }
+                }
+                None => waits.push(row),
             }
         }
-        Ok(())
+        self.adopt_waits(&waits)
     }
 
-    fn adopt(&self, row: RouteRow, now: DateTime<Utc>) -> Result<(), EngineError> {
-        if let Some(plan) = route::interrupted(&row, "its engine stopped", now) {
-            if let crate::store::Cas::Lost(current) = self.commit(plan)? {
-                tracing::debug!(route = current.id, "another engine adopted the route first");
-            }
+    /// Takes over waiting routes still as they were read and re-arms their
+    /// stored deadlines (a past one fires at once).
+    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<(), EngineError> {
+        if waits.is_empty() {
             return Ok(());
         }
+        let claims: Vec<Claim<'_>> = waits
+            .iter()
+            .map(|row| Claim {
+                id: row.id,
+                expected_generation: row.generation,
+                expected_owner: row.owner.as_deref(),
+            })
+            .collect();
         let until = self.lease_until();
-        let taken = self.store().take_ownership(
-            row.id,
-            row.generation,
-            row.owner.as_deref(),
-            &self.inner.instance,
-            until,
-        )?;
-        if let (true, Some(deadline)) = (taken, row.deadline) {
-            self.armed().insert(row.id, row.generation);
-            let at = self.inner.clock.instant_of(deadline);
-            self.inner.scheduler.arm(row.id, row.generation, at);
+        let taken = self
+            .store()
+            .take_ownerships(&claims, &self.inner.instance, until)?;
+        for (row, taken) in waits.iter().zip(taken) {
+            if let (true, Some(deadline)) = (taken, row.deadline) {
+                self.armed().insert(row.id, row.generation);
+                let at = self.inner.clock.instant_of(deadline);
+                self.inner.scheduler.arm(row.id, row.generation, at);
+            }
         }
         Ok(())
     }

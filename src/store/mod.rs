@@ -18,7 +18,7 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use routes::{
-    AttemptRecord, AttemptResultRecord, Cas, ChangeSeq, Generations, NewRoute, RouteChanges,
+    AttemptRecord, AttemptResultRecord, Cas, ChangeSeq, Claim, Generations, NewRoute, RouteChanges,
     RouteRow, TransitionWrite,
 };
 

@@ -102,6 +102,14 @@ pub enum Cas {
     Lost(RouteRow),
 }
 
+/// A route an engine means to take over, as it saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim<'a> {
+    pub id: u32,
+    pub expected_generation: u32,
+    pub expected_owner: Option<&'a str>,
+}
+
 /// Routes changed since a point in the store's change sequence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RouteChanges {
@@ -366,12 +374,45 @@ impl Store {
         owner: &str,
         until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let n = self.conn().execute(
-            "UPDATE routes SET owner = ?4, lease_until = ?5 \
-             WHERE id = ?1 AND generation = ?2 AND owner IS ?3",
-            params![id, expected_generation, expected_owner, owner, ts(until)],
-        )?;
-        Ok(n == 1)
+        let claim = Claim {
+            id,
+            expected_generation,
+            expected_owner,
+        };
+        let taken = self.take_ownerships(&[claim], owner, until)?;
+        Ok(taken == [true])
+    }
+
+    /// [`Store::take_ownership`] of many routes in one transaction (one
+    /// commit for a whole restart's adoptions); one answer per claim, in
+    /// order. Each claim is still its own compare-and-set.
+    pub fn take_ownerships(
+        &self,
+        claims: &[Claim<'_>],
+        owner: &str,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<bool>, StoreError> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)?;
+        let until = ts(until);
+        let mut taken = Vec::with_capacity(claims.len());
+        {
+            let mut stmt = tx.prepare_cached(
+                "UPDATE routes SET owner = ?4, lease_until = ?5 \
+                 WHERE id = ?1 AND generation = ?2 AND owner IS ?3",
+            )?;
+            for c in claims {
+                let n = stmt.execute(params![
+                    c.id,
+                    c.expected_generation,
+                    c.expected_owner,
+                    owner,
+                    until
+                ])?;
+                taken.push(n == 1);
+            }
+        }
+        tx.commit()?;
+        Ok(taken)
     }
 
     /// Gives up ownership of routes that need no owner any more.
@@ -728,8 +769,13 @@ mod tests {
         rows.iter().map(|r| r.id).collect()
     }
 
+    /// Opens the database in `dir`, creating profile 1 if it has none.
     fn open(dir: &tempfile::TempDir) -> Store {
-        Store::open(&dir.path().join("r.db")).unwrap()
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        if store.profile_count().unwrap() == 0 {
+            store.create_profile("p", now()).unwrap();
+        }
+        store
     }
 
     #[test]
@@ -800,6 +846,40 @@ mod tests {
     }
 
     #[test]
+    fn batch_takeover_takes_only_routes_still_as_claimed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let a = running_route(&mut store, "gone");
+        let b = running_route(&mut store, "gone");
+        let c = running_route(&mut store, "gone");
+        let claim = |row: &RouteRow, generation| Claim {
+            id: row.id,
+            expected_generation: generation,
+            expected_owner: Some("gone"),
+        };
+        let taken = store
+            .take_ownerships(
+                &[claim(&a, 1), claim(&b, 2), claim(&c, 1)],
+                "me",
+                now() + Duration::seconds(15),
+            )
+            .unwrap();
+        assert_eq!(
+            taken,
+            vec![true, false, true],
+            "a claim made at another generation is refused"
+        );
+        let owners: Vec<Option<String>> = [a.id, b.id, c.id]
+            .iter()
+            .map(|id| store.route(*id).unwrap().unwrap().owner)
+            .collect();
+        assert_eq!(
+            owners,
+            vec![Some("me".into()), Some("gone".into()), Some("me".into())]
+        );
+    }
+
+    #[test]
     fn upgrade_numbers_existing_routes_as_changes_in_id_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
@@ -817,7 +897,7 @@ mod tests {
                 .unwrap();
             }
         }
-        let mut store = Store::open(&path).unwrap();
+        let mut store = open(&dir);
         let all = store.routes_changed_since(ChangeSeq::default()).unwrap();
         assert_eq!(ids(&all.rows), vec![1, 2], "existing routes in id order");
         assert_eq!(all.seen, store.generations().unwrap().seen);
