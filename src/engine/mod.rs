@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::classification::PolicyClass;
 use crate::scheduler::Scheduler;
-use crate::store::{profiles::SaveRefusal, RouteRow, Store};
+use crate::store::{profiles::SaveRefusal, ChangeSeq, RouteRow, Store};
 use pipeline::CandidatePolicy;
 
 pub use clock::Clock;
@@ -55,6 +55,8 @@ struct Inner {
     armed: Mutex<HashMap<u32, u32>>,
     /// Last generation published per route.
     published: Mutex<HashMap<u32, u32>>,
+    /// Route changes up to this point have been looked at.
+    seen_change: Mutex<ChangeSeq>,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -85,6 +87,7 @@ impl Engine {
                 runs: Mutex::new(HashMap::new()),
                 armed: Mutex::new(HashMap::new()),
                 published: Mutex::new(HashMap::new()),
+                seen_change: Mutex::new(ChangeSeq::default()),
                 stop,
                 tasks: Mutex::new(vec![timer_task]),
             }),
@@ -243,11 +246,9 @@ impl Engine {
     /// Routes as they are at open count as seen: only later changes made
     /// by other processes are published.
     fn remember_published(&self) -> Result<(), EngineError> {
-        let rows = self.store().routes()?;
-        let mut published = self.published();
-        for row in rows {
-            published.insert(row.id, row.generation);
-        }
+        let generations = self.store().generations()?;
+        self.published().extend(generations.routes);
+        *self.seen_change() = generations.seen;
         Ok(())
     }
 

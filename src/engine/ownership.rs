@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 use tracing::error;
 
 use super::route;
-use super::{Engine, EngineError, RouteState, RunHandle};
+use super::{Engine, EngineError, RunHandle};
 use crate::scheduler::Fired;
-use crate::store::RouteRow;
+use crate::store::{ChangeSeq, Claim, RouteRow};
 
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
@@ -74,43 +74,66 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    pub(super) fn seen_change(&self) -> MutexGuard<'_, ChangeSeq> {
+        self.inner
+            .seen_change
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Adopts orphaned routes (if this engine adopts orphans): re-arms their
-    /// waits, sends mid-dispatch ones to manual recovery.
+    /// waits, sends mid-dispatch ones to manual recovery. Reads only active
+    /// routes owned by someone else, so finished history costs nothing, and
+    /// takes over all orphaned waits in one transaction.
     pub(super) fn reconcile(&self) -> Result<(), EngineError> {
         if !self.inner.opts.adopt_orphans {
             return Ok(());
         }
-        let rows = self.store().routes()?;
+        let rows = self
+            .store()
+            .active_routes_not_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
+        let mut waits = Vec::new();
         for row in rows {
-            let active = row.state == RouteState::Running || row.state.is_waiting();
-            let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
-            if active && !mine && owner_gone(row.owner.as_deref(), row.lease_until, now) {
-                self.adopt(row, now)?;
+            if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
+                continue;
+            }
+            match route::interrupted(&row, "its engine stopped", now) {
+                Some(plan) => {
+                    if let crate::store::Cas::Lost(current) = self.commit(plan)? {
+                        tracing::debug!(route = current.id, "another engine adopted it first");
+                    }
+                }
+                None => waits.push(row),
             }
         }
-        Ok(())
+        self.adopt_waits(&waits)
     }
 
-    fn adopt(&self, row: RouteRow, now: DateTime<Utc>) -> Result<(), EngineError> {
-        if let Some(plan) = route::interrupted(&row, "its engine stopped", now) {
-            if let crate::store::Cas::Lost(current) = self.commit(plan)? {
-                tracing::debug!(route = current.id, "another engine adopted the route first");
-            }
+    /// Takes over waiting routes still as they were read and re-arms their
+    /// stored deadlines (a past one fires at once).
+    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<(), EngineError> {
+        if waits.is_empty() {
             return Ok(());
         }
+        let claims: Vec<Claim<'_>> = waits
+            .iter()
+            .map(|row| Claim {
+                id: row.id,
+                expected_generation: row.generation,
+                expected_owner: row.owner.as_deref(),
+            })
+            .collect();
         let until = self.lease_until();
-        let taken = self.store().take_ownership(
-            row.id,
-            row.generation,
-            row.owner.as_deref(),
-            &self.inner.instance,
-            until,
-        )?;
-        if let (true, Some(deadline)) = (taken, row.deadline) {
-            self.armed().insert(row.id, row.generation);
-            let at = self.inner.clock.instant_of(deadline);
-            self.inner.scheduler.arm(row.id, row.generation, at);
+        let taken = self
+            .store()
+            .take_ownerships(&claims, &self.inner.instance, until)?;
+        for (row, taken) in waits.iter().zip(taken) {
+            if let (true, Some(deadline)) = (taken, row.deadline) {
+                self.armed().insert(row.id, row.generation);
+                let at = self.inner.clock.instant_of(deadline);
+                self.inner.scheduler.arm(row.id, row.generation, at);
+            }
         }
         Ok(())
     }
@@ -173,10 +196,12 @@ impl Engine {
 
     /// Another process committed: drop timers and kill attempts of routes
     /// this engine no longer owns at the generation it acted on, and publish
-    /// every route that changed.
+    /// every route that changed. Reads only the routes changed since the
+    /// last look.
     fn sync_external(&self) -> Result<(), EngineError> {
-        let rows = self.store().routes()?;
-        for row in &rows {
+        let since = *self.seen_change();
+        let changes = self.store().routes_changed_since(since)?;
+        for row in &changes.rows {
             let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
             let armed_at = self.armed().get(&row.id).copied();
             if armed_at.is_some_and(|g| g != row.generation || !mine) {
@@ -191,6 +216,7 @@ impl Engine {
                 self.publish(row);
             }
         }
+        *self.seen_change() = changes.seen;
         Ok(())
     }
 

@@ -9,7 +9,13 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Every migration, oldest first. Never edit or reorder a shipped entry.
-pub const MIGRATIONS: &[(&str, &str)] = &[("0001_init", include_str!("migrations/0001_init.sql"))];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_init", include_str!("migrations/0001_init.sql")),
+    (
+        "0002_route_changes",
+        include_str!("migrations/0002_route_changes.sql"),
+    ),
+];
 
 /// The `user_version` this build writes and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

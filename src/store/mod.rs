@@ -17,7 +17,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, TransitionWrite};
+pub use routes::{
+    AttemptRecord, AttemptResultRecord, Cas, ChangeSeq, Claim, Generations, NewRoute, RouteChanges,
+    RouteRow, TransitionWrite,
+};
 
 /// How long a statement waits for another process's write lock before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,6 +55,15 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
 }
 
+/// How a connection journals and syncs its commits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSettings {
+    /// `PRAGMA journal_mode`, e.g. `wal`.
+    pub journal_mode: String,
+    /// `PRAGMA synchronous`: 0 off, 1 normal, 2 full, 3 extra.
+    pub synchronous: i64,
+}
+
 /// An open database. Not `Sync`: the engine keeps it behind a mutex.
 pub struct Store {
     conn: Connection,
@@ -79,6 +91,21 @@ impl Store {
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
         Ok(Store { conn })
+    }
+
+    /// The journal mode and `synchronous` level this connection runs with,
+    /// as SQLite reports them (benchmarks configure their baseline the same).
+    pub fn journal_settings(&self) -> Result<JournalSettings, StoreError> {
+        let journal_mode = self
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        let synchronous = self
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+        Ok(JournalSettings {
+            journal_mode,
+            synchronous,
+        })
     }
 
     pub(crate) fn conn(&self) -> &Connection {
@@ -197,6 +224,12 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+        let settings = store.journal_settings().unwrap();
+        assert_eq!(
+            (settings.journal_mode.as_str(), settings.synchronous),
+            ("wal", 1),
+            "WAL with synchronous NORMAL, as configured"
+        );
         drop(store);
         Store::open(&path).expect("reopening a current database is a no-op");
     }

@@ -102,12 +102,47 @@ pub enum Cas {
     Lost(RouteRow),
 }
 
+/// A route an engine means to take over, as it saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim<'a> {
+    pub id: u32,
+    pub expected_generation: u32,
+    pub expected_owner: Option<&'a str>,
+}
+
+/// Routes changed since a point in the store's change sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouteChanges {
+    /// The changed routes, oldest change first.
+    pub rows: Vec<RouteRow>,
+    /// Pass this to the next call to see only later changes.
+    pub seen: ChangeSeq,
+}
+
+/// A point in the store's route change sequence. Every insert and every
+/// write of a route's state, generation or owner moves it forward; lease
+/// renewals do not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ChangeSeq(i64);
+
+/// Every route's current generation, read in one snapshot with the change
+/// sequence point it reflects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generations {
+    /// `(route id, generation)`.
+    pub routes: Vec<(u32, u32)>,
+    pub seen: ChangeSeq,
+}
+
 /// A stored attempt joined with its result, if it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredAttempt {
     pub attempt: AttemptRecord,
     pub result: Option<AttemptResultRecord>,
 }
+
+/// The states in which a route has a pending timer or a running attempt.
+const ACTIVE_STATES: &str = "('running', 'waiting_reset', 'retry_scheduled')";
 
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
@@ -145,17 +180,69 @@ impl Store {
         )?;
         let id = tx.last_insert_rowid() as u32;
         insert_attempt(&tx, id, &first_attempt(id))?;
+        let stored = read_route(&tx, id)?;
         tx.commit()?;
-        self.route(id)?.ok_or(StoreError::Malformed {
+        stored.ok_or(StoreError::Malformed {
             what: "route",
             detail: format!("route {id} vanished after insert"),
         })
     }
 
     pub fn route(&self, id: u32) -> Result<Option<RouteRow>, StoreError> {
-        let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes WHERE id = ?1");
-        let raw = self.conn().query_row(&sql, [id], raw_route).optional()?;
-        raw.map(RawRoute::parse).transpose()
+        read_route(self.conn(), id)
+    }
+
+    /// Routes with a pending timer or a running attempt whose owner is not
+    /// `owner` (or that have none), newest first: the candidates for
+    /// adoption. Finished routes are not read at all.
+    pub fn active_routes_not_owned_by(&self, owner: &str) -> Result<Vec<RouteRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ROUTE_COLUMNS} FROM routes \
+             WHERE state IN {ACTIVE_STATES} AND owner IS NOT ?1 ORDER BY id DESC"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([owner], raw_route)?
+            .collect::<Result<Vec<_>, _>>()?;
+        raws.into_iter().map(RawRoute::parse).collect()
+    }
+
+    /// Routes inserted, or whose state, generation or owner was written,
+    /// after `since` (by any connection), oldest change first.
+    pub fn routes_changed_since(&self, since: ChangeSeq) -> Result<RouteChanges, StoreError> {
+        let sql = format!(
+            "SELECT {ROUTE_COLUMNS}, change_seq FROM routes \
+             WHERE change_seq > ?1 ORDER BY change_seq"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut seen = since;
+        let raws = stmt
+            .query_map([since.0], |r| {
+                Ok((raw_route(r)?, r.get::<_, i64>(ROUTE_COLUMN_COUNT)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut rows = Vec::with_capacity(raws.len());
+        for (raw, seq) in raws {
+            seen = seen.max(ChangeSeq(seq));
+            rows.push(raw.parse()?);
+        }
+        Ok(RouteChanges { rows, seen })
+    }
+
+    /// Every route's generation and the change sequence point they reflect,
+    /// without reading the rest of the rows.
+    pub fn generations(&self) -> Result<Generations, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT id, generation, change_seq FROM routes")?;
+        let mut seen = ChangeSeq::default();
+        let mut routes = Vec::new();
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            routes.push((r.get(0)?, r.get(1)?));
+            seen = seen.max(ChangeSeq(r.get(2)?));
+        }
+        Ok(Generations { routes, seen })
     }
 
     /// Newest first.
@@ -195,8 +282,11 @@ impl Store {
         if let Some(r) = &write.result {
             insert_result(&tx, next.id, r)?;
         }
+        // Read back inside the transaction: the row as committed, without
+        // opening another read.
+        let stored = read_route(&tx, next.id)?;
         tx.commit()?;
-        let stored = self.route(next.id)?.ok_or(StoreError::Malformed {
+        let stored = stored.ok_or(StoreError::Malformed {
             what: "route",
             detail: format!("route {} vanished after commit", next.id),
         })?;
@@ -214,7 +304,7 @@ impl Store {
     }
 
     pub fn attempts(&self, route_id: u32) -> Result<Vec<StoredAttempt>, StoreError> {
-        let mut stmt = self.conn().prepare(
+        let mut stmt = self.conn().prepare_cached(
             "SELECT a.number, a.generation, a.candidate_index, a.candidate_id, a.candidate_name, \
              a.invocation_id, a.started_at, r.finished_at, r.outcome, r.classification_json, \
              r.effect_json, r.policy_revision, r.policy_json, r.decision, r.evidence_json, r.excerpt \
@@ -233,11 +323,12 @@ impl Store {
         route_id: u32,
         candidate_index: u32,
     ) -> Result<u32, StoreError> {
-        Ok(self.conn().query_row(
-            "SELECT COUNT(*) FROM attempts WHERE route_id = ?1 AND candidate_index = ?2",
-            params![route_id, candidate_index],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT COUNT(*) FROM attempts WHERE route_id = ?1 AND candidate_index = ?2",
+            )?
+            .query_row(params![route_id, candidate_index], |r| r.get(0))?)
     }
 
     /// Results classified unclassified, newest first, with their route.
@@ -267,10 +358,9 @@ impl Store {
 
     /// Extends every lease `owner` holds.
     pub fn renew_leases(&self, owner: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
-        self.conn().execute(
-            "UPDATE routes SET lease_until = ?2 WHERE owner = ?1",
-            params![owner, ts(until)],
-        )?;
+        self.conn()
+            .prepare_cached("UPDATE routes SET lease_until = ?2 WHERE owner = ?1")?
+            .execute(params![owner, ts(until)])?;
         Ok(())
     }
 
@@ -284,12 +374,45 @@ impl Store {
         owner: &str,
         until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let n = self.conn().execute(
-            "UPDATE routes SET owner = ?4, lease_until = ?5 \
-             WHERE id = ?1 AND generation = ?2 AND owner IS ?3",
-            params![id, expected_generation, expected_owner, owner, ts(until)],
-        )?;
-        Ok(n == 1)
+        let claim = Claim {
+            id,
+            expected_generation,
+            expected_owner,
+        };
+        let taken = self.take_ownerships(&[claim], owner, until)?;
+        Ok(taken == [true])
+    }
+
+    /// [`Store::take_ownership`] of many routes in one transaction (one
+    /// commit for a whole restart's adoptions); one answer per claim, in
+    /// order. Each claim is still its own compare-and-set.
+    pub fn take_ownerships(
+        &self,
+        claims: &[Claim<'_>],
+        owner: &str,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<bool>, StoreError> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)?;
+        let until = ts(until);
+        let mut taken = Vec::with_capacity(claims.len());
+        {
+            let mut stmt = tx.prepare_cached(
+                "UPDATE routes SET owner = ?4, lease_until = ?5 \
+                 WHERE id = ?1 AND generation = ?2 AND owner IS ?3",
+            )?;
+            for c in claims {
+                let n = stmt.execute(params![
+                    c.id,
+                    c.expected_generation,
+                    c.expected_owner,
+                    owner,
+                    until
+                ])?;
+                taken.push(n == 1);
+            }
+        }
+        tx.commit()?;
+        Ok(taken)
     }
 
     /// Gives up ownership of routes that need no owner any more.
@@ -309,18 +432,31 @@ impl Store {
     }
 }
 
+/// Number of columns in [`ROUTE_COLUMNS`].
+const ROUTE_COLUMN_COUNT: usize = 21;
+
+fn read_route(conn: &rusqlite::Connection, id: u32) -> Result<Option<RouteRow>, StoreError> {
+    let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes WHERE id = ?1");
+    let raw = conn
+        .prepare_cached(&sql)?
+        .query_row([id], raw_route)
+        .optional()?;
+    raw.map(RawRoute::parse).transpose()
+}
+
 fn update_route(
     tx: &rusqlite::Transaction<'_>,
     expected_generation: u32,
     expected_state: RouteState,
     next: &RouteRow,
 ) -> Result<usize, StoreError> {
-    Ok(tx.execute(
+    Ok(tx.prepare_cached(
         "UPDATE routes SET state = ?4, generation = ?2 + 1, candidate_index = ?5, cycle_json = ?6, \
          classification_json = ?7, policy_json = ?8, decision = ?9, deadline = ?10, \
          pending_outcome = ?11, manual_reason = ?12, owner = ?13, lease_until = ?14, updated_at = ?15 \
          WHERE id = ?1 AND generation = ?2 AND state = ?3",
-        params![
+    )?
+    .execute(params![
             next.id,
             expected_generation,
             expected_state.as_str(),
@@ -336,8 +472,7 @@ fn update_route(
             next.owner,
             next.lease_until.map(ts),
             ts(next.updated_at)
-        ],
-    )?)
+        ])?)
 }
 
 fn insert_attempt(
@@ -345,20 +480,20 @@ fn insert_attempt(
     route_id: u32,
     a: &AttemptRecord,
 ) -> Result<(), StoreError> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_id, \
          candidate_name, invocation_id, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            route_id,
-            a.number,
-            a.generation,
-            a.candidate_index,
-            a.candidate_id,
-            a.candidate_name,
-            a.invocation_id,
-            ts(a.started_at)
-        ],
-    )?;
+    )?
+    .execute(params![
+        route_id,
+        a.number,
+        a.generation,
+        a.candidate_index,
+        a.candidate_id,
+        a.candidate_name,
+        a.invocation_id,
+        ts(a.started_at)
+    ])?;
     Ok(())
 }
 
@@ -368,13 +503,14 @@ fn insert_result(
     r: &AttemptResultRecord,
 ) -> Result<(), StoreError> {
     let class = r.classification.as_ref().map(|c| c.class.as_str());
-    conn.execute(
+    conn.prepare_cached(
         "INSERT OR IGNORE INTO attempt_results (attempt_id, finished_at, outcome, code, class, \
          rule_id, catalogue_version, classification_json, effect_json, policy_revision, policy_json, \
          decision, evidence_json, excerpt) \
          SELECT id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15 \
          FROM attempts WHERE route_id = ?1 AND number = ?2",
-        params![
+    )?
+    .execute(params![
             route_id,
             r.number,
             ts(r.finished_at),
@@ -390,8 +526,7 @@ fn insert_result(
             r.decision,
             r.evidence.as_ref().map(to_json),
             r.excerpt
-        ],
-    )?;
+        ])?;
     Ok(())
 }
 
@@ -573,5 +708,205 @@ impl RawAttempt {
             attempt,
             result: Some(result),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+    use rusqlite::Connection;
+
+    use super::*;
+    use crate::engine::{pipeline, route};
+    use crate::store::MIGRATIONS;
+
+    fn now() -> DateTime<Utc> {
+        "2026-12-02T12:00:00Z".parse().unwrap()
+    }
+
+    fn running_route(store: &mut Store, owner: &str) -> RouteRow {
+        let new = NewRoute {
+            profile_id: 1,
+            profile_name: "p".into(),
+            prompt: "do it".into(),
+            cwd: None,
+            candidates: Vec::new(),
+            cycle: pipeline::new_cycle(0),
+            candidate_index: 0,
+            owner: owner.to_string(),
+            lease_until: now() + Duration::seconds(15),
+            now: now(),
+        };
+        store
+            .insert_route(&new, |id| AttemptRecord {
+                number: 1,
+                generation: 1,
+                candidate_index: 0,
+                candidate_id: 1,
+                candidate_name: "c".into(),
+                invocation_id: format!("r{id}-a1-{owner}"),
+                started_at: now(),
+            })
+            .unwrap()
+    }
+
+    fn commit(store: &mut Store, plan: route::Plan) -> RouteRow {
+        match store
+            .commit_transition(
+                plan.expected_generation,
+                plan.expected_state,
+                &plan.next,
+                &plan.write,
+            )
+            .unwrap()
+        {
+            Cas::Won(row) => row,
+            Cas::Lost(row) => panic!("no other writer, yet route {} moved", row.id),
+        }
+    }
+
+    fn ids(rows: &[RouteRow]) -> Vec<u32> {
+        rows.iter().map(|r| r.id).collect()
+    }
+
+    /// Opens the database in `dir`, creating profile 1 if it has none.
+    fn open(dir: &tempfile::TempDir) -> Store {
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        if store.profile_count().unwrap() == 0 {
+            store.create_profile("p", now()).unwrap();
+        }
+        store
+    }
+
+    #[test]
+    fn changes_since_a_mark_are_only_routes_written_after_it_by_any_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = open(&dir);
+        let mut b = open(&dir);
+        let first = running_route(&mut a, "me");
+        let second = running_route(&mut a, "me");
+        let mark = a.generations().unwrap();
+        assert_eq!(
+            mark.routes,
+            vec![(first.id, 1), (second.id, 1)],
+            "every route's generation"
+        );
+        let done = commit(&mut b, route::succeeded(&second, 1, now()));
+        let third = running_route(&mut b, "other");
+        let changes = a.routes_changed_since(mark.seen).unwrap();
+        assert_eq!(
+            ids(&changes.rows),
+            vec![second.id, third.id],
+            "the route written by the other connection, then the new one"
+        );
+        assert_eq!(changes.rows[0], done, "rows are read in full");
+        let again = a.routes_changed_since(changes.seen).unwrap();
+        assert!(again.rows.is_empty(), "nothing changed after the new mark");
+        assert_eq!(again.seen, changes.seen, "an empty read keeps the mark");
+    }
+
+    #[test]
+    fn lease_renewal_is_not_a_change_but_an_owner_change_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let row = running_route(&mut store, "me");
+        let mark = store.generations().unwrap().seen;
+        store
+            .renew_leases("me", now() + Duration::seconds(30))
+            .unwrap();
+        assert!(
+            store.routes_changed_since(mark).unwrap().rows.is_empty(),
+            "renewing a lease changes nothing another engine acts on"
+        );
+        let taken = store
+            .take_ownership(row.id, 1, Some("me"), "other", now())
+            .unwrap();
+        assert!(taken);
+        let changed = store.routes_changed_since(mark).unwrap();
+        assert_eq!(ids(&changed.rows), vec![row.id]);
+        assert_eq!(changed.rows[0].owner.as_deref(), Some("other"));
+    }
+
+    #[test]
+    fn adoption_candidates_are_active_routes_of_other_owners_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let _mine = running_route(&mut store, "me");
+        let theirs = running_route(&mut store, "other");
+        let finished = running_route(&mut store, "other");
+        commit(&mut store, route::succeeded(&finished, 1, now()));
+        let unowned = running_route(&mut store, "other");
+        store.release_ownership("other").unwrap();
+        let found = store.active_routes_not_owned_by("me").unwrap();
+        assert_eq!(
+            ids(&found),
+            vec![unowned.id, theirs.id],
+            "own and finished routes are left out; a route with no owner is included"
+        );
+    }
+
+    #[test]
+    fn batch_takeover_takes_only_routes_still_as_claimed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let a = running_route(&mut store, "gone");
+        let b = running_route(&mut store, "gone");
+        let c = running_route(&mut store, "gone");
+        let claim = |row: &RouteRow, generation| Claim {
+            id: row.id,
+            expected_generation: generation,
+            expected_owner: Some("gone"),
+        };
+        let taken = store
+            .take_ownerships(
+                &[claim(&a, 1), claim(&b, 2), claim(&c, 1)],
+                "me",
+                now() + Duration::seconds(15),
+            )
+            .unwrap();
+        assert_eq!(
+            taken,
+            vec![true, false, true],
+            "a claim made at another generation is refused"
+        );
+        let owners: Vec<Option<String>> = [a.id, b.id, c.id]
+            .iter()
+            .map(|id| store.route(*id).unwrap().unwrap().owner)
+            .collect();
+        assert_eq!(
+            owners,
+            vec![Some("me".into()), Some("gone".into()), Some("me".into())]
+        );
+    }
+
+    #[test]
+    fn upgrade_numbers_existing_routes_as_changes_in_id_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0].1).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            for id in [1, 2] {
+                c.execute(
+                    "INSERT INTO routes (id, profile_name, prompt, state, generation, \
+                     candidate_index, candidates_json, cycle_json, created_at, updated_at) \
+                     VALUES (?1, 'p', 'x', 'succeeded', 3, 0, '[]', ?2, ?3, ?3)",
+                    params![id, to_json(&pipeline::new_cycle(0)), ts(now())],
+                )
+                .unwrap();
+            }
+        }
+        let mut store = open(&dir);
+        let all = store.routes_changed_since(ChangeSeq::default()).unwrap();
+        assert_eq!(ids(&all.rows), vec![1, 2], "existing routes in id order");
+        assert_eq!(all.seen, store.generations().unwrap().seen);
+        let new = running_route(&mut store, "me");
+        let after = store.routes_changed_since(all.seen).unwrap();
+        assert_eq!(
+            ids(&after.rows),
+            vec![new.id],
+            "a route inserted after the upgrade comes after them"
+        );
     }
 }
