@@ -9,6 +9,10 @@
 //! 3. 10 000 pending deadlines: idle CPU and memory, and how late timers
 //!    fire through the engine and through the bare `Scheduler`.
 //!
+//! 4. on request only (`-- app-db`), a database of `APP_DB_ROUTES` (1 000)
+//!    routes in the realistic mix written to `APP_DB`, for the desktop app's
+//!    start-up benchmark (`scripts/bench-app.sh`).
+//!
 //! Run: `cargo bench --bench engine` (about 3 min on 2 cores);
 //! `cargo bench --bench engine -- --quick` (or `ENGINE_BENCH_QUICK=1`) uses
 //! smaller sizes; naming sections (`-- transitions deadlines reconcile`)
@@ -105,16 +109,23 @@ fn main() {
     if wanted("reconcile") {
         reconciliation(&rt, dir.path(), &template, &sizes);
     }
+    if named_sections().iter().any(|a| a == "app-db") {
+        app_database(&template);
+    }
 }
 
 /// A section runs unless other sections are named on the command line
 /// (`-- transitions`, `-- deadlines`, `-- reconcile`).
 fn wanted(section: &str) -> bool {
-    let named: Vec<String> = std::env::args()
+    let named = named_sections();
+    named.is_empty() || named.iter().any(|a| a == section)
+}
+
+fn named_sections() -> Vec<String> {
+    std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
-        .collect();
-    named.is_empty() || named.iter().any(|a| a == section)
+        .collect()
 }
 
 // ---------------------------------------------------------------- candidates
@@ -895,4 +906,32 @@ fn scheduler_lateness(rt: &Runtime, n: usize, spread: Duration) {
         late
     });
     lateness_line("bare Scheduler: received − deadline", &late);
+}
+
+// ---------------------------------------------------------------- 4. app database
+
+/// Writes the start-up benchmark's database: `APP_DB_ROUTES` routes in the
+/// realistic mix, waits due in 1 h, owned by a dead engine so the app adopts
+/// them as it would after a crash.
+fn app_database(template: &Path) {
+    let path =
+        std::env::var_os("APP_DB").expect("app-db needs APP_DB=<path of the database to write>");
+    let n: usize = std::env::var("APP_DB_ROUTES")
+        .map(|v| v.parse().expect("APP_DB_ROUTES is a whole number"))
+        .unwrap_or(1_000);
+    let path = Path::new(&path);
+    if path.exists() {
+        panic!(
+            "{} exists; the app-db section never overwrites a database",
+            path.display()
+        );
+    }
+    let routes = populate(path, template, n, realistic_mix, |_| {
+        Utc::now() + chrono::Duration::hours(1)
+    });
+    println!(
+        "\n## App database\nwrote {} routes to {}",
+        routes.len(),
+        path.display()
+    );
 }

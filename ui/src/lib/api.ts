@@ -14,11 +14,18 @@ export class AppError extends Error {
 
 type Reply<T> = { status: "ok"; data: T } | { status: "error"; error: IpcError_Serialize };
 
-/** Resolves to the command's data or throws an `AppError`. */
+/**
+ * Resolves to the command's data or throws an `AppError`. Tauri itself
+ * rejects a request whose arguments do not deserialize with a bare string
+ * ("invalid args `id` for command …"); that becomes a validation error so
+ * the person still reads why.
+ */
 export async function call<T>(reply: Promise<Reply<T>>): Promise<T> {
   const r = await reply;
-  if (r.status === "error") throw new AppError(r.error);
-  return r.data;
+  if (r.status === "ok") return r.data;
+  const error: unknown = r.error;
+  if (typeof error === "string") throw new AppError({ code: "validation", message: error, field: null });
+  throw new AppError(r.error);
 }
 
 /** A readable message for anything thrown. */

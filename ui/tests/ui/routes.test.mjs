@@ -315,6 +315,21 @@ test("a refused start shows the backend's reason at the profile field", async ()
   }
 });
 
+test("a request Tauri refuses as malformed still tells the person why", async () => {
+  const scenario = richScenario();
+  // What Tauri rejects with when arguments do not deserialize: a bare string.
+  scenario.failNext = { start_run: "invalid args `request` for command `start_run`: invalid value: integer `-1`, expected u32" };
+  const app = await openApp(scenario);
+  try {
+    const form = app.page.locator("[data-testid=start-run]");
+    await form.getByLabel("Prompt").fill("Anything");
+    await form.getByRole("button", { name: "Start run" }).click();
+    await form.getByRole("alert").filter({ hasText: "Could not start the run: invalid args `request` for command `start_run`" }).waitFor();
+  } finally {
+    await app.close();
+  }
+});
+
 test("with no routes the list explains what a route is and points to the start form", async () => {
   const app = await openApp({ profiles: richScenario().profiles });
   try {

@@ -27,8 +27,11 @@ export type Scenario = {
   inbox?: InboxItem_Serialize[];
   playground?: PlaygroundResult_Serialize;
   preview?: TimelineStep[];
-  /** The next call of a command fails with this error. */
-  failNext?: Record<string, IpcError_Serialize>;
+  /**
+   * The next call of a command fails with this error; a string is what
+   * Tauri itself rejects a malformed request with.
+   */
+  failNext?: Record<string, IpcError_Serialize | string>;
 };
 
 const NOW = () => new Date().toISOString();

@@ -1,0 +1,147 @@
+// App cold start and resident memory with a populated database. Starts the
+// real app (RECOURSE_APP_BINARY, a release build from scripts/bench-app.sh)
+// RUNS times through tauri-driver, each on a fresh copy of APP_DB, and prints
+// per-run figures and their medians:
+//   - process start → first contentful paint (the app frame);
+//   - process start → the loaded route list painted (the UI's
+//     `recourse:routes-painted` performance mark), with every route rendered;
+//   - resident memory of the app and every process it started (WebKit's web
+//     and network processes), as RSS and as PSS (shared pages split fairly),
+//     after SETTLE_MS of idling.
+// Process start is read from /proc, so WebDriver's own start-up is not counted.
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { appBinary, startApp } from "./webdriver.mjs";
+
+const source = process.env.APP_DB;
+const runs = Number(process.env.RUNS ?? 5);
+const settleMs = Number(process.env.SETTLE_MS ?? 5000);
+if (!source || !existsSync(source)) {
+  console.error("startup-bench: APP_DB must name an existing database (scripts/bench-app.sh writes one)");
+  process.exit(2);
+}
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+const binary = realpathSync(appBinary);
+
+/** Pids of live processes, each with its parent and command name. */
+function processes() {
+  const out = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // The command name is parenthesised and may hold spaces: split after it.
+      const close = stat.lastIndexOf(")");
+      const comm = stat.slice(stat.indexOf("(") + 1, close);
+      const fields = stat.slice(close + 2).split(" ");
+      out.push({ pid: Number(name), comm, ppid: Number(fields[1]), startTicks: Number(fields[19]) });
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  return out;
+}
+
+/** The app process started with RECOURSE_DB=`db`. */
+function appProcess(db) {
+  for (const p of processes()) {
+    try {
+      if (realpathSync(`/proc/${p.pid}/exe`) !== binary) continue;
+      const environ = readFileSync(`/proc/${p.pid}/environ`, "utf8").split("\0");
+      if (environ.includes(`RECOURSE_DB=${db}`)) return p;
+    } catch {
+      /* not ours to read, or gone */
+    }
+  }
+  throw new Error(`no running ${binary} with RECOURSE_DB=${db}`);
+}
+
+/** Wall-clock epoch milliseconds at which a process started. */
+function startedAtEpochMs(startTicks) {
+  const uptimeS = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+  return Date.now() - (uptimeS - startTicks / CLOCK_TICKS) * 1000;
+}
+
+function tree(root) {
+  const all = processes();
+  const members = [root];
+  for (let i = 0; i < members.length; i++) {
+    for (const p of all) if (p.ppid === members[i].pid) members.push(p);
+  }
+  return members;
+}
+
+function memoryKiB(pid) {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const field = (name) => Number(text.match(new RegExp(`^${name}:\\s+(\\d+) kB`, "m"))?.[1] ?? 0);
+  return { rss: field("Rss"), pss: field("Pss") };
+}
+
+const readMarks = `
+  const mark = performance.getEntriesByName("recourse:routes-painted")[0];
+  const fcp = performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint");
+  return mark ? {
+    timeOrigin: performance.timeOrigin,
+    listPainted: mark.startTime,
+    firstContentfulPaint: fcp ? fcp.startTime : null,
+    rows: document.querySelectorAll("[data-route]").length,
+  } : null;`;
+
+async function oneRun(index, expectedRoutes) {
+  const dir = mkdtempSync(join(tmpdir(), "recourse-startup-"));
+  const db = join(dir, "recourse.db");
+  copyFileSync(source, db);
+  const app = await startApp({ env: { RECOURSE_DB: db } });
+  try {
+    let marks = null;
+    const deadline = Date.now() + 120_000;
+    while (!marks && Date.now() < deadline) {
+      marks = await app.execute(readMarks);
+      if (!marks) await sleep(50);
+    }
+    if (!marks) throw new Error(`run ${index}: the route list was not painted within 2 min`);
+    if (marks.rows !== expectedRoutes) {
+      throw new Error(`run ${index}: ${marks.rows} routes rendered, the database holds ${expectedRoutes}`);
+    }
+    const root = appProcess(db);
+    const startedAt = startedAtEpochMs(root.startTicks);
+    await sleep(settleMs);
+    const members = tree(appProcess(db));
+    const memory = members.map((p) => ({ comm: p.comm, ...memoryKiB(p.pid) }));
+    return {
+      fcpMs: marks.firstContentfulPaint === null ? null : marks.timeOrigin + marks.firstContentfulPaint - startedAt,
+      listMs: marks.timeOrigin + marks.listPainted - startedAt,
+      appRssMiB: memory[0].rss / 1024,
+      rssMiB: memory.reduce((s, m) => s + m.rss, 0) / 1024,
+      pssMiB: memory.reduce((s, m) => s + m.pss, 0) / 1024,
+      processes: memory.map((m) => `${m.comm} ${(m.pss / 1024).toFixed(0)}`).join(", "),
+    };
+  } finally {
+    await app.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (xs) => {
+  const s = xs.filter((x) => x !== null).sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)] : null;
+};
+const fmt = (x, digits = 0) => (x === null ? "n/a" : x.toFixed(digits));
+
+const expectedRoutes = Number(process.env.APP_DB_ROUTES ?? 1000);
+console.log(`# App start-up: ${binary}, ${expectedRoutes} routes, ${runs} runs, memory after ${settleMs} ms idle`);
+console.log("| run | start → first paint (ms) | start → route list painted (ms) | app RSS (MiB) | all processes RSS (MiB) | all processes PSS (MiB) | PSS by process (MiB) |");
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+const results = [];
+for (let i = 1; i <= runs; i++) {
+  const r = await oneRun(i, expectedRoutes);
+  results.push(r);
+  console.log(`| ${i} | ${fmt(r.fcpMs)} | ${fmt(r.listMs)} | ${fmt(r.appRssMiB, 1)} | ${fmt(r.rssMiB, 1)} | ${fmt(r.pssMiB, 1)} | ${r.processes} |`);
+}
+const pick = (k) => median(results.map((r) => r[k]));
+console.log(
+  `| median | ${fmt(pick("fcpMs"))} | ${fmt(pick("listMs"))} | ${fmt(pick("appRssMiB"), 1)} | ${fmt(pick("rssMiB"), 1)} | ${fmt(pick("pssMiB"), 1)} | |`,
+);
