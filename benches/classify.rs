@@ -1,5 +1,6 @@
 //! Classifications per second on realistic 4 KiB evidence, next to the cost
-//! of one raw regex scan over the same bytes.
+//! of one raw regex scan over the same bytes, and the cost of sanitizing the
+//! raw evidence first (what every failed attempt pays before classifying).
 //!
 //! Run: `cargo bench --bench classify` (about 30 s). Figures go in docs/catalogue.md.
 
@@ -19,13 +20,17 @@ const STACK: &str = "    at BS.makeRequest (file:///opt/homebrew/lib/node_module
 
 /// Fills `tail` up to about 4 KiB with retry progress and stack frames before it.
 fn four_kib(provider: Provider, tail: &str) -> Evidence {
+    Evidence::from_raw(raw_four_kib(provider, tail))
+}
+
+fn raw_four_kib(provider: Provider, tail: &str) -> RawEvidence {
     let mut text = String::new();
     while text.len() + RETRY.len() + STACK.len() + tail.len() < MAX_MESSAGE_BYTES {
         text.push_str(RETRY);
         text.push_str(STACK);
     }
     text.push_str(tail);
-    Evidence::from_raw(RawEvidence {
+    RawEvidence {
         provider,
         message: text.into_bytes(),
         phase: None,
@@ -35,7 +40,7 @@ fn four_kib(provider: Provider, tail: &str) -> Evidence {
         exit_code: Some(1),
         occurred_at: "2026-01-15T12:00:00Z".parse().expect("valid instant"),
         correlation: None,
-    })
+    }
 }
 
 /// Both groups use the same settings so their per-evidence figures compare.
@@ -62,6 +67,13 @@ fn bench(c: &mut Criterion) {
     for (name, evidence) in &cases {
         group.bench_function(*name, |b| b.iter(|| classify(black_box(evidence), Tz::UTC)));
     }
+    group.finish();
+
+    let raw = raw_four_kib(Provider::ClaudeCode, "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n");
+    let mut group = per_evidence_group(c, "sanitize_4kib");
+    group.bench_function("claude_code_529_after_retries", |b| {
+        b.iter(|| Evidence::from_raw(black_box(raw.clone())))
+    });
     group.finish();
 
     let single = Regex::new(r"\btype\W{1,8}overloaded_error\b").expect("valid pattern");

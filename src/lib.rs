@@ -4,6 +4,7 @@
 //! Pure domain modules (`evidence`, `classification`, `catalogue`, `timing`,
 //! `safety`, `policy`, `evaluator`) take time as an argument and do no IO.
 
+mod ascii_regex;
 pub mod catalogue;
 pub mod classification;
 pub mod engine;

@@ -370,7 +370,7 @@ pub fn hint_from_text(text: &str, occurred_at: DateTime<Utc>, local_tz: Tz) -> O
 }
 
 fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("timing patterns are valid")
+    crate::ascii_regex::compile(pattern).expect("timing patterns are valid")
 }
 
 static EPOCH_SUFFIX: LazyLock<Regex> = LazyLock::new(|| re(r"\|(\d{10})\b"));

@@ -18,7 +18,7 @@ use crate::evidence::Evidence;
 /// Text that marks its line as a retry still in progress. It never matches a
 /// line break, so one scan of the whole message finds every such line.
 static PROGRESS_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::ascii_regex::compile(
         r"(?i)retrying in \d|\(attempt \d+[^\S\n]*/[^\S\n]*\d+\)|\bre-?connecting\.{3}[^\S\n]*\d+[^\S\n]*/[^\S\n]*\d+|;[^\S\n]*retrying \d+/\d+ in\b|attempt \d+ failed with status \d+\. retrying|retrying with backoff",
     )
     .expect("progress pattern is valid")

@@ -380,7 +380,7 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
     let text = spec
         .text
         .map(|pattern| {
-            Regex::new(&ascii_classes(&pattern)).map_err(|source| CatalogueError::BadRegex {
+            crate::ascii_regex::compile(&pattern).map_err(|source| CatalogueError::BadRegex {
                 rule: rule.to_owned(),
                 source,
             })
@@ -401,61 +401,6 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
         });
     }
     Ok(matcher)
-}
-
-/// Makes `\b`, `\w`, `\W`, `\d` and `\D` ASCII. A Unicode word boundary
-/// stops the regex crate's lazy DFA on any non-ASCII byte (tool output is full
-/// of `⎿`, `·`, `…`), falling back to a much slower engine, and a Unicode
-/// class under a bounded repeat (`\W{1,8}`, `[\w.-]{1,80}`) compiles to
-/// thousands of states, which made loading the catalogue cost hundreds of
-/// milliseconds. The error texts we match are ASCII where these appear, so
-/// nothing is lost.
-fn ascii_classes(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len() + 32);
-    let mut chars = pattern.chars().peekable();
-    // Depth of nested `[...]` classes; inside one a class escape is spliced
-    // in as ranges rather than as a bracketed class.
-    let mut depth = 0usize;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let Some(next) = chars.next() else {
-                    out.push('\\');
-                    break;
-                };
-                match (next, depth) {
-                    ('b', 0) => out.push_str("(?-u:\\b)"),
-                    ('w', 0) => out.push_str("[0-9A-Za-z_]"),
-                    ('W', 0) => out.push_str("[^0-9A-Za-z_]"),
-                    ('d', 0) => out.push_str("[0-9]"),
-                    ('D', 0) => out.push_str("[^0-9]"),
-                    ('w', _) => out.push_str("0-9A-Za-z_"),
-                    ('d', _) => out.push_str("0-9"),
-                    _ => {
-                        out.push('\\');
-                        out.push(next);
-                    }
-                }
-            }
-            '[' => {
-                depth += 1;
-                out.push('[');
-                // A `]` right after `[` or `[^` is a literal, not the end.
-                if chars.next_if_eq(&'^').is_some() {
-                    out.push('^');
-                }
-                if chars.next_if_eq(&']').is_some() {
-                    out.push(']');
-                }
-            }
-            ']' if depth > 0 => {
-                depth -= 1;
-                out.push(']');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 fn lowercase(values: Vec<String>) -> Vec<String> {
@@ -621,38 +566,6 @@ mod tests {
         for (source, expected) in cases {
             assert_eq!(error_of(&source), expected);
         }
-    }
-
-    #[test]
-    fn word_boundaries_and_classes_become_ascii_and_escapes_survive() {
-        assert_eq!(ascii_classes(r"\bfoo\b"), r"(?-u:\b)foo(?-u:\b)");
-        assert_eq!(
-            ascii_classes(r"type\W{1,8}x\d+\w\D"),
-            r"type[^0-9A-Za-z_]{1,8}x[0-9]+[0-9A-Za-z_][^0-9]"
-        );
-        assert_eq!(
-            ascii_classes(r"a\\b\(\s\S"),
-            r"a\\b\(\s\S",
-            "an escaped backslash before b is not a boundary; \\s stays Unicode"
-        );
-    }
-
-    #[test]
-    fn class_escapes_inside_brackets_become_ranges() {
-        assert_eq!(
-            ascii_classes(r"models/[\w.-]{1,80}"),
-            r"models/[0-9A-Za-z_.-]{1,80}"
-        );
-        assert_eq!(
-            ascii_classes(r"[]\w][^]\d]\w"),
-            r"[]0-9A-Za-z_][^]0-9][0-9A-Za-z_]",
-            "a leading ] is a literal and does not close the class"
-        );
-        assert_eq!(
-            ascii_classes(r"\[\w\]"),
-            r"\[[0-9A-Za-z_]\]",
-            "escaped brackets do not open or close a class"
-        );
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub const PATH: &str = "[path]";
 pub const MIN_BLOB_LEN: usize = 32;
 
 fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("sanitizer patterns are valid")
+    crate::ascii_regex::compile(pattern).expect("sanitizer patterns are valid")
 }
 
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {

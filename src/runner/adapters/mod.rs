@@ -176,11 +176,14 @@ pub(crate) fn raw(
     }
 }
 
+static STATUS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    crate::ascii_regex::compile(r"(?i)\b(?:api error|status(?: code)?)[: ]+(\d{3})\b")
+        .expect("status pattern is valid")
+});
+
 /// `API Error: 529 …` → 529.
 pub(crate) fn status_in(text: &str) -> Option<u16> {
-    let re = regex::Regex::new(r"(?i)\b(?:api error|status(?: code)?)[: ]+(\d{3})\b")
-        .expect("static regex");
-    re.captures(text)?.get(1)?.as_str().parse().ok()
+    STATUS.captures(text)?.get(1)?.as_str().parse().ok()
 }
 
 fn json(line: &str) -> Option<serde_json::Value> {
