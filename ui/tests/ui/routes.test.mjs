@@ -122,6 +122,32 @@ test("the route list shows every route newest first with all of its live facts",
   }
 });
 
+test("a long history is listed a page at a time, and showing more moves focus to the first new route", async () => {
+  const scenario = richScenario();
+  // 250 routes: ids 1..250, newest (highest id) first.
+  scenario.routes = Array.from({ length: 250 }, (_, i) => ({ snapshot: snapshot(i + 1, "succeeded", { created_at: iso(-(300 - i) * 60e3) }), attempts: [] }));
+  const app = await openApp(scenario);
+  try {
+    const ids = () => app.page.locator("[data-route]").evaluateAll((els) => els.map((e) => Number(e.dataset.route)));
+    const more = app.page.getByTestId("show-more");
+    assert.equal((await ids()).length, 100, "the first page only");
+    assert.deepEqual((await ids()).slice(0, 2), [250, 249], "newest first");
+    assert.equal((await more.textContent()).replace(/\s+/g, " ").trim(), "Show 100 older routes (150 not shown)");
+    await more.focus();
+    await app.page.keyboard.press("Enter");
+    await app.page.waitForFunction(() => document.querySelectorAll("[data-route]").length === 200);
+    assert.equal(await app.page.evaluate(() => document.activeElement?.getAttribute("data-route")), "150",
+      "keyboard focus lands on the first newly shown route, not back at the top");
+    assert.equal((await more.textContent()).replace(/\s+/g, " ").trim(), "Show 50 older routes (50 not shown)");
+    await more.click();
+    await app.page.waitForFunction(() => document.querySelectorAll("[data-route]").length === 250);
+    assert.equal(await more.count(), 0, "nothing left to show");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
 test("a waiting route counts down to its absolute deadline and reads due now at zero without dispatching", async () => {
   const scenario = richScenario();
   scenario.routes[2].snapshot.deadline = iso(1500);
@@ -322,6 +348,7 @@ test("a request Tauri refuses as malformed still tells the person why", async ()
   const app = await openApp(scenario);
   try {
     const form = app.page.locator("[data-testid=start-run]");
+    await form.getByLabel("Profile").selectOption({ label: "Everyday (3 enabled)" });
     await form.getByLabel("Prompt").fill("Anything");
     await form.getByRole("button", { name: "Start run" }).click();
     await form.getByRole("alert").filter({ hasText: "Could not start the run: invalid args `request` for command `start_run`" }).waitFor();
