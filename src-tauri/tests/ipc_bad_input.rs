@@ -19,8 +19,10 @@ struct App {
 }
 
 impl App {
-    /// The app's command registry and state on a fresh database with the
-    /// demo profile, exactly as `recourse_app::run` wires them.
+    /// The app's command registry, state and capabilities on a fresh
+    /// database with the demo profile, as `recourse_app::run` wires them
+    /// (without the notification plugin and event forwarding, which no
+    /// command here needs).
     fn start() -> App {
         let dir = tempfile::tempdir().unwrap();
         let db_path = dir.path().join("recourse.db");

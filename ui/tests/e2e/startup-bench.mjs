@@ -111,7 +111,7 @@ async function oneRun(index, expectedRoutes) {
     const root = appProcess(db);
     const startedAt = startedAtEpochMs(root.startTicks);
     await sleep(settleMs);
-    const members = tree(appProcess(db));
+    const members = tree(root);
     const memory = members.map((p) => ({ comm: p.comm, ...memoryKiB(p.pid) }));
     return {
       fcpMs: marks.firstContentfulPaint === null ? null : marks.timeOrigin + marks.firstContentfulPaint - startedAt,
