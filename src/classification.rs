@@ -108,6 +108,8 @@ pub enum SemanticCode {
     NetworkTimeout,
     NetworkDns,
     NetworkTls,
+    /// Recourse ended an attempt that went quiet or ran too long.
+    AttemptTimedOut,
     // hard
     UsageLimitReached,
     QuotaExhausted,
@@ -125,13 +127,15 @@ pub enum SemanticCode {
     RepositoryError,
     PermissionDenied,
     LocalRuntime,
+    /// The agent program could not be started at all.
+    SpawnFailed,
     ResumeState,
     // nothing recognised
     Unknown,
 }
 
 impl SemanticCode {
-    pub const ALL: [SemanticCode; 28] = [
+    pub const ALL: [SemanticCode; 30] = [
         SemanticCode::ProviderOverloaded,
         SemanticCode::ProviderUnavailable,
         SemanticCode::ProviderInternalError,
@@ -143,6 +147,7 @@ impl SemanticCode {
         SemanticCode::NetworkTimeout,
         SemanticCode::NetworkDns,
         SemanticCode::NetworkTls,
+        SemanticCode::AttemptTimedOut,
         SemanticCode::UsageLimitReached,
         SemanticCode::QuotaExhausted,
         SemanticCode::CreditBalanceLow,
@@ -158,6 +163,7 @@ impl SemanticCode {
         SemanticCode::RepositoryError,
         SemanticCode::PermissionDenied,
         SemanticCode::LocalRuntime,
+        SemanticCode::SpawnFailed,
         SemanticCode::ResumeState,
         SemanticCode::Unknown,
     ];
@@ -176,7 +182,8 @@ impl SemanticCode {
             | NetworkReset
             | NetworkTimeout
             | NetworkDns
-            | NetworkTls => Class::Transient,
+            | NetworkTls
+            | AttemptTimedOut => Class::Transient,
             UsageLimitReached
             | QuotaExhausted
             | CreditBalanceLow
@@ -192,6 +199,7 @@ impl SemanticCode {
             | RepositoryError
             | PermissionDenied
             | LocalRuntime
+            | SpawnFailed
             | ResumeState
             | Unknown => Class::Unclassified,
         }
@@ -211,6 +219,7 @@ impl SemanticCode {
             NetworkTimeout => "network_timeout",
             NetworkDns => "network_dns",
             NetworkTls => "network_tls",
+            AttemptTimedOut => "attempt_timed_out",
             UsageLimitReached => "usage_limit_reached",
             QuotaExhausted => "quota_exhausted",
             CreditBalanceLow => "credit_balance_low",
@@ -226,6 +235,7 @@ impl SemanticCode {
             RepositoryError => "repository_error",
             PermissionDenied => "permission_denied",
             LocalRuntime => "local_runtime",
+            SpawnFailed => "spawn_failed",
             ResumeState => "resume_state",
             Unknown => "unknown",
         }
@@ -261,6 +271,73 @@ pub struct Classification {
     pub matched: Option<Span>,
     /// Why this result, in one sentence a person can read.
     pub explanation: String,
+}
+
+/// A failure Recourse's own runner establishes: the agent never started, or
+/// the runner ended it at a deadline. Known for certain, so classified here
+/// and not by the catalogue (and never left in the unclassified inbox).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeFailure {
+    SpawnFailed,
+    /// No output for the candidate's idle timeout.
+    IdleTimeout { idle_s: u32, output_seen: bool },
+    /// The attempt outlived the candidate's total timeout.
+    TotalTimeout { total_s: u32, output_seen: bool },
+}
+
+impl RuntimeFailure {
+    /// Stable id standing where a catalogue rule id would.
+    pub const SPAWN_RULE: &'static str = "runtime.spawn_failed.v1";
+    pub const TIMEOUT_RULE: &'static str = "runtime.attempt_timed_out.v1";
+
+    pub fn classify(self, catalogue_version: &str) -> Classification {
+        let (code, scope, rule, explanation) = match self {
+            RuntimeFailure::SpawnFailed => (
+                SemanticCode::SpawnFailed,
+                Scope::OutOfScope,
+                Self::SPAWN_RULE,
+                "the agent program could not be started; this is a local problem, not the provider's".to_string(),
+            ),
+            RuntimeFailure::IdleTimeout { idle_s, output_seen } => (
+                SemanticCode::AttemptTimedOut,
+                Scope::Network,
+                Self::TIMEOUT_RULE,
+                format!(
+                    "the agent printed nothing for {idle_s} s (the idle timeout) and was stopped{}",
+                    after_output(output_seen)
+                ),
+            ),
+            RuntimeFailure::TotalTimeout { total_s, output_seen } => (
+                SemanticCode::AttemptTimedOut,
+                Scope::Network,
+                Self::TIMEOUT_RULE,
+                format!(
+                    "the attempt ran longer than {total_s} s (the total timeout) and was stopped{}",
+                    after_output(output_seen)
+                ),
+            ),
+        };
+        Classification {
+            code,
+            class: code.class(),
+            confidence: Confidence::High,
+            scope,
+            rule_id: Some(rule.to_string()),
+            catalogue_version: catalogue_version.to_string(),
+            retry_after_s: None,
+            reset_at: None,
+            matched: None,
+            explanation,
+        }
+    }
+}
+
+fn after_output(output_seen: bool) -> &'static str {
+    if output_seen {
+        " after it had produced output"
+    } else {
+        " before it produced any output"
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use super::route::{self, Effect, Failure, Lease, Plan, Refusal};
 use super::{pipeline, snapshot, Engine, EngineError, RunHandle};
 use super::{ActionRequest, AttemptOutcome, RouteEvent, RouteSnapshot, RouteState, StartRun};
 use crate::evidence::Correlation;
+use crate::catalogue;
+use crate::classification::RuntimeFailure;
 use crate::runner::{self, Launch, RunReport};
 use crate::scheduler::Fired;
 use crate::store::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, Store};
@@ -223,7 +225,15 @@ impl Engine {
         let plan = match report {
             RunReport::Succeeded if current => route::succeeded(&row, attempt.number, now),
             RunReport::Failed { raw, effect } if current => {
-                let failure = self.failure(&row, attempt, raw, effect, true);
+                let failure = self.failure(&row, attempt, raw, effect, None, true);
+                route::failed(&row, failure, lease, now)
+            }
+            RunReport::Runtime {
+                failure,
+                raw,
+                effect,
+            } if current => {
+                let failure = self.failure(&row, attempt, raw, effect, Some(failure), true);
                 route::failed(&row, failure, lease, now)
             }
             RunReport::Killed if current => {
@@ -249,6 +259,7 @@ impl Engine {
         attempt: &AttemptRecord,
         mut raw: crate::evidence::RawEvidence,
         mut effect: crate::safety::EffectContext,
+        runtime: Option<RuntimeFailure>,
         current: bool,
     ) -> Failure {
         raw.correlation = Some(Correlation {
@@ -259,7 +270,10 @@ impl Engine {
         });
         effect.evidence_current = Some(current);
         let evidence = pipeline::sanitize(raw);
-        let classification = pipeline::classify(&evidence);
+        let classification = match runtime {
+            Some(failure) => failure.classify(&catalogue::builtin().version),
+            None => pipeline::classify(&evidence),
+        };
         Failure {
             number: attempt.number,
             evidence,
@@ -291,7 +305,19 @@ impl Engine {
         match report {
             RunReport::Succeeded => result.outcome = AttemptOutcome::Succeeded,
             RunReport::Failed { raw, effect } => {
-                let f = self.failure(row, attempt, raw, effect, false);
+                let f = self.failure(row, attempt, raw, effect, None, false);
+                result.outcome = AttemptOutcome::Failed;
+                result.excerpt = Some(route::excerpt(&f.evidence.message));
+                result.classification = Some(f.classification);
+                result.effect = Some(f.effect);
+                result.evidence = Some(f.evidence);
+            }
+            RunReport::Runtime {
+                failure,
+                raw,
+                effect,
+            } => {
+                let f = self.failure(row, attempt, raw, effect, Some(failure), false);
                 result.outcome = AttemptOutcome::Failed;
                 result.excerpt = Some(route::excerpt(&f.evidence.message));
                 result.classification = Some(f.classification);

@@ -224,7 +224,11 @@ impl Engine {
             .into_iter()
             .filter_map(|(route_id, a)| {
                 let result = a.result?;
-                let classification = result.classification?;
+                // Only what nothing recognised: out-of-scope codes (a missing
+                // program, a denied permission) are known, not inbox material.
+                let classification = result
+                    .classification
+                    .filter(|c| c.code == crate::classification::SemanticCode::Unknown)?;
                 Some(InboxItem {
                     route_id,
                     attempt: a.attempt.number,
@@ -311,26 +315,117 @@ fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError>
     Ok(())
 }
 
-fn validate_agent(agent: &AgentSpec) -> Result<(), (&'static str, &'static str)> {
+fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
+    let err = |field: &str, message: String| Err((format!("agent.{field}"), message));
     let has_program = agent
         .program
         .as_deref()
         .is_some_and(|p| !p.trim().is_empty());
     match agent.kind {
-        AgentKind::Simulated if agent.script.is_empty() => Err((
-            "agent.script",
-            "a simulated candidate needs at least one scripted step",
-        )),
-        AgentKind::Generic if !has_program => Err((
-            "agent.program",
-            "a generic candidate needs a program to run",
-        )),
+        AgentKind::Simulated if agent.script.is_empty() => {
+            return err(
+                "script",
+                "a simulated candidate needs at least one scripted step".into(),
+            )
+        }
+        AgentKind::Generic if !has_program => {
+            return err("program", "a generic candidate needs a program to run".into())
+        }
         AgentKind::Simulated
         | AgentKind::ClaudeCode
         | AgentKind::Codex
         | AgentKind::Gemini
         | AgentKind::Opencode
-        | AgentKind::Generic => Ok(()),
+        | AgentKind::Generic => {}
+    }
+    let t = agent.timeouts;
+    let (idle, total) = (AttemptTimeouts::IDLE_S, AttemptTimeouts::TOTAL_S);
+    if !idle.contains(&t.idle_s) {
+        return err(
+            "timeouts.idle_s",
+            format!(
+                "must be {}–{} seconds, got {}",
+                idle.start(),
+                idle.end(),
+                t.idle_s
+            ),
+        );
+    }
+    if !total.contains(&t.total_s) {
+        return err(
+            "timeouts.total_s",
+            format!(
+                "must be {}–{} seconds, got {}",
+                total.start(),
+                total.end(),
+                t.total_s
+            ),
+        );
+    }
+    if t.idle_s > t.total_s {
+        return err(
+            "timeouts.idle_s",
+            format!(
+                "must not exceed the total timeout ({} s), got {}",
+                t.total_s, t.idle_s
+            ),
+        );
+    }
+    if agent.env.len() > MAX_ENV_VARS {
+        return err(
+            "env",
+            format!(
+                "at most {MAX_ENV_VARS} variables, got {}",
+                agent.env.len()
+            ),
+        );
+    }
+    for (name, value) in &agent.env {
+        let field = format!("env.{}", bounded_name(name));
+        let valid_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_name || name.len() > 128 {
+            return err(
+                &field,
+                "a variable name is letters, digits and _ (not starting with a digit), at most 128".into(),
+            );
+        }
+        if value.contains('\0') || value.len() > 8192 {
+            return err(
+                &field,
+                "a value holds no NUL byte and is at most 8192 bytes".into(),
+            );
+        }
+    }
+    if let Some(dir) = &agent.config_dir {
+        if crate::runner::config_dir_variable(agent.kind).is_none() {
+            return err(
+                "config_dir",
+                format!(
+                    "a {} candidate has no configuration directory; set a variable in env instead",
+                    agent.kind.slug()
+                ),
+            );
+        }
+        if dir.trim().is_empty() || dir.contains('\0') {
+            return err("config_dir", "must be a directory path".into());
+        }
+    }
+    Ok(())
+}
+
+/// Most variables one candidate may set.
+const MAX_ENV_VARS: usize = 64;
+
+/// A field path never carries a whole hostile key.
+fn bounded_name(name: &str) -> String {
+    if name.chars().count() <= 64 {
+        name.to_string()
+    } else {
+        format!("{}…", name.chars().take(64).collect::<String>())
     }
 }
 

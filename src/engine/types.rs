@@ -2,6 +2,8 @@
 //! shell's IPC): profiles, candidates, route snapshots, actions and events.
 //! Ids and counters are `u32` so they map to plain numbers in TypeScript.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -102,6 +104,44 @@ pub struct AgentSpec {
     /// step N (the last step repeats).
     #[serde(default)]
     pub script: Vec<SimStep>,
+    /// Variables added to the agent's environment (a proxy, another
+    /// account's key). Values that look like secrets are never logged.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The CLI's own configuration directory, passed as the variable that
+    /// CLI documents (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`,
+    /// `OPENCODE_CONFIG_DIR`).
+    #[serde(default)]
+    pub config_dir: Option<String>,
+    /// When an attempt that has gone quiet, or runs too long, is ended.
+    #[serde(default)]
+    pub timeouts: AttemptTimeouts,
+}
+
+/// Attempt deadlines: the process group is killed when one passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct AttemptTimeouts {
+    /// Seconds without any output on stdout or stderr.
+    pub idle_s: u32,
+    /// Seconds since the attempt started.
+    pub total_s: u32,
+}
+
+impl AttemptTimeouts {
+    /// Inclusive bounds, checked by candidate validation.
+    pub const IDLE_S: std::ops::RangeInclusive<u32> = 10..=86_400;
+    pub const TOTAL_S: std::ops::RangeInclusive<u32> = 10..=604_800;
+}
+
+impl Default for AttemptTimeouts {
+    /// A quarter hour of silence (a long build prints nothing through the
+    /// agent's stream), four hours in all.
+    fn default() -> Self {
+        AttemptTimeouts {
+            idle_s: 900,
+            total_s: 14_400,
+        }
+    }
 }
 
 impl AgentSpec {
@@ -113,6 +153,9 @@ impl AgentSpec {
             args: Vec::new(),
             model: None,
             script,
+            env: BTreeMap::new(),
+            config_dir: None,
+            timeouts: AttemptTimeouts::default(),
         }
     }
 }

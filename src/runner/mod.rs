@@ -8,12 +8,15 @@
 
 pub mod adapters;
 mod process;
+
+pub use process::{config_dir_variable, MAX_LINE};
 mod simulated;
 
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::classification::RuntimeFailure;
 use crate::engine::{AgentKind, AgentSpec, Clock};
 use crate::evidence::RawEvidence;
 use crate::safety::EffectContext;
@@ -34,6 +37,13 @@ pub struct Launch {
 pub enum RunReport {
     Succeeded,
     Failed {
+        raw: RawEvidence,
+        effect: EffectContext,
+    },
+    /// The runner itself knows what went wrong (the program would not start,
+    /// a deadline passed): classified from `failure`, not by the catalogue.
+    Runtime {
+        failure: RuntimeFailure,
         raw: RawEvidence,
         effect: EffectContext,
     },

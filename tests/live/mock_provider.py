@@ -28,19 +28,25 @@ import time
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-# Reset instants are offsets from the mock's start, so a recording made now
-# and a test run later both see a future reset of the same distance.
-RESET_SOON_S = 40  # a usage window or a short throttle, within default waits
+# Reset instants are offsets from the mock's start (written to
+# `--port-file`.started), so the recorder can turn them into placeholders and
+# a replay months later sees a future reset at the same distance.
+RESET_SOON_S = 600  # a usage window about to reset: within a 15 min wait
+# CLIs print reset clock times to the minute; ten minutes keeps the rounded
+# time in the future.
 RESET_FAR_S = 4 * 3600 + 19 * 60  # a daily quota: beyond a short-throttle bound
 
 
-def rfc3339(seconds_from_now):
-    t = datetime.now(timezone.utc) + timedelta(seconds=seconds_from_now)
+STARTED = time.time()
+
+
+def rfc3339(seconds_from_start):
+    t = datetime.fromtimestamp(STARTED, timezone.utc) + timedelta(seconds=seconds_from_start)
     return t.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def epoch(seconds_from_now):
-    return int(time.time() + seconds_from_now)
+def epoch(seconds_from_start):
+    return int(STARTED + seconds_from_start)
 
 
 # --- failures, per API family -------------------------------------------------
@@ -65,8 +71,7 @@ def anthropic_error(scenario):
                     "anthropic-ratelimit-requests-reset": rfc3339(12)})
     if scenario == "usage_limit":
         # A subscription's 5-hour window, as the unified rate-limit headers say it.
-        return err(429, "rate_limit_error", "Number of request tokens has exceeded your "
-                   "per-minute rate limit",
+        return err(429, "rate_limit_error", "Rate limited. Please try again later.",
                    {"anthropic-ratelimit-unified-status": "rejected",
                     "anthropic-ratelimit-unified-reset": str(epoch(RESET_SOON_S)),
                     "anthropic-ratelimit-unified-representative-claim": "five_hour",
@@ -112,7 +117,8 @@ def openai_error(scenario):
                     "x-ratelimit-remaining-requests": "0"})
     if scenario == "usage_limit":
         return err(429, "usage_limit_reached", None, "The usage limit has been reached",
-                   None, {"plan_type": "plus", "resets_in_seconds": RESET_SOON_S})
+                   None, {"plan_type": "plus", "resets_in_seconds": RESET_SOON_S,
+                          "resets_at": epoch(RESET_SOON_S)})
     if scenario == "quota_day":
         return err(429, "insufficient_quota", "insufficient_quota",
                    "You exceeded your current quota, please check your plan and billing "
@@ -237,13 +243,15 @@ def pick_tool(family, req):
     """A harmless shell command through whatever shell tool the CLI declares."""
     names = tool_names(family, req)
     for candidate in ("Bash", "bash", "shell", "exec_command", "run_shell_command",
-                      "local_shell"):
+                      "local_shell", "list_directory"):
         if candidate in names:
             return candidate
     return names[0] if names else "Bash"
 
 
 def tool_args(name):
+    if name == "list_directory":
+        return {"dir_path": "."}
     if name in ("shell",):
         return {"command": ["echo", "recourse-tool-ran"]}
     if name == "exec_command":
@@ -386,10 +394,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # quiet: requests go to the JSON log
         pass
 
-    def record(self, status, family, note=""):
+    def record(self, status, family, note="", req=None):
+        entry = {"method": self.command, "path": self.path, "family": family,
+                 "status": status, "note": note}
+        if req:
+            entry["tools"] = tool_names("openai" if family == "chat" else family, req)
         with self.server.log_lock, open(self.server.log_path, "a") as f:
-            f.write(json.dumps({"method": self.command, "path": self.path, "family": family,
-                                "status": status, "note": note}) + "\n")
+            f.write(json.dumps(entry) + "\n")
 
     def body(self):
         n = int(self.headers.get("content-length") or 0)
@@ -477,13 +488,13 @@ class Handler(BaseHTTPRequestHandler):
         failure = errors(scenario)
         if failure:
             status, headers, body = failure
-            self.record(status, family, scenario)
+            self.record(status, family, scenario, req)
             self.send_json(status, body, headers)
             return
         cut = scenario == "cut_stream"
         streamed = (family == "gemini" and ":streamGenerateContent" in path) or \
             (family != "gemini" and req.get("stream"))
-        self.record(200, family, scenario + ("" if streamed else " (not streamed)"))
+        self.record(200, family, scenario + ("" if streamed else " (not streamed)"), req)
         if not streamed:
             if cut:
                 self.start_stream()
@@ -535,6 +546,8 @@ def main():
     server.log_lock = threading.Lock()
     port = server.server_address[1]
     if args.port_file:
+        with open(args.port_file + ".started", "w") as f:
+            f.write(repr(STARTED))
         with open(args.port_file + ".tmp", "w") as f:
             f.write(str(port))
         import os

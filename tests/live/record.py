@@ -42,7 +42,7 @@ PROMPT = "Reply with the single word done."
 ARGV = {
     "claude": ["--output-format", "stream-json", "--verbose", "-p", PROMPT],
     "codex": ["exec", "--json", PROMPT],
-    "gemini": ["--output-format", "json", "-p", PROMPT],
+    "gemini": ["--output-format", "stream-json", "-p", PROMPT],
     "opencode": ["run", "--format", "json", PROMPT],
 }
 PACKAGE = {
@@ -62,7 +62,7 @@ def version(cli):
     return pkg["dependencies"][PACKAGE[cli]]
 
 
-SECRETS = ["sk-ant-api03-mockkey-000000000000", "sk-mock-000000000000",
+SECRETS = ["sk-ant-api03-mockkey-000000000000", "sk-ant-oat01-mockkey-000000000000", "sk-mock-000000000000",
            "mock-gemini-key-000000000000"]
 
 
@@ -80,15 +80,34 @@ def scrub(text, work, port):
     return text
 
 
-def resets(text, started):
-    """Replace the reset instants the mock sent (epoch seconds, offsets of
-    RESET_SOON_S / RESET_FAR_S from its start) with {{NOW+Ns}} placeholders."""
+def clock_forms(t):
+    """The ways the CLIs print a reset clock time (UTC here): Claude Code
+    `1:37pm`, Codex `1:37 PM`, and 24-hour `13:37`."""
+    h12 = t.hour % 12 or 12
+    ampm = "am" if t.hour < 12 else "pm"
+    return {"CLOCK12": f"{h12}:{t.minute:02d}{ampm}",
+            "CLOCK12SP": f"{h12}:{t.minute:02d} {ampm.upper()}",
+            "CLOCK24": f"{t.hour:02d}:{t.minute:02d}"}
+
+
+def resets(text, mock_started):
+    """Reset instants the mock sent (offsets from its start) become
+    placeholders the replayer fills in relative to its own start:
+    {{EPOCH+N}}, {{RFC3339+N}} and the clock forms, e.g. {{CLOCK12+N}}."""
+    if mock_started is None:
+        return text
     sys.path.insert(0, str(ROOT / "tests" / "live"))
     import mock_provider as m
     for offset in (m.RESET_SOON_S, m.RESET_FAR_S, 12):
-        for drift in range(-2, 4):
-            e = int(started) + offset + drift
-            text = text.replace(str(e), "{{EPOCH+%d}}" % offset)
+        at = mock_started + offset
+        text = text.replace(str(int(at)), "{{EPOCH+%d}}" % offset)
+        iso = datetime.fromtimestamp(int(at), timezone.utc).isoformat().replace("+00:00", "Z")
+        text = text.replace(iso, "{{RFC3339+%d}}" % offset)
+        # Minute precision: the CLI may have truncated or rounded.
+        for t in (at, at + 60):
+            for name, form in clock_forms(datetime.fromtimestamp(t, timezone.utc)).items():
+                text = re.sub(r"(?<![\d:])" + re.escape(form) + r"(?![\d:])",
+                              "{{%s+%d}}" % (name, offset), text)
     return text
 
 
@@ -106,8 +125,10 @@ def record(cli, scenario):
         port = port_file.read_text().strip() if port_file.exists() else "47019"
         log = (work / "mock.log").read_text() if (work / "mock.log").exists() else ""
         hung = p.returncode in (124, 137)
-        out = resets(scrub(p.stdout.decode("utf-8", "replace"), work, port), started)
-        err = resets(scrub(p.stderr.decode("utf-8", "replace"), work, port), started)
+        started_file = work / "mock.port.started"
+        mock_started = float(started_file.read_text()) if started_file.exists() else None
+        out = resets(scrub(p.stdout.decode("utf-8", "replace"), work, port), mock_started)
+        err = resets(scrub(p.stderr.decode("utf-8", "replace"), work, port), mock_started)
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)

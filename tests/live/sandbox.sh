@@ -45,7 +45,7 @@ stop_mock() { [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; wait 2>/dev/nu
 trap stop_mock EXIT
 base="http://127.0.0.1:$port"
 
-export HOME="$work/home" TMPDIR="$work/tmp"
+export HOME="$work/home" TMPDIR="$work/tmp" TZ=UTC
 export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share"
 export XDG_CACHE_HOME="$HOME/.cache" XDG_STATE_HOME="$HOME/.local/state"
 mkdir -p "$HOME" "$TMPDIR" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
@@ -54,6 +54,11 @@ mkdir -p "$HOME" "$TMPDIR" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
 export ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY="sk-ant-api03-mockkey-000000000000"
 export CLAUDE_CODE_MAX_RETRIES=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_ERROR_REPORTING=1
+if [ "$scenario" = usage_limit ]; then
+  # Usage windows belong to subscriptions: log in the way a subscriber does.
+  unset ANTHROPIC_API_KEY
+  export CLAUDE_CODE_OAUTH_TOKEN="sk-ant-oat01-mockkey-000000000000"
+fi
 cat >"$HOME/.claude.json" <<'EOF'
 {"hasCompletedOnboarding": true, "autoUpdates": false, "bypassPermissionsModeAccepted": true}
 EOF

@@ -1,79 +1,209 @@
-//! Claude Code `--output-format stream-json`: `system` (init), `assistant`
-//! (text, thinking, tool_use blocks), `user` (tool_result blocks) and a final
-//! `result` with `is_error`.
+//! Claude Code `--output-format stream-json --verbose`, as 2.1.x really
+//! prints it (fixtures/agents/recorded/claude-*):
+//! - `system` `init`, then `system` `api_retry` for each of the CLI's own
+//!   retries (`error_status`, `retry_delay_ms`): progress, not the verdict;
+//! - `rate_limit_event` with `rate_limit_info {status, resetsAt, rateLimitType}`
+//!   for subscription windows: the structured reset instant;
+//! - `assistant` (text, thinking, tool_use blocks) and `user` (tool_result);
+//!   on an API failure one more `assistant` holding only the CLI's own error
+//!   text (`model: "<synthetic>"`, `is_api_error_message`, `api_error_status`,
+//!   `api_error_type`): that is evidence, not assistant output;
+//! - a final `result` with `is_error`, `result` text and `api_error_status`.
 
-use super::{json, raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use super::{json, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
+use crate::safety::EffectContext;
 
 #[derive(Default)]
 pub struct Claude {
     seen: Seen,
-    /// `(is_error, result text, subtype)` of the `result` event.
-    result: Option<(bool, String, String)>,
+    result: Option<Outcome>,
+    /// The synthetic API-error message's status and provider error type.
+    api_error: Option<(Option<u16>, Option<String>)>,
+    /// Status of the CLI's last own retry.
+    retry_status: Option<u16>,
+    /// A rejected subscription window: (reset epoch seconds, window name).
+    window: Option<(String, Option<String>)>,
+}
+
+struct Outcome {
+    is_error: bool,
+    text: String,
+    subtype: String,
+    status: Option<u16>,
 }
 
 impl StreamAdapter for Claude {
     fn on_stdout_line(&mut self, line: &str) {
         let Some(v) = json(line) else { return };
         match str_at(&v, &["type"]) {
-            Some("system") => self.seen.stream_started = true,
+            Some("system") => self.system(&v),
+            Some("rate_limit_event") => self.rate_limit(&v),
             Some("assistant") => {
                 self.seen.stream_started = true;
-                self.blocks(&v);
+                if is_synthetic(&v) {
+                    self.api_error = Some((
+                        status_at(&v, &["api_error_status"]),
+                        str_at(&v, &["api_error_type"])
+                            .or(str_at(&v, &["api_error"]))
+                            .map(str::to_string),
+                    ));
+                } else {
+                    self.blocks(&v);
+                }
             }
             Some("user") => {
                 self.seen.stream_started = true;
                 self.blocks(&v);
             }
-            Some("result") => {
-                let is_error = v.get("is_error").and_then(|b| b.as_bool()).unwrap_or(true);
-                let text = str_at(&v, &["result"]).unwrap_or_default().to_string();
-                let subtype = str_at(&v, &["subtype"]).unwrap_or_default().to_string();
-                self.result = Some((is_error, text, subtype));
+            // Partial-message deltas (`--include-partial-messages`).
+            Some("stream_event") => {
+                self.seen.stream_started = true;
+                if str_at(&v, &["event", "type"]) == Some("content_block_delta") {
+                    self.seen.assistant = true;
+                }
             }
-            _ => {}
+            Some("result") => {
+                self.result = Some(Outcome {
+                    is_error: v.get("is_error").and_then(|b| b.as_bool()).unwrap_or(true),
+                    text: str_at(&v, &["result"]).unwrap_or_default().to_string(),
+                    subtype: str_at(&v, &["subtype"]).unwrap_or_default().to_string(),
+                    status: status_at(&v, &["api_error_status"]),
+                });
+            }
+            other => self.seen.unknown(format!("type {}", other.unwrap_or("(none)"))),
         }
     }
 
+    /// A huge `result` (a long final answer) is recognised from its head:
+    /// the CLI prints `type`, `subtype` and `is_error` first.
+    fn on_oversized_line(&mut self, head: &str) {
+        self.seen.stream_started = true;
+        let head_only = head.get(..head.len().min(256)).unwrap_or(head);
+        if head_only.starts_with(r#"{"type":"result""#) && head_only.contains(r#""is_error":false"#)
+        {
+            self.result = Some(Outcome {
+                is_error: false,
+                text: String::new(),
+                subtype: "success".to_string(),
+                status: None,
+            });
+        } else {
+            self.seen.unknown(format!(
+                "oversized line starting {:?}",
+                head.chars().take(40).collect::<String>()
+            ));
+        }
+    }
+
+    fn effect_so_far(&self) -> EffectContext {
+        self.seen.effect(false)
+    }
+
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
-        match self.result {
-            Some((false, _, _)) if exit.code == Some(0) => Finished::Succeeded,
-            Some((_, text, subtype)) => {
-                let message = if text.is_empty() { subtype } else { text };
-                let mut raw = raw(Provider::ClaudeCode, Some(message), &exit, Phase::Stream);
-                raw.http_status = status_in(&String::from_utf8_lossy(&raw.message));
+        let Claude {
+            seen,
+            result,
+            api_error,
+            retry_status,
+            window,
+        } = *self;
+        match result {
+            Some(r) if !r.is_error && exit.code == Some(0) => Finished::Succeeded,
+            Some(r) => {
+                let message = if r.text.is_empty() { r.subtype } else { r.text };
+                let mut raw = raw(Provider::ClaudeCode, Some(message), &exit, Phase::Request);
+                let (synthetic_status, error_type) = api_error.unwrap_or_default();
+                raw.http_status = r
+                    .status
+                    .or(synthetic_status)
+                    .or_else(|| status_in(&String::from_utf8_lossy(&raw.message)))
+                    .or(retry_status);
+                raw.error_type = error_type;
+                if let Some((reset, claim)) = window {
+                    raw.headers
+                        .insert("anthropic-ratelimit-unified-status".into(), "rejected".into());
+                    raw.headers
+                        .insert("anthropic-ratelimit-unified-reset".into(), reset);
+                    if let Some(claim) = claim {
+                        raw.headers.insert(
+                            "anthropic-ratelimit-unified-representative-claim".into(),
+                            claim,
+                        );
+                    }
+                }
                 Finished::Failed {
                     raw,
-                    effect: self.seen.effect(true),
+                    effect: seen.effect(true),
                 }
             }
             None => {
-                let phase = if self.seen.stream_started {
+                let phase = if seen.stream_started {
                     Phase::Stream
                 } else {
                     Phase::Connect
                 };
                 Finished::Failed {
                     raw: raw(Provider::ClaudeCode, None, &exit, phase),
-                    effect: self.seen.effect(false),
+                    effect: seen.effect(false),
                 }
             }
         }
     }
 }
 
+/// The CLI's own rendering of an API error, dressed as an assistant message.
+fn is_synthetic(v: &serde_json::Value) -> bool {
+    v.get("is_api_error_message").and_then(|b| b.as_bool()) == Some(true)
+        || str_at(v, &["message", "model"]) == Some("<synthetic>")
+}
+
 impl Claude {
+    fn system(&mut self, v: &serde_json::Value) {
+        match str_at(v, &["subtype"]) {
+            Some("init") => self.seen.stream_started = true,
+            Some("api_retry") => {
+                self.retry_status = status_at(v, &["error_status"]).or(self.retry_status);
+            }
+            Some("compact_boundary" | "status") => {}
+            other => self
+                .seen
+                .unknown(format!("system/{}", other.unwrap_or("(none)"))),
+        }
+    }
+
+    fn rate_limit(&mut self, v: &serde_json::Value) {
+        let Some(info) = v.get("rate_limit_info") else {
+            return;
+        };
+        if str_at(info, &["status"]) != Some("rejected") {
+            return;
+        }
+        let reset = info.get("resetsAt").and_then(|r| r.as_i64());
+        if let Some(reset) = reset {
+            let claim = str_at(info, &["rateLimitType"]).map(str::to_string);
+            self.window = Some((reset.to_string(), claim));
+        }
+    }
+
     fn blocks(&mut self, v: &serde_json::Value) {
-        let blocks = v
-            .pointer("/message/content")
-            .and_then(|c| c.as_array())
-            .cloned()
-            .unwrap_or_default();
-        for b in &blocks {
+        let is_user = str_at(v, &["type"]) == Some("user");
+        let Some(blocks) = v.pointer("/message/content").and_then(|c| c.as_array()) else {
+            return;
+        };
+        for b in blocks {
             match str_at(b, &["type"]) {
+                // In a `user` message text is the prompt or a tool's note,
+                // not assistant output.
+                Some("text") if is_user => {}
                 Some("text" | "thinking" | "redacted_thinking") => self.seen.assistant = true,
-                Some("tool_use" | "tool_result" | "server_tool_use") => self.seen.tool = true,
-                _ => {}
+                Some(
+                    "tool_use" | "tool_result" | "server_tool_use" | "web_search_tool_result"
+                    | "mcp_tool_use" | "mcp_tool_result",
+                ) => self.seen.tool = true,
+                other => self
+                    .seen
+                    .unknown(format!("content block {}", other.unwrap_or("(none)"))),
             }
         }
     }

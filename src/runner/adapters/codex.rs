@@ -1,43 +1,58 @@
-//! Codex `exec --json`: `thread.started`, `turn.started`, `item.*` events
-//! (agent_message and reasoning are assistant output; command_execution,
-//! file_change, mcp_tool_call and web_search are tool activity),
-//! `turn.completed`, and failures as `turn.failed` or `error`.
+//! Codex `exec --json`, as 0.17x really prints it (fixtures/agents/recorded/codex-*):
+//! `thread.started`, `turn.started`, `item.started|updated|completed` (items:
+//! agent_message, reasoning and todo_list are model output; command_execution,
+//! file_change, mcp_tool_call and web_search are tool activity; `error` items
+//! are the CLI's own warnings), `turn.completed`, and failures as `error`
+//! events (`Reconnecting... 1/5 (…)` while it retries) then `turn.failed`.
 
 use super::{json, raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
+use crate::safety::EffectContext;
 
 #[derive(Default)]
 pub struct Codex {
     seen: Seen,
     completed: bool,
-    /// Message of the last `turn.failed` / `error` event.
+    /// Message of the terminal `turn.failed`, else of the last `error` event
+    /// that is not a retry notice.
     error: Option<String>,
+    failed: bool,
 }
 
 impl StreamAdapter for Codex {
     fn on_stdout_line(&mut self, line: &str) {
         let Some(v) = json(line) else { return };
         match str_at(&v, &["type"]) {
-            Some("thread.started" | "turn.started") => self.seen.stream_started = true,
-            Some("item.started" | "item.updated" | "item.completed") => {
-                self.seen.stream_started = true;
-                let item_type =
-                    str_at(&v, &["item", "type"]).or(str_at(&v, &["item", "item_type"]));
-                match item_type {
-                    Some("agent_message" | "reasoning") => self.seen.assistant = true,
-                    Some("command_execution" | "file_change" | "mcp_tool_call" | "web_search") => {
-                        self.seen.tool = true
-                    }
-                    _ => {}
-                }
-            }
+            Some("thread.started") => {}
+            Some("turn.started") => self.seen.stream_started = true,
+            Some("item.started" | "item.updated" | "item.completed") => self.item(&v),
             Some("turn.completed") => self.completed = true,
             Some("turn.failed") => {
-                self.error = str_at(&v, &["error", "message"]).map(str::to_string);
+                self.failed = true;
+                if let Some(m) = str_at(&v, &["error", "message"]) {
+                    self.error = Some(m.to_string());
+                }
             }
-            Some("error") => self.error = str_at(&v, &["message"]).map(str::to_string),
-            _ => {}
+            Some("error") => {
+                let message = str_at(&v, &["message"]).unwrap_or_default();
+                if !message.starts_with("Reconnecting...") && !self.failed {
+                    self.error = Some(message.to_string());
+                }
+            }
+            other => self
+                .seen
+                .unknown(format!("type {}", other.unwrap_or("(none)"))),
         }
+    }
+
+    fn on_oversized_line(&mut self, head: &str) {
+        self.seen.stream_started = true;
+        self.seen
+            .unknown(format!("oversized line starting {:?}", head.chars().take(40).collect::<String>()));
+    }
+
+    fn effect_so_far(&self) -> EffectContext {
+        self.seen.effect(false)
     }
 
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
@@ -55,6 +70,29 @@ impl StreamAdapter for Codex {
         Finished::Failed {
             raw,
             effect: self.seen.effect(boundary_known),
+        }
+    }
+}
+
+impl Codex {
+    fn item(&mut self, v: &serde_json::Value) {
+        let item_type = str_at(v, &["item", "type"]).or(str_at(v, &["item", "item_type"]));
+        match item_type {
+            // A warning of the CLI's own ("Model metadata … not found").
+            Some("error") => {}
+            Some("agent_message" | "reasoning" | "todo_list") => {
+                self.seen.stream_started = true;
+                self.seen.assistant = true;
+            }
+            Some("command_execution" | "file_change" | "mcp_tool_call" | "web_search") => {
+                self.seen.stream_started = true;
+                self.seen.tool = true;
+            }
+            other => {
+                self.seen.stream_started = true;
+                self.seen
+                    .unknown(format!("item {}", other.unwrap_or("(none)")));
+            }
         }
     }
 }

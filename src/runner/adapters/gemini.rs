@@ -1,78 +1,154 @@
-//! Gemini CLI `--output-format json`: one JSON document on stdout with
-//! `response`, `stats` and, on failure, `error {type, message, code}`.
-//! Without JSON the stderr text is the evidence and effects are unknown.
+//! Gemini CLI `--output-format stream-json`, as 0.6x really prints it
+//! (fixtures/agents/recorded/gemini-*): `init`, `message` (role user or
+//! assistant), `tool_use`, `tool_result`, `error` (a non-fatal warning) and a
+//! final `result` with `status` and, on failure, `error {type, message}`.
+//!
+//! The result carries no HTTP status. The CLI prints its error class and the
+//! status on stderr (`… TerminalQuotaError: …`, `status: 429`) and exits
+//! with the status mod 256, so those are read, in that order.
 
-use super::{raw, str_at, Exit, Finished, Seen, StreamAdapter};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{json, raw, status_at, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
-use crate::safety::{EffectContext, PromptDelivery};
+use crate::safety::EffectContext;
 
 #[derive(Default)]
 pub struct Gemini {
-    stdout: String,
+    seen: Seen,
+    /// `Some(None)` for a successful result, `Some(Some(message))` for an error.
+    result: Option<Option<String>>,
+    /// The last `error` event's message: a result may carry none of its own.
+    last_error: Option<String>,
 }
 
 impl StreamAdapter for Gemini {
     fn on_stdout_line(&mut self, line: &str) {
-        if self.stdout.len() < 1 << 20 {
-            self.stdout.push_str(line);
-            self.stdout.push('\n');
+        let Some(v) = json(line) else { return };
+        match str_at(&v, &["type"]) {
+            Some("init") => {}
+            Some("message") => {
+                self.seen.stream_started = true;
+                if str_at(&v, &["role"]) == Some("assistant") {
+                    self.seen.assistant = true;
+                }
+            }
+            Some("tool_use" | "tool_result") => {
+                self.seen.stream_started = true;
+                self.seen.tool = true;
+            }
+            Some("error") => self.last_error = str_at(&v, &["message"]).map(str::to_string),
+            Some("result") => {
+                let tool_calls = v.pointer("/stats/tool_calls").and_then(|n| n.as_u64());
+                if tool_calls.unwrap_or(0) > 0 {
+                    self.seen.tool = true;
+                }
+                self.result = Some(match str_at(&v, &["status"]) {
+                    Some("success") => None,
+                    _ => Some(
+                        str_at(&v, &["error", "message"])
+                            .map(str::to_string)
+                            .or_else(|| self.last_error.clone())
+                            .unwrap_or_else(|| "the Gemini CLI reported an error".to_string()),
+                    ),
+                });
+            }
+            other => self
+                .seen
+                .unknown(format!("type {}", other.unwrap_or("(none)"))),
         }
+    }
+
+    fn on_oversized_line(&mut self, head: &str) {
+        self.seen.stream_started = true;
+        self.seen
+            .unknown(format!("oversized line starting {:?}", head.chars().take(40).collect::<String>()));
+    }
+
+    fn effect_so_far(&self) -> EffectContext {
+        self.seen.effect(false)
     }
 
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
-        let doc: Option<serde_json::Value> = serde_json::from_str(self.stdout.trim()).ok();
-        match doc {
-            Some(v) => from_json(&v, &exit),
-            None if exit.code == Some(0) => Finished::Succeeded,
-            None => Finished::Failed {
-                raw: raw(Provider::Gemini, None, &exit, Phase::Exit),
-                effect: unknown_effects(exit.stdout_seen),
-            },
+        let stderr = String::from_utf8_lossy(&exit.stderr_tail).into_owned();
+        match self.result {
+            Some(None) if exit.code == Some(0) => Finished::Succeeded,
+            Some(message) => {
+                let message = message.unwrap_or_else(|| "exited with an error".to_string());
+                let mut raw = raw(Provider::Gemini, Some(message.clone()), &exit, Phase::Request);
+                let provider = provider_error(&message);
+                raw.http_status = provider
+                    .as_ref()
+                    .and_then(|e| status_at(e, &["code"]))
+                    .or_else(|| last_status(&stderr))
+                    .or_else(|| status_from_exit(exit.code));
+                raw.error_type = provider
+                    .as_ref()
+                    .and_then(|e| str_at(e, &["status"]).map(str::to_string))
+                    .or_else(|| cli_error_class(&stderr));
+                Finished::Failed {
+                    raw,
+                    effect: self.seen.effect(true),
+                }
+            }
+            None => {
+                let phase = if self.seen.stream_started {
+                    Phase::Stream
+                } else {
+                    Phase::Connect
+                };
+                let mut raw = raw(Provider::Gemini, None, &exit, phase);
+                raw.http_status = last_status(&stderr);
+                Finished::Failed {
+                    raw,
+                    effect: self.seen.effect(false),
+                }
+            }
         }
     }
 }
 
-fn from_json(v: &serde_json::Value, exit: &Exit) -> Finished {
-    let response = str_at(v, &["response"]).unwrap_or_default();
-    let tool_calls = v
-        .pointer("/stats/tools/totalCalls")
-        .and_then(|n| n.as_u64());
-    let Some(error) = v.get("error").filter(|e| !e.is_null()) else {
-        if exit.code == Some(0) {
-            return Finished::Succeeded;
-        }
-        return Finished::Failed {
-            raw: raw(Provider::Gemini, None, exit, Phase::Exit),
-            effect: unknown_effects(!response.is_empty()),
-        };
-    };
-    let seen = Seen {
-        stream_started: true,
-        assistant: !response.is_empty(),
-        tool: tool_calls.unwrap_or(0) > 0,
-    };
-    let message = str_at(error, &["message"]).map(str::to_string);
-    let mut raw = raw(Provider::Gemini, message, exit, Phase::Request);
-    raw.error_type = str_at(error, &["type"]).map(str::to_string);
-    raw.http_status = error
-        .get("code")
-        .and_then(|c| c.as_u64())
-        .and_then(|c| u16::try_from(c).ok())
-        .filter(|c| (100..600).contains(c));
-    let mut effect = seen.effect(true);
-    if tool_calls.is_none() {
-        effect.tool_activity_seen = None;
-    }
-    Finished::Failed { raw, effect }
+/// The provider's own `{"error": {code, message, status}}` inside the CLI's
+/// message (`[API Error: {…}]`), when it kept it.
+fn provider_error(message: &str) -> Option<serde_json::Value> {
+    let start = message.find("{\"error\"")?;
+    let end = message.rfind('}')?;
+    let v: serde_json::Value = serde_json::from_str(message.get(start..=end)?).ok()?;
+    v.get("error").cloned()
 }
 
-/// Plain text output: the prompt may have been acted on; tools unknown.
-fn unknown_effects(stdout_seen: bool) -> EffectContext {
-    EffectContext {
-        prompt_delivery: Some(PromptDelivery::Ambiguous),
-        assistant_output_seen: Some(stdout_seen),
-        tool_activity_seen: None,
-        partial_result_seen: Some(false),
-        evidence_current: None,
-    }
+static STATUS_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    crate::ascii_regex::compile(r"(?m)^\s*(?:status|code): (\d{3}),?\s*$")
+        .expect("status line pattern is valid")
+});
+
+static ERROR_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    crate::ascii_regex::compile(r"Error when talking to Gemini API[^\n]*? ([A-Za-z]\w*Error): ")
+        .expect("error class pattern is valid")
+});
+
+/// `status: 429` on the CLI's last printed error object.
+fn last_status(stderr: &str) -> Option<u16> {
+    STATUS_LINE
+        .captures_iter(stderr)
+        .last()?
+        .get(1)?
+        .as_str()
+        .parse()
+        .ok()
+}
+
+/// `TerminalQuotaError`, `RetryableQuotaError`, `ModelNotFoundError`; the
+/// generic `_ApiError` says nothing and is left out.
+fn cli_error_class(stderr: &str) -> Option<String> {
+    let class = ERROR_CLASS.captures_iter(stderr).last()?.get(1)?.as_str();
+    (class != "_ApiError" && class != "Error").then(|| class.to_string())
+}
+
+/// The CLI exits with the HTTP status mod 256: 173 is 429, 247 is 503.
+fn status_from_exit(code: Option<i32>) -> Option<u16> {
+    let status = u16::try_from(code? + 256).ok()?;
+    (400..600).contains(&status).then_some(status)
 }

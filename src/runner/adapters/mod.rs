@@ -40,6 +40,12 @@ pub enum Finished {
 
 pub trait StreamAdapter: Send {
     fn on_stdout_line(&mut self, line: &str);
+    /// A line longer than the runner keeps; `head` is its start. What it
+    /// held is unknown unless the adapter can tell from the head.
+    fn on_oversized_line(&mut self, head: &str);
+    /// What is known so far, for an attempt the runner ends itself
+    /// (a deadline): the failure boundary is not known.
+    fn effect_so_far(&self) -> EffectContext;
     fn finish(self: Box<Self>, exit: Exit) -> Finished;
 }
 
@@ -99,7 +105,7 @@ pub fn command_line(agent: &AgentSpec, prompt: &str) -> CommandLine {
         ),
         AgentKind::Gemini => (
             program("gemini"),
-            with(&["--output-format", "json"], model("--model"), {
+            with(&["--output-format", "stream-json"], model("--model"), {
                 let mut t = vec!["-p".to_string()];
                 t.extend(p);
                 t
@@ -125,29 +131,42 @@ pub fn command_line(agent: &AgentSpec, prompt: &str) -> CommandLine {
 }
 
 /// What an adapter knows about effects when the process ends.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Seen {
     /// The agent's event stream started (the prompt reached it).
     pub stream_started: bool,
     pub assistant: bool,
     pub tool: bool,
+    /// An event or item type this adapter does not know arrived after the
+    /// stream started; what it stood for is unknown, so effects are too.
+    pub unknown_event: Option<String>,
 }
 
 impl Seen {
     /// `boundary_known`: the failure was reported as a terminal error event,
     /// not a cut stream.
-    pub fn effect(self, boundary_known: bool) -> EffectContext {
+    pub fn effect(&self, boundary_known: bool) -> EffectContext {
         let delivery = match (self.stream_started, boundary_known) {
             (false, _) => PromptDelivery::NotDelivered,
             (true, true) => PromptDelivery::Confirmed,
             (true, false) => PromptDelivery::Ambiguous,
         };
+        let unknown = self.unknown_event.is_some();
         EffectContext {
             prompt_delivery: Some(delivery),
             assistant_output_seen: Some(self.assistant),
-            tool_activity_seen: Some(self.tool),
+            tool_activity_seen: if unknown { None } else { Some(self.tool) },
             partial_result_seen: Some(false),
             evidence_current: None,
+        }
+    }
+
+    /// Fail closed on a type the adapter was not written for.
+    pub fn unknown(&mut self, what: impl Into<String>) {
+        if self.unknown_event.is_none() {
+            let what = what.into();
+            tracing::warn!("unknown agent event {what}: counting it as possible effects");
+            self.unknown_event = Some(what);
         }
     }
 }
@@ -177,13 +196,21 @@ pub(crate) fn raw(
 }
 
 static STATUS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    crate::ascii_regex::compile(r"(?i)\b(?:api error|status(?: code)?)[: ]+(\d{3})\b")
-        .expect("status pattern is valid")
+    crate::ascii_regex::compile(
+        r"(?i)\b(?:api error|(?:unexpected |last )?status(?: code)?|request rejected \(|http)[: ]+(\d{3})\b",
+    )
+    .expect("status pattern is valid")
 });
 
-/// `API Error: 529 …` → 529.
+/// `API Error: 529 …`, `unexpected status 503 …`, `last status: 429 …` → the status.
 pub(crate) fn status_in(text: &str) -> Option<u16> {
-    STATUS.captures(text)?.get(1)?.as_str().parse().ok()
+    STATUS
+        .captures(text)?
+        .get(1)?
+        .as_str()
+        .parse()
+        .ok()
+        .filter(|s| (100..600).contains(s))
 }
 
 fn json(line: &str) -> Option<serde_json::Value> {
@@ -192,4 +219,11 @@ fn json(line: &str) -> Option<serde_json::Value> {
 
 fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_str()
+}
+
+/// An HTTP status from a JSON number or numeric string.
+fn status_at(v: &serde_json::Value, path: &[&str]) -> Option<u16> {
+    let v = path.iter().try_fold(v, |v, k| v.get(k))?;
+    let n = v.as_u64().or_else(|| v.as_str()?.parse().ok())?;
+    u16::try_from(n).ok().filter(|s| (100..600).contains(s))
 }

@@ -1,15 +1,28 @@
-//! OpenCode `run --format json`: one JSON event per line — `step_start`,
-//! `text`, `tool_use`, `step_finish` — and `error` with `error.name` and
-//! `error.data.message`.
+//! OpenCode `run --format json`, as 1.x really prints it
+//! (fixtures/agents/recorded/opencode-*): one JSON event per line —
+//! `step_start`, `text`, `reasoning`, `tool_use`, `step_finish` — and `error`
+//! with `error.name` and `error.data {message, statusCode, responseHeaders,
+//! responseBody}`: the provider's status, headers (retry-after, reset
+//! instants) and body (its error type) as the CLI received them.
 
-use super::{json, raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use std::collections::BTreeMap;
+
+use super::{json, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
+use crate::safety::EffectContext;
 
 #[derive(Default)]
 pub struct Opencode {
     seen: Seen,
-    /// `(name, message)` of the last error event.
-    error: Option<(Option<String>, Option<String>)>,
+    error: Option<ErrorEvent>,
+}
+
+struct ErrorEvent {
+    name: Option<String>,
+    message: Option<String>,
+    status: Option<u16>,
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
 }
 
 impl StreamAdapter for Opencode {
@@ -25,19 +38,25 @@ impl StreamAdapter for Opencode {
                 self.seen.stream_started = true;
                 self.seen.tool = true;
             }
-            Some("error") => {
-                let name = str_at(&v, &["error", "name"]).map(str::to_string);
-                let message = str_at(&v, &["error", "data", "message"])
-                    .or(str_at(&v, &["error", "message"]))
-                    .map(str::to_string);
-                self.error = Some((name, message));
-            }
-            _ => {}
+            Some("error") => self.error = Some(error_event(&v)),
+            other => self
+                .seen
+                .unknown(format!("type {}", other.unwrap_or("(none)"))),
         }
     }
 
+    fn on_oversized_line(&mut self, head: &str) {
+        self.seen.stream_started = true;
+        self.seen
+            .unknown(format!("oversized line starting {:?}", head.chars().take(40).collect::<String>()));
+    }
+
+    fn effect_so_far(&self) -> EffectContext {
+        self.seen.effect(false)
+    }
+
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
-        let Some((name, message)) = self.error else {
+        let Some(e) = self.error else {
             if exit.code == Some(0) {
                 return Finished::Succeeded;
             }
@@ -51,12 +70,57 @@ impl StreamAdapter for Opencode {
                 effect: self.seen.effect(false),
             };
         };
+        // The CLI's message first, then the provider's body, which carries
+        // the provider's own wording and error type.
+        let message = match (&e.message, &e.body) {
+            (Some(m), Some(b)) => Some(format!("{m}\n{b}")),
+            (m, b) => m.clone().or_else(|| b.clone()),
+        };
         let mut raw = raw(Provider::Opencode, message, &exit, Phase::Request);
-        raw.error_type = name;
-        raw.http_status = status_in(&String::from_utf8_lossy(&raw.message));
+        raw.http_status = e
+            .status
+            .or_else(|| status_in(&String::from_utf8_lossy(&raw.message)));
+        raw.error_type = e.body.as_deref().and_then(body_error_type).or(e.name);
+        raw.headers = e.headers;
         Finished::Failed {
             raw,
             effect: self.seen.effect(true),
         }
     }
+}
+
+fn error_event(v: &serde_json::Value) -> ErrorEvent {
+    let data = v.pointer("/error/data");
+    let headers = data
+        .and_then(|d| d.get("responseHeaders"))
+        .and_then(|h| h.as_object())
+        .map(|h| {
+            h.iter()
+                .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    ErrorEvent {
+        name: str_at(v, &["error", "name"]).map(str::to_string),
+        message: str_at(v, &["error", "data", "message"])
+            .or(str_at(v, &["error", "message"]))
+            .map(str::to_string),
+        status: data.and_then(|d| status_at(d, &["statusCode"])),
+        headers,
+        body: data
+            .and_then(|d| d.get("responseBody"))
+            .and_then(|b| b.as_str())
+            .map(str::to_string),
+    }
+}
+
+/// `overloaded_error` from an Anthropic body, `insufficient_quota` from an
+/// OpenAI one (its `code`, else its `type`).
+fn body_error_type(body: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let e = v.get("error")?;
+    str_at(e, &["code"])
+        .or(str_at(e, &["type"]))
+        .or(str_at(e, &["status"]))
+        .map(str::to_string)
 }

@@ -1,0 +1,262 @@
+//! Every recording of the pinned real CLIs (fixtures/agents/recorded/),
+//! replayed through the real runner and adapter by fixtures/agents/replay.py,
+//! then sanitized, classified, gated and evaluated exactly as the engine
+//! does, under the contract policy (fixtures/agents/contract-policy.json).
+//! What each must come to is fixtures/agents/contract.toml: one entry per
+//! CLI × scenario, written from the decision, not from what the code does.
+//!
+//! `RECOURSE_REPLAY_ONLY=claude/overloaded` runs one case; every failing case
+//! is reported, not just the first.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use recourse::catalogue;
+use recourse::classification::Classification;
+use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, Clock};
+use recourse::evaluator::{self, CandidateSlot, Decision, RouteCycle};
+use recourse::evidence::Evidence;
+use recourse::runner::{run, Launch, RunReport};
+use recourse::safety;
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Expect {
+    /// succeeded | retry | skip | wait | manual
+    decision: String,
+    code: Option<String>,
+    /// Must appear in the sanitized evidence: the provider's words, not noise.
+    excerpt: Option<String>,
+    /// For `wait`: seconds from the failure to the reset, ±90 s (the CLIs
+    /// print reset clock times to the minute).
+    reset_in_s: Option<i64>,
+    /// Why this is what the decision requires, when it is not obvious.
+    #[allow(dead_code)]
+    why: Option<String>,
+}
+
+fn kind_of(cli: &str) -> AgentKind {
+    match cli {
+        "claude" => AgentKind::ClaudeCode,
+        "codex" => AgentKind::Codex,
+        "gemini" => AgentKind::Gemini,
+        "opencode" => AgentKind::Opencode,
+        other => panic!("no agent kind for recorded CLI {other}"),
+    }
+}
+
+/// The pinned versions, from the one place they are recorded.
+fn pinned() -> BTreeMap<String, String> {
+    let pkg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(ROOT).join("agents/package.json")).unwrap())
+            .unwrap();
+    let names = [
+        ("claude", "@anthropic-ai/claude-code"),
+        ("codex", "@openai/codex"),
+        ("gemini", "@google/gemini-cli"),
+        ("opencode", "opencode-ai"),
+    ];
+    names
+        .into_iter()
+        .map(|(cli, package)| {
+            let v = pkg["dependencies"][package].as_str().unwrap().to_string();
+            (cli.to_string(), v)
+        })
+        .collect()
+}
+
+fn replay_agent(kind: AgentKind, recording: &Path) -> AgentSpec {
+    let mut agent = AgentSpec::simulated(Vec::new());
+    agent.kind = kind;
+    agent.program = Some(format!("{ROOT}/fixtures/agents/replay.py"));
+    agent
+        .env
+        .insert("RECOURSE_REPLAY".into(), recording.display().to_string());
+    // A recording of a CLI that never exited keeps running: the idle
+    // deadline ends it, as it would a live one.
+    agent.timeouts = AttemptTimeouts {
+        idle_s: 3,
+        total_s: 30,
+    };
+    agent
+}
+
+struct Outcome {
+    /// `None`: the attempt succeeded.
+    decision: Option<Decision>,
+    classification: Option<Classification>,
+    evidence: Option<Evidence>,
+    failed_at: DateTime<Utc>,
+}
+
+async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
+    let prompt = "Reply with the single word done.".to_string();
+    let launch = Launch {
+        agent: replay_agent(kind, recording),
+        prompt,
+        cwd: None,
+        step: 0,
+        clock: Clock::start(),
+    };
+    let report = run(launch, CancellationToken::new()).await;
+    let now = Utc::now();
+    let (raw, mut effect, runtime) = match report {
+        RunReport::Succeeded => {
+            return Outcome {
+                decision: None,
+                classification: None,
+                evidence: None,
+                failed_at: now,
+            }
+        }
+        RunReport::Failed { raw, effect } => (raw, effect, None),
+        RunReport::Runtime {
+            failure,
+            raw,
+            effect,
+        } => (raw, effect, Some(failure)),
+        RunReport::Killed => panic!("nothing cancelled the replay"),
+    };
+    effect.evidence_current = Some(true);
+    let evidence = Evidence::from_raw(raw);
+    let classification = match runtime {
+        Some(f) => f.classify(&catalogue::builtin().version),
+        None => catalogue::classify(&evidence, chrono_tz::UTC),
+    };
+    let verdict = safety::gate(&effect);
+    let doc = recourse::policy::document::load(
+        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract-policy.json"))
+            .unwrap(),
+    )
+    .unwrap()
+    .document;
+    let slots: Vec<CandidateSlot> = doc.candidates.iter().map(CandidateSlot::from).collect();
+    let cycle = RouteCycle::start(&slots).expect("the contract policy has candidates");
+    let decision = evaluator::evaluate(
+        &cycle,
+        &classification,
+        &verdict,
+        &slots,
+        evidence.occurred_at,
+    );
+    Outcome {
+        decision: Some(decision),
+        classification: Some(classification),
+        evidence: Some(evidence),
+        failed_at: now,
+    }
+}
+
+fn decision_name(o: &Outcome) -> &'static str {
+    match &o.decision {
+        None => "succeeded",
+        Some(Decision::WaitForReset { .. }) => "wait",
+        Some(Decision::Retry { .. }) => "retry",
+        Some(Decision::Skip { .. }) => "skip",
+        Some(Decision::Manual { .. } | Decision::Stop { .. }) => "manual",
+    }
+}
+
+fn check(expect: &Expect, o: &Outcome) -> Vec<String> {
+    let mut problems = Vec::new();
+    let got = decision_name(o);
+    if got != expect.decision {
+        problems.push(format!("decision {got}, expected {} ({:?})", expect.decision, o.decision));
+    }
+    if let (Some(code), Some(c)) = (&expect.code, &o.classification) {
+        if c.code.as_str() != code {
+            problems.push(format!(
+                "code {} (rule {:?}), expected {code}",
+                c.code.as_str(),
+                c.rule_id
+            ));
+        }
+    }
+    if let (Some(excerpt), Some(e)) = (&expect.excerpt, &o.evidence) {
+        if !e.message.contains(excerpt.as_str()) {
+            problems.push(format!("evidence lacks {excerpt:?}: {:?}", e.message));
+        }
+    }
+    if let Some(reset_in) = expect.reset_in_s {
+        match &o.decision {
+            Some(Decision::WaitForReset { until, .. }) => {
+                let got = (*until - o.failed_at).num_seconds();
+                if (got - reset_in).abs() > 90 {
+                    problems.push(format!("waits {got} s, expected about {reset_in} s"));
+                }
+            }
+            other => problems.push(format!("no wait to time: {other:?}")),
+        }
+    }
+    problems
+}
+
+fn recordings() -> Vec<(String, PathBuf)> {
+    let base = Path::new(ROOT).join("fixtures/agents/recorded");
+    let mut out = Vec::new();
+    for (cli, version) in pinned() {
+        let dir = base.join(format!("{cli}-{version}"));
+        let mut scenarios: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{} must hold the recordings of the pinned {cli}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        scenarios.sort();
+        out.extend(scenarios.into_iter().map(|p| (cli.clone(), p)));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
+    let contract: BTreeMap<String, BTreeMap<String, Expect>> = toml::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract.toml")).unwrap(),
+    )
+    .expect("contract.toml is valid");
+    let only = std::env::var("RECOURSE_REPLAY_ONLY").ok();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for (cli, path) in recordings() {
+        let scenario = path.file_name().unwrap().to_string_lossy().to_string();
+        let case = format!("{cli}/{scenario}");
+        if only.as_deref().is_some_and(|o| o != case) {
+            continue;
+        }
+        let expect = contract.get(&cli).and_then(|c| c.get(&scenario));
+        let outcome = replay(kind_of(&cli), &path).await;
+        ran += 1;
+        if std::env::var_os("RECOURSE_REPLAY_SHOW").is_some() {
+            let c = outcome.classification.as_ref();
+            eprintln!(
+                "{case}: {} code={:?} rule={:?} reset={:?} evidence={:?}",
+                decision_name(&outcome),
+                c.map(|c| c.code.as_str()),
+                c.and_then(|c| c.rule_id.clone()),
+                c.and_then(|c| c.reset_at),
+                outcome.evidence.as_ref().map(|e| e.message.chars().take(160).collect::<String>()),
+            );
+            if let Some(Decision::Manual { reason }) = &outcome.decision {
+                eprintln!("    manual: {reason:?}");
+            }
+        }
+        match expect {
+            Some(expect) => failures.extend(check(expect, &outcome).into_iter().map(|p| format!("{case}: {p}"))),
+            None => failures.push(format!("{case}: recorded but not in contract.toml")),
+        }
+    }
+    for (cli, scenarios) in &contract {
+        for scenario in scenarios.keys() {
+            let case = format!("{cli}/{scenario}");
+            if only.is_none() && !recordings().iter().any(|(c, p)| c == cli && p.ends_with(scenario)) {
+                failures.push(format!("{case}: in contract.toml but not recorded"));
+            }
+        }
+    }
+    assert!(ran > 0, "no recording was replayed");
+    assert!(failures.is_empty(), "{} of {ran} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
