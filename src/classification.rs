@@ -280,9 +280,15 @@ pub struct Classification {
 pub enum RuntimeFailure {
     SpawnFailed,
     /// No output for the candidate's idle timeout.
-    IdleTimeout { idle_s: u32, output_seen: bool },
+    IdleTimeout {
+        idle_s: u32,
+        output_seen: bool,
+    },
     /// The attempt outlived the candidate's total timeout.
-    TotalTimeout { total_s: u32, output_seen: bool },
+    TotalTimeout {
+        total_s: u32,
+        output_seen: bool,
+    },
 }
 
 impl RuntimeFailure {

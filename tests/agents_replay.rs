@@ -52,9 +52,10 @@ fn kind_of(cli: &str) -> AgentKind {
 
 /// The pinned versions, from the one place they are recorded.
 fn pinned() -> BTreeMap<String, String> {
-    let pkg: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(Path::new(ROOT).join("agents/package.json")).unwrap())
-            .unwrap();
+    let pkg: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("agents/package.json")).unwrap(),
+    )
+    .unwrap();
     let names = [
         ("claude", "@anthropic-ai/claude-code"),
         ("codex", "@openai/codex"),
@@ -166,7 +167,10 @@ fn check(expect: &Expect, o: &Outcome) -> Vec<String> {
     let mut problems = Vec::new();
     let got = decision_name(o);
     if got != expect.decision {
-        problems.push(format!("decision {got}, expected {} ({:?})", expect.decision, o.decision));
+        problems.push(format!(
+            "decision {got}, expected {} ({:?})",
+            expect.decision, o.decision
+        ));
     }
     if let (Some(code), Some(c)) = (&expect.code, &o.classification) {
         if c.code.as_str() != code {
@@ -202,7 +206,12 @@ fn recordings() -> Vec<(String, PathBuf)> {
     for (cli, version) in pinned() {
         let dir = base.join(format!("{cli}-{version}"));
         let mut scenarios: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{} must hold the recordings of the pinned {cli}: {e}", dir.display()))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{} must hold the recordings of the pinned {cli}: {e}",
+                    dir.display()
+                )
+            })
             .map(|e| e.unwrap().path())
             .filter(|p| p.is_dir())
             .collect();
@@ -238,25 +247,41 @@ async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
                 c.map(|c| c.code.as_str()),
                 c.and_then(|c| c.rule_id.clone()),
                 c.and_then(|c| c.reset_at),
-                outcome.evidence.as_ref().map(|e| e.message.chars().take(160).collect::<String>()),
+                outcome
+                    .evidence
+                    .as_ref()
+                    .map(|e| e.message.chars().take(160).collect::<String>()),
             );
             if let Some(Decision::Manual { reason }) = &outcome.decision {
                 eprintln!("    manual: {reason:?}");
             }
         }
         match expect {
-            Some(expect) => failures.extend(check(expect, &outcome).into_iter().map(|p| format!("{case}: {p}"))),
+            Some(expect) => failures.extend(
+                check(expect, &outcome)
+                    .into_iter()
+                    .map(|p| format!("{case}: {p}")),
+            ),
             None => failures.push(format!("{case}: recorded but not in contract.toml")),
         }
     }
     for (cli, scenarios) in &contract {
         for scenario in scenarios.keys() {
             let case = format!("{cli}/{scenario}");
-            if only.is_none() && !recordings().iter().any(|(c, p)| c == cli && p.ends_with(scenario)) {
+            if only.is_none()
+                && !recordings()
+                    .iter()
+                    .any(|(c, p)| c == cli && p.ends_with(scenario))
+            {
                 failures.push(format!("{case}: in contract.toml but not recorded"));
             }
         }
     }
     assert!(ran > 0, "no recording was replayed");
-    assert!(failures.is_empty(), "{} of {ran} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{act_on, fake_claude, open_engine, uniform_policy};
+use common::{act_on, hanging_agent, open_engine, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{
     AgentSpec, AttemptOutcome, CandidateInput, Engine, ManualAction, Profile, RouteSnapshot,
@@ -83,14 +83,9 @@ async fn act(engine: &Engine, s: &RouteSnapshot, action: ManualAction) -> RouteS
     act_on(engine, s.id, action, s.generation).await.unwrap()
 }
 
-/// Starts the hanging fake agent; returns the route and the agent's pid.
+/// Starts the hanging agent; returns the route and the agent's pid.
 async fn start_hanging(engine: &Engine, p: &Profile, pidfile: &Path) -> (RouteSnapshot, String) {
-    let s = start(
-        engine,
-        p,
-        &format!("scenario:hang pidfile:{}", pidfile.display()),
-    )
-    .await;
+    let s = start(engine, p, "Reply with the single word done.").await;
     (s, wait_pid(pidfile).await)
 }
 
@@ -208,8 +203,9 @@ async fn policy_edit_applies_to_the_next_decision_not_the_pending_timer() {
 async fn stop_kills_the_agent_process_and_records_it() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir.path().join("a.db")).await;
-    let p = profile(&engine, vec![fake_claude()]);
-    let (s, pid) = start_hanging(&engine, &p, &dir.path().join("agent.pid")).await;
+    let pidfile = dir.path().join("agent.pid");
+    let p = profile(&engine, vec![hanging_agent(&pidfile)]);
+    let (s, pid) = start_hanging(&engine, &p, &pidfile).await;
     let stopped = act(&engine, &s, ManualAction::Stop).await;
     assert_eq!(stopped.state, RouteState::Stopped);
     assert_eq!(stopped.actions, vec![ManualAction::Resume]);
@@ -229,8 +225,9 @@ async fn shutdown_kills_agents_and_leaves_routes_for_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
     let engine = open(&db).await;
-    let p = profile(&engine, vec![fake_claude()]);
-    let (s, pid) = start_hanging(&engine, &p, &dir.path().join("agent.pid")).await;
+    let pidfile = dir.path().join("agent.pid");
+    let p = profile(&engine, vec![hanging_agent(&pidfile)]);
+    let (s, pid) = start_hanging(&engine, &p, &pidfile).await;
     engine.shutdown().await;
     wait_gone(&pid).await;
     let engine = open(&db).await;

@@ -1,31 +1,21 @@
-//! Adapters against the fake agents in `fixtures/agents/`, which print the
-//! real stream formats of each CLI.
+//! What each adapter reads from the real CLIs' output, on their recordings
+//! (fixtures/agents/recorded/, replayed by fixtures/agents/replay.py): the
+//! structured status, error type, headers and effects the CLI printed.
+//! The route outcome of every recording is tests/agents_replay.rs.
 
 mod common;
 
-use common::fake_agent;
-use recourse::engine::{AgentKind, AgentSpec, Clock};
-use recourse::evidence::{Phase, Provider};
+use common::replay_agent;
+use recourse::engine::{AgentKind, Clock};
+use recourse::evidence::{Phase, RawEvidence};
 use recourse::runner::{run, Launch, RunReport};
 use recourse::safety::{EffectContext, PromptDelivery};
 use tokio_util::sync::CancellationToken;
 
-fn fake(kind: AgentKind) -> AgentSpec {
-    let script = match kind {
-        AgentKind::ClaudeCode => "claude-code.sh",
-        AgentKind::Codex => "codex.sh",
-        AgentKind::Gemini => "gemini.sh",
-        AgentKind::Opencode => "opencode.sh",
-        AgentKind::Generic => "generic.sh",
-        AgentKind::Simulated => unreachable!("the simulated provider has no process"),
-    };
-    fake_agent(kind, script)
-}
-
-async fn attempt(kind: AgentKind, scenario: &str) -> RunReport {
+async fn attempt(kind: AgentKind, recording: &str) -> RunReport {
     let launch = Launch {
-        agent: fake(kind),
-        prompt: format!("Fix the build. scenario:{scenario}"),
+        agent: replay_agent(kind, recording),
+        prompt: "Reply with the single word done.".into(),
         cwd: None,
         step: 0,
         clock: Clock::start(),
@@ -33,181 +23,183 @@ async fn attempt(kind: AgentKind, scenario: &str) -> RunReport {
     run(launch, CancellationToken::new()).await
 }
 
-fn failure(report: RunReport) -> (recourse::evidence::RawEvidence, EffectContext) {
+fn failure(report: RunReport) -> (RawEvidence, EffectContext) {
     match report {
         RunReport::Failed { raw, effect } => (raw, effect),
         other => panic!("expected a failure, got {other:?}"),
     }
 }
 
-fn text(raw: &recourse::evidence::RawEvidence) -> String {
+fn text(raw: &RawEvidence) -> String {
     String::from_utf8_lossy(&raw.message).to_string()
 }
 
-fn effect(delivery: PromptDelivery, assistant: bool, tool: Option<bool>) -> EffectContext {
+fn confirmed_without_effects() -> EffectContext {
     EffectContext {
-        prompt_delivery: Some(delivery),
-        assistant_output_seen: Some(assistant),
-        tool_activity_seen: tool,
+        prompt_delivery: Some(PromptDelivery::Confirmed),
+        assistant_output_seen: Some(false),
+        tool_activity_seen: Some(false),
         partial_result_seen: Some(false),
         evidence_current: None,
     }
 }
 
 #[tokio::test]
-async fn claude_success_result_is_success() {
+async fn claude_synthetic_api_error_message_is_evidence_not_assistant_output() {
+    let (raw, effect) = failure(attempt(AgentKind::ClaudeCode, "claude/overloaded").await);
     assert_eq!(
-        attempt(AgentKind::ClaudeCode, "success").await,
-        RunReport::Succeeded
+        effect,
+        confirmed_without_effects(),
+        "the `<synthetic>` assistant event is the CLI's own error text"
     );
-}
-
-#[tokio::test]
-async fn claude_api_error_result_is_confirmed_delivery_without_effects() {
-    let (raw, eff) = failure(attempt(AgentKind::ClaudeCode, "overloaded").await);
-    assert_eq!(raw.provider, Provider::ClaudeCode);
     assert_eq!(
         raw.http_status,
         Some(529),
-        "status parsed from `API Error: 529`"
+        "from the result's api_error_status"
     );
+    assert_eq!(raw.error_type.as_deref(), Some("overloaded_error"));
+    assert!(text(&raw).starts_with("API Error: 529 Overloaded"));
+    assert_eq!(raw.phase, Some(Phase::Request));
+}
+
+#[tokio::test]
+async fn claude_rejected_usage_window_carries_its_reset_as_headers() {
+    let (raw, _) = failure(attempt(AgentKind::ClaudeCode, "claude/usage_limit").await);
+    assert_eq!(
+        raw.headers
+            .get("anthropic-ratelimit-unified-status")
+            .map(String::as_str),
+        Some("rejected")
+    );
+    let reset: i64 = raw.headers["anthropic-ratelimit-unified-reset"]
+        .parse()
+        .unwrap();
+    let in_s = reset - chrono::Utc::now().timestamp();
     assert!(
-        text(&raw).contains("overloaded_error"),
-        "result text is the evidence"
+        (590..=600).contains(&in_s),
+        "rate_limit_event resetsAt, replayed 600 s ahead: {in_s}"
     );
-    assert_eq!(eff, effect(PromptDelivery::Confirmed, false, Some(false)));
+    assert_eq!(
+        raw.headers["anthropic-ratelimit-unified-representative-claim"],
+        "five_hour"
+    );
 }
 
 #[tokio::test]
-async fn claude_tool_use_then_cut_stream_is_ambiguous_with_effects() {
-    let (raw, eff) = failure(attempt(AgentKind::ClaudeCode, "tool_then_reset").await);
-    assert_eq!(raw.phase, Some(Phase::Stream));
+async fn claude_tool_use_before_the_failure_is_tool_activity() {
+    let (_, effect) = failure(attempt(AgentKind::ClaudeCode, "claude/tool_then_error").await);
+    assert_eq!(effect.tool_activity_seen, Some(true));
+    assert_eq!(
+        effect.assistant_output_seen,
+        Some(false),
+        "a tool_use block alone is not text"
+    );
+}
+
+#[tokio::test]
+async fn codex_retry_notices_are_not_the_evidence() {
+    let (raw, effect) = failure(attempt(AgentKind::Codex, "codex/overloaded").await);
     assert!(
-        text(&raw).contains("ECONNRESET"),
-        "stderr tail is the evidence"
+        text(&raw).starts_with("unexpected status 503 Service Unavailable"),
+        "the terminal turn.failed message, not `Reconnecting... 1/1 (…)`: {}",
+        text(&raw)
     );
-    assert_eq!(raw.exit_code, Some(1));
     assert_eq!(
-        eff,
-        effect(PromptDelivery::Ambiguous, true, Some(true)),
-        "thinking counts as assistant output; tool_use and tool_result as tool activity"
+        raw.http_status,
+        Some(503),
+        "read from `unexpected status 503`"
     );
-}
-
-#[tokio::test]
-async fn claude_failing_before_any_event_did_not_get_the_prompt() {
-    let (raw, eff) = failure(attempt(AgentKind::ClaudeCode, "not_found").await);
-    assert_eq!(raw.phase, Some(Phase::Connect));
     assert_eq!(
-        eff,
-        effect(PromptDelivery::NotDelivered, false, Some(false))
+        effect,
+        confirmed_without_effects(),
+        "the CLI's `error` item warning is no effect"
     );
-}
-
-#[tokio::test]
-async fn codex_turn_failed_after_retry_progress_uses_the_terminal_error() {
-    let (raw, eff) = failure(attempt(AgentKind::Codex, "rate_limited").await);
-    assert_eq!(
-        text(&raw),
-        "exceeded retry limit, last status: 429 Too Many Requests",
-        "progress lines (`Reconnecting... 1/5`) are not the evidence"
-    );
-    assert_eq!(eff, effect(PromptDelivery::Confirmed, false, Some(false)));
 }
 
 #[tokio::test]
 async fn codex_command_execution_is_tool_activity() {
-    let (_, eff) = failure(attempt(AgentKind::Codex, "tool_then_fail").await);
-    assert_eq!(eff.tool_activity_seen, Some(true));
+    let (_, effect) = failure(attempt(AgentKind::Codex, "codex/tool_then_error").await);
+    assert_eq!(effect.tool_activity_seen, Some(true));
 }
 
 #[tokio::test]
-async fn codex_completed_turn_is_success() {
-    assert_eq!(
-        attempt(AgentKind::Codex, "success").await,
-        RunReport::Succeeded
-    );
-}
-
-#[tokio::test]
-async fn gemini_json_error_carries_type_and_code() {
-    let (raw, eff) = failure(attempt(AgentKind::Gemini, "quota").await);
+async fn gemini_error_class_and_status_come_from_stderr() {
+    let (raw, effect) = failure(attempt(AgentKind::Gemini, "gemini/rate_limited").await);
+    assert_eq!(raw.error_type.as_deref(), Some("RetryableQuotaError"));
     assert_eq!(raw.http_status, Some(429));
-    assert_eq!(raw.error_type.as_deref(), Some("ApiError"));
-    assert!(text(&raw).starts_with("Quota exceeded"));
-    assert_eq!(eff, effect(PromptDelivery::Confirmed, false, Some(false)));
-}
-
-#[tokio::test]
-async fn gemini_text_error_has_unknown_effects() {
-    let (raw, eff) = failure(attempt(AgentKind::Gemini, "text_error").await);
-    assert!(text(&raw).contains("503 Service Unavailable"));
-    assert_eq!(eff.prompt_delivery, Some(PromptDelivery::Ambiguous));
-    assert_eq!(
-        eff.tool_activity_seen, None,
-        "unknown, so the gate fails closed"
+    assert!(
+        !text(&raw).contains("256-color"),
+        "the terminal warning is not the evidence: {}",
+        text(&raw)
     );
+    assert_eq!(effect, confirmed_without_effects());
 }
 
 #[tokio::test]
-async fn gemini_json_response_is_success() {
+async fn gemini_provider_json_inside_the_message_gives_status_and_grpc_code() {
+    let (raw, _) = failure(attempt(AgentKind::Gemini, "gemini/server_error").await);
+    assert_eq!(raw.http_status, Some(500));
+    assert_eq!(raw.error_type.as_deref(), Some("INTERNAL"));
+}
+
+#[tokio::test]
+async fn gemini_partial_answer_is_assistant_output() {
+    let (_, effect) = failure(attempt(AgentKind::Gemini, "gemini/cut_stream").await);
+    assert_eq!(effect.assistant_output_seen, Some(true));
+}
+
+#[tokio::test]
+async fn opencode_error_event_keeps_status_headers_and_provider_type() {
+    let (raw, effect) = failure(attempt(AgentKind::Opencode, "opencode/rate_limited").await);
+    assert_eq!(raw.http_status, Some(429), "data.statusCode");
     assert_eq!(
-        attempt(AgentKind::Gemini, "success").await,
-        RunReport::Succeeded
+        raw.error_type.as_deref(),
+        Some("rate_limit_error"),
+        "the type inside data.responseBody"
     );
-}
-
-#[tokio::test]
-async fn opencode_error_event_before_any_step_was_not_delivered() {
-    let (raw, eff) = failure(attempt(AgentKind::Opencode, "overloaded").await);
-    assert_eq!(raw.error_type.as_deref(), Some("APIError"));
-    assert_eq!(text(&raw), "Overloaded");
     assert_eq!(
-        eff,
-        effect(PromptDelivery::NotDelivered, false, Some(false))
+        raw.headers.get("retry-after").map(String::as_str),
+        Some("12")
+    );
+    assert!(raw
+        .headers
+        .contains_key("anthropic-ratelimit-requests-reset"));
+    assert_eq!(
+        effect,
+        EffectContext {
+            prompt_delivery: Some(PromptDelivery::NotDelivered),
+            ..confirmed_without_effects()
+        },
+        "the error came before any step started"
     );
 }
 
 #[tokio::test]
 async fn opencode_tool_use_then_error_is_tool_activity() {
-    let (_, eff) = failure(attempt(AgentKind::Opencode, "tool_then_error").await);
-    assert_eq!(eff, effect(PromptDelivery::Confirmed, false, Some(true)));
+    let (_, effect) = failure(attempt(AgentKind::Opencode, "opencode/tool_then_error").await);
+    assert_eq!(effect.tool_activity_seen, Some(true));
 }
 
 #[tokio::test]
-async fn opencode_steps_and_text_are_success() {
-    assert_eq!(
-        attempt(AgentKind::Opencode, "success").await,
-        RunReport::Succeeded
-    );
+async fn every_cli_success_is_success() {
+    for (kind, recording) in [
+        (AgentKind::ClaudeCode, "claude/ok"),
+        (AgentKind::Codex, "codex/ok"),
+        (AgentKind::Gemini, "gemini/ok"),
+        (AgentKind::Opencode, "opencode/ok"),
+    ] {
+        assert_eq!(
+            attempt(kind, recording).await,
+            RunReport::Succeeded,
+            "{recording}"
+        );
+    }
 }
 
 #[tokio::test]
-async fn generic_failure_is_exit_code_and_stderr_tail_with_unknown_effects() {
-    let (raw, eff) = failure(attempt(AgentKind::Generic, "fail").await);
-    assert_eq!(raw.exit_code, Some(3));
-    assert_eq!(text(&raw), "fatal: upstream returned 502 Bad Gateway\n");
-    assert_eq!(eff.prompt_delivery, Some(PromptDelivery::Ambiguous));
-    assert_eq!(
-        eff.assistant_output_seen,
-        Some(true),
-        "it printed to stdout"
-    );
-    assert_eq!(eff.tool_activity_seen, None);
-}
-
-#[tokio::test]
-async fn generic_exit_zero_is_success() {
-    assert_eq!(
-        attempt(AgentKind::Generic, "success").await,
-        RunReport::Succeeded
-    );
-}
-
-#[tokio::test]
-async fn missing_program_fails_at_spawn_before_delivery() {
-    let mut agent = fake(AgentKind::Codex);
-    agent.program = Some("/nonexistent/codex".to_string());
+async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer() {
+    let mut agent = replay_agent(AgentKind::Codex, "codex/ok");
+    agent.args = vec!["--full-auto".into()];
     let launch = Launch {
         agent,
         prompt: "p".into(),
@@ -215,62 +207,11 @@ async fn missing_program_fails_at_spawn_before_delivery() {
         step: 0,
         clock: Clock::start(),
     };
-    let (raw, eff) = failure(run(launch, CancellationToken::new()).await);
-    assert_eq!(raw.phase, Some(Phase::Spawn));
-    assert!(text(&raw).starts_with("cannot start /nonexistent/codex: "));
-    assert_eq!(eff.prompt_delivery, Some(PromptDelivery::NotDelivered));
-}
-
-#[tokio::test]
-async fn cancelled_attempt_is_killed_and_reaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pid");
-    let launch = Launch {
-        agent: fake(AgentKind::ClaudeCode),
-        prompt: format!("scenario:hang pidfile:{}", pidfile.display()),
-        cwd: None,
-        step: 0,
-        clock: Clock::start(),
-    };
-    let cancel = CancellationToken::new();
-    let task = tokio::spawn(run(launch, cancel.clone()));
-    let child_file = dir.path().join("pid.child");
-    let pid = loop {
-        if let (Ok(s), true) = (std::fs::read_to_string(&pidfile), child_file.exists()) {
-            if let Ok(pid) = s.trim().parse::<u32>() {
-                break pid;
-            }
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
-    let tool_pid = std::fs::read_to_string(&child_file)
-        .unwrap()
-        .trim()
-        .to_string();
-    cancel.cancel();
-    assert_eq!(task.await.unwrap(), RunReport::Killed);
+    let (raw, _) = failure(run(launch, CancellationToken::new()).await);
+    assert_eq!(raw.exit_code, Some(97));
     assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "agent process {pid} is gone (killed and reaped, no zombie)"
+        text(&raw).contains("differ from the recording"),
+        "a drifted command line cannot pass as the recorded one: {}",
+        text(&raw)
     );
-    // The orphaned tool is reaped by init, maybe later: dead or a zombie.
-    for _ in 0..50 {
-        if !running(&tool_pid) {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("the agent's tool subprocess {tool_pid} survived the kill");
-}
-
-/// Exists and is not a zombie.
-fn running(pid: &str) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit(')')
-        .next()
-        .and_then(|rest| rest.split_whitespace().next());
-    state != Some("Z")
 }

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{fake_claude, seed_profile, uniform_policy};
+use common::{hanging_agent, seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, CandidateInput, SimStep};
 use recourse::store::Store;
@@ -163,11 +163,11 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
 fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    seed_profile(&db, "Hang", &[fake_claude()]);
     let pidfile = dir.path().join("agent.pid");
-    let prompt = format!("scenario:hang pidfile:{}", pidfile.display());
+    seed_profile(&db, "Hang", &[hanging_agent(&pidfile)]);
+    let prompt = "Reply with the single word done.";
     let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", "Hang", "--prompt", &prompt, "--db"])
+        .args(["run", "--profile", "Hang", "--prompt", prompt, "--db"])
         .arg(&db)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -181,7 +181,7 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert!(!agent_pid.trim().is_empty(), "the fake agent started");
+    assert!(!agent_pid.trim().is_empty(), "the agent started");
     // SAFETY: kill(2) on the child we spawned.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);

@@ -1,5 +1,6 @@
-//! Redaction audit: fake agents print API keys and bearer tokens in their
-//! errors; after running them through the `recourse` binary with trace
+//! Redaction audit: agents print API keys and bearer tokens in their errors
+//! (a recording of the real Claude Code relaying a gateway that echoes them,
+//! and a command of the generic kind); after running them through the `recourse` binary with trace
 //! logging, neither the database files nor any output contain them.
 
 mod common;
@@ -7,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fake_agent, seed_profile};
+use common::{replay_agent, seed_profile};
 use recourse::engine::pipeline;
 use recourse::engine::{AgentKind, AgentSpec, CandidateInput};
 use recourse::store::Store;
@@ -52,12 +53,21 @@ fn planted_secrets_reach_neither_the_database_nor_the_logs() {
     profile(
         &db,
         "claude",
-        fake_agent(AgentKind::ClaudeCode, "claude-code.sh"),
+        replay_agent(AgentKind::ClaudeCode, "claude/secret_echo"),
     );
-    profile(&db, "generic", fake_agent(AgentKind::Generic, "generic.sh"));
+    profile(&db, "generic", leaky_command(dir.path()));
     let mut output = String::new();
     for p in ["claude", "generic"] {
-        output += &recourse(&db, &["run", "--profile", p, "--prompt", "scenario:secret"]);
+        output += &recourse(
+            &db,
+            &[
+                "run",
+                "--profile",
+                p,
+                "--prompt",
+                "Reply with the single word done.",
+            ],
+        );
     }
     output += &recourse(&db, &["routes", "--json"]);
     output += &recourse(&db, &["route", "1", "--json"]);
@@ -78,8 +88,27 @@ fn planted_secrets_reach_neither_the_database_nor_the_logs() {
             .and_then(|r| r.excerpt.clone())
             .unwrap_or_default();
         assert!(
-            excerpt.contains("401"),
+            excerpt.contains("40"),
             "route {route}: the sanitized evidence was stored, got {excerpt:?}"
         );
     }
+}
+
+/// Any command (the generic kind runs whatever it is given): a script in
+/// `dir` that prints the planted secrets on stderr and fails with a 401. The
+/// secrets live in the script, so the stored candidate holds none.
+fn leaky_command(dir: &Path) -> AgentSpec {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("leaky.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'HTTP 401: invalid x-api-key sk-ant-api03-PLANTEDSECRETaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' >&2\n\
+         echo 'Authorization: Bearer PLANTEDBEARERzzzzzzzzzzzzzzzzzzzz planted.person@example.com' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut agent = AgentSpec::simulated(Vec::new());
+    agent.kind = AgentKind::Generic;
+    agent.program = Some(script.display().to_string());
+    agent
 }

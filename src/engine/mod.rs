@@ -329,7 +329,10 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
             )
         }
         AgentKind::Generic if !has_program => {
-            return err("program", "a generic candidate needs a program to run".into())
+            return err(
+                "program",
+                "a generic candidate needs a program to run".into(),
+            )
         }
         AgentKind::Simulated
         | AgentKind::ClaudeCode
@@ -374,10 +377,7 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
     if agent.env.len() > MAX_ENV_VARS {
         return err(
             "env",
-            format!(
-                "at most {MAX_ENV_VARS} variables, got {}",
-                agent.env.len()
-            ),
+            format!("at most {MAX_ENV_VARS} variables, got {}", agent.env.len()),
         );
     }
     for (name, value) in &agent.env {
@@ -390,7 +390,8 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
         if !valid_name || name.len() > 128 {
             return err(
                 &field,
-                "a variable name is letters, digits and _ (not starting with a digit), at most 128".into(),
+                "a variable name is letters, digits and _ (not starting with a digit), at most 128"
+                    .into(),
             );
         }
         if value.contains('\0') || value.len() > 8192 {

@@ -135,8 +135,14 @@ async fn supervise(
     }
     let (tx, mut rx) = mpsc::channel(16);
     let readers = [
-        child.stdout.take().map(|out| tokio::spawn(read_lines(out, tx.clone()))),
-        child.stderr.take().map(|err| tokio::spawn(read_chunks(err, tx.clone()))),
+        child
+            .stdout
+            .take()
+            .map(|out| tokio::spawn(read_lines(out, tx.clone()))),
+        child
+            .stderr
+            .take()
+            .map(|err| tokio::spawn(read_chunks(err, tx.clone()))),
     ];
     drop(tx);
 
@@ -275,7 +281,12 @@ async fn read_lines(out: impl AsyncRead + Unpin, tx: mpsc::Sender<Output>) {
         }
     }
     if !line.is_empty() {
-        let _ = tx.send(Output::Line { bytes: line, oversized }).await;
+        let _ = tx
+            .send(Output::Line {
+                bytes: line,
+                oversized,
+            })
+            .await;
     }
 }
 

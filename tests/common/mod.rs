@@ -1,6 +1,6 @@
 //! Setup shared by the engine integration tests: opening an engine in a temp
 //! directory, seeding a profile straight into the store, candidate policies
-//! and the fake agents in `fixtures/agents/`.
+//! and agents replaying the recorded real CLIs in `fixtures/agents/recorded/`.
 //!
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -49,28 +49,43 @@ pub fn uniform_policy(
     pipeline::build_policy(section, section)
 }
 
-/// An agent of `kind` whose program is the fake `script` in `fixtures/agents/`.
-pub fn fake_agent(kind: AgentKind, script: &str) -> AgentSpec {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/agents")
-        .join(script);
-    AgentSpec {
-        kind,
-        program: Some(path.display().to_string()),
-        args: Vec::new(),
-        model: None,
-        script: Vec::new(),
-    }
+/// An agent of `kind` that replays `recording` (`claude/overloaded`) of the
+/// pinned CLI from `fixtures/agents/recorded/` through `replay.py`.
+pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let (cli, scenario) = recording.split_once('/').expect("cli/scenario");
+    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
+    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
+    let package = match cli {
+        "claude" => "@anthropic-ai/claude-code",
+        "codex" => "@openai/codex",
+        "gemini" => "@google/gemini-cli",
+        "opencode" => "opencode-ai",
+        other => panic!("no pinned CLI {other}"),
+    };
+    let version = versions["dependencies"][package].as_str().unwrap();
+    let dir = root.join(format!(
+        "fixtures/agents/recorded/{cli}-{version}/{scenario}"
+    ));
+    assert!(dir.is_dir(), "{} is recorded", dir.display());
+    let mut agent = AgentSpec::simulated(Vec::new());
+    agent.kind = kind;
+    agent.program = Some(root.join("fixtures/agents/replay.py").display().to_string());
+    agent
+        .env
+        .insert("RECOURSE_REPLAY".into(), dir.display().to_string());
+    agent
 }
 
-/// The fake Claude Code agent with the default policy; prompts with
-/// `scenario:hang` keep it running until it is killed.
-pub fn fake_claude() -> CandidateInput {
-    CandidateInput::new(
-        "claude",
-        fake_agent(AgentKind::ClaudeCode, "claude-code.sh"),
-        pipeline::default_policy(),
-    )
+/// OpenCode waiting out a 4-hour retry-after without a word (a recording
+/// of the real CLI): it runs until killed. Its pid goes to `pidfile`.
+pub fn hanging_agent(pidfile: &Path) -> CandidateInput {
+    let mut agent = replay_agent(AgentKind::Opencode, "opencode/quota_day");
+    agent.env.insert(
+        "RECOURSE_REPLAY_PIDFILE".into(),
+        pidfile.display().to_string(),
+    );
+    CandidateInput::new("opencode", agent, pipeline::default_policy())
 }
 
 /// Asks for `action` on route `route_id` as seen at `expected_generation`.

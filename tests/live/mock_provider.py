@@ -91,6 +91,13 @@ def anthropic_error(scenario):
         return err(503, "api_error", "Service Unavailable")
     if scenario == "unauthorized":
         return err(401, "authentication_error", "invalid x-api-key")
+    if scenario == "secret_echo":
+        # A gateway that echoes what it was sent: planted, synthetic secrets
+        # for the redaction audit (tests/engine_redaction.rs).
+        return err(400, "invalid_request_error",
+                   "upstream gateway rejected the request from sk-ant-api03-PLANTEDSECRETaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa "
+                   "Authorization: Bearer PLANTEDBEARERzzzzzzzzzzzzzzzzzzzz "
+                   "account planted.person@example.com")
     if scenario == "forbidden":
         return err(403, "permission_error",
                    "Your API key does not have permission to use the specified resource.")
@@ -529,7 +536,7 @@ class Handler(BaseHTTPRequestHandler):
 
 SCENARIOS = ["ok", "rate_limited", "usage_limit", "quota_day", "overloaded", "server_error",
              "unavailable", "unauthorized", "forbidden", "credit_balance", "model_not_found",
-             "cut_stream", "tool_then_error"]
+             "cut_stream", "tool_then_error", "secret_echo"]
 
 
 def main():

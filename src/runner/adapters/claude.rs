@@ -71,7 +71,9 @@ impl StreamAdapter for Claude {
                     status: status_at(&v, &["api_error_status"]),
                 });
             }
-            other => self.seen.unknown(format!("type {}", other.unwrap_or("(none)"))),
+            other => self
+                .seen
+                .unknown(format!("type {}", other.unwrap_or("(none)"))),
         }
     }
 
@@ -121,8 +123,10 @@ impl StreamAdapter for Claude {
                     .or(retry_status);
                 raw.error_type = error_type;
                 if let Some((reset, claim)) = window {
-                    raw.headers
-                        .insert("anthropic-ratelimit-unified-status".into(), "rejected".into());
+                    raw.headers.insert(
+                        "anthropic-ratelimit-unified-status".into(),
+                        "rejected".into(),
+                    );
                     raw.headers
                         .insert("anthropic-ratelimit-unified-reset".into(), reset);
                     if let Some(claim) = claim {
@@ -198,8 +202,12 @@ impl Claude {
                 Some("text") if is_user => {}
                 Some("text" | "thinking" | "redacted_thinking") => self.seen.assistant = true,
                 Some(
-                    "tool_use" | "tool_result" | "server_tool_use" | "web_search_tool_result"
-                    | "mcp_tool_use" | "mcp_tool_result",
+                    "tool_use"
+                    | "tool_result"
+                    | "server_tool_use"
+                    | "web_search_tool_result"
+                    | "mcp_tool_use"
+                    | "mcp_tool_result",
                 ) => self.seen.tool = true,
                 other => self
                     .seen

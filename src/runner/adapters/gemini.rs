@@ -63,8 +63,10 @@ impl StreamAdapter for Gemini {
 
     fn on_oversized_line(&mut self, head: &str) {
         self.seen.stream_started = true;
-        self.seen
-            .unknown(format!("oversized line starting {:?}", head.chars().take(40).collect::<String>()));
+        self.seen.unknown(format!(
+            "oversized line starting {:?}",
+            head.chars().take(40).collect::<String>()
+        ));
     }
 
     fn effect_so_far(&self) -> EffectContext {
@@ -77,7 +79,12 @@ impl StreamAdapter for Gemini {
             Some(None) if exit.code == Some(0) => Finished::Succeeded,
             Some(message) => {
                 let message = message.unwrap_or_else(|| "exited with an error".to_string());
-                let mut raw = raw(Provider::Gemini, Some(message.clone()), &exit, Phase::Request);
+                let mut raw = raw(
+                    Provider::Gemini,
+                    Some(message.clone()),
+                    &exit,
+                    Phase::Request,
+                );
                 let provider = provider_error(&message);
                 raw.http_status = provider
                     .as_ref()

@@ -1,0 +1,293 @@
+//! The process runner with real commands (the generic kind runs whatever it
+//! is given, `sh -c …` here): deadlines, process groups, bounds, stdin and
+//! stdout that misbehave, and programs that cannot start.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use recourse::classification::RuntimeFailure;
+use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, Clock};
+use recourse::runner::{run, Launch, RunReport};
+use tokio_util::sync::CancellationToken;
+
+fn shell(script: &str) -> AgentSpec {
+    let mut agent = AgentSpec::simulated(Vec::new());
+    agent.kind = AgentKind::Generic;
+    agent.program = Some("sh".into());
+    agent.args = vec!["-c".into(), script.into()];
+    agent
+}
+
+fn launch(agent: AgentSpec, prompt: &str) -> Launch {
+    Launch {
+        agent,
+        prompt: prompt.into(),
+        cwd: None,
+        step: 0,
+        clock: Clock::start(),
+    }
+}
+
+async fn go(agent: AgentSpec) -> RunReport {
+    run(launch(agent, "p"), CancellationToken::new()).await
+}
+
+fn message(report: &RunReport) -> String {
+    match report {
+        RunReport::Failed { raw, .. } | RunReport::Runtime { raw, .. } => {
+            String::from_utf8_lossy(&raw.message).into_owned()
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+/// Exists and is not a zombie.
+fn alive(pid: &str) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) else {
+        return false;
+    };
+    stat.rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next())
+        != Some("Z")
+}
+
+async fn gone(pid: &str) -> bool {
+    for _ in 0..100 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+async fn read_pid(file: &Path) -> String {
+    for _ in 0..500 {
+        if let Ok(s) = std::fs::read_to_string(file) {
+            if !s.trim().is_empty() {
+                return s;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{} was never written", file.display());
+}
+
+#[tokio::test]
+async fn missing_program_is_a_spawn_failure_that_names_it() {
+    let mut agent = shell("");
+    agent.program = Some("recourse-no-such-agent".into());
+    let report = go(agent).await;
+    assert!(
+        matches!(
+            report,
+            RunReport::Runtime {
+                failure: RuntimeFailure::SpawnFailed,
+                ..
+            }
+        ),
+        "{report:?}"
+    );
+    assert_eq!(
+        message(&report),
+        "cannot start recourse-no-such-agent: not found on PATH (recourse-no-such-agent)"
+    );
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_executable_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("agent");
+    std::fs::write(&file, "#!/bin/sh\n").unwrap();
+    let mut agent = shell("");
+    agent.program = Some(file.display().to_string());
+    let report = go(agent).await;
+    assert_eq!(
+        message(&report),
+        format!(
+            "cannot start agent: not executable (permission denied) ({})",
+            file.display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_working_directory_is_reported_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("gone");
+    let mut l = launch(shell("exit 0"), "p");
+    l.cwd = Some(cwd.clone());
+    let report = run(l, CancellationToken::new()).await;
+    assert_eq!(
+        message(&report),
+        format!(
+            "cannot start sh: working directory {} does not exist",
+            cwd.display()
+        ),
+        "not blamed on the program"
+    );
+}
+
+#[tokio::test]
+async fn cancel_kills_the_whole_process_group_and_reaps_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let script = format!(
+        "sleep 60 & echo $! > {0}.tool; echo $$ > {0}; wait",
+        pids.display()
+    );
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn(run(launch(shell(&script), "p"), cancel.clone()));
+    let agent = read_pid(&pids).await;
+    let tool = read_pid(&dir.path().join("pids.tool")).await;
+    cancel.cancel();
+    assert_eq!(task.await.unwrap(), RunReport::Killed);
+    assert!(
+        !alive(&agent),
+        "the agent {agent} is killed and reaped (no zombie)"
+    );
+    assert!(gone(&tool).await, "the tool {tool} it started went with it");
+}
+
+#[tokio::test]
+async fn an_agent_quiet_past_its_idle_timeout_is_ended_with_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid = dir.path().join("pid");
+    let mut agent = shell(&format!("echo $$ > {}; exec sleep 60", pid.display()));
+    agent.timeouts = AttemptTimeouts {
+        idle_s: 1,
+        total_s: 60,
+    };
+    let started = Instant::now();
+    let report = go(agent).await;
+    assert!(
+        matches!(
+            report,
+            RunReport::Runtime {
+                failure: RuntimeFailure::IdleTimeout {
+                    idle_s: 1,
+                    output_seen: false
+                },
+                ..
+            }
+        ),
+        "{report:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "ended at the deadline, not at exit"
+    );
+    assert!(!alive(&std::fs::read_to_string(&pid).unwrap()));
+    assert!(message(&report).starts_with("the agent printed nothing for 1 s"));
+}
+
+#[tokio::test]
+async fn an_agent_that_keeps_talking_is_ended_at_its_total_timeout() {
+    let mut agent = shell("while true; do echo step; sleep 0.2; done");
+    agent.timeouts = AttemptTimeouts {
+        idle_s: 1,
+        total_s: 2,
+    };
+    let report = go(agent).await;
+    assert!(
+        matches!(
+            report,
+            RunReport::Runtime {
+                failure: RuntimeFailure::TotalTimeout {
+                    total_s: 2,
+                    output_seen: true
+                },
+                ..
+            }
+        ),
+        "output keeps the idle deadline away; the total one still holds: {report:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_attempt_ends_when_the_agent_exits_even_if_a_child_holds_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = dir.path().join("child");
+    // A dev server left running in the background, holding the pipes.
+    let script = format!("sleep 60 & echo $! > {}; exit 0", child.display());
+    let started = Instant::now();
+    let report = go(shell(&script)).await;
+    assert_eq!(report, RunReport::Succeeded);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "did not wait for the background child: {:?}",
+        started.elapsed()
+    );
+    let child = std::fs::read_to_string(&child).unwrap();
+    assert!(
+        gone(&child).await,
+        "what the agent left behind is killed with its group"
+    );
+}
+
+#[tokio::test]
+async fn invalid_utf8_on_stdout_does_not_stop_the_reader() {
+    // Without a reader the agent would die of SIGPIPE (exit 141) and a
+    // success would be recorded as a failure.
+    let script = r"printf '\377\376 not utf-8\n'; i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done; exit 0";
+    assert_eq!(go(shell(script)).await, RunReport::Succeeded);
+}
+
+#[tokio::test]
+async fn a_huge_line_without_newline_is_bounded_and_read_to_the_end() {
+    // 64 MiB on one line: kept to the runner's bound, the rest drained.
+    let script = "head -c 67108864 /dev/zero | tr '\\0' x; exit 0";
+    assert_eq!(go(shell(script)).await, RunReport::Succeeded);
+}
+
+#[tokio::test]
+async fn a_large_prompt_is_written_while_the_agent_talks_first() {
+    // The agent writes 1 MiB before it reads stdin; written serially, the
+    // 256 KiB prompt and the full stdout pipe would deadlock.
+    let script = "head -c 1048576 /dev/zero; n=$(wc -c); [ \"$n\" -eq 262144 ]";
+    let prompt = "x".repeat(256 * 1024);
+    let mut agent = shell(script);
+    agent.timeouts = AttemptTimeouts {
+        idle_s: 20,
+        total_s: 30,
+    };
+    let report = run(launch(agent, &prompt), CancellationToken::new()).await;
+    assert_eq!(
+        report,
+        RunReport::Succeeded,
+        "the whole prompt arrived: {report:?}"
+    );
+}
+
+#[tokio::test]
+async fn candidate_env_and_config_dir_reach_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("env");
+    // A Codex candidate whose program is a script that ignores the kind's
+    // own arguments (`exec --json PROMPT`) and reports its environment.
+    let script = dir.path().join("report-env");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$HTTPS_PROXY|$CODEX_HOME\" > {}\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut agent = shell("");
+    agent.kind = AgentKind::Codex;
+    agent.program = Some(script.display().to_string());
+    agent.args.clear();
+    agent
+        .env
+        .insert("HTTPS_PROXY".into(), "http://127.0.0.1:3128".into());
+    agent.config_dir = Some("/srv/codex-work-account".into());
+    let _ = go(agent).await;
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "http://127.0.0.1:3128|/srv/codex-work-account\n",
+        "config_dir goes in the variable Codex documents"
+    );
+}
