@@ -1,0 +1,311 @@
+//! Contract tests against the pinned, unmodified agent CLIs: for each CLI ×
+//! scenario, a real `recourse run` inside tests/live/sandbox.sh (its own
+//! network namespace, the loopback mock answering with the scenario, fresh
+//! HOME), on a profile of that CLI plus a simulated fallback under
+//! fixtures/agents/contract-policy.json. The route must come to what
+//! fixtures/agents/contract.toml says, the same file the recordings are
+//! checked against:
+//! - succeeded: the CLI answered; one attempt;
+//! - retry: the first attempt is retried, the retry fails too, the candidate
+//!   is skipped and the fallback succeeds;
+//! - skip: the candidate is skipped at once and the fallback succeeds;
+//! - wait: the route waits for the reset the provider gave (then the run is
+//!   interrupted: nobody waits ten minutes in a test);
+//! - manual: the route needs a person.
+//! The first failure's code and evidence are checked too.
+//!
+//! By default every scenario of Claude Code, Codex and Gemini CLI runs and
+//! two of OpenCode (it backs off for 70–110 s on every retryable failure, and
+//! its full matrix takes about 30 minutes); `RECOURSE_LIVE=all` runs
+//! everything, `RECOURSE_LIVE=claude/overloaded,codex/ok` a chosen few, and
+//! `RECOURSE_LIVE=off` none.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use common::seed_profile;
+use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, CandidateInput, RouteState, SimStep};
+use recourse::store::Store;
+use serde::Deserialize;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const PROMPT: &str = "Reply with the single word done.";
+/// OpenCode scenarios in the default run: its quick ones.
+const OPENCODE_DEFAULT: [&str; 2] = ["ok", "unauthorized"];
+
+#[derive(Debug, Deserialize)]
+struct Expect {
+    decision: String,
+    code: Option<String>,
+    excerpt: Option<String>,
+    reset_in_s: Option<i64>,
+    #[allow(dead_code)]
+    why: Option<String>,
+}
+
+fn kind_of(cli: &str) -> AgentKind {
+    match cli {
+        "claude" => AgentKind::ClaudeCode,
+        "codex" => AgentKind::Codex,
+        "gemini" => AgentKind::Gemini,
+        "opencode" => AgentKind::Opencode,
+        other => panic!("no agent kind for {other}"),
+    }
+}
+
+/// The contract policy: candidate 0 is the CLI under test, 1 the fallback.
+fn candidates(cli: &str) -> Vec<CandidateInput> {
+    let doc = recourse::policy::document::load(
+        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract-policy.json"))
+            .unwrap(),
+    )
+    .unwrap()
+    .document;
+    let bin = Path::new(ROOT).join("agents/node_modules/.bin").join(cli);
+    assert!(
+        bin.exists(),
+        "{} is missing: scripts/setup.sh installs the pinned CLIs",
+        bin.display()
+    );
+    let mut agent = AgentSpec::simulated(Vec::new());
+    agent.kind = kind_of(cli);
+    agent.program = Some(bin.display().to_string());
+    // OpenCode never gives up on a cut stream or a 4-hour retry-after.
+    agent.timeouts = AttemptTimeouts {
+        idle_s: 60,
+        total_s: 180,
+    };
+    let fallback = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]);
+    vec![
+        CandidateInput::new(cli, agent, doc.candidates[0].policy.clone()),
+        CandidateInput::new("fallback", fallback, doc.candidates[1].policy.clone()),
+    ]
+}
+
+struct Run {
+    exit: Option<i32>,
+    stdout: String,
+    /// The route as it was when the run came to rest (or was interrupted).
+    row: recourse::store::routes::RouteRow,
+    mock_started: f64,
+}
+
+fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("live.db");
+    seed_profile(&db, cli, &candidates(cli));
+    let work = dir.path().join("sandbox");
+    let mut child = Command::new("bash")
+        .arg(Path::new(ROOT).join("tests/live/sandbox.sh"))
+        .arg(scenario)
+        .arg(&work)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", cli, "--prompt", PROMPT, "--db"])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("sandbox: {e}"))?;
+    let group = child.id() as i32;
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut lines = Vec::new();
+    let mut row = None;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) => {
+                let waiting = line.contains(" waiting_reset");
+                lines.push(line);
+                if waiting && expect.decision == "wait" {
+                    row = Store::open(&db).unwrap().route(1).unwrap();
+                    // SAFETY: kill(2) on the process group we started.
+                    unsafe {
+                        libc::kill(-group, libc::SIGINT);
+                    }
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() > deadline => {
+                // SAFETY: as above.
+                unsafe {
+                    libc::kill(-group, libc::SIGKILL);
+                }
+                let _ = child.wait();
+                return Err(format!("still running after 600 s: {lines:?}"));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let row = match row {
+        Some(r) => r,
+        None => Store::open(&db)
+            .unwrap()
+            .route(1)
+            .unwrap()
+            .ok_or_else(|| format!("no route was started: {stderr}"))?,
+    };
+    let mock_started = std::fs::read_to_string(work.join("mock.port.started"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0.0);
+    let run = Run {
+        exit: status.code(),
+        stdout: lines.join("\n"),
+        row,
+        mock_started,
+    };
+    check(&db, expect, &run).map_err(|p| format!("{p}\n--- run output:\n{}\n--- stderr:\n{stderr}", run.stdout))?;
+    Ok(run)
+}
+
+fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
+    let store = Store::open(db).unwrap();
+    let attempts = store.attempts(1).unwrap();
+    let first = attempts.first().ok_or("no attempt was made")?;
+    let result = first.result.as_ref();
+    let decision = result.and_then(|r| r.decision.clone()).unwrap_or_default();
+    let state = run.row.state;
+    let ok = match expect.decision.as_str() {
+        "succeeded" => state == RouteState::Succeeded && attempts.len() == 1,
+        "retry" => {
+            decision.contains("retry 1 of 1")
+                && state == RouteState::Succeeded
+                && attempts.last().unwrap().attempt.candidate_index == 1
+        }
+        "skip" => {
+            decision.contains("skip candidate 1")
+                && state == RouteState::Succeeded
+                && attempts.len() == 2
+        }
+        "wait" => state == RouteState::WaitingReset && decision.starts_with("wait for"),
+        "manual" => state == RouteState::NeedsManual && run.exit == Some(3),
+        other => return Err(format!("unknown decision {other} in contract.toml")),
+    };
+    if !ok {
+        return Err(format!(
+            "expected {}: state {state:?}, exit {:?}, {} attempts, first decision {decision:?}",
+            expect.decision,
+            run.exit,
+            attempts.len()
+        ));
+    }
+    let classification = result.and_then(|r| r.classification.as_ref());
+    if let (Some(code), Some(c)) = (&expect.code, classification) {
+        if c.code.as_str() != code {
+            return Err(format!("code {} (rule {:?}), expected {code}", c.code.as_str(), c.rule_id));
+        }
+    }
+    if let Some(excerpt) = &expect.excerpt {
+        let message = result
+            .and_then(|r| r.evidence.as_ref())
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        if !message.contains(excerpt.as_str()) {
+            return Err(format!("evidence lacks {excerpt:?}: {message:?}"));
+        }
+    }
+    if let Some(reset_in) = expect.reset_in_s {
+        let deadline = run.row.deadline.ok_or("a wait with no deadline")?;
+        let want = run.mock_started + reset_in as f64;
+        let got = deadline.timestamp() as f64;
+        // The CLIs print reset clock times to the minute.
+        if (got - want).abs() > 90.0 {
+            return Err(format!(
+                "waits until {deadline} ({:.0} s from the mock's reset)",
+                got - want
+            ));
+        }
+        assert!(deadline > Utc::now(), "the reset is in the future");
+    }
+    Ok(())
+}
+
+fn selected(contract: &BTreeMap<String, BTreeMap<String, Expect>>) -> Vec<(String, String)> {
+    let choice = std::env::var("RECOURSE_LIVE").unwrap_or_default();
+    let all: Vec<(String, String)> = contract
+        .iter()
+        .flat_map(|(cli, s)| s.keys().map(move |k| (cli.clone(), k.clone())))
+        // Only the recorder needs this one: the redaction audit replays it.
+        .filter(|(_, s)| s != "secret_echo")
+        .collect();
+    match choice.as_str() {
+        "off" => Vec::new(),
+        "all" => all,
+        "" => all
+            .into_iter()
+            .filter(|(cli, s)| cli != "opencode" || OPENCODE_DEFAULT.contains(&s.as_str()))
+            .collect(),
+        list => list
+            .split(',')
+            .map(|c| {
+                let (cli, s) = c.trim().split_once('/').expect("RECOURSE_LIVE=cli/scenario,…");
+                (cli.to_string(), s.to_string())
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn every_pinned_cli_comes_to_what_the_decision_requires() {
+    let contract: BTreeMap<String, BTreeMap<String, Expect>> = toml::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract.toml")).unwrap(),
+    )
+    .unwrap();
+    let cases = selected(&contract);
+    if cases.is_empty() {
+        eprintln!("RECOURSE_LIVE=off: no live CLI ran");
+        return;
+    }
+    // One thread per CLI: the CLIs wait on the mock, not on the cores.
+    let mut by_cli: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (cli, s) in &cases {
+        by_cli.entry(cli.clone()).or_default().push(s.clone());
+    }
+    let contract = std::sync::Arc::new(contract);
+    let handles: Vec<_> = by_cli
+        .into_iter()
+        .map(|(cli, scenarios)| {
+            let contract = contract.clone();
+            std::thread::spawn(move || {
+                let mut failures = Vec::new();
+                for s in scenarios {
+                    let started = Instant::now();
+                    let expect = &contract[&cli][&s];
+                    match live(&cli, &s, expect) {
+                        Ok(_) => eprintln!("{cli}/{s}: ok ({:.0?})", started.elapsed()),
+                        Err(e) => failures.push(format!("{cli}/{s}: {e}")),
+                    }
+                }
+                failures
+            })
+        })
+        .collect();
+    let failures: Vec<String> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} live cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+}
