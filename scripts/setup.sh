@@ -29,4 +29,10 @@ if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.packa
   echo "setup: installing npm dependencies (from ui/package-lock.json)"
   (cd ui && npm ci --no-audit --no-fund)
 fi
+# The real agent CLIs the contract tests run, pinned in agents/package.json
+# (versions) and agents/package-lock.json; each ships its binary in the package.
+if [ ! -d agents/node_modules ] || [ agents/package-lock.json -nt agents/node_modules/.package-lock.json ]; then
+  echo "setup: installing the pinned agent CLIs (from agents/package-lock.json)"
+  (cd agents && npm ci --no-audit --no-fund)
+fi
 echo "setup: ok"

@@ -165,3 +165,39 @@ fn engine_handle_is_cloneable_and_shareable_across_threads() {
     fn shareable<T: Clone + Send + Sync + 'static>() {}
     shareable::<Engine>();
 }
+
+#[tokio::test]
+async fn a_program_that_cannot_start_is_a_local_failure_not_an_inbox_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let profile = engine.create_profile("Missing").unwrap();
+    let mut agent = recourse::engine::AgentSpec::simulated(Vec::new());
+    agent.kind = recourse::engine::AgentKind::ClaudeCode;
+    agent.program = Some("recourse-test-no-such-claude".into());
+    let candidate = recourse::engine::CandidateInput::new(
+        "claude",
+        agent,
+        recourse::engine::pipeline::default_policy(),
+    );
+    let profile = engine
+        .save_candidates(profile.id, profile.revision, vec![candidate])
+        .unwrap();
+    let (mut events, start) = subscribe_and_start(&engine, profile.id, "go").await;
+    let seen = until(&mut events, start.id, |s| s.state != RouteState::Running).await;
+    let last = seen.last().unwrap();
+    assert_eq!(last.state, RouteState::NeedsManual);
+    let c = last.last_classification.as_ref().unwrap();
+    assert_eq!(c.code, recourse::classification::SemanticCode::SpawnFailed);
+    assert_eq!(c.rule_id.as_deref(), Some("runtime.spawn_failed.v1"));
+    let detail = engine.route_detail(start.id).unwrap();
+    let excerpt = detail.attempts[0].excerpt.clone().unwrap_or_default();
+    assert!(
+        excerpt.starts_with("cannot start recourse-test-no-such-claude: not found on PATH"),
+        "the message says what is wrong: {excerpt}"
+    );
+    assert!(
+        engine.unclassified_inbox().unwrap().is_empty(),
+        "a known local failure is not material for new catalogue rules"
+    );
+    engine.shutdown().await;
+}

@@ -31,7 +31,9 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use common::seed_profile;
-use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, CandidateInput, RouteState, SimStep};
+use recourse::engine::{
+    AgentKind, AgentSpec, AttemptTimeouts, CandidateInput, RouteState, SimStep,
+};
 use recourse::store::Store;
 use serde::Deserialize;
 
@@ -174,7 +176,12 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
         row,
         mock_started,
     };
-    check(&db, expect, &run).map_err(|p| format!("{p}\n--- run output:\n{}\n--- stderr:\n{stderr}", run.stdout))?;
+    check(&db, expect, &run).map_err(|p| {
+        format!(
+            "{p}\n--- run output:\n{}\n--- stderr:\n{stderr}",
+            run.stdout
+        )
+    })?;
     Ok(run)
 }
 
@@ -212,7 +219,11 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
     let classification = result.and_then(|r| r.classification.as_ref());
     if let (Some(code), Some(c)) = (&expect.code, classification) {
         if c.code.as_str() != code {
-            return Err(format!("code {} (rule {:?}), expected {code}", c.code.as_str(), c.rule_id));
+            return Err(format!(
+                "code {} (rule {:?}), expected {code}",
+                c.code.as_str(),
+                c.rule_id
+            ));
         }
     }
     if let Some(excerpt) = &expect.excerpt {
@@ -258,7 +269,10 @@ fn selected(contract: &BTreeMap<String, BTreeMap<String, Expect>>) -> Vec<(Strin
         list => list
             .split(',')
             .map(|c| {
-                let (cli, s) = c.trim().split_once('/').expect("RECOURSE_LIVE=cli/scenario,…");
+                let (cli, s) = c
+                    .trim()
+                    .split_once('/')
+                    .expect("RECOURSE_LIVE=cli/scenario,…");
                 (cli.to_string(), s.to_string())
             })
             .collect(),
@@ -300,7 +314,10 @@ fn every_pinned_cli_comes_to_what_the_decision_requires() {
             })
         })
         .collect();
-    let failures: Vec<String> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let failures: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
     assert!(
         failures.is_empty(),
         "{} of {} live cases failed:\n{}",

@@ -3,7 +3,8 @@
 
 use chrono::Utc;
 use recourse::engine::{
-    ActionRequest, AgentKindInfo, CandidateInput, Profile, RouteDetail, RouteSnapshot, StartRun,
+    ActionRequest, AgentKindInfo, AgentSpec, CandidateInput, Profile, RouteDetail, RouteSnapshot,
+    StartRun,
 };
 use recourse::evaluator::{CandidateSlot, Decision};
 use recourse::policy::validate::{validate_policy, FieldError};
@@ -83,6 +84,14 @@ pub fn save_candidates(
 #[specta::specta]
 pub fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError> {
     validate_policy(&format!("candidates[{index}]"), &policy)
+}
+
+/// Every problem with candidate `index`'s agent settings (program, timeouts,
+/// environment, config dir), for inline validation while editing.
+#[tauri::command]
+#[specta::specta]
+pub fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
+    recourse::engine::validate_agent(index, &agent)
 }
 
 /// A candidate of a policy preview.

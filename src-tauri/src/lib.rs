@@ -36,6 +36,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::delete_profile,
             commands::save_candidates,
             commands::check_policy,
+            commands::check_agent,
             commands::preview_policy,
             commands::start_run,
             commands::list_routes,

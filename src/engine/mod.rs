@@ -35,6 +35,8 @@ pub use error::EngineError;
 pub use seed::DEMO_PROFILE;
 pub use types::*;
 
+use crate::policy::validate::FieldError;
+
 /// Handle to a running engine; cheap to clone, shareable across threads.
 #[derive(Clone)]
 pub struct Engine {
@@ -309,31 +311,37 @@ fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError>
         .collect();
     pipeline::validate_document(entries).map_err(|(f, m)| EngineError::validation(f, m))?;
     for (i, c) in candidates.iter().enumerate() {
-        validate_agent(&c.agent)
-            .map_err(|(f, m)| EngineError::validation(format!("candidates[{i}].{f}"), m))?;
+        let index = u32::try_from(i).unwrap_or(u32::MAX);
+        if let Some(first) = validate_agent(index, &c.agent).into_iter().next() {
+            return Err(EngineError::validation(first.path, first.message));
+        }
     }
     Ok(())
 }
 
-fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
-    let err = |field: &str, message: String| Err((format!("agent.{field}"), message));
+/// Every problem with a candidate's agent settings, at
+/// `candidates[<index>].agent.…`: the save check and the editor's live check.
+pub fn validate_agent(index: u32, agent: &AgentSpec) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut err = |field: &str, message: String| {
+        errors.push(FieldError::new(
+            format!("candidates[{index}].agent.{field}"),
+            message,
+        ))
+    };
     let has_program = agent
         .program
         .as_deref()
         .is_some_and(|p| !p.trim().is_empty());
     match agent.kind {
-        AgentKind::Simulated if agent.script.is_empty() => {
-            return err(
-                "script",
-                "a simulated candidate needs at least one scripted step".into(),
-            )
-        }
-        AgentKind::Generic if !has_program => {
-            return err(
-                "program",
-                "a generic candidate needs a program to run".into(),
-            )
-        }
+        AgentKind::Simulated if agent.script.is_empty() => err(
+            "script",
+            "a simulated candidate needs at least one scripted step".into(),
+        ),
+        AgentKind::Generic if !has_program => err(
+            "program",
+            "a generic candidate needs a program to run".into(),
+        ),
         AgentKind::Simulated
         | AgentKind::ClaudeCode
         | AgentKind::Codex
@@ -344,10 +352,10 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
     let t = agent.timeouts;
     let (idle, total) = (AttemptTimeouts::IDLE_S, AttemptTimeouts::TOTAL_S);
     if !idle.contains(&t.idle_s) {
-        return err(
+        err(
             "timeouts.idle_s",
             format!(
-                "must be {}–{} seconds, got {}",
+                "must be {} s to {} s (24 h), got {}",
                 idle.start(),
                 idle.end(),
                 t.idle_s
@@ -355,18 +363,17 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
         );
     }
     if !total.contains(&t.total_s) {
-        return err(
+        err(
             "timeouts.total_s",
             format!(
-                "must be {}–{} seconds, got {}",
+                "must be {} s to {} s (7 d), got {}",
                 total.start(),
                 total.end(),
                 t.total_s
             ),
         );
-    }
-    if t.idle_s > t.total_s {
-        return err(
+    } else if idle.contains(&t.idle_s) && t.idle_s > t.total_s {
+        err(
             "timeouts.idle_s",
             format!(
                 "must not exceed the total timeout ({} s), got {}",
@@ -375,7 +382,7 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
         );
     }
     if agent.env.len() > MAX_ENV_VARS {
-        return err(
+        err(
             "env",
             format!("at most {MAX_ENV_VARS} variables, got {}", agent.env.len()),
         );
@@ -386,16 +393,16 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid_name || name.len() > 128 {
-            return err(
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && name.len() <= 128;
+        if !valid_name {
+            err(
                 &field,
-                "a variable name is letters, digits and _ (not starting with a digit), at most 128"
-                    .into(),
+                "a variable name is letters, digits and _, not starting with a digit, at most 128 long".into(),
             );
         }
         if value.contains('\0') || value.len() > 8192 {
-            return err(
+            err(
                 &field,
                 "a value holds no NUL byte and is at most 8192 bytes".into(),
             );
@@ -403,19 +410,18 @@ fn validate_agent(agent: &AgentSpec) -> Result<(), (String, String)> {
     }
     if let Some(dir) = &agent.config_dir {
         if crate::runner::config_dir_variable(agent.kind).is_none() {
-            return err(
+            err(
                 "config_dir",
                 format!(
                     "a {} candidate has no configuration directory; set a variable in env instead",
                     agent.kind.slug()
                 ),
             );
-        }
-        if dir.trim().is_empty() || dir.contains('\0') {
-            return err("config_dir", "must be a directory path".into());
+        } else if dir.trim().is_empty() || dir.contains('\0') {
+            err("config_dir", "must be a directory path".into());
         }
     }
-    Ok(())
+    errors
 }
 
 /// Most variables one candidate may set.
@@ -449,7 +455,7 @@ fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
         ),
         AgentKind::Gemini => (
             "Gemini CLI",
-            "Runs `gemini -p` with JSON output; errors are read from JSON or stderr.",
+            "Runs `gemini -p` with stream-json output; tool use, assistant text and the CLI's error class are tracked.",
             Some("gemini"),
         ),
         AgentKind::Opencode => (
@@ -469,6 +475,8 @@ fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
         label: label.to_string(),
         description: description.to_string(),
         default_program: program.map(str::to_string),
+        default_timeouts: AttemptTimeouts::default(),
+        config_dir_variable: crate::runner::config_dir_variable(kind).map(str::to_string),
     }
 }
 

@@ -55,6 +55,10 @@ pub struct AgentKindInfo {
     pub description: String,
     /// Program run when the candidate names none (`None`: must be given).
     pub default_program: Option<String>,
+    /// Deadlines a new candidate of this kind starts with.
+    pub default_timeouts: AttemptTimeouts,
+    /// The variable its config dir is passed in; `None`: it has none.
+    pub config_dir_variable: Option<String>,
 }
 
 /// One scripted outcome of the simulated provider.

@@ -227,3 +227,187 @@ fn status_at(v: &serde_json::Value, path: &[&str]) -> Option<u16> {
     let n = v.as_u64().or_else(|| v.as_str()?.parse().ok())?;
     u16::try_from(n).ok().filter(|s| (100..600).contains(s))
 }
+
+#[cfg(test)]
+mod tests {
+    //! Fail closed: after the stream started, an event or item type the
+    //! adapter does not know makes effects unknown. Each case is lines from
+    //! a recording (fixtures/agents/recorded/) with one unknown line added.
+    use super::*;
+    use chrono::Utc;
+
+    fn exit(code: i32) -> Exit {
+        Exit {
+            code: Some(code),
+            stderr_tail: Vec::new(),
+            stdout_seen: true,
+            occurred_at: Utc::now(),
+        }
+    }
+
+    fn effect_of(kind: AgentKind, lines: &[&str]) -> EffectContext {
+        let mut adapter = for_kind(kind);
+        for line in lines {
+            adapter.on_stdout_line(line);
+        }
+        match adapter.finish(exit(1)) {
+            Finished::Failed { effect, .. } => effect,
+            Finished::Succeeded => panic!("{kind:?}: a failure was expected"),
+        }
+    }
+
+    const CLAUDE_INIT: &str = r#"{"type":"system","subtype":"init","session_id":"s"}"#;
+    const CLAUDE_RESULT: &str = r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 500 Internal server error.","api_error_status":500}"#;
+    const CODEX_START: &str = r#"{"type":"turn.started"}"#;
+    const CODEX_FAILED: &str = r#"{"type":"turn.failed","error":{"message":"unexpected status 503 Service Unavailable: The server is overloaded or not ready yet."}}"#;
+    const GEMINI_USER: &str =
+        r#"{"type":"message","role":"user","content":"Reply with the single word done."}"#;
+    const GEMINI_RESULT: &str = r#"{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: The model is overloaded. Please try again later.]"},"stats":{"tool_calls":0}}"#;
+    const OPENCODE_STEP: &str = r#"{"type":"step_start","part":{"type":"step-start"}}"#;
+    const OPENCODE_ERROR: &str = r#"{"type":"error","error":{"name":"APIError","data":{"message":"Overloaded","statusCode":529}}}"#;
+
+    #[test]
+    fn the_recorded_failures_alone_are_effect_safe() {
+        for (kind, lines) in [
+            (AgentKind::ClaudeCode, [CLAUDE_INIT, CLAUDE_RESULT]),
+            (AgentKind::Codex, [CODEX_START, CODEX_FAILED]),
+            (AgentKind::Gemini, [GEMINI_USER, GEMINI_RESULT]),
+            (AgentKind::Opencode, [OPENCODE_STEP, OPENCODE_ERROR]),
+        ] {
+            let effect = effect_of(kind, &lines);
+            assert_eq!(effect.tool_activity_seen, Some(false), "{kind:?}");
+            assert_eq!(effect.assistant_output_seen, Some(false), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_event_type_makes_effects_unknown_for_every_adapter() {
+        for (kind, lines) in [
+            (
+                AgentKind::ClaudeCode,
+                [
+                    CLAUDE_INIT,
+                    r#"{"type":"workflow_step","step":1}"#,
+                    CLAUDE_RESULT,
+                ],
+            ),
+            (
+                AgentKind::Codex,
+                [
+                    CODEX_START,
+                    r#"{"type":"turn.delegated","agent":"x"}"#,
+                    CODEX_FAILED,
+                ],
+            ),
+            (
+                AgentKind::Gemini,
+                [
+                    GEMINI_USER,
+                    r#"{"type":"file_edit","path":"a.rs"}"#,
+                    GEMINI_RESULT,
+                ],
+            ),
+            (
+                AgentKind::Opencode,
+                [
+                    OPENCODE_STEP,
+                    r#"{"type":"patch","part":{}}"#,
+                    OPENCODE_ERROR,
+                ],
+            ),
+        ] {
+            let effect = effect_of(kind, &lines);
+            assert_eq!(
+                effect.tool_activity_seen, None,
+                "{kind:?}: what the unknown event did is unknown, so the gate fails closed"
+            );
+            assert_eq!(
+                crate::safety::gate(&EffectContext {
+                    evidence_current: Some(true),
+                    ..effect
+                }),
+                crate::safety::GateVerdict::Manual(
+                    crate::safety::UnsafeReason::ToolActivityUnknown
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn codex_unknown_item_type_and_todo_list_are_not_nothing() {
+        let unknown = effect_of(
+            AgentKind::Codex,
+            &[
+                CODEX_START,
+                r#"{"type":"item.completed","item":{"id":"item_1","type":"collab_agent_call"}}"#,
+                CODEX_FAILED,
+            ],
+        );
+        assert_eq!(unknown.tool_activity_seen, None);
+        let plan = effect_of(
+            AgentKind::Codex,
+            &[
+                CODEX_START,
+                r#"{"type":"item.completed","item":{"id":"item_1","type":"todo_list","items":[{"text":"fix","completed":false}]}}"#,
+                CODEX_FAILED,
+            ],
+        );
+        assert_eq!(
+            plan.assistant_output_seen,
+            Some(true),
+            "the model's plan is model output: a 503 after it is not replayed"
+        );
+    }
+
+    #[test]
+    fn claude_unknown_content_block_makes_effects_unknown() {
+        let effect = effect_of(
+            AgentKind::ClaudeCode,
+            &[
+                CLAUDE_INIT,
+                r#"{"type":"assistant","message":{"model":"claude-opus-5-5","content":[{"type":"container_upload","file_id":"f"}]}}"#,
+                CLAUDE_RESULT,
+            ],
+        );
+        assert_eq!(effect.tool_activity_seen, None);
+    }
+
+    #[test]
+    fn an_oversized_claude_result_line_is_read_from_its_head() {
+        let mut adapter = for_kind(AgentKind::ClaudeCode);
+        adapter.on_stdout_line(CLAUDE_INIT);
+        adapter.on_oversized_line(r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":9,"result":"a very long answer"#);
+        assert_eq!(
+            adapter.finish(Exit {
+                code: Some(0),
+                ..exit(0)
+            }),
+            Finished::Succeeded
+        );
+        let mut adapter = for_kind(AgentKind::ClaudeCode);
+        adapter.on_stdout_line(CLAUDE_INIT);
+        adapter.on_oversized_line(
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"huge"#,
+        );
+        assert!(
+            adapter.effect_so_far().tool_activity_seen.is_none(),
+            "an oversized line that is not a result could have been anything"
+        );
+    }
+
+    #[test]
+    fn status_is_read_from_each_clis_wording() {
+        for (text, status) in [
+            ("API Error: 529 Overloaded.", Some(529)),
+            ("unexpected status 503 Service Unavailable: …", Some(503)),
+            (
+                "exceeded retry limit, last status: 429 Too Many Requests",
+                Some(429),
+            ),
+            ("API Error: Request rejected (429) · …", Some(429)),
+            ("the build took 500 seconds", None),
+        ] {
+            assert_eq!(status_in(text), status, "{text}");
+        }
+    }
+}

@@ -2,6 +2,7 @@
 // them and what the backend stores and accepts.
 import type {
   AgentKind,
+  AgentSpec_Deserialize,
   AgentKindInfo_Serialize,
   Candidate_Serialize,
   CandidateInput_Deserialize,
@@ -21,8 +22,15 @@ export type DraftCandidate = {
   model: string;
   args: string;
   script: SimStep[];
+  /** Seconds, as the backend stores them; the editor shows them with units. */
+  timeouts: { idle_s: number; total_s: number };
+  env: DraftVariable[];
+  configDir: string;
   policy: CandidatePolicy;
 };
+
+/** One environment variable row; `key` is for keyed lists only. */
+export type DraftVariable = { key: string; name: string; value: string };
 
 /** Deep copy that also works on Svelte state proxies (structuredClone does not). */
 export function clone<T>(value: T): T {
@@ -43,8 +51,30 @@ export function draftOf(c: Candidate_Serialize): DraftCandidate {
     model: c.agent.model ?? "",
     args: c.agent.args.join(" "),
     script: clone(c.agent.script),
+    timeouts: { ...c.agent.timeouts },
+    env: Object.entries(c.agent.env ?? {}).map(([name, value]) => ({ key: nextKey(), name, value: value ?? "" })),
+    configDir: c.agent.config_dir ?? "",
     policy: clone(c.policy),
   };
+}
+
+/** The agent settings as the backend accepts them. */
+export function agentOf(d: DraftCandidate): AgentSpec_Deserialize {
+  return {
+    kind: d.kind,
+    program: d.program.trim() || null,
+    args: d.args.split(/\s+/).filter((a) => a.length > 0),
+    model: d.model.trim() || null,
+    script: d.kind === "simulated" ? d.script : [],
+    env: Object.fromEntries(d.env.filter((v) => v.name.trim() !== "" || v.value !== "").map((v) => [v.name.trim(), v.value])),
+    config_dir: d.configDir.trim() || null,
+    timeouts: { ...d.timeouts },
+  };
+}
+
+/** A new, empty variable row. */
+export function newVariable(): DraftVariable {
+  return { key: nextKey(), name: "", value: "" };
 }
 
 export function inputOf(d: DraftCandidate): CandidateInput_Deserialize {
@@ -52,13 +82,7 @@ export function inputOf(d: DraftCandidate): CandidateInput_Deserialize {
     id: d.id,
     name: d.name.trim(),
     enabled: d.enabled,
-    agent: {
-      kind: d.kind,
-      program: d.program.trim() || null,
-      args: d.args.split(/\s+/).filter((a) => a.length > 0),
-      model: d.model.trim() || null,
-      script: d.kind === "simulated" ? d.script : [],
-    },
+    agent: agentOf(d),
     policy: d.policy,
   };
 }
@@ -95,6 +119,9 @@ export function newDraft(kind: AgentKindInfo_Serialize, taken: string[]): DraftC
     model: "",
     args: "",
     script: kind.kind === "simulated" ? clone(SIM_SCRIPTS[0].steps) : [],
+    timeouts: { ...kind.default_timeouts },
+    env: [],
+    configDir: "",
     policy: { transient: immediate("skip"), hard: immediate("skip") },
   };
 }

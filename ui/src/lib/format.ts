@@ -66,3 +66,28 @@ export function scheduleText(section: ClassPolicy, next: string | null): string 
   const retries = delays.length > 0 ? `Retry after ${delays.join(", ")}, then ` : "Then ";
   return `${wait}${retries}${outcomeText(section, next)}.`;
 }
+
+const UNITS: [string, number][] = [["d", 86_400], ["h", 3_600], ["min", 60], ["s", 1]];
+
+/** "90 s", "15 min", "4 h", "1 d": the largest unit that divides exactly. */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds <= 0) return String(seconds);
+  const [unit, size] = UNITS.find(([, size]) => seconds % size === 0) ?? ["s", 1];
+  return `${seconds / size} ${unit}`;
+}
+
+/** Seconds from "900", "90 s", "15 min", "1.5 h", "2 d"; null when the text
+ * is not a whole number of seconds in one of those forms. */
+export function parseDuration(text: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$/i.exec(text);
+  if (!m) return null;
+  const unit = (m[2] ?? "s").toLowerCase();
+  const size = unit.startsWith("d") ? 86_400 : unit.startsWith("h") ? 3_600 : unit.startsWith("m") ? 60 : 1;
+  const seconds = Number(m[1]) * size;
+  return Number.isSafeInteger(seconds) ? seconds : null;
+}
+
+/** A variable whose value should not be shown in full by default. */
+export function looksSecret(name: string, value: string): boolean {
+  return /key|token|secret|passw|auth|credential|cookie/i.test(name) || /^(sk-|ghp_|glpat-|xox[bp]-|AIza)/.test(value);
+}

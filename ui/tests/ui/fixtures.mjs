@@ -12,7 +12,8 @@ export function immediate(on_exhausted) {
 export function candidate(id, name, kind, policy) {
   return {
     id, name, enabled: true,
-    agent: { kind, program: null, args: [], model: null, script: kind === "simulated" ? [{ outcome: "overloaded", after_ms: 800 }, { outcome: "succeed", after_ms: 1000 }] : [] },
+    agent: { kind, program: null, args: [], model: null, script: kind === "simulated" ? [{ outcome: "overloaded", after_ms: 800 }, { outcome: "succeed", after_ms: 1000 }] : [],
+      env: {}, config_dir: null, timeouts: { idle_s: 900, total_s: 14400 } },
     policy, policy_revision: 1,
   };
 }

@@ -27,6 +27,8 @@ export type Scenario = {
   inbox?: InboxItem_Serialize[];
   playground?: PlaygroundResult_Serialize;
   preview?: TimelineStep[];
+  /** What `check_agent` answers, by field path. */
+  agentErrors?: FieldError[];
   /**
    * The next call of a command fails with this error; a string is what
    * Tauri itself rejects a malformed request with.
@@ -45,12 +47,12 @@ export function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
 }
 
 export const AGENT_KINDS: AgentKindInfo_Serialize[] = [
-  { kind: "simulated", label: "Simulated provider", description: "Scripted failures, no network.", default_program: null },
-  { kind: "claude_code", label: "Claude Code", description: "claude -p --output-format stream-json", default_program: "claude" },
-  { kind: "codex", label: "Codex", description: "codex exec --json", default_program: "codex" },
-  { kind: "gemini", label: "Gemini CLI", description: "gemini -p", default_program: "gemini" },
-  { kind: "opencode", label: "OpenCode", description: "opencode run", default_program: "opencode" },
-  { kind: "generic", label: "Generic command", description: "Any command; exit code and stderr.", default_program: null },
+  { kind: "simulated", label: "Simulated provider", description: "Scripted failures, no network.", default_program: null, default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: null },
+  { kind: "claude_code", label: "Claude Code", description: "claude -p --output-format stream-json", default_program: "claude", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "CLAUDE_CONFIG_DIR" },
+  { kind: "codex", label: "Codex", description: "codex exec --json", default_program: "codex", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "CODEX_HOME" },
+  { kind: "gemini", label: "Gemini CLI", description: "gemini -p", default_program: "gemini", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "GEMINI_CLI_HOME" },
+  { kind: "opencode", label: "OpenCode", description: "opencode run", default_program: "opencode", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "OPENCODE_CONFIG_DIR" },
+  { kind: "generic", label: "Generic command", description: "Any command; exit code and stderr.", default_program: null, default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: null },
 ];
 
 function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
@@ -106,6 +108,10 @@ export class FakeBackend {
         return this.saveCandidates(Number(args.profileId), Number(args.expectedRevision), args.candidates as CandidateInput_Deserialize[]);
       case "check_policy":
         return checkPolicy(Number(args.index), args.policy as CandidatePolicy);
+      case "check_agent":
+        // The real validator runs in the end-to-end tests; here a scenario
+        // may script its answer.
+        return (this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`));
       case "preview_policy":
         return this.scenario.preview ?? [];
       case "start_run":
@@ -162,7 +168,10 @@ export class FakeBackend {
       id: c.id ?? this.nextId++,
       name: c.name,
       enabled: c.enabled,
-      agent: { kind: c.agent.kind, program: c.agent.program ?? null, args: c.agent.args ?? [], model: c.agent.model ?? null, script: c.agent.script ?? [] },
+      agent: {
+        kind: c.agent.kind, program: c.agent.program ?? null, args: c.agent.args ?? [], model: c.agent.model ?? null, script: c.agent.script ?? [],
+        env: c.agent.env ?? {}, config_dir: c.agent.config_dir ?? null, timeouts: c.agent.timeouts ?? { idle_s: 900, total_s: 14400 },
+      },
       policy: c.policy,
       policy_revision: 1,
     }));
