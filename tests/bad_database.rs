@@ -196,10 +196,7 @@ async fn a_directory_or_a_file_in_the_way_is_named() {
         .unwrap();
     assert_eq!(
         error.to_string(),
-        format!(
-            "database error: unable to open database file: {}",
-            folder.display()
-        )
+        format!("{} is a directory, not a database file", folder.display())
     );
     let file = dir.path().join("file");
     std::fs::write(&file, b"x").unwrap();
