@@ -48,6 +48,24 @@ fn cases() -> Vec<Case> {
             error: DAMAGED.to_string(),
         },
         Case {
+            name: "an index that no longer matches its table (quick_check passes)",
+            make: |p| {
+                damage(p, |_| {});
+                let c = rusqlite::Connection::open(p).unwrap();
+                c.execute_batch(
+                    "INSERT INTO routes (id, profile_name, prompt, state, generation, \
+                     candidate_index, candidates_json, cycle_json, created_at, updated_at) \
+                     VALUES (1, 'Work', 'x', 'succeeded', 1, 0, '[]', '{}', 't', 't'); \
+                     PRAGMA writable_schema = ON; \
+                     UPDATE sqlite_schema \
+                     SET sql = 'CREATE INDEX routes_by_state ON routes (profile_name)' \
+                     WHERE name = 'routes_by_state';",
+                )
+                .unwrap();
+            },
+            error: DAMAGED.to_string(),
+        },
+        Case {
             name: "truncated to half",
             make: |p| damage(p, |bytes| bytes.truncate(bytes.len() / 2)),
             error: DAMAGED.to_string(),

@@ -103,6 +103,14 @@ impl Store {
     /// cause, and left as it was.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         refuse_directory(path)?;
+        // SQLite would open an unwritable file read-only without a word and
+        // leave `-wal` and `-shm` files behind that it then cannot remove.
+        if path.exists() && !(writable(path) && writable(folder(path))) {
+            return Err(StoreError::ReadOnly {
+                why: why_read_only(path),
+                path: path.to_path_buf(),
+            });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
@@ -252,8 +260,11 @@ fn refuse_directory(path: &Path) -> Result<(), StoreError> {
 /// not writable is opened read-only by SQLite itself. A database in WAL
 /// mode needs its `-shm` file; in a read-only folder where none exists (a
 /// cleanly closed database) SQLite cannot create it, so the file is opened
-/// as immutable instead: safe, because without a `-wal` file there is
-/// nothing newer to read, and nobody can write it there either.
+/// as immutable instead, and so is a file this process cannot write (a
+/// read-only connection could not remove the `-wal` and `-shm` files it
+/// made). Safe, because without a `-wal` or `-journal` file there is
+/// nothing newer to read and no writer at work (a writer in WAL mode keeps
+/// its `-wal` file while it has the database open).
 fn connect_read_only(path: &Path) -> Result<(Connection, u32), StoreError> {
     refuse_directory(path)?;
     if !path.exists() {
@@ -261,6 +272,10 @@ fn connect_read_only(path: &Path) -> Result<(Connection, u32), StoreError> {
             path: path.to_path_buf(),
             detail: "no such file".to_string(),
         });
+    }
+    let settled = !sibling(path, "-wal").exists() && !sibling(path, "-journal").exists();
+    if settled && !(writable(path) && writable(folder(path))) {
+        return connect_immutable(path);
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn =
@@ -270,25 +285,30 @@ fn connect_read_only(path: &Path) -> Result<(Connection, u32), StoreError> {
     match conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0)) {
         Ok(found) => Ok((conn, found)),
         Err(e)
-            if matches!(
-                e.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
-            ) && !sibling(path, "-wal").exists()
-                && !sibling(path, "-journal").exists() =>
+            if settled
+                && matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+                ) =>
         {
             drop(conn);
-            let conn = Connection::open_with_flags(
-                immutable_uri(path),
-                OpenFlags::SQLITE_OPEN_READ_ONLY
-                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                    | OpenFlags::SQLITE_OPEN_URI,
-            )
-            .map_err(|e| StoreError::from(e).opening(path))?;
-            let found = read_user_version(&conn, path)?;
-            Ok((conn, found))
+            connect_immutable(path)
         }
         Err(e) => Err(StoreError::from(e).opening(path)),
     }
+}
+
+/// Opens `path` as immutable: no locks, no `-wal` or `-shm` files.
+fn connect_immutable(path: &Path) -> Result<(Connection, u32), StoreError> {
+    let conn = Connection::open_with_flags(
+        immutable_uri(path),
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| StoreError::from(e).opening(path))?;
+    let found = read_user_version(&conn, path)?;
+    Ok((conn, found))
 }
 
 /// `path` with `suffix` appended to its file name (`r.db-wal`).
@@ -338,7 +358,7 @@ fn check_integrity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     if problems.is_empty() {
         return Ok(());
     }
-    tracing::warn!(path = %path.display(), problem = %problems[0], "database failed its integrity check");
+    tracing::debug!(path = %path.display(), problem = %problems[0], "database failed its integrity check");
     Err(StoreError::Corrupt {
         path: path.to_path_buf(),
         detail: "database disk image is malformed".to_string(),
