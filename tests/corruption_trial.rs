@@ -58,9 +58,17 @@ fn pristine(dir: &Path) -> Vec<u8> {
         AgentSpec::simulated(steps),
         uniform_policy(None, Some((3, 1)), PendingOutcome::Stop),
     );
-    seed_profile(&db, "Trial", &[candidate]);
+    seed_profile(&db, "Build", &[candidate]);
+    // Trial runs succeed at once, so a file that is still sound costs
+    // little.
+    let quick = CandidateInput::new(
+        "quick",
+        AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
+        uniform_policy(None, None, PendingOutcome::Stop),
+    );
+    seed_profile(&db, "Trial", &[quick]);
     for _ in 0..4 {
-        let out = run(&db);
+        let out = run(&db, "Build");
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -71,9 +79,9 @@ fn pristine(dir: &Path) -> Vec<u8> {
     std::fs::read(&db).unwrap()
 }
 
-fn run(db: &Path) -> Output {
+fn run(db: &Path, profile: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", "Trial", "--prompt", "go", "--db"])
+        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
         .arg(db)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -194,7 +202,7 @@ fn every_file_failing_integrity_check_is_refused_untouched_by_run() {
         let db = dir.join("r.db");
         std::fs::write(&db, &bytes).unwrap();
         let before = files(&dir);
-        let out = run(&db);
+        let out = run(&db, "Trial");
         let Some(problem) = problem else {
             passed += 1;
             continue;

@@ -141,6 +141,10 @@ pub struct StoredAttempt {
     pub result: Option<AttemptResultRecord>,
 }
 
+/// One route row as [`Store::routes_each`] read it: its id, and the row or
+/// why it could not be read.
+pub type RouteRead = (u32, Result<RouteRow, StoreError>);
+
 /// The states in which a route has a pending timer or a running attempt.
 const ACTIVE_STATES: &str = "('running', 'waiting_reset', 'retry_scheduled')";
 
@@ -259,7 +263,7 @@ impl Store {
     /// cannot be read is its id with the error, and the others are still
     /// read. Damage below the rows (a broken page) still fails the whole
     /// read.
-    pub fn routes_each(&self) -> Result<Vec<(u32, Result<RouteRow, StoreError>)>, StoreError> {
+    pub fn routes_each(&self) -> Result<Vec<RouteRead>, StoreError> {
         let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes ORDER BY id DESC");
         let mut stmt = self.conn().prepare(&sql)?;
         let mut rows = stmt.query([])?;
