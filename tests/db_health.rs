@@ -209,6 +209,22 @@ fn a_read_only_file_or_folder_is_listed_and_refused_for_writing_once() {
         }
         assert!(snapshot(&parent) == before, "{p}: nothing written");
     }
+    let new = locked_dir.join("new.db");
+    let n = new.display().to_string();
+    let out = run_as(
+        &prefix,
+        &["run", "--profile", "Quick", "--prompt", "go", "--db", &n],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: opening {n}: cannot open {n}: its folder {} is not writable, so the \
+             database cannot be created\n",
+            locked_dir.display()
+        )
+    );
+    assert!(!new.exists());
     chmod(&locked_dir, 0o755);
 }
 

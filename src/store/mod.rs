@@ -117,6 +117,15 @@ impl Store {
                 source,
             })?;
         }
+        if !path.exists() && !writable(folder(path)) {
+            return Err(StoreError::CannotOpen {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "its folder {} is not writable, so the database cannot be created",
+                    folder(path).display()
+                ),
+            });
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
