@@ -583,6 +583,14 @@ mod tests {
     }
 
     #[test]
+    fn immutable_uri_percent_encodes_everything_but_plain_path_characters() {
+        assert_eq!(
+            immutable_uri(Path::new("/tmp/my db?x=1%#é.db")),
+            "file:/tmp/my%20db%3Fx%3D1%25%23%C3%A9.db?immutable=1"
+        );
+    }
+
+    #[test]
     fn default_path_honours_environment_in_order() {
         // One test owns these variables so parallel tests cannot interleave.
         std::env::set_var("RECOURSE_DB", "/tmp/x/custom.db");
