@@ -29,6 +29,9 @@ enum Command {
     Policy(cli::policy::PolicyCommand),
     /// Print the decision timeline a failure sequence would produce.
     Simulate(cli::simulate::SimulateArgs),
+    /// Check the database file or back it up.
+    #[command(subcommand)]
+    Db(cli::db::DbCommand),
     /// Classify failure evidence with the built-in catalogue
     Classify(cli::classify::ClassifyArgs),
 }
@@ -37,11 +40,12 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
-        Command::Routes(a) => cli::routes::block_on(cli::routes::list(a)),
-        Command::Route(a) => cli::routes::block_on(cli::routes::show(a)),
+        Command::Routes(a) => cli::routes::run_sync(|| cli::routes::list(a)),
+        Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
         Command::Policy(command) => cli::policy::run(command),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Db(command) => cli::routes::run_sync(|| cli::db::run(command)),
         Command::Classify(args) => cli::classify::run(args),
     }
 }

@@ -48,6 +48,24 @@ fn cases() -> Vec<Case> {
             error: DAMAGED.to_string(),
         },
         Case {
+            name: "an index that no longer matches its table (quick_check passes)",
+            make: |p| {
+                damage(p, |_| {});
+                let c = rusqlite::Connection::open(p).unwrap();
+                c.execute_batch(
+                    "INSERT INTO routes (id, profile_name, prompt, state, generation, \
+                     candidate_index, candidates_json, cycle_json, created_at, updated_at) \
+                     VALUES (1, 'Work', 'x', 'succeeded', 1, 0, '[]', '{}', 't', 't'); \
+                     PRAGMA writable_schema = ON; \
+                     UPDATE sqlite_schema \
+                     SET sql = 'CREATE INDEX routes_by_state ON routes (profile_name)' \
+                     WHERE name = 'routes_by_state';",
+                )
+                .unwrap();
+            },
+            error: DAMAGED.to_string(),
+        },
+        Case {
             name: "truncated to half",
             make: |p| damage(p, |bytes| bytes.truncate(bytes.len() / 2)),
             error: DAMAGED.to_string(),
@@ -196,10 +214,7 @@ async fn a_directory_or_a_file_in_the_way_is_named() {
         .unwrap();
     assert_eq!(
         error.to_string(),
-        format!(
-            "database error: unable to open database file: {}",
-            folder.display()
-        )
+        format!("{} is a directory, not a database file", folder.display())
     );
     let file = dir.path().join("file");
     std::fs::write(&file, b"x").unwrap();

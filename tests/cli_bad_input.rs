@@ -272,3 +272,52 @@ fn a_failure_file_with_an_empty_key_names_it_quoted() {
         ),
     );
 }
+
+#[test]
+fn endless_or_oversized_input_files_are_refused_at_one_mebibyte() {
+    // `/dev/zero` never ends: the commands used to read it whole (11.7 GB
+    // in 20 s). Now they stop one byte past the limit.
+    let started = std::time::Instant::now();
+    let policy = fixture("valid.json");
+    let errors = fixture("simulate/recovers.json");
+    let refused = |kind: &str, file: &str| {
+        format!("error: cannot read {kind} file {file}: larger than 1 MiB; refusing to read it\n")
+    };
+    for command in ["check", "normalize"] {
+        assert_fails(
+            &["policy", command, "/dev/zero"],
+            1,
+            &refused("policy", "/dev/zero"),
+        );
+    }
+    assert_fails(
+        &["simulate", "--policy", "/dev/zero", "--errors", &errors],
+        1,
+        &refused("policy", "/dev/zero"),
+    );
+    assert_fails(
+        &["simulate", "--policy", &policy, "--errors", "/dev/zero"],
+        1,
+        &refused("failure", "/dev/zero"),
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "bounded reads finish at once, took {:?}",
+        started.elapsed()
+    );
+
+    // The bound is exact: a valid document padded to 1 MiB is read, one
+    // byte more is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read(&policy).unwrap();
+    text.resize(1024 * 1024, b' ');
+    let at_limit = dir.path().join("at-limit.json");
+    std::fs::write(&at_limit, &text).unwrap();
+    let out = recourse(&["policy", "check", &at_limit.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    text.push(b' ');
+    let over = dir.path().join("over.json");
+    std::fs::write(&over, &text).unwrap();
+    let over = over.display().to_string();
+    assert_fails(&["policy", "check", &over], 1, &refused("policy", &over));
+}

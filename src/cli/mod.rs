@@ -1,6 +1,93 @@
 pub mod action;
 pub mod classify;
+pub mod db;
 pub mod policy;
 pub mod routes;
 pub mod run;
 pub mod simulate;
+
+use std::io::Read;
+use std::path::Path;
+
+/// The largest policy document or failure sequence file read (1 MiB): far
+/// above any real one (the largest fixture is a few KiB), small enough that
+/// `/dev/zero` or a log passed by mistake is refused at once.
+pub const MAX_INPUT_BYTES: u64 = 1024 * 1024;
+
+/// `message: cause: cause…` of an error chain, leaving out a cause whose
+/// text the line already holds (SQLite's message is repeated by each layer
+/// that wraps it).
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if text.contains(part.as_str()) {
+            continue;
+        }
+        // rusqlite's innermost layer is "Error code N: <the same words>".
+        if let Some((code, words)) = part.split_once(": ") {
+            if code.starts_with("Error code ") && text.contains(words) {
+                continue;
+            }
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// Reads `file` as UTF-8, refusing one larger than `limit` bytes without
+/// reading past it (a device like `/dev/zero` never ends).
+pub fn read_bounded(file: &Path, limit: u64) -> Result<String, String> {
+    let opened = std::fs::File::open(file).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    opened
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "larger than {}; refusing to read it",
+            human_bytes(limit)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "stream did not contain valid UTF-8".to_string())
+}
+
+/// `1 MiB`, `64 KiB`, `100 bytes`.
+fn human_bytes(n: u64) -> String {
+    if n >= 1024 * 1024 && n % (1024 * 1024) == 0 {
+        format!("{} MiB", n / (1024 * 1024))
+    } else if n >= 1024 && n % 1024 == 0 {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_cause_is_printed_once() {
+        let inner = anyhow::anyhow!("Error code 1544: attempt to write a readonly database");
+        let e = inner
+            .context("attempt to write a readonly database")
+            .context("database error: attempt to write a readonly database")
+            .context("opening r.db");
+        assert_eq!(
+            error_text(&e),
+            "opening r.db: database error: attempt to write a readonly database"
+        );
+    }
+
+    #[test]
+    fn sizes_are_named_in_their_unit() {
+        assert_eq!(human_bytes(MAX_INPUT_BYTES), "1 MiB");
+        assert_eq!(human_bytes(2048), "2 KiB");
+        assert_eq!(human_bytes(100), "100 bytes");
+    }
+}

@@ -1,10 +1,11 @@
 //! `recourse policy check|normalize FILE`: validate a candidate policy
 //! document (current or legacy) and print its normalized current form.
 //!
-//! Exit codes: 0 valid, 1 the file could not be read, 2 the document is
-//! invalid (every error is printed as `path: message`).
+//! Exit codes: 0 valid, 1 the file could not be read (or is larger than
+//! [`super::MAX_INPUT_BYTES`], 1 MiB), 2 the document is invalid (every
+//! error is printed as `path: message`).
 
-use anyhow::Context;
+use anyhow::anyhow;
 use clap::Subcommand;
 use recourse::policy::{load, DocumentSource, LoadedDocument, PolicyError};
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ pub fn run(command: PolicyCommand) -> ExitCode {
     match execute(&command) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", super::error_text(&error));
             ExitCode::FAILURE
         }
     }
@@ -51,8 +52,8 @@ fn execute(command: &PolicyCommand) -> anyhow::Result<ExitCode> {
 /// Reads and loads a policy file: the outer error is IO, the inner one the
 /// document's own problems.
 pub fn read_policy(file: &Path) -> anyhow::Result<Result<LoadedDocument, PolicyError>> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read policy file {}", file.display()))?;
+    let text = super::read_bounded(file, super::MAX_INPUT_BYTES)
+        .map_err(|why| anyhow!("cannot read policy file {}: {why}", file.display()))?;
     Ok(load(&text))
 }
 

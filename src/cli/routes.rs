@@ -1,31 +1,51 @@
 //! `recourse routes` and `recourse route ID`: read routes from the database,
-//! and the shared line format every route command prints.
+//! opened read-only, and the shared line format every route command prints.
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
-use recourse::engine::{Engine, EngineOptions, RouteDetail, RouteSnapshot, RouteState};
+use recourse::engine::{
+    Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteState, RouteViewer,
+};
+use recourse::store::StoreError;
 
 /// Runs a route command on a fresh tokio runtime with warn-level logs on
 /// stderr (`RECOURSE_LOG` overrides), printing any error.
 pub fn block_on<T: Into<std::process::ExitCode>>(
     command: impl std::future::Future<Output = Result<T>>,
 ) -> std::process::ExitCode {
+    init_logs();
+    let result = tokio::runtime::Runtime::new()
+        .context("starting the async runtime")
+        .and_then(|rt| rt.block_on(command));
+    report(result)
+}
+
+/// Runs a command that needs no runtime, like [`block_on`].
+pub fn run_sync<T: Into<std::process::ExitCode>>(
+    command: impl FnOnce() -> Result<T>,
+) -> std::process::ExitCode {
+    init_logs();
+    report(command())
+}
+
+fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RECOURSE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
         .init();
-    let result = tokio::runtime::Runtime::new()
-        .context("starting the async runtime")
-        .and_then(|rt| rt.block_on(command));
+}
+
+/// The exit code of a command's result; an error is one line on stderr.
+fn report<T: Into<std::process::ExitCode>>(result: Result<T>) -> std::process::ExitCode {
     match result {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", super::error_text(&e));
             std::process::ExitCode::FAILURE
         }
     }
@@ -68,14 +88,23 @@ pub struct RouteArgs {
     db: DbArg,
 }
 
-/// Opens the engine on an existing database without seeding or adopting:
-/// a viewer, not an owner. Only `recourse run` creates a database.
+/// Opens the engine on an existing database without seeding or adopting,
+/// for a command that writes (`recourse action`). Only `recourse run`
+/// creates a database.
 pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
     let opts = EngineOptions {
         seed_demo: false,
         adopt_orphans: false,
         ..EngineOptions::default()
     };
+    let path = existing(db)?;
+    Engine::open(&path, opts)
+        .await
+        .with_context(|| format!("opening {}", path.display()))
+}
+
+/// The database path, which must exist.
+fn existing(db: &DbArg) -> Result<PathBuf> {
     let path = db.path();
     if !path.exists() {
         bail!(
@@ -83,38 +112,67 @@ pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
             path.display()
         );
     }
-    Engine::open(&path, opts)
-        .await
-        .with_context(|| format!("opening {}", path.display()))
+    Ok(path)
 }
 
-pub async fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
+/// Opens an existing database read-only, for commands that only look.
+fn open_read_only(db: &DbArg) -> Result<RouteViewer> {
+    let path = existing(db)?;
+    RouteViewer::open(&path).with_context(|| format!("opening {}", path.display()))
+}
+
+/// Exit code 1 when a route's row could not be read; the others are shown.
+pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
     if !args.db.path().exists() {
         println!("{NO_ROUTES}");
         return Ok(std::process::ExitCode::SUCCESS);
     }
-    let engine = open_viewer(&args.db).await?;
-    let routes = engine.list_routes();
-    engine.shutdown().await;
-    let routes = routes?;
+    let viewer = open_read_only(&args.db)?;
+    let all = viewer.list_routes()?;
+    let total = all.len();
+    let mut routes = Vec::with_capacity(total);
+    let mut unreadable = Vec::new();
+    let now = Utc::now();
+    for r in all {
+        match r {
+            Ok(s) => {
+                if !args.json {
+                    println!("{}", line(&s, now));
+                }
+                routes.push(s);
+            }
+            Err(e) => unreadable.push(e),
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&routes)?);
-        return Ok(std::process::ExitCode::SUCCESS);
-    }
-    if routes.is_empty() {
+    } else if total == 0 {
+        // Nothing stored at all (an unreadable row is still a route).
         println!("{NO_ROUTES}");
     }
-    for r in &routes {
-        println!("{}", line(r, Utc::now()));
+    if unreadable.is_empty() {
+        return Ok(std::process::ExitCode::SUCCESS);
     }
-    Ok(std::process::ExitCode::SUCCESS)
+    for e in &unreadable {
+        eprintln!("error: {e}");
+    }
+    eprintln!(
+        "error: {} of {total} route{} could not be read; the others are shown",
+        unreadable.len(),
+        if total == 1 { "" } else { "s" }
+    );
+    Ok(std::process::ExitCode::FAILURE)
 }
 
-pub async fn show(args: RouteArgs) -> Result<std::process::ExitCode> {
-    let engine = open_viewer(&args.db).await?;
-    let detail = engine.route_detail(args.id);
-    engine.shutdown().await;
-    let detail = detail?;
+pub fn show(args: RouteArgs) -> Result<std::process::ExitCode> {
+    let viewer = open_read_only(&args.db)?;
+    let detail = viewer.route_detail(args.id).map_err(|e| match e {
+        EngineError::Store(error @ StoreError::Malformed { .. }) => anyhow!(
+            "{}",
+            recourse::engine::UnreadableRoute { id: args.id, error }
+        ),
+        e => e.into(),
+    })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&detail)?);
         return Ok(std::process::ExitCode::SUCCESS);

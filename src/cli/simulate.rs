@@ -2,10 +2,11 @@
 //! timeline of decisions a failure sequence would produce, using the same
 //! [`simulate`] function as the UI preview.
 //!
-//! Exit codes: 0 printed, 1 a file could not be read, 2 a file is invalid.
+//! Exit codes: 0 printed, 1 a file could not be read (or is larger than
+//! [`super::MAX_INPUT_BYTES`], 1 MiB), 2 a file is invalid.
 
 use super::policy::{read_policy, report_invalid, INVALID};
-use anyhow::Context;
+use anyhow::anyhow;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use clap::Args;
 use recourse::evaluator::{CandidateSlot, Decision};
@@ -42,7 +43,7 @@ pub fn run(args: SimulateArgs) -> ExitCode {
     match execute(&args) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", super::error_text(&error));
             ExitCode::FAILURE
         }
     }
@@ -87,8 +88,8 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, String>> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read failure file {}", file.display()))?;
+    let text = super::read_bounded(file, super::MAX_INPUT_BYTES)
+        .map_err(|why| anyhow!("cannot read failure file {}: {why}", file.display()))?;
     let mut deserializer = serde_json::Deserializer::from_str(&text);
     Ok(
         serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {

@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod route;
 mod seed;
 mod types;
+mod viewer;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,6 +35,7 @@ pub use clock::Clock;
 pub use error::EngineError;
 pub use seed::DEMO_PROFILE;
 pub use types::*;
+pub use viewer::{RouteViewer, UnreadableRoute};
 
 use crate::policy::validate::FieldError;
 

@@ -4,7 +4,9 @@
 //! It owns the connection settings (WAL, a named busy timeout, foreign keys),
 //! the ordered migrations checked against `PRAGMA user_version`, and every
 //! SQL statement. Other modules never see SQL. A database written by a newer
-//! build, or a file that is not SQLite, is refused and left untouched.
+//! build, a file that is not SQLite, or one that fails `PRAGMA
+//! integrity_check` is refused and left untouched: every open checks before
+//! anything could write.
 
 mod migrate;
 pub mod profiles;
@@ -22,8 +24,17 @@ pub use routes::{
     RouteRow, TransitionWrite,
 };
 
-/// How long a statement waits for another process's write lock before failing.
+/// How long a statement waits for another process's write lock before
+/// failing. Opening for writing waits at most this long too, so a command
+/// on a database another process keeps locked fails after about 5 s.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The check every open runs before anything could write. `integrity_check`
+/// rather than `quick_check`: it also compares every index with its table,
+/// which is what a damaged index page breaks, and costs little more (see
+/// `docs/reliability.md`). `(1)`: the open only needs to know whether there
+/// is a problem; `recourse db check` lists them all.
+const OPEN_CHECK: &str = "PRAGMA integrity_check(1)";
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +55,18 @@ pub enum StoreError {
          or move it aside to start a new database"
     )]
     Corrupt { path: PathBuf, detail: String },
+    #[error("{path} is a directory, not a database file")]
+    IsDirectory { path: PathBuf },
+    #[error("{path} is read-only ({why}); it can be viewed but not changed")]
+    ReadOnly { path: PathBuf, why: String },
+    #[error(
+        "{path} is locked by another process: its write lock was not released within {} s; \
+         try again when that process is done",
+        BUSY_TIMEOUT.as_secs()
+    )]
+    Locked { path: PathBuf },
+    #[error("cannot open {path}: {detail}")]
+    CannotOpen { path: PathBuf, detail: String },
     #[error("cannot create the database folder {path}: {source}")]
     CreateDir {
         path: PathBuf,
@@ -70,27 +93,117 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if absent) and migrates the database at `path`.
+    /// Opens (creating if absent) and migrates the database at `path`, for
+    /// reading and writing.
+    ///
+    /// Before anything is written (the journal mode, migrations, seeding):
+    /// the schema version is checked, the schema read, `PRAGMA
+    /// integrity_check` run, and the write lock taken and released once, so
+    /// a damaged, read-only or locked file is refused with its path and
+    /// cause, and left as it was.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        refuse_directory(path)?;
+        // SQLite would open an unwritable file read-only without a word and
+        // leave `-wal` and `-shm` files behind that it then cannot remove.
+        if path.exists() && !(writable(path) && writable(folder(path))) {
+            return Err(StoreError::ReadOnly {
+                why: why_read_only(path),
+                path: path.to_path_buf(),
+            });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
                 source,
             })?;
         }
+        if !path.exists() && !writable(folder(path)) {
+            return Err(StoreError::CannotOpen {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "its folder {} is not writable, so the database cannot be created",
+                    folder(path).display()
+                ),
+            });
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)?;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| StoreError::from(e).opening(path))?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let found = read_user_version(&conn, path)?;
         // Nothing may write before these checks: switching the journal mode
         // rewrites the header of a database still in rollback mode.
         migrate::check_not_newer(path, found)?;
         read_schema(&conn).map_err(|e| e.opening(path))?;
+        check_integrity(&conn, path)?;
+        check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
         Ok(Store { conn })
+    }
+
+    /// Opens an existing database for reading only (`query_only`): nothing
+    /// is created, migrated or written, so a read-only file or folder can be viewed and
+    /// a locked database does not delay the reader. The same checks as
+    /// [`Store::open`] refuse a newer, foreign or damaged file.
+    ///
+    /// A database whose schema is older than this build's is opened with
+    /// [`Store::open`] instead, which migrates it (and needs write access).
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let (conn, found) = connect_read_only(path)?;
+        migrate::check_not_newer(path, found)?;
+        if found < SCHEMA_VERSION {
+            drop(conn);
+            return Store::open(path);
+        }
+        read_schema(&conn).map_err(|e| e.opening(path))?;
+        check_integrity(&conn, path)?;
+        Ok(Store { conn })
+    }
+
+    /// Every problem `PRAGMA integrity_check` finds in the SQLite file at
+    /// `path`, opened read-only (no schema or version checks, nothing
+    /// written); empty when it is sound. A file too damaged to check at all
+    /// is [`StoreError::Corrupt`].
+    pub fn check_file(path: &Path) -> Result<Vec<String>, StoreError> {
+        let (conn, _) = connect_read_only(path)?;
+        integrity_problems(&conn, "PRAGMA integrity_check").map_err(|e| e.opening(path))
+    }
+
+    /// Copies the whole database to a new file `dest` with SQLite's online
+    /// backup API: a consistent snapshot even while other processes write.
+    /// `dest` must not exist yet (it is created; an existing file would be
+    /// overwritten page by page).
+    pub fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut target = Connection::open_with_flags(dest, flags)
+            .map_err(|e| StoreError::from(e).opening(dest))?;
+        {
+            let backup = rusqlite::backup::Backup::new(&self.conn, &mut target)?;
+            // All pages in one step, under one read transaction of the
+            // source: writers (WAL) are not blocked. A busy destination
+            // cannot happen, it is ours; a busy source is retried.
+            let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+            loop {
+                match backup.step(-1)? {
+                    rusqlite::backup::StepResult::Done => break,
+                    _ if std::time::Instant::now() > deadline => {
+                        return Err(StoreError::Locked {
+                            path: dest.to_path_buf(),
+                        })
+                    }
+                    _ => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        }
+        target
+            .close()
+            .map_err(|(_, e)| StoreError::from(e).opening(dest))?;
+        Ok(())
     }
 
     /// The journal mode and `synchronous` level this connection runs with,
@@ -136,6 +249,100 @@ fn data_dir() -> PathBuf {
     home.join(".local").join("share")
 }
 
+/// A directory at the path would otherwise surface as SQLite's "unable to
+/// open database file".
+fn refuse_directory(path: &Path) -> Result<(), StoreError> {
+    if path.is_dir() {
+        return Err(StoreError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// Opens an existing `path` for reading only and reads its schema version.
+///
+/// The connection is `query_only`: SQLite refuses every statement that
+/// would write. It is still opened read-write when the file allows it, so
+/// that closing it removes the `-wal` and `-shm` files as a writer's close
+/// does (a read-only connection would leave them behind). A file that is
+/// not writable is opened read-only by SQLite itself. A database in WAL
+/// mode needs its `-shm` file; in a read-only folder where none exists (a
+/// cleanly closed database) SQLite cannot create it, so the file is opened
+/// as immutable instead, and so is a file this process cannot write (a
+/// read-only connection could not remove the `-wal` and `-shm` files it
+/// made). Safe, because without a `-wal` or `-journal` file there is
+/// nothing newer to read and no writer at work (a writer in WAL mode keeps
+/// its `-wal` file while it has the database open).
+fn connect_read_only(path: &Path) -> Result<(Connection, u32), StoreError> {
+    refuse_directory(path)?;
+    if !path.exists() {
+        return Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            detail: "no such file".to_string(),
+        });
+    }
+    let settled = !sibling(path, "-wal").exists() && !sibling(path, "-journal").exists();
+    if settled && !(writable(path) && writable(folder(path))) {
+        return connect_immutable(path);
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|e| StoreError::from(e).opening(path))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "query_only", true)?;
+    match conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0)) {
+        Ok(found) => Ok((conn, found)),
+        Err(e)
+            if settled
+                && matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+                ) =>
+        {
+            drop(conn);
+            connect_immutable(path)
+        }
+        Err(e) => Err(StoreError::from(e).opening(path)),
+    }
+}
+
+/// Opens `path` as immutable: no locks, no `-wal` or `-shm` files.
+fn connect_immutable(path: &Path) -> Result<(Connection, u32), StoreError> {
+    let conn = Connection::open_with_flags(
+        immutable_uri(path),
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| StoreError::from(e).opening(path))?;
+    let found = read_user_version(&conn, path)?;
+    Ok((conn, found))
+}
+
+/// `path` with `suffix` appended to its file name (`r.db-wal`).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// `file:<path>?immutable=1`, the path percent-encoded byte by byte.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in absolute.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 /// Reading the header first is what tells a foreign file apart, before any
 /// statement could write to it.
 fn read_user_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> {
@@ -151,23 +358,121 @@ fn read_schema(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Refuses a database [`OPEN_CHECK`] finds a problem in. It only reads,
+/// and runs after SQLite has replayed a WAL or rolled back a hot journal
+/// left by a crash (the first read does that), so it checks the database as
+/// it will be used.
+fn check_integrity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let problems = integrity_problems(conn, OPEN_CHECK).map_err(|e| e.opening(path))?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    tracing::debug!(path = %path.display(), problem = %problems[0], "database failed its integrity check");
+    Err(StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: "database disk image is malformed".to_string(),
+    })
+}
+
+/// The rows of an integrity pragma other than the single `ok`.
+fn integrity_problems(conn: &Connection, pragma: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare(pragma)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows.into_iter().filter(|r| r != "ok").collect())
+}
+
+/// Takes the write lock and gives it back at once, writing nothing: a
+/// read-only file or folder, or a lock another process keeps for longer
+/// than [`BUSY_TIMEOUT`], is found here rather than at the first real
+/// write.
+fn check_writable(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    conn.execute_batch("ROLLBACK")?;
+    Ok(())
+}
+
 impl StoreError {
-    /// While opening `path`: a damaged or foreign file is named as such.
+    /// While opening `path`: a damaged, foreign, read-only or locked file,
+    /// or a directory, is named as such.
     pub fn opening(self, path: &Path) -> StoreError {
         let StoreError::Sqlite(e) = self else {
             return self;
         };
+        let path_buf = path.to_path_buf();
         match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
-                path: path.to_path_buf(),
+                path: path_buf,
                 detail: e.to_string(),
             },
             Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase {
-                path: path.to_path_buf(),
+                path: path_buf,
                 detail: "not an SQLite file".to_string(),
+            },
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                StoreError::Locked { path: path_buf }
+            }
+            Some(rusqlite::ErrorCode::ReadOnly) => StoreError::ReadOnly {
+                why: why_read_only(path),
+                path: path_buf,
+            },
+            Some(rusqlite::ErrorCode::CannotOpen) if path.is_dir() => {
+                StoreError::IsDirectory { path: path_buf }
+            }
+            Some(rusqlite::ErrorCode::CannotOpen) if path.exists() && !writable(folder(path)) => {
+                StoreError::ReadOnly {
+                    why: why_read_only(path),
+                    path: path_buf,
+                }
+            }
+            Some(rusqlite::ErrorCode::CannotOpen) => StoreError::CannotOpen {
+                path: path_buf,
+                detail: sqlite_message(&e),
             },
             _ => StoreError::Sqlite(e),
         }
+    }
+}
+
+/// SQLite's own words for the error, without the file name rusqlite
+/// appends to some.
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => {
+            rusqlite::ffi::code_to_str(f.extended_code).to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether this process may write `path` (`access(2)`, so root may).
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: access(2) reads a NUL-terminated path we own.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+fn why_read_only(path: &Path) -> String {
+    if !writable(path) {
+        "the file is not writable".to_string()
+    } else if !writable(folder(path)) {
+        format!(
+            "its folder {} is not writable, and SQLite keeps its journal there",
+            folder(path).display()
+        )
+    } else {
+        "SQLite could only open it for reading".to_string()
     }
 }
 
@@ -274,6 +579,14 @@ mod tests {
             std::fs::read(&path).unwrap(),
             bytes,
             "file content unchanged"
+        );
+    }
+
+    #[test]
+    fn immutable_uri_percent_encodes_everything_but_plain_path_characters() {
+        assert_eq!(
+            immutable_uri(Path::new("/tmp/my db?x=1%#é.db")),
+            "file:/tmp/my%20db%3Fx%3D1%25%23%C3%A9.db?immutable=1"
         );
     }
 

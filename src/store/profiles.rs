@@ -292,6 +292,10 @@ pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
         | StoreError::Corrupt { .. }
         | StoreError::TooNew { .. }
         | StoreError::CreateDir { .. }
+        | StoreError::IsDirectory { .. }
+        | StoreError::ReadOnly { .. }
+        | StoreError::Locked { .. }
+        | StoreError::CannotOpen { .. }
         | StoreError::Malformed { .. } => false,
     }
 }

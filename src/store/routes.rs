@@ -141,6 +141,10 @@ pub struct StoredAttempt {
     pub result: Option<AttemptResultRecord>,
 }
 
+/// One route row as [`Store::routes_each`] read it: its id, and the row or
+/// why it could not be read.
+pub type RouteRead = (u32, Result<RouteRow, StoreError>);
+
 /// The states in which a route has a pending timer or a running attempt.
 const ACTIVE_STATES: &str = "('running', 'waiting_reset', 'retry_scheduled')";
 
@@ -253,6 +257,25 @@ impl Store {
             .query_map([], raw_route)?
             .collect::<Result<Vec<_>, _>>()?;
         raws.into_iter().map(RawRoute::parse).collect()
+    }
+
+    /// Newest first, each row read on its own: a row whose columns or JSON
+    /// cannot be read is its id with the error, and the others are still
+    /// read. Damage below the rows (a broken page) still fails the whole
+    /// read.
+    pub fn routes_each(&self) -> Result<Vec<RouteRead>, StoreError> {
+        let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes ORDER BY id DESC");
+        let mut stmt = self.conn().prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let id: u32 = r.get(0)?;
+            let row = raw_route(r)
+                .map_err(|e| unreadable_column("route", e))
+                .and_then(RawRoute::parse);
+            out.push((id, row));
+        }
+        Ok(out)
     }
 
     /// Compare-and-set: writes `next` (with generation + 1) only if the route
@@ -440,8 +463,23 @@ fn read_route(conn: &rusqlite::Connection, id: u32) -> Result<Option<RouteRow>, 
     let raw = conn
         .prepare_cached(&sql)?
         .query_row([id], raw_route)
-        .optional()?;
+        .optional()
+        .map_err(|e| unreadable_column("route", e))?;
     raw.map(RawRoute::parse).transpose()
+}
+
+/// A stored value of the wrong type (text where a number belongs, say) is a
+/// malformed row, not a database error.
+fn unreadable_column(what: &'static str, e: rusqlite::Error) -> StoreError {
+    match e {
+        rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..) => StoreError::Malformed {
+            what,
+            detail: e.to_string(),
+        },
+        other => StoreError::Sqlite(other),
+    }
 }
 
 fn update_route(

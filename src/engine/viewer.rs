@@ -1,0 +1,63 @@
+//! Read-only access to routes, for commands that only look (`recourse
+//! routes`, `recourse route ID`): no engine tasks, no leases, nothing
+//! written, so a read-only file or folder can be listed and another
+//! process's write lock does not delay it.
+
+use std::path::Path;
+
+use super::{attempt_view, snapshot, EngineError, RouteDetail, RouteSnapshot};
+use crate::store::{Store, StoreError};
+
+/// A route whose stored row could not be read, named by its id.
+#[derive(Debug, thiserror::Error)]
+#[error("route {id} cannot be read: {error}")]
+pub struct UnreadableRoute {
+    pub id: u32,
+    pub error: StoreError,
+}
+
+/// Routes of a database opened read-only.
+pub struct RouteViewer {
+    store: Store,
+}
+
+impl RouteViewer {
+    /// Opens an existing database with [`Store::open_read_only`].
+    pub fn open(path: &Path) -> Result<RouteViewer, EngineError> {
+        Ok(RouteViewer {
+            store: Store::open_read_only(path)?,
+        })
+    }
+
+    /// Newest first; a route whose row cannot be read is an
+    /// [`UnreadableRoute`] in its place, and the others are still shown.
+    pub fn list_routes(&self) -> Result<Vec<Result<RouteSnapshot, UnreadableRoute>>, EngineError> {
+        let rows = self.store.routes_each()?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, row)| {
+                row.map(|r| snapshot(&r))
+                    .map_err(|error| UnreadableRoute { id, error })
+            })
+            .collect())
+    }
+
+    /// One route with its attempts. A row that cannot be read is
+    /// `EngineError::Store(StoreError::Malformed { .. })`.
+    pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
+        let row = self
+            .store
+            .route(id)?
+            .ok_or_else(|| EngineError::not_found("route", id))?;
+        let attempts = self
+            .store
+            .attempts(id)?
+            .into_iter()
+            .map(attempt_view)
+            .collect();
+        Ok(RouteDetail {
+            snapshot: snapshot(&row),
+            attempts,
+        })
+    }
+}
