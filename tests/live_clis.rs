@@ -12,6 +12,7 @@
 //! - wait: the route waits for the reset the provider gave (then the run is
 //!   interrupted: nobody waits ten minutes in a test);
 //! - manual: the route needs a person.
+//!
 //! The first failure's code and evidence are checked too.
 //!
 //! By default every scenario of Claude Code, Codex and Gemini CLI runs and

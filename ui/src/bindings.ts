@@ -20,6 +20,11 @@ export const commands = {
 	 */
 	checkPolicy: (index: number, policy: CandidatePolicy) => __TAURI_INVOKE<FieldError[]>("check_policy", { index, policy }),
 	/**
+	 *  Every problem with candidate `index`'s agent settings (program, timeouts,
+	 *  environment, config dir), for inline validation while editing.
+	 */
+	checkAgent: (index: number, agent: AgentSpec_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_agent", { index, agent }),
+	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
@@ -67,6 +72,10 @@ export type AgentKindInfo_Deserialize = {
 	description: string,
 	/**  Program run when the candidate names none (`None`: must be given). */
 	default_program?: string | null,
+	/**  Deadlines a new candidate of this kind starts with. */
+	default_timeouts: AttemptTimeouts,
+	/**  The variable its config dir is passed in; `None`: it has none. */
+	config_dir_variable?: string | null,
 };
 
 /**  One entry of the agent picker. */
@@ -76,6 +85,10 @@ export type AgentKindInfo_Serialize = {
 	description: string,
 	/**  Program run when the candidate names none (`None`: must be given). */
 	default_program: string | null,
+	/**  Deadlines a new candidate of this kind starts with. */
+	default_timeouts: AttemptTimeouts,
+	/**  The variable its config dir is passed in; `None`: it has none. */
+	config_dir_variable: string | null,
 };
 
 /**  How to launch a candidate. */
@@ -94,6 +107,19 @@ export type AgentSpec_Deserialize = {
 	 *  step N (the last step repeats).
 	 */
 	script?: SimStep[],
+	/**
+	 *  Variables added to the agent's environment (a proxy, another
+	 *  account's key). Values that look like secrets are never logged.
+	 */
+	env?: { [key in string]: string },
+	/**
+	 *  The CLI's own configuration directory, passed as the variable that
+	 *  CLI documents (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`,
+	 *  `OPENCODE_CONFIG_DIR`).
+	 */
+	config_dir?: string | null,
+	/**  When an attempt that has gone quiet, or runs too long, is ended. */
+	timeouts?: AttemptTimeouts,
 };
 
 /**  How to launch a candidate. */
@@ -109,6 +135,19 @@ export type AgentSpec_Serialize = {
 	 *  step N (the last step repeats).
 	 */
 	script: SimStep[],
+	/**
+	 *  Variables added to the agent's environment (a proxy, another
+	 *  account's key). Values that look like secrets are never logged.
+	 */
+	env: { [key in string]: string },
+	/**
+	 *  The CLI's own configuration directory, passed as the variable that
+	 *  CLI documents (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`,
+	 *  `OPENCODE_CONFIG_DIR`).
+	 */
+	config_dir: string | null,
+	/**  When an attempt that has gone quiet, or runs too long, is ended. */
+	timeouts: AttemptTimeouts,
 };
 
 export type AppInfo = {
@@ -123,6 +162,14 @@ export type AttemptOutcome = "succeeded" | "failed" |
 "killed" | 
 /**  The engine died while it ran; found at restart. */
 "interrupted";
+
+/**  Attempt deadlines: the process group is killed when one passes. */
+export type AttemptTimeouts = {
+	/**  Seconds without any output on stdout or stderr. */
+	idle_s: number,
+	/**  Seconds since the attempt started. */
+	total_s: number,
+};
 
 /**  One attempt of a route, with what was decided about it. */
 export type AttemptView = AttemptView_Serialize | AttemptView_Deserialize;
@@ -861,7 +908,11 @@ export type Scope =
  *  Stable semantic codes. Adding a variant is a compile error in
  *  [`SemanticCode::class`] until someone assigns it a class on purpose.
  */
-export type SemanticCode = "provider_overloaded" | "provider_unavailable" | "provider_internal_error" | "gateway_error" | "rate_limited" | "model_capacity" | "stream_disconnected" | "network_reset" | "network_timeout" | "network_dns" | "network_tls" | "usage_limit_reached" | "quota_exhausted" | "credit_balance_low" | "auth_invalid" | "auth_required" | "account_forbidden" | "model_not_found" | "provider_config_invalid" | "context_length_exceeded" | "invalid_request" | "cancelled" | "task_failed" | "repository_error" | "permission_denied" | "local_runtime" | "resume_state" | "unknown";
+export type SemanticCode = "provider_overloaded" | "provider_unavailable" | "provider_internal_error" | "gateway_error" | "rate_limited" | "model_capacity" | "stream_disconnected" | "network_reset" | "network_timeout" | "network_dns" | "network_tls" | 
+/**  Recourse ended an attempt that went quiet or ran too long. */
+"attempt_timed_out" | "usage_limit_reached" | "quota_exhausted" | "credit_balance_low" | "auth_invalid" | "auth_required" | "account_forbidden" | "model_not_found" | "provider_config_invalid" | "context_length_exceeded" | "invalid_request" | "cancelled" | "task_failed" | "repository_error" | "permission_denied" | "local_runtime" | 
+/**  The agent program could not be started at all. */
+"spawn_failed" | "resume_state" | "unknown";
 
 /**  One scripted outcome of the simulated provider. */
 export type SimStep = 

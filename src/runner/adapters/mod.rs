@@ -197,7 +197,7 @@ pub(crate) fn raw(
 
 static STATUS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     crate::ascii_regex::compile(
-        r"(?i)\b(?:api error|(?:unexpected |last )?status(?: code)?|request rejected \(|http)[: ]+(\d{3})\b",
+        r"(?i)(?:\b(?:api error|(?:unexpected |last )?status(?: code)?|http)[: ]+|\brequest rejected \()(\d{3})\b",
     )
     .expect("status pattern is valid")
 });

@@ -142,3 +142,69 @@ test("profile editor fits a phone: no sideways scroll, one scroll owner, 44 px t
     await app.close();
   }
 });
+
+test("a CLI candidate's timeouts are typed with units and saved as exactly the seconds shown", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    const idle = app.page.getByLabel("Idle timeout");
+    assert.equal(await idle.inputValue(), "15 min", "900 s is shown in its largest exact unit");
+    assert.equal(await app.page.getByLabel("Total timeout").inputValue(), "4 h");
+    await idle.fill("20 min");
+    await app.page.getByText("= 1,200 s", { exact: false }).waitFor();
+    await idle.fill("ten minutes");
+    await app.page.getByText("write a whole number of seconds, or a number with s, min, h or d").waitFor();
+    assert.equal(await idle.getAttribute("aria-invalid"), "true");
+    await idle.fill("1.5 h");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    const saved = (await saveCalls(app)).at(-1).args.candidates[1].agent;
+    assert.deepEqual(saved.timeouts, { idle_s: 5400, total_s: 14400 });
+  } finally {
+    await app.close();
+  }
+});
+
+test("environment variables are edited as rows and secret-looking values stay masked until shown", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    await app.page.getByRole("button", { name: "Add variable" }).click();
+    await app.page.getByLabel("Variable 1 name").fill("OPENAI_API_KEY");
+    const value = app.page.getByLabel("Variable OPENAI_API_KEY value");
+    await value.fill("sk-test-not-a-real-key");
+    assert.equal(await value.getAttribute("type"), "password", "a key is not shown in full");
+    await app.page.getByRole("button", { name: "Show" }).click();
+    assert.equal(await value.getAttribute("type"), "text");
+    await app.page.getByRole("button", { name: "Add variable" }).click();
+    await app.page.getByLabel("Variable 2 name").fill("HTTPS_PROXY");
+    const proxy = app.page.getByLabel("Variable HTTPS_PROXY value");
+    await proxy.fill("http://127.0.0.1:3128");
+    assert.equal(await proxy.getAttribute("type"), "text", "an ordinary value is shown");
+    await app.page.getByLabel("Config directory (optional)").fill("/srv/codex-b");
+    assert.ok(await app.page.getByText("Passed as CODEX_HOME").isVisible());
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    const agent = (await saveCalls(app)).at(-1).args.candidates[1].agent;
+    assert.deepEqual(agent.env, { OPENAI_API_KEY: "sk-test-not-a-real-key", HTTPS_PROXY: "http://127.0.0.1:3128" });
+    assert.equal(agent.config_dir, "/srv/codex-b");
+    assert.ok((await app.calls()).some((c) => c.cmd === "check_agent" && c.args.index === 1),
+      "agent fields are checked by the backend's validator as they change");
+  } finally {
+    await app.close();
+  }
+});
+
+test("an agent field error from the backend validator shows at its field", async () => {
+  const app = await openApp({
+    profiles: [demoProfile()],
+    agentErrors: [{ path: "candidates[1].agent.timeouts.idle_s", message: "must not exceed the total timeout (14400 s), got 86400" }],
+  }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    await app.page.getByText("must not exceed the total timeout (14400 s), got 86400").waitFor();
+    assert.equal(await app.page.getByLabel("Idle timeout").getAttribute("aria-invalid"), "true");
+  } finally {
+    await app.close();
+  }
+});
