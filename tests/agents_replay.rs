@@ -103,6 +103,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         cwd: None,
         step: 0,
         clock: Clock::start(),
+        spawned: None,
     };
     let report = run(launch, CancellationToken::new()).await;
     let now = Utc::now();

@@ -19,6 +19,7 @@ async fn attempt(kind: AgentKind, recording: &str) -> RunReport {
         cwd: None,
         step: 0,
         clock: Clock::start(),
+        spawned: None,
     };
     run(launch, CancellationToken::new()).await
 }
@@ -206,6 +207,7 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
         cwd: None,
         step: 0,
         clock: Clock::start(),
+        spawned: None,
     };
     let (raw, _) = failure(run(launch, CancellationToken::new()).await);
     assert_eq!(raw.exit_code, Some(97));

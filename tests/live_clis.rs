@@ -80,10 +80,17 @@ fn candidates(cli: &str) -> Vec<CandidateInput> {
     let mut agent = AgentSpec::simulated(Vec::new());
     agent.kind = kind_of(cli);
     agent.program = Some(bin.display().to_string());
-    // OpenCode never gives up on a cut stream or a 4-hour retry-after.
-    agent.timeouts = AttemptTimeouts {
-        idle_s: 60,
-        total_s: 180,
+    // OpenCode never gives up on a cut stream or a 4-hour retry-after, and
+    // backs off silently for up to 110 s before it reports a failure.
+    agent.timeouts = match agent.kind {
+        AgentKind::Opencode => AttemptTimeouts {
+            idle_s: 150,
+            total_s: 300,
+        },
+        _ => AttemptTimeouts {
+            idle_s: 60,
+            total_s: 180,
+        },
     };
     let fallback = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]);
     vec![

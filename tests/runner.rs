@@ -25,6 +25,7 @@ fn launch(agent: AgentSpec, prompt: &str) -> Launch {
         cwd: None,
         step: 0,
         clock: Clock::start(),
+        spawned: None,
     }
 }
 

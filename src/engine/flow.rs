@@ -16,6 +16,9 @@ use crate::runner::{self, Launch, RunReport};
 use crate::scheduler::Fired;
 use crate::store::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, Store};
 
+/// How long a stop waits for a SIGKILLed agent to be gone.
+pub(super) const AGENT_GONE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Engine {
     /// Creates a route on the profile's first enabled candidate and
     /// dispatches its first attempt (persisted before launch).
@@ -74,10 +77,24 @@ impl Engine {
             until,
         };
         match route::manual(&row, req.action, req.expected_generation, lease, now) {
-            Ok(plan) => match self.commit(plan)? {
-                Cas::Won(row) => Ok(snapshot(&row)),
-                Cas::Lost(current) => Err(stale(&current)),
-            },
+            Ok(plan) => {
+                let kills = plan.effect == Effect::Kill;
+                let run_here = self.runs().contains_key(&row.id);
+                if kills && !run_here {
+                    // Run by another process: the attempt is recorded as
+                    // killed only once its agent is known to be gone.
+                    self.make_sure_agent_gone(&row).await?;
+                }
+                match self.commit(plan)? {
+                    Cas::Won(row) => {
+                        if kills && run_here {
+                            self.until_run_ends(row.id).await;
+                        }
+                        Ok(snapshot(&row))
+                    }
+                    Cas::Lost(current) => Err(stale(&current)),
+                }
+            }
             Err(Refusal::AlreadyDone) => Ok(snapshot(&row)),
             Err(Refusal::Stale) => Err(stale(&row)),
             Err(Refusal::NotValid { action, state }) => Err(EngineError::Conflict(format!(
@@ -88,6 +105,31 @@ impl Engine {
             Err(Refusal::NoCandidateLeft) => Err(EngineError::Conflict(
                 "no candidate is left to skip to in this cycle".to_string(),
             )),
+        }
+    }
+
+    /// Kills the process group of the route's latest attempt if it still
+    /// runs (verified by pid and start time), and waits until it is gone.
+    async fn make_sure_agent_gone(&self, row: &RouteRow) -> Result<(), EngineError> {
+        let Some((pid, start)) = self.store().latest_attempt_process(row.id)? else {
+            return Ok(());
+        };
+        let process = runner::AgentProcess { pid, start };
+        if process.kill_and_wait(AGENT_GONE_WITHIN).await {
+            return Ok(());
+        }
+        Err(EngineError::Conflict(format!(
+            "the agent of attempt {} (pid {pid}) is still running after SIGKILL; the route was left as it is",
+            row.attempts
+        )))
+    }
+
+    /// Waits until this engine's run of `route_id` has been killed and reaped,
+    /// so a resume right after a stop can never run two agents at once.
+    async fn until_run_ends(&self, route_id: u32) {
+        let deadline = tokio::time::Instant::now() + AGENT_GONE_WITHIN;
+        while self.runs().contains_key(&route_id) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
 
@@ -161,13 +203,28 @@ impl Engine {
                 0
             }
         };
+        let (spawned, mut started) = tokio::sync::mpsc::unbounded_channel();
         let launch = Launch {
             agent: row.candidates[index].agent.clone(),
             prompt: row.prompt.clone(),
             cwd: row.cwd.as_ref().map(PathBuf::from),
             step,
             clock: self.inner.clock,
+            spawned: Some(spawned),
         };
+        let recorder = self.clone();
+        let number = attempt.number;
+        let route = row.id;
+        tokio::spawn(async move {
+            if let Some(p) = started.recv().await {
+                let stored = recorder
+                    .store()
+                    .set_attempt_process(route, number, p.pid, p.start);
+                if let Err(e) = stored {
+                    error!(route, attempt = number, "cannot store the agent's pid: {e}");
+                }
+            }
+        });
         let cancel = self.inner.stop.child_token();
         let engine = self.clone();
         let route_id = row.id;

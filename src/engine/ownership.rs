@@ -98,6 +98,9 @@ impl Engine {
             if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
                 continue;
             }
+            if row.state == super::RouteState::Running {
+                self.kill_orphaned_agent(&row)?;
+            }
             match route::interrupted(&row, "its engine stopped", now) {
                 Some(plan) => {
                     if let crate::store::Cas::Lost(current) = self.commit(plan)? {
@@ -108,6 +111,24 @@ impl Engine {
             }
         }
         self.adopt_waits(&waits)
+    }
+
+    /// An engine that died may leave its agent's tools running (the agent
+    /// itself dies with it): the group goes before the attempt is called
+    /// interrupted, so a retry can never run beside it.
+    fn kill_orphaned_agent(&self, row: &RouteRow) -> Result<(), EngineError> {
+        let Some((pid, start)) = self.store().latest_attempt_process(row.id)? else {
+            return Ok(());
+        };
+        let process = crate::runner::AgentProcess { pid, start };
+        if !process.kill_and_wait_blocking(super::flow::AGENT_GONE_WITHIN) {
+            tracing::warn!(
+                route = row.id,
+                pid,
+                "the orphaned agent's process group survived SIGKILL"
+            );
+        }
+        Ok(())
     }
 
     /// Takes over waiting routes still as they were read and re-arms their

@@ -7,8 +7,10 @@
 //! before [`run`] returns.
 
 pub mod adapters;
+pub mod group;
 mod process;
 
+pub use group::AgentProcess;
 pub use process::{config_dir_variable, MAX_LINE};
 mod simulated;
 
@@ -30,6 +32,8 @@ pub struct Launch {
     /// Zero-based attempt number of this candidate within the route.
     pub step: u32,
     pub clock: Clock,
+    /// Told the agent's process once it started, so it can be stored.
+    pub spawned: Option<tokio::sync::mpsc::UnboundedSender<AgentProcess>>,
 }
 
 /// How an attempt ended.

@@ -52,7 +52,15 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
         cmd.current_dir(dir);
     }
     match cmd.spawn() {
-        Ok(child) => supervise(child, launch, line.stdin, &cancel).await,
+        Ok(child) => {
+            if let (Some(tx), Some(process)) = (
+                &launch.spawned,
+                child.id().and_then(super::group::AgentProcess::of),
+            ) {
+                let _ = tx.send(process);
+            }
+            supervise(child, launch, line.stdin, &cancel).await
+        }
         Err(e) => {
             let why = spawn_error(&line.program, &e);
             spawn_failed(launch, &line.program, why)

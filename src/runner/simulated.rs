@@ -124,6 +124,7 @@ mod tests {
             cwd: None,
             step: 0,
             clock: Clock::start(),
+            spawned: None,
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {

@@ -15,6 +15,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0002_route_changes",
         include_str!("migrations/0002_route_changes.sql"),
     ),
+    (
+        "0003_attempt_process",
+        include_str!("migrations/0003_attempt_process.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -318,6 +318,42 @@ impl Store {
 
     /// Records how an attempt ended when its route has moved on (stopped,
     /// superseded). At most once per attempt; a second call is ignored.
+    /// Stores the process (pid and kernel start time) attempt `number` of
+    /// route `route_id` runs in.
+    pub fn set_attempt_process(
+        &self,
+        route_id: u32,
+        number: u32,
+        pid: u32,
+        start: u64,
+    ) -> Result<(), StoreError> {
+        let start = i64::try_from(start).unwrap_or(i64::MAX);
+        self.conn().execute(
+            "INSERT INTO attempt_processes (attempt_id, pid, pid_start) \
+             SELECT id, ?3, ?4 FROM attempts WHERE route_id = ?1 AND number = ?2",
+            rusqlite::params![route_id, number, pid, start],
+        )?;
+        Ok(())
+    }
+
+    /// The process of route `route_id`'s latest attempt, when it was stored.
+    pub fn latest_attempt_process(&self, route_id: u32) -> Result<Option<(u32, u64)>, StoreError> {
+        let found = self
+            .conn()
+            .query_row(
+                "SELECT p.pid, p.pid_start FROM attempts a \
+                 LEFT JOIN attempt_processes p ON p.attempt_id = a.id \
+                 WHERE a.route_id = ?1 ORDER BY a.number DESC LIMIT 1",
+                [route_id],
+                |r| Ok((r.get::<_, Option<u32>>(0)?, r.get::<_, Option<i64>>(1)?)),
+            )
+            .optional()?;
+        Ok(match found {
+            Some((Some(pid), Some(start))) => Some((pid, u64::try_from(start).unwrap_or(0))),
+            _ => None,
+        })
+    }
+
     pub fn record_late_result(
         &self,
         route_id: u32,
