@@ -20,6 +20,8 @@ const PLANTED: &[(&str, &str)] = &[
     ("AKIAIOSFODNN7EXAMPLE", API_KEY),
     ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", API_KEY),
     ("sk_live_51H0123456789abcdefABCDEF", API_KEY),
+    ("glpat-Zq8vKx2LmN4pR7tW9yB1", API_KEY),
+    ("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", API_KEY),
     ("ya29.a0AfH6SMBx0123456789abcdefABCDEF-_xyz", TOKEN),
     ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", JWT),
     ("alice.smith+work@example.co.uk", EMAIL),
@@ -456,6 +458,29 @@ fn tricky_text() -> impl Strategy<Value = String> {
         "}",
         "~",
         "é",
+        "glpat-",
+        "SG.",
+        "DB_",
+        "PASSWORD",
+        "_TOKEN",
+        "--password ",
+        "--token ",
+        " is ",
+        "incorrect",
+        "%3D",
+        "%22",
+        "\\",
+        "\\\"",
+        "\\/",
+        "\\n",
+        "\n  ",
+        ":\\/\\/",
+        "-----BEGIN PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEvQIBADAN",
+        "abc=",
+        "user:pw@",
+        "AbCdEfGhIjKlMnOp",
     ];
     prop::collection::vec(prop::sample::select(fragments.to_vec()), 0..40)
         .prop_map(|parts| parts.concat())
@@ -801,4 +826,36 @@ fn structured_fields_cut_before_sanitizing_leave_no_fragments() {
     input.error_type = Some(value);
     let error_type = Evidence::from_raw(input).error_type.expect("kept");
     assert!(!error_type.contains("Zq8vKx2L"), "{error_type}");
+}
+
+/// 14-character windows of `key`: any of them in the output is a fragment.
+fn windows_of(key: &str) -> Vec<&str> {
+    (0..=key.len() - 14).map(|i| &key[i..i + 14]).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A key at any offset around either raw cut, behind a blob that shrinks
+    /// to a marker (so the cut edge reaches the stored message), leaves no
+    /// 14-character piece.
+    #[test]
+    fn no_key_fragment_survives_at_either_raw_cut(
+        head_offset in 0usize..50, tail_offset in 0usize..50, sep in prop::sample::select(vec!["\",\"k\":\"", ":", "=", "/", "."])
+    ) {
+        let key = "Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1o";
+        let head_blob = blob_of(RAW_HEAD_BYTES - head_offset - sep.len());
+        let mut text = format!("{head_blob}{sep}{key}\"}}\n");
+        text.push_str(&"middle ".repeat(3000));
+        // The tail bound falls `tail_offset` characters into the key (or after it).
+        let blob_len = RAW_TAIL_BYTES + tail_offset - key.len() - sep.len() - 21;
+        let tail = format!("{key}{sep}{}\n429 rate_limit_error", blob_of(blob_len));
+        prop_assert_eq!(tail.len(), RAW_TAIL_BYTES + tail_offset);
+        text.push_str(&tail);
+        let evidence = Evidence::from_raw(raw(text.as_bytes()));
+        prop_assert!(evidence.message.ends_with("429 rate_limit_error"));
+        for piece in windows_of(key) {
+            prop_assert!(!evidence.message.contains(piece), "{} in {}", piece, evidence.message);
+        }
+    }
 }
