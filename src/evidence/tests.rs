@@ -581,6 +581,21 @@ const SURVIVED_BEFORE: &[(&str, &[&str], &str)] = &[
         "--token '[redacted:token]' failed",
     ),
     (
+        "vault write --client-secret Zq8vKx2Lm --passphrase 'two words' done",
+        &["Zq8vKx2Lm", "two words"],
+        "--client-secret [redacted:secret] --passphrase '[redacted:secret]' done",
+    ),
+    (
+        "login --password=-Zq8vKx2Lm",
+        &["Zq8vKx2Lm"],
+        "--password=[redacted:secret]",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGZq8vKx2LmN4\n=Zq8v\n-----END PGP PRIVATE KEY BLOCK-----",
+        &["lQOYBGZq8vKx2LmN4", "=Zq8v"],
+        "[redacted:private_key]",
+    ),
+    (
         "cli --api-key=abc123 --verbose",
         &["abc123"],
         "--api-key=[redacted:api_key] --verbose",
@@ -738,6 +753,8 @@ fn prose_near_the_new_patterns_is_kept() {
         "Basic authentication failed",
         "docker login --password-stdin",
         "--token-limit 5000",
+        "mysql --password --verbose",
+        r#"{"token_type": "bearer", "expires_in": 3600}"#,
         "password_reset_required: true",
         "SG.foo.bar is not a key",
         "the glpat- prefix marks GitLab tokens",
