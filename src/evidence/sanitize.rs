@@ -615,12 +615,17 @@ fn pem_body_before(text: &str) -> usize {
         let run = b[..line_end]
             .iter()
             .rev()
-            .take_while(|&&c| is_base64(c) || c == b' ' || c == b'\t')
+            .take_while(|&&c| is_base64(c))
             .count();
-        let line_start = line_end - run;
-        if run == 0 || b[line_start..line_end].iter().all(|&c| !is_base64(c)) {
+        if run == 0 {
             return start;
         }
+        let indent = b[..line_end - run]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        let line_start = line_end - run - indent;
         if line_start == 0 || break_before(&b[..line_start]) > 0 {
             start = line_start;
             i = line_start;

@@ -876,3 +876,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_orphan_end_takes_base64_lines_only_not_the_prose_before_them() {
+    assert_eq!(
+        sanitize("Error loading the key\nZq8vKx2LmN4=\n-----END RSA PRIVATE KEY-----\ndone"),
+        "Error loading the key\n[redacted:private_key]\ndone"
+    );
+    assert_eq!(
+        sanitize("-----BEGIN RSA PRIVATE KEY-----\nZq8vKx2LmN4=\nError: bad padding"),
+        "[redacted:private_key]\nError: bad padding"
+    );
+}
