@@ -88,7 +88,8 @@ static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
 /// Command-line flags whose next argument is a credential:
 /// `--password X`, `--api-key 'X'`, `--client-secret X`. `--token-limit 5`
 /// and `--password-stdin` are other flags; a next word starting with `-` is
-/// taken as another flag.
+/// taken as another flag, and prose about a flag ("the --token flag is
+/// deprecated") keeps its word (see [`FLAG_WORDS`]).
 static FLAG_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
         r#"(?i)(?P<lead>^|[^\w-])(?P<flag>--?(?:[a-z0-9]+-)*(?P<kw>password|passwd|pass|passphrase|secret|token|api-?key))(?P<sep>[ \t]+)"#,
@@ -104,6 +105,34 @@ static PROSE_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?P<value>'[^'\r\n]*'?|"[^"\r\n]*"?|`[^`\r\n]*`?|[^\s"'`]+)"#,
     ))
 });
+/// Words that follow a flag name in prose about the flag, besides
+/// [`PROSE_WORDS`].
+const FLAG_WORDS: &[&str] = &[
+    "are",
+    "argument",
+    "be",
+    "can",
+    "cannot",
+    "does",
+    "flag",
+    "flags",
+    "has",
+    "have",
+    "if",
+    "instead",
+    "is",
+    "must",
+    "option",
+    "options",
+    "parameter",
+    "should",
+    "was",
+    "were",
+    "when",
+    "which",
+    "will",
+    "with",
+];
 /// Words that follow "password is" in ordinary messages.
 const PROSE_WORDS: &[&str] = &[
     "a",
@@ -426,6 +455,14 @@ fn flag_value(c: &Captures) -> String {
     let value = &c["value"];
     if is_marker(&value[open.len()..value.len() - close.len()]) {
         return c[0].to_owned();
+    }
+    if open.is_empty() {
+        let word = value
+            .trim_end_matches(['.', ',', ';', ':', '!', '?', ')'])
+            .to_ascii_lowercase();
+        if PROSE_WORDS.contains(&word.as_str()) || FLAG_WORDS.contains(&word.as_str()) {
+            return c[0].to_owned();
+        }
     }
     let marker = marker_for(&c["kw"]);
     format!(
