@@ -335,7 +335,7 @@ fn key_value(c: &Captures) -> String {
     let (open, close) = quotes(c);
     let value = &c["value"];
     let inner = &value[open.len()..value.len() - close.len()];
-    if is_marker(inner) {
+    if is_marker(inner) || (inner.is_empty() && !close.is_empty()) {
         return c[0].to_owned();
     }
     let marker = marker_for(&c["kw"]);

@@ -754,6 +754,7 @@ fn prose_near_the_new_patterns_is_kept() {
         "docker login --password-stdin",
         "--token-limit 5000",
         "mysql --password --verbose",
+        r#"{"password": "", "api_key": ''}"#,
         "the --token flag is deprecated; pass --api-key instead",
         "use --password, or --secret with a file",
         r#"{"token_type": "bearer", "expires_in": 3600}"#,
