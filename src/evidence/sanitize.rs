@@ -69,13 +69,16 @@ static AUTH_SCHEME: LazyLock<Regex> =
 static COOKIE_FIELD: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)\b(set-cookie|cookie)(["']?\s*[:=]\s*)(?:("[^"\r\n]*")|[^\r\n]*)"#));
 /// `name = value` fields. The name may carry a prefix glued by `_` or
-/// letters (`DB_PASSWORD`, `DJANGO_SECRET_KEY`, `PGPASSWORD`); the separator
+/// letters (`DB_PASSWORD`, `DJANGO_SECRET_KEY`, `PGPASSWORD`): the match
+/// starts at the keyword, with no word boundary before it (a prefix of word
+/// characters is what a `\b\w*` lead would allow, and the keywords stay the
+/// literals the search starts from); the keyword must end the name. The separator
 /// may be quoted, JSON-escaped (`\"password\":`) or URL-encoded
 /// (`password%3D`, `%22password%22%3A`). A quoted value is taken as a whole
 /// JSON string, escaped quotes included, one or two levels deep.
 static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r#"(?i)\b(?P<name>\w*?(?P<kw>access_token|refresh_token|id_token|token|client_secret|private_key|x-api-key|x-goog-api-key|api[_-]?key|(?:aws_)?secret(?:_access)?(?:[_-]?key)?|password|passwd))"#,
+        r#"(?i)(?P<kw>access_token|refresh_token|id_token|token|client_secret|private_key|x-api-key|x-goog-api-key|api[_-]?key|(?:aws_)?secret(?:_access)?(?:[_-]?key)?|password|passwd)"#,
         r#"(?P<sep>(?:\\*["']|%22)?\s*(?:[:=]|%3[ad])\s*)"#,
         r#"(?P<value>"#,
         r#"(?P<dq>")(?:[^"\\\r\n]|\\.)*(?P<dqe>")?"#,
@@ -347,7 +350,7 @@ fn key_value(c: &Captures) -> String {
         return c[0].to_owned();
     }
     let marker = marker_for(&c["kw"]);
-    format!("{}{}{open}{marker}{close}", &c["name"], &c["sep"])
+    format!("{}{}{open}{marker}{close}", &c["kw"], &c["sep"])
 }
 
 fn flag_value(c: &Captures) -> String {
