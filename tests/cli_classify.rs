@@ -153,6 +153,7 @@ fn every_malformed_field_is_named() {
         ),
         ("[1,2]", "line 1: expected a JSON object, got an array"),
         ("\"sk-ant\"", "line 1: expected a JSON object, got a string"),
+        ("null", "line 1: expected a JSON object, got null"),
         (
             r#"{"provider":"codex","message":"m","colour":"red"}"#,
             r#"line 1: unknown field "colour" (known fields: provider, message, phase, http_status, headers, error_type, exit_code, occurred_at)"#,
