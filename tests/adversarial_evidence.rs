@@ -116,6 +116,17 @@ fn repeated_near_matches_complete() {
         "api_key= ",
         "retryDelay: \"",
         "resets_at: 17 ",
+        "--password ",
+        "password is ",
+        "DB_PASSWORD=",
+        "\\\"password\\\":\\\"\\\\",
+        "%22password%22%3A",
+        "ghp_abcdefgh\n",
+        "Bearer abcdefghijk ",
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n",
+        "AAAA\n-----END PRIVATE KEY-----\n",
+        "https:\\/\\/u:p@h\\/",
+        "\\/home\\/",
     ];
     for near in near_misses {
         let text = near.repeat(100_000);

@@ -130,7 +130,7 @@ fn a_bad_line_stops_after_the_earlier_results_are_flushed() {
     );
     assert_eq!(
         run.stderr.trim_end(),
-        r#"line 2: field "http_status": expected integer 100-599, got "abc""#
+        r#"line 2: field "http_status": expected integer 100-599, got a string"#
     );
 }
 
@@ -151,7 +151,9 @@ fn every_malformed_field_is_named() {
             "not json",
             "line 1: invalid JSON: expected ident at line 1 column 2",
         ),
-        ("[1,2]", "line 1: expected a JSON object, got [1,2]"),
+        ("[1,2]", "line 1: expected a JSON object, got an array"),
+        ("\"sk-ant\"", "line 1: expected a JSON object, got a string"),
+        ("null", "line 1: expected a JSON object, got null"),
         (
             r#"{"provider":"codex","message":"m","colour":"red"}"#,
             r#"line 1: unknown field "colour" (known fields: provider, message, phase, http_status, headers, error_type, exit_code, occurred_at)"#,
@@ -162,7 +164,7 @@ fn every_malformed_field_is_named() {
         ),
         (
             r#"{"provider":"bard","message":"m"}"#,
-            r#"line 1: field "provider": expected one of anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated, got "bard""#,
+            r#"line 1: field "provider": expected one of anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated, got a string"#,
         ),
         (
             r#"{"provider":"codex"}"#,
@@ -170,35 +172,39 @@ fn every_malformed_field_is_named() {
         ),
         (
             r#"{"provider":"codex","message":42}"#,
-            r#"line 1: field "message": expected a string, got 42"#,
+            r#"line 1: field "message": expected a string, got a number"#,
         ),
         (
             r#"{"provider":"codex","message":"m","phase":"launch"}"#,
-            r#"line 1: field "phase": expected one of spawn, connect, request, stream, exit, got "launch""#,
+            r#"line 1: field "phase": expected one of spawn, connect, request, stream, exit, got a string"#,
         ),
         (
             r#"{"provider":"codex","message":"m","http_status":600}"#,
-            r#"line 1: field "http_status": expected integer 100-599, got 600"#,
+            r#"line 1: field "http_status": expected integer 100-599, got a number"#,
         ),
         (
             r#"{"provider":"codex","message":"m","headers":["retry-after"]}"#,
-            r#"line 1: field "headers": expected an object of string values, got ["retry-after"]"#,
+            r#"line 1: field "headers": expected an object of string values, got an array"#,
         ),
         (
             r#"{"provider":"codex","message":"m","headers":{"retry-after":30}}"#,
-            r#"line 1: field "headers.retry-after": expected a string, got 30"#,
+            r#"line 1: field "headers.retry-after": expected a string, got a number"#,
         ),
         (
             r#"{"provider":"codex","message":"m","error_type":false}"#,
-            r#"line 1: field "error_type": expected a string, got false"#,
+            r#"line 1: field "error_type": expected a string, got a boolean"#,
         ),
         (
             r#"{"provider":"codex","message":"m","exit_code":1.5}"#,
-            r#"line 1: field "exit_code": expected a 32-bit integer, got 1.5"#,
+            r#"line 1: field "exit_code": expected a 32-bit integer, got a number"#,
+        ),
+        (
+            r#"{"provider":"codex","message":"m","headers":{"retry-after":{"a":1}}}"#,
+            r#"line 1: field "headers.retry-after": expected a string, got an object"#,
         ),
         (
             r#"{"provider":"codex","message":"m","occurred_at":"yesterday"}"#,
-            r#"line 1: field "occurred_at": expected an RFC 3339 timestamp, got "yesterday""#,
+            r#"line 1: field "occurred_at": expected an RFC 3339 timestamp, got a string"#,
         ),
     ];
     for (line, expected) in cases {
@@ -289,4 +295,99 @@ fn usage_errors_exit_2_with_a_clear_message() {
         assert_eq!(run.code, 2, "{args:?} exits 2");
         assert_eq!(run.stderr.trim_end(), expected, "{args:?}");
     }
+}
+
+/// A value is never echoed, whatever its size: a key pasted into the wrong
+/// field must not reach stderr (or a log that captures it).
+#[test]
+fn errors_never_echo_the_value() {
+    let key = "sk-ant-api03-Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1oP3qR5sT7uV9w";
+    let huge = "Zq8vKx2L".repeat(100_000);
+    let cases = [
+        format!(r#"{{"provider":"{key}","message":"m"}}"#),
+        format!(r#"{{"provider":"codex","message":"m","http_status":"{key}"}}"#),
+        format!(r#"{{"provider":"codex","message":"m","phase":"{huge}"}}"#),
+        format!(r#"{{"provider":"codex","message":"m","occurred_at":"{huge}"}}"#),
+        format!(r#"{{"provider":"codex","message":"m","headers":{{"retry-after":["{key}"]}}}}"#),
+        format!(r#"{{"provider":"codex","message":"m","exit_code":["{huge}"]}}"#),
+        format!(r#"["{key}"]"#),
+        format!(r#"{{"provider":"codex","message":"{key}"#),
+        format!("{{\"provider\":\"codex\",\"message\":\"{key}\u{1}\"}}"),
+    ];
+    for line in &cases {
+        let error = error_for(line);
+        assert!(!error.contains("Zq8vKx2L"), "the value leaked: {error}");
+        assert!(error.len() < 300, "{} bytes of stderr", error.len());
+    }
+}
+
+#[test]
+fn long_or_secret_field_names_are_cut_and_sanitized() {
+    let long = "a".repeat(900_000);
+    let shown = format!("{}…", "a".repeat(64));
+    assert_eq!(
+        error_for(&format!(
+            r#"{{"provider":"codex","message":"m","{long}":1}}"#
+        )),
+        format!(
+            r#"line 1: unknown field "{shown}" (known fields: provider, message, phase, http_status, headers, error_type, exit_code, occurred_at)"#
+        )
+    );
+    assert_eq!(
+        error_for(&format!(
+            r#"{{"provider":"codex","message":"m","headers":{{"{long}":1}}}}"#
+        )),
+        format!(r#"line 1: field "headers.{shown}": expected a string, got a number"#)
+    );
+    let key = "sk-ant-api03-Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1oP3qR5sT7uV9w";
+    assert_eq!(
+        error_for(&format!(
+            r#"{{"provider":"codex","message":"m","{key}":1}}"#
+        )),
+        r#"line 1: unknown field "[redacted:api_key]" (known fields: provider, message, phase, http_status, headers, error_type, exit_code, occurred_at)"#
+    );
+    let exactly = "b".repeat(64);
+    assert_eq!(
+        error_for(&format!(
+            r#"{{"provider":"codex","message":"m","headers":{{"{exactly}":false}}}}"#
+        )),
+        format!(r#"line 1: field "headers.{exactly}": expected a string, got a boolean"#),
+        "64 characters are shown whole"
+    );
+}
+
+#[test]
+fn usage_errors_cut_and_sanitize_what_they_echo() {
+    let long = "x".repeat(100_000);
+    let run = classify(&["text", "--provider", &long], "");
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "error: --provider \"{}…\": expected one of anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated",
+            "x".repeat(64)
+        )
+    );
+    let run = classify(
+        &[
+            "text",
+            "--header",
+            "authorization: Bearer sk-ant-api03-Zq8vKx2LmN4pR7tW9yB1cD3f",
+        ],
+        "",
+    );
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "error: --header \"authorization: Bearer [redacted:token]\": expected NAME=VALUE"
+    );
+    let run = classify(&["--json", "--tz", &long], "");
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "error: --tz \"{}…\" is not an IANA time zone",
+            "x".repeat(64)
+        )
+    );
 }

@@ -93,8 +93,9 @@ pub fn hint_text(data: &[u8]) {
 
 /// Key forms the sanitizer matches wherever they appear, even glued to the
 /// text before them (`docs/evidence.md`, markers table).
-const PLANTED_SECRETS: [&str; 6] = [
+const PLANTED_SECRETS: [&str; 7] = [
     "sk-ant-api03-Zq8vKx2LmN4pR7tW",
+    "glpat-Zq8vKx2LmN4pR7tW9yB1",
     "ghp_Zq8vKx2LmN4pR7tW9yB1cD3fG5h",
     "AKIAZQ8VKX2LMN4PR7TW",
     "AIzaSyZq8vKx2LmN4pR7tW9yB1cD3fG5h",

@@ -5,7 +5,10 @@
 //!   one JSON result per line, in order (the machine contract, see
 //!   docs/catalogue.md). Blank lines are skipped. At the first malformed line
 //!   it flushes every earlier result, prints `line N: …` naming the field on
-//!   stderr, prints nothing for that line and stops with exit code 2.
+//!   stderr, prints nothing for that line and stops with exit code 2. An
+//!   error names the field and the JSON type it got, never the value (a key
+//!   pasted into the wrong field must not reach stderr); names from the input
+//!   are sanitized and cut to [`MAX_SHOWN_CHARS`].
 //! - `recourse classify "text" --provider codex [--status N] [--header k=v]`
 //!   explains one piece of evidence for a person.
 
@@ -26,6 +29,10 @@ use recourse::timing::{machine_local_tz, TimingHint};
 
 /// Longest accepted input line; longer lines are an error, not a memory hazard.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Names taken from the input (unknown fields, header names, option
+/// arguments) are cut to this many characters in error messages.
+pub const MAX_SHOWN_CHARS: usize = 64;
 
 /// Exit code for malformed input or usage.
 const EXIT_BAD_INPUT: u8 = 2;
@@ -107,7 +114,7 @@ fn usage_error(message: &str) -> ExitCode {
 
 fn parse_tz(name: &str) -> Result<Tz, String> {
     name.parse::<Tz>()
-        .map_err(|_| format!("--tz {name:?} is not an IANA time zone"))
+        .map_err(|_| format!("--tz {} is not an IANA time zone", shown_name(name)))
 }
 
 // ─── JSON Lines mode ─────────────────────────────────────────────────────────
@@ -224,11 +231,12 @@ fn read_line(input: &mut impl BufRead, max: usize) -> io::Result<Option<Line>> {
 fn parse_line(bytes: &[u8], now: DateTime<Utc>) -> Result<RawEvidence, String> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
     let Value::Object(object) = value else {
-        return Err(format!("expected a JSON object, got {}", shown(&value)));
+        return Err(format!("expected a JSON object, got {}", json_type(&value)));
     };
     if let Some(unknown) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(format!(
-            "unknown field {unknown:?} (known fields: {})",
+            "unknown field {} (known fields: {})",
+            shown_name(unknown),
             FIELDS.join(", ")
         ));
     }
@@ -251,15 +259,35 @@ fn field<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
 }
 
 fn field_error(name: &str, expected: &str, got: &Value) -> String {
-    format!("field {name:?}: expected {expected}, got {}", shown(got))
+    format!(
+        "field {name:?}: expected {expected}, got {}",
+        json_type(got)
+    )
 }
 
-/// A value as the user wrote it, bounded for error messages.
-fn shown(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
+/// What kind of JSON value the user gave; the value itself is never shown.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A name from the input, sanitized, cut to [`MAX_SHOWN_CHARS`] characters
+/// (with `…` when cut) and quoted, for error messages.
+fn shown_name(name: &str) -> String {
+    format!("{:?}", bounded_name(name))
+}
+
+fn bounded_name(name: &str) -> String {
+    let clean = recourse::evidence::sanitize(name);
+    match clean.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}…", &clean[..cut]),
+        None => clean,
     }
 }
 
@@ -335,7 +363,11 @@ fn headers_field(object: &Map<String, Value>) -> Result<BTreeMap<String, String>
         .iter()
         .map(|(name, v)| match v.as_str() {
             Some(s) => Ok((name.clone(), s.to_owned())),
-            None => Err(field_error(&format!("headers.{name}"), "a string", v)),
+            None => Err(field_error(
+                &format!("headers.{}", bounded_name(name)),
+                "a string",
+                v,
+            )),
         })
         .collect()
 }
@@ -358,8 +390,8 @@ fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<ExitCod
 fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, String> {
     let provider = serde_json::from_value(Value::String(args.provider.clone())).map_err(|_| {
         format!(
-            "--provider {:?}: expected one of {PROVIDERS}",
-            args.provider
+            "--provider {}: expected one of {PROVIDERS}",
+            shown_name(&args.provider)
         )
     })?;
     let phase = args
@@ -367,7 +399,7 @@ fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, Strin
         .as_ref()
         .map(|p| {
             serde_json::from_value(Value::String(p.clone()))
-                .map_err(|_| format!("--phase {p:?}: expected one of {PHASES}"))
+                .map_err(|_| format!("--phase {}: expected one of {PHASES}", shown_name(p)))
         })
         .transpose()?;
     if let Some(status) = args.status.filter(|s| !(100..=599).contains(s)) {
@@ -380,14 +412,19 @@ fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, Strin
             Some((name, value)) if !name.trim().is_empty() => {
                 Ok((name.trim().to_owned(), value.trim().to_owned()))
             }
-            _ => Err(format!("--header {h:?}: expected NAME=VALUE")),
+            _ => Err(format!("--header {}: expected NAME=VALUE", shown_name(h))),
         })
         .collect::<Result<BTreeMap<_, _>, _>>()?;
     let occurred_at = match &args.occurred_at {
         None => Utc::now(),
         Some(s) => DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| format!("--occurred-at {s:?}: expected an RFC 3339 timestamp"))?,
+            .map_err(|_| {
+                format!(
+                    "--occurred-at {}: expected an RFC 3339 timestamp",
+                    shown_name(s)
+                )
+            })?,
     };
     Ok(RawEvidence {
         provider,

@@ -25,8 +25,8 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 pub const RAW_HEAD_BYTES: usize = 64 * 1024;
 /// Bytes from the end of a raw message considered at all.
 pub const RAW_TAIL_BYTES: usize = 16 * 1024;
-/// How far a cut point may move to land on whitespace, so a secret is not
-/// split into pieces the sanitizer no longer recognises.
+/// How far a cut point looks for a line boundary, so a secret is not split
+/// into pieces the sanitizer no longer recognises.
 const CUT_SLACK_BYTES: usize = 1024;
 /// Start of the line that replaces the part of a message left out.
 pub const OMITTED_MARKER_PREFIX: &str = "[truncated: ";
@@ -137,13 +137,14 @@ impl Evidence {
 }
 
 /// Decodes at most head + tail bytes of `bytes`, with a marker line where the
-/// middle was left out. Cut points move to nearby whitespace.
+/// middle was left out. The cuts are made where no secret can be split (see
+/// [`head_end`] and [`tail_start`]).
 fn bounded_text(bytes: &[u8]) -> String {
     if bytes.len() <= RAW_HEAD_BYTES + RAW_TAIL_BYTES {
         return String::from_utf8_lossy(bytes).into_owned();
     }
-    let head_end = back_to_space(bytes, RAW_HEAD_BYTES);
-    let tail_start = forward_to_space(bytes, bytes.len() - RAW_TAIL_BYTES);
+    let head_end = head_end(bytes, RAW_HEAD_BYTES, true);
+    let tail_start = tail_start(bytes, bytes.len() - RAW_TAIL_BYTES).max(head_end);
     let omitted = tail_start - head_end;
     format!(
         "{}\n{OMITTED_MARKER_PREFIX}{omitted} bytes omitted]\n{}",
@@ -152,19 +153,67 @@ fn bounded_text(bytes: &[u8]) -> String {
     )
 }
 
-fn back_to_space(bytes: &[u8], at: usize) -> usize {
-    let floor = at.saturating_sub(CUT_SLACK_BYTES);
-    (floor..at)
-        .rev()
-        .find(|&i| bytes[i].is_ascii_whitespace())
-        .map_or(at, |i| i + 1)
+/// Bytes that end a token: a key, password or hash never spans one, so a
+/// cut next to one leaves no piece of it. Everything else (ASCII letters,
+/// digits, `+/=_-.~:@%!#$*&^\`) may be inside a secret. Secrets are ASCII,
+/// so every byte of a non-ASCII character is a boundary.
+fn is_token_boundary(b: u8) -> bool {
+    !b.is_ascii()
+        || b.is_ascii_whitespace()
+        || b.is_ascii_control()
+        || matches!(
+            b,
+            b'"' | b'\''
+                | b'`'
+                | b','
+                | b';'
+                | b'<'
+                | b'>'
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'|'
+        )
 }
 
-fn forward_to_space(bytes: &[u8], at: usize) -> usize {
+/// Where the kept head ends, at or before `at`: with `by_line`, after the
+/// last newline within [`CUT_SLACK_BYTES`] (a line is kept or dropped whole,
+/// so a value never loses the key name that gets it redacted); otherwise at `at` when
+/// a token ends there; otherwise before the token the cut would split, however
+/// far back it starts (a run that long is a blob and would be redacted).
+fn head_end(bytes: &[u8], at: usize, by_line: bool) -> usize {
+    let floor = at.saturating_sub(CUT_SLACK_BYTES);
+    let line_end = (floor..at).rev().find(|&i| bytes[i] == b'\n');
+    if let Some(i) = line_end.filter(|_| by_line) {
+        return i + 1;
+    }
+    if at >= bytes.len() || is_token_boundary(bytes[at]) || is_token_boundary(bytes[at - 1]) {
+        return at;
+    }
+    (0..at)
+        .rev()
+        .find(|&i| is_token_boundary(bytes[i]))
+        .map_or(0, |i| i + 1)
+}
+
+/// Where the kept tail starts, at or after `at`: after the first newline
+/// within [`CUT_SLACK_BYTES`]; otherwise after the first token from `at` on,
+/// cut or whole, since its key name may be in the part left out
+/// (`"password": "` | `hunter2"`).
+fn tail_start(bytes: &[u8], at: usize) -> usize {
     let ceiling = (at + CUT_SLACK_BYTES).min(bytes.len());
-    (at..ceiling)
-        .find(|&i| bytes[i].is_ascii_whitespace())
-        .unwrap_or(at)
+    if let Some(i) = (at..ceiling).find(|&i| bytes[i] == b'\n') {
+        return i + 1;
+    }
+    let first_token = (at..bytes.len())
+        .find(|&i| !is_token_boundary(bytes[i]))
+        .unwrap_or(bytes.len());
+    (first_token..bytes.len())
+        .find(|&i| is_token_boundary(bytes[i]))
+        .unwrap_or(bytes.len())
 }
 
 /// Cuts sanitized text to [`MAX_MESSAGE_BYTES`], keeping the first three
@@ -198,7 +247,12 @@ fn ceil_char_boundary(text: &str, at: usize) -> usize {
 
 /// Sanitizes a short structured field and cuts it to [`MAX_FIELD_BYTES`].
 fn sanitize_field(value: &str) -> String {
-    let bounded = &value[..floor_char_boundary(value, MAX_FIELD_BYTES * 4)];
+    let bounded = if value.len() > MAX_FIELD_BYTES * 4 {
+        let end = head_end(value.as_bytes(), MAX_FIELD_BYTES * 4, false);
+        &value[..floor_char_boundary(value, end)]
+    } else {
+        value
+    };
     let clean = sanitize(strip_terminal_escapes(bounded).trim());
     let clean = clean.replace('\n', " ");
     clean[..floor_char_boundary(&clean, MAX_FIELD_BYTES)].to_owned()

@@ -20,6 +20,8 @@ const PLANTED: &[(&str, &str)] = &[
     ("AKIAIOSFODNN7EXAMPLE", API_KEY),
     ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", API_KEY),
     ("sk_live_51H0123456789abcdefABCDEF", API_KEY),
+    ("glpat-Zq8vKx2LmN4pR7tW9yB1", API_KEY),
+    ("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", API_KEY),
     ("ya29.a0AfH6SMBx0123456789abcdefABCDEF-_xyz", TOKEN),
     ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", JWT),
     ("alice.smith+work@example.co.uk", EMAIL),
@@ -456,6 +458,29 @@ fn tricky_text() -> impl Strategy<Value = String> {
         "}",
         "~",
         "é",
+        "glpat-",
+        "SG.",
+        "DB_",
+        "PASSWORD",
+        "_TOKEN",
+        "--password ",
+        "--token ",
+        " is ",
+        "incorrect",
+        "%3D",
+        "%22",
+        "\\",
+        "\\\"",
+        "\\/",
+        "\\n",
+        "\n  ",
+        ":\\/\\/",
+        "-----BEGIN PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEvQIBADAN",
+        "abc=",
+        "user:pw@",
+        "AbCdEfGhIjKlMnOp",
     ];
     prop::collection::vec(prop::sample::select(fragments.to_vec()), 0..40)
         .prop_map(|parts| parts.concat())
@@ -499,4 +524,370 @@ proptest! {
         let evidence = Evidence::from_raw(raw(&bytes));
         prop_assert!(evidence.message.len() <= MAX_MESSAGE_BYTES);
     }
+}
+
+// ─── Issue 13 part 2: forms that used to survive sanitizing ──────────────────
+//
+// Every key below is synthetic (made-up characters in the provider's shape).
+
+/// Marker for private key blocks.
+const PRIVATE_KEY: &str = "[redacted:private_key]";
+
+/// (input, pieces that must vanish, text the output must contain)
+const SURVIVED_BEFORE: &[(&str, &[&str], &str)] = &[
+    (
+        "remote: HTTP Basic: Access denied, token glpat-Zq8vKx2LmN4pR7tW9yB1 rejected",
+        &["glpat-Zq8vKx2LmN4pR7tW9yB1", "Zq8vKx2LmN4pR7tW9yB1"],
+        "token [redacted:api_key] rejected",
+    ),
+    (
+        "sendgrid: 401 with key 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",
+        &["Zq8vKx2LmN4pR7tW9yB1cD", "eF3gH5iJ7kL9mN1oP3qR"],
+        "with key [redacted:api_key]",
+    ),
+    (
+        "env: DB_PASSWORD=Zq8vKx2Lm DEBUG=1",
+        &["Zq8vKx2Lm"],
+        "DB_PASSWORD=[redacted:secret] DEBUG=1",
+    ),
+    (
+        "DJANGO_SECRET_KEY=django-insecure-zq8vkx2lmn4pr7tw",
+        &["django-insecure", "zq8vkx2lmn4pr7tw"],
+        "DJANGO_SECRET_KEY=[redacted:secret]",
+    ),
+    (
+        "DISCORD_TOKEN=MTIzNDU2Nzg5.Zq8vKx.synthetic-discord",
+        &["MTIzNDU2Nzg5", "synthetic-discord"],
+        "DISCORD_TOKEN=[redacted:token]",
+    ),
+    (
+        "PGPASSWORD=hunter2 psql -h db",
+        &["hunter2"],
+        "PGPASSWORD=[redacted:secret] psql",
+    ),
+    (
+        r#"export MY_SERVICE_API_KEY="abcDEF123""#,
+        &["abcDEF123"],
+        r#"MY_SERVICE_API_KEY="[redacted:api_key]""#,
+    ),
+    (
+        "mysql --password hunter2xyz -h db.internal",
+        &["hunter2xyz"],
+        "--password [redacted:secret] -h",
+    ),
+    (
+        "gh auth login --token 'Zq8v Kx2L' failed",
+        &["Zq8v", "Kx2L"],
+        "--token '[redacted:token]' failed",
+    ),
+    (
+        "vault write --client-secret Zq8vKx2Lm --passphrase 'two words' done",
+        &["Zq8vKx2Lm", "two words"],
+        "--client-secret [redacted:secret] --passphrase '[redacted:secret]' done",
+    ),
+    (
+        "login --password=-Zq8vKx2Lm",
+        &["Zq8vKx2Lm"],
+        "--password=[redacted:secret]",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGZq8vKx2LmN4\n=Zq8v\n-----END PGP PRIVATE KEY BLOCK-----",
+        &["lQOYBGZq8vKx2LmN4", "=Zq8v"],
+        "[redacted:private_key]",
+    ),
+    (
+        "cli --api-key=abc123 --verbose",
+        &["abc123"],
+        "--api-key=[redacted:api_key] --verbose",
+    ),
+    (
+        "the password is hunter2, please keep it safe",
+        &["hunter2"],
+        "the password is [redacted:secret], please",
+    ),
+    (
+        "The password is: 'correct horse battery'.",
+        &["correct", "horse", "battery"],
+        "The password is: '[redacted:secret]'.",
+    ),
+    (
+        "my password was letmein",
+        &["letmein"],
+        "my password was [redacted:secret]",
+    ),
+    (
+        "body=user%3Dbob%26password%3DZq8vKx2Lm%21%26remember%3D1",
+        &["Zq8vKx2Lm"],
+        "password%3D[redacted:secret]",
+    ),
+    (
+        "form %7B%22password%22%3A%22Zq8vKx2Lm%22%7D",
+        &["Zq8vKx2Lm"],
+        "password%22%3A[redacted:secret]",
+    ),
+    (
+        "fetch https://deploy:Zq8vKx2Lm@git.example.org failed",
+        &["deploy", "Zq8vKx2Lm"],
+        "fetch https://git.example.org failed",
+    ),
+    (
+        "proxy http://user:Zq8vKx2Lm@proxy.internal:3128/x",
+        &["user:", "Zq8vKx2Lm"],
+        "http://proxy.internal:3128/[path]",
+    ),
+    (
+        r#"{"url":"https:\/\/user:Zq8vKx2Lm@api.example.com\/v1\/x"}"#,
+        &["user:", "Zq8vKx2Lm", "v1"],
+        r#"https:\/\/api.example.com\/[path]"#,
+    ),
+    (
+        r#"{"password":"ab\"cd-Zq8vKx2","user":"bob"}"#,
+        &["ab\\\"", "cd-Zq8vKx2"],
+        r#"{"password":"[redacted:secret]","user":"bob"}"#,
+    ),
+    (
+        r#"{"message":"{\"password\":\"ab\\\"cd-Zq8vKx2\",\"user\":\"bob\"}"}"#,
+        &["ab\\\\", "cd-Zq8vKx2"],
+        r#"{\"password\":\"[redacted:secret]\",\"user\":\"bob\"}"#,
+    ),
+    (
+        r#"{"cwd":"\/home\/alice\/projects\/app","code":1}"#,
+        &["alice", "projects"],
+        r#"{"cwd":"[path]","code":1}"#,
+    ),
+    (
+        r#"{"file":"\/Users\/bob.smith\/.claude.json"}"#,
+        &["bob.smith", "claude.json"],
+        r#"{"file":"[path]"}"#,
+    ),
+    (
+        r#"stack: "Error\n/home/carol/app/x.js:1""#,
+        &["carol"],
+        r#"Error\n[path]"#,
+    ),
+    (
+        "retrying with Bearer AbCdEfGhIjKlMnOpQrSt now",
+        &["AbCdEfGhIjKlMnOpQrSt"],
+        "Bearer [redacted:token] now",
+    ),
+    (
+        "sent bearer abcdefghijklmnopqrstuvwxyz",
+        &["abcdefghijklmnopqrstuvwxyz"],
+        "bearer [redacted:token]",
+    ),
+    (
+        "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAzq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1oP3qR5sT7uV9w\nX1yZ3aB5cD7eF9gH1iJ3kL5mN7oP9qR1sT3uV5wX7yZ9aB1cD3eF5gH7iJ9kL1m\nZq8vKx2LmN4=\n-----END RSA PRIVATE KEY-----\nload failed",
+        &["MIIEowIBAAKCAQEA", "Zq8vKx2LmN4=", "BEGIN RSA", "END RSA"],
+        "key: [redacted:private_key]\nload failed",
+    ),
+    (
+        r#"{"private_key":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nZq8vKx2LmN4=\n-----END PRIVATE KEY-----\n","client_email":"x"}"#,
+        &["MIIEvQIBADAN", "Zq8vKx2LmN4="],
+        r#""private_key":"[redacted:"#,
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nZq8vKx2LmN4\n",
+        &["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "Zq8vKx2LmN4"],
+        "[redacted:private_key]",
+    ),
+    (
+        "Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1oP3qR5sT7uV9wX1yZ3aB5cD7eF9g\nZq8vKx2LmN4=\n-----END EC PRIVATE KEY-----\nnext",
+        &["Zq8vKx2LmN4=", "END EC"],
+        "[redacted:private_key]\nnext",
+    ),
+    (
+        "push rejected for ghp_Zq8vKx2LmN4pR7tW\n9yB1cD3fG5hJ7kL9mN1o (status 403)",
+        &["Zq8vKx2LmN4pR7tW", "9yB1cD3fG5hJ7kL9mN1o"],
+        "for [redacted:api_key]\n (status 403)",
+    ),
+    (
+        r#"{"line":"token ghp_Zq8vKx2LmN4pR7tW9yB1\n  cD3fG5hJ7kL9mN1o"}"#,
+        &["Zq8vKx2LmN4pR7tW9yB1", "cD3fG5hJ7kL9mN1o"],
+        "token [redacted:api_key]",
+    ),
+];
+
+#[test]
+fn forms_that_survived_sanitizing_are_redacted() {
+    let mut failures = Vec::new();
+    for (input, secrets, expected) in SURVIVED_BEFORE {
+        let out = sanitize(input);
+        let leaked: Vec<&&str> = secrets.iter().filter(|s| out.contains(**s)).collect();
+        if !leaked.is_empty() || !out.contains(expected) {
+            failures.push(format!(
+                "{input}\n   -> {out}\n   leaked {leaked:?}, expected to contain {expected}"
+            ));
+        }
+        assert_eq!(sanitize(&out), out, "idempotent on {input}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing case(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn private_key_marker_replaces_the_whole_block() {
+    let out = sanitize(
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG\nabc=\n-----END ENCRYPTED PRIVATE KEY-----",
+    );
+    assert_eq!(out, PRIVATE_KEY);
+}
+
+/// Ordinary agent prose near the new patterns stays as it is.
+#[test]
+fn prose_near_the_new_patterns_is_kept() {
+    let kept = [
+        "password reset email sent",
+        "Your password is incorrect.",
+        "the password is too short",
+        "The password is required",
+        "password was changed 3 days ago",
+        "token limit reached: max_tokens is 4096",
+        r#"{"usage":{"input_tokens":120,"output_tokens":7,"max_tokens":4096}}"#,
+        "the bearer of bad news",
+        "Bearer authentication failed",
+        "Bearer token required",
+        "Basic authentication failed",
+        "docker login --password-stdin",
+        "--token-limit 5000",
+        "mysql --password --verbose",
+        r#"{"password": "", "api_key": ''}"#,
+        "the --token flag is deprecated; pass --api-key instead",
+        "use --password, or --secret with a file",
+        r#"{"token_type": "bearer", "expires_in": 3600}"#,
+        "password_reset_required: true",
+        "SG.foo.bar is not a key",
+        "the glpat- prefix marks GitLab tokens",
+        "-----BEGIN CERTIFICATE----- is public",
+        r#"{"path":"\/tmp\/build","home":"~\/x"}"#,
+        "ghp_ tokens start with a prefix\nand that is all",
+        "2 failed, 3 passed",
+    ];
+    for text in kept {
+        assert_eq!(sanitize(text), text, "must be unchanged");
+    }
+}
+
+/// `len` characters of a base64-ish run with digits: a blob that the
+/// sanitizer turns into a short marker.
+fn blob_of(len: usize) -> String {
+    "QUJ1".repeat(len / 4 + 1)[..len].to_owned()
+}
+
+/// The raw bound cuts the head at [`RAW_HEAD_BYTES`] and the tail at
+/// [`RAW_TAIL_BYTES`] from the end. With no whitespace near a cut, a key
+/// straddling it used to leave a 14–31 character piece that no pattern
+/// recognises; where the text around it shrinks when sanitized (a long blob
+/// becomes a short marker), that piece reached the stored message.
+#[test]
+fn keys_straddling_the_raw_cuts_leave_no_fragments() {
+    let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b";
+    let key = "Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1o";
+    // Head: a blob, then a hash whose first 20 characters are before the bound.
+    let mut text = format!(
+        "{{\"data\":\"{}\",\"sha\":\"",
+        blob_of(RAW_HEAD_BYTES - 20 - 18)
+    );
+    assert_eq!(text.len(), RAW_HEAD_BYTES - 20);
+    text.push_str(hex);
+    text.push_str("\"}\n");
+    text.push_str(&"middle ".repeat(20_000));
+    // Tail: a key whose last 24 characters are after the bound, a blob, the error.
+    let tail = format!(
+        "{key}\",\"data\":\"{}\"}}\n429 rate_limit_error",
+        blob_of(RAW_TAIL_BYTES + 12 - 69)
+    );
+    assert_eq!(tail.len(), RAW_TAIL_BYTES + 12);
+    text.push_str("{\"k\":\"");
+    text.push_str(&tail);
+    let evidence = Evidence::from_raw(raw(text.as_bytes()));
+    assert!(evidence.truncated);
+    for piece in [&hex[..14], &key[key.len() - 14..]] {
+        assert!(
+            !evidence.message.contains(piece),
+            "{piece} survived in {}",
+            evidence.message
+        );
+    }
+    assert!(evidence.message.ends_with("429 rate_limit_error"));
+}
+
+#[test]
+fn a_cut_prefers_a_line_boundary_so_a_value_does_not_lose_its_key() {
+    // `"password": "correct horse battery staple …"` with the tail bound
+    // between words: cut at a space, the later words would lose the
+    // `password` context that gets them redacted.
+    let mut text = "word ".repeat(RAW_HEAD_BYTES / 5 + 4000);
+    text.push_str("\n{\"password\": \"");
+    text.push_str(&"correct horse battery staple ".repeat(40));
+    let after = format!(
+        "\"}}\n{{\"data\":\"{}\"}}\nrate_limit_error\n",
+        blob_of(RAW_TAIL_BYTES - 600 - 32)
+    );
+    assert_eq!(after.len(), RAW_TAIL_BYTES - 600);
+    text.push_str(&after);
+    let evidence = Evidence::from_raw(raw(text.as_bytes()));
+    assert!(evidence.truncated);
+    assert!(!evidence.message.contains("horse"), "{}", evidence.message);
+    assert!(evidence.message.ends_with("rate_limit_error\n"));
+}
+
+#[test]
+fn structured_fields_cut_before_sanitizing_leave_no_fragments() {
+    let mut input = raw(b"x");
+    // A blob that shrinks to a marker, then a key cut by the raw field bound
+    // (four times MAX_FIELD_BYTES) 20 characters in.
+    let mut value = blob_of(MAX_FIELD_BYTES * 4 - 21);
+    value.push(',');
+    value.push_str("Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1o");
+    input.error_type = Some(value);
+    let error_type = Evidence::from_raw(input).error_type.expect("kept");
+    assert!(!error_type.contains("Zq8vKx2L"), "{error_type}");
+}
+
+/// 14-character windows of `key`: any of them in the output is a fragment.
+fn windows_of(key: &str) -> Vec<&str> {
+    (0..=key.len() - 14).map(|i| &key[i..i + 14]).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A key at any offset around either raw cut, behind a blob that shrinks
+    /// to a marker (so the cut edge reaches the stored message), leaves no
+    /// 14-character piece.
+    #[test]
+    fn no_key_fragment_survives_at_either_raw_cut(
+        head_offset in 0usize..50, tail_offset in 0usize..50, sep in prop::sample::select(vec!["\",\"k\":\"", ":", "=", "/", "."])
+    ) {
+        let key = "Zq8vKx2LmN4pR7tW9yB1cD3fG5hJ7kL9mN1o";
+        let head_blob = blob_of(RAW_HEAD_BYTES - head_offset - sep.len());
+        let mut text = format!("{head_blob}{sep}{key}\"}}\n");
+        text.push_str(&"middle ".repeat(3000));
+        // The tail bound falls `tail_offset` characters into the key (or after it).
+        let blob_len = RAW_TAIL_BYTES + tail_offset - key.len() - sep.len() - 21;
+        let tail = format!("{key}{sep}{}\n429 rate_limit_error", blob_of(blob_len));
+        prop_assert_eq!(tail.len(), RAW_TAIL_BYTES + tail_offset);
+        text.push_str(&tail);
+        let evidence = Evidence::from_raw(raw(text.as_bytes()));
+        prop_assert!(evidence.message.ends_with("429 rate_limit_error"));
+        for piece in windows_of(key) {
+            prop_assert!(!evidence.message.contains(piece), "{} in {}", piece, evidence.message);
+        }
+    }
+}
+
+#[test]
+fn an_orphan_end_takes_base64_lines_only_not_the_prose_before_them() {
+    assert_eq!(
+        sanitize("Error loading the key\nZq8vKx2LmN4=\n-----END RSA PRIVATE KEY-----\ndone"),
+        "Error loading the key\n[redacted:private_key]\ndone"
+    );
+    assert_eq!(
+        sanitize("-----BEGIN RSA PRIVATE KEY-----\nZq8vKx2LmN4=\nError: bad padding"),
+        "[redacted:private_key]\nError: bad padding"
+    );
 }
