@@ -9,24 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{hanging_agent, open_engine, seed_profile};
+use common::{alive, hanging_agent, open_engine, seed_profile};
 use recourse::engine::pipeline;
 use recourse::engine::{
     ActionRequest, AgentKind, AgentSpec, AttemptOutcome, CandidateInput, EngineOptions,
     ManualAction, RouteState,
 };
 use recourse::store::Store;
-
-/// Exists and is not a zombie.
-fn alive(pid: &str) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) else {
-        return false;
-    };
-    stat.rsplit(')')
-        .next()
-        .and_then(|r| r.split_whitespace().next())
-        != Some("Z")
-}
 
 fn gone_within(pid: &str, within: Duration) -> bool {
     let deadline = std::time::Instant::now() + within;

@@ -19,36 +19,12 @@ use recourse::evaluator::{self, CandidateSlot, Decision, RouteCycle};
 use recourse::evidence::Evidence;
 use recourse::runner::{run, Launch, RunReport};
 use recourse::safety;
-use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+mod common;
+use common::{contract, contract_policy, kind_of, Expect};
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Expect {
-    /// succeeded | retry | skip | wait | manual
-    decision: String,
-    code: Option<String>,
-    /// Must appear in the sanitized evidence: the provider's words, not noise.
-    excerpt: Option<String>,
-    /// For `wait`: seconds from the failure to the reset, ±90 s (the CLIs
-    /// print reset clock times to the minute).
-    reset_in_s: Option<i64>,
-    /// Why this is what the decision requires, when it is not obvious.
-    #[allow(dead_code)]
-    why: Option<String>,
-}
-
-fn kind_of(cli: &str) -> AgentKind {
-    match cli {
-        "claude" => AgentKind::ClaudeCode,
-        "codex" => AgentKind::Codex,
-        "gemini" => AgentKind::Gemini,
-        "opencode" => AgentKind::Opencode,
-        other => panic!("no agent kind for recorded CLI {other}"),
-    }
-}
 
 /// The pinned versions, from the one place they are recorded.
 fn pinned() -> BTreeMap<String, String> {
@@ -131,12 +107,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         None => catalogue::classify(&evidence, chrono_tz::UTC),
     };
     let verdict = safety::gate(&effect);
-    let doc = recourse::policy::document::load(
-        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract-policy.json"))
-            .unwrap(),
-    )
-    .unwrap()
-    .document;
+    let doc = contract_policy();
     let slots: Vec<CandidateSlot> = doc.candidates.iter().map(CandidateSlot::from).collect();
     let cycle = RouteCycle::start(&slots).expect("the contract policy has candidates");
     let decision = evaluator::evaluate(
@@ -224,10 +195,7 @@ fn recordings() -> Vec<(String, PathBuf)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
-    let contract: BTreeMap<String, BTreeMap<String, Expect>> = toml::from_str(
-        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract.toml")).unwrap(),
-    )
-    .expect("contract.toml is valid");
+    let contract = contract();
     let only = std::env::var("RECOURSE_REPLAY_ONLY").ok();
     let mut failures = Vec::new();
     let mut ran = 0;

@@ -31,46 +31,20 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use common::seed_profile;
+use common::{contract, contract_policy, kind_of, seed_profile, Expect};
 use recourse::engine::{
     AgentKind, AgentSpec, AttemptTimeouts, CandidateInput, RouteState, SimStep,
 };
 use recourse::store::Store;
-use serde::Deserialize;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const PROMPT: &str = "Reply with the single word done.";
 /// OpenCode scenarios in the default run: its quick ones.
 const OPENCODE_DEFAULT: [&str; 2] = ["ok", "unauthorized"];
 
-#[derive(Debug, Deserialize)]
-struct Expect {
-    decision: String,
-    code: Option<String>,
-    excerpt: Option<String>,
-    reset_in_s: Option<i64>,
-    #[allow(dead_code)]
-    why: Option<String>,
-}
-
-fn kind_of(cli: &str) -> AgentKind {
-    match cli {
-        "claude" => AgentKind::ClaudeCode,
-        "codex" => AgentKind::Codex,
-        "gemini" => AgentKind::Gemini,
-        "opencode" => AgentKind::Opencode,
-        other => panic!("no agent kind for {other}"),
-    }
-}
-
 /// The contract policy: candidate 0 is the CLI under test, 1 the fallback.
 fn candidates(cli: &str) -> Vec<CandidateInput> {
-    let doc = recourse::policy::document::load(
-        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract-policy.json"))
-            .unwrap(),
-    )
-    .unwrap()
-    .document;
+    let doc = contract_policy();
     let bin = Path::new(ROOT).join("agents/node_modules/.bin").join(cli);
     assert!(
         bin.exists(),
@@ -289,10 +263,7 @@ fn selected(contract: &BTreeMap<String, BTreeMap<String, Expect>>) -> Vec<(Strin
 
 #[test]
 fn every_pinned_cli_comes_to_what_the_decision_requires() {
-    let contract: BTreeMap<String, BTreeMap<String, Expect>> = toml::from_str(
-        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/agents/contract.toml")).unwrap(),
-    )
-    .unwrap();
+    let contract = contract();
     let cases = selected(&contract);
     if cases.is_empty() {
         eprintln!("RECOURSE_LIVE=off: no live CLI ran");

@@ -10,6 +10,9 @@ use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, Clock};
 use recourse::runner::{run, Launch, RunReport};
 use tokio_util::sync::CancellationToken;
 
+mod common;
+use common::alive;
+
 fn shell(script: &str) -> AgentSpec {
     let mut agent = AgentSpec::simulated(Vec::new());
     agent.kind = AgentKind::Generic;
@@ -40,17 +43,6 @@ fn message(report: &RunReport) -> String {
         }
         other => panic!("expected a failure, got {other:?}"),
     }
-}
-
-/// Exists and is not a zombie.
-fn alive(pid: &str) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) else {
-        return false;
-    };
-    stat.rsplit(')')
-        .next()
-        .and_then(|r| r.split_whitespace().next())
-        != Some("Z")
 }
 
 async fn gone(pid: &str) -> bool {

@@ -44,21 +44,27 @@ impl AgentProcess {
     /// it to be gone. True when nothing of it remains.
     pub async fn kill_and_wait(self, within: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + within;
-        loop {
-            if !self.alive() {
-                return true;
-            }
-            if let Ok(pgid) = i32::try_from(self.pid) {
-                // SAFETY: kill(2) on a process group verified as ours above.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
+        while self.kill_if_alive() {
             if tokio::time::Instant::now() >= deadline {
                 return !self.alive();
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        true
+    }
+
+    /// SIGKILL to the group if it is still ours; false when it is gone.
+    fn kill_if_alive(self) -> bool {
+        if !self.alive() {
+            return false;
+        }
+        if let Ok(pgid) = i32::try_from(self.pid) {
+            // SAFETY: kill(2) on a process group verified as ours just now.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+        true
     }
 }
 
@@ -67,21 +73,13 @@ impl AgentProcess {
     /// open and on heartbeats). A SIGKILLed group is gone in milliseconds.
     pub fn kill_and_wait_blocking(self, within: Duration) -> bool {
         let deadline = std::time::Instant::now() + within;
-        loop {
-            if !self.alive() {
-                return true;
-            }
-            if let Ok(pgid) = i32::try_from(self.pid) {
-                // SAFETY: kill(2) on a process group verified as ours above.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
+        while self.kill_if_alive() {
             if std::time::Instant::now() >= deadline {
                 return !self.alive();
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        true
     }
 }
 

@@ -346,20 +346,9 @@ fn timed_out(
         message.push(b'\n');
         message.extend_from_slice(&stderr_tail);
     }
-    let raw = RawEvidence {
-        provider: provider_of(launch.agent.kind),
-        message,
-        phase: Some(Phase::Stream),
-        http_status: None,
-        headers: Default::default(),
-        error_type: None,
-        exit_code: None,
-        occurred_at: launch.clock.now(),
-        correlation: None,
-    };
     RunReport::Runtime {
         failure,
-        raw,
+        raw: runtime_evidence(launch, message, Phase::Stream),
         effect: adapter.effect_so_far(),
     }
 }
@@ -384,17 +373,7 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
     } else {
         format!("cannot start {name}: {why} ({program})")
     };
-    let raw = RawEvidence {
-        provider: provider_of(launch.agent.kind),
-        message: message.into_bytes(),
-        phase: Some(Phase::Spawn),
-        http_status: None,
-        headers: Default::default(),
-        error_type: None,
-        exit_code: None,
-        occurred_at: launch.clock.now(),
-        correlation: None,
-    };
+    let raw = runtime_evidence(launch, message.into_bytes(), Phase::Spawn);
     let effect = EffectContext {
         prompt_delivery: Some(PromptDelivery::NotDelivered),
         assistant_output_seen: Some(false),
@@ -406,6 +385,21 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
         failure: RuntimeFailure::SpawnFailed,
         raw,
         effect,
+    }
+}
+
+/// Evidence the runner itself writes: no status, no headers, no exit code.
+fn runtime_evidence(launch: &Launch, message: Vec<u8>, phase: Phase) -> RawEvidence {
+    RawEvidence {
+        provider: provider_of(launch.agent.kind),
+        message,
+        phase: Some(phase),
+        http_status: None,
+        headers: Default::default(),
+        error_type: None,
+        exit_code: None,
+        occurred_at: launch.clock.now(),
+        correlation: None,
     }
 }
 

@@ -103,3 +103,58 @@ pub async fn act_on(
         })
         .await
 }
+
+/// One CLI × scenario entry of `fixtures/agents/contract.toml`: what the
+/// decision requires of it (read by the replay and the live contract tests).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// succeeded | retry | skip | wait | manual
+    pub decision: String,
+    pub code: Option<String>,
+    /// Must appear in the sanitized evidence: the provider's words, not noise.
+    pub excerpt: Option<String>,
+    /// For `wait`: seconds to the reset, ±90 s (the CLIs print reset clock
+    /// times to the minute).
+    pub reset_in_s: Option<i64>,
+    /// Why this is what the decision requires, when it is not obvious.
+    pub why: Option<String>,
+}
+
+/// `contract.toml`, by CLI, then scenario.
+pub fn contract() -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, Expect>>
+{
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/contract.toml");
+    toml::from_str(&std::fs::read_to_string(path).unwrap()).expect("contract.toml is valid")
+}
+
+/// The contract policy document's candidates: the CLI under test, then the fallback.
+pub fn contract_policy() -> recourse::policy::PolicyDocument {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents/contract-policy.json");
+    recourse::policy::document::load(&std::fs::read_to_string(path).unwrap())
+        .unwrap()
+        .document
+}
+
+/// The agent kind of a recorded CLI's short name.
+pub fn kind_of(cli: &str) -> AgentKind {
+    match cli {
+        "claude" => AgentKind::ClaudeCode,
+        "codex" => AgentKind::Codex,
+        "gemini" => AgentKind::Gemini,
+        "opencode" => AgentKind::Opencode,
+        other => panic!("no agent kind for CLI {other}"),
+    }
+}
+
+/// The process exists and is not a zombie.
+pub fn alive(pid: &str) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) else {
+        return false;
+    };
+    stat.rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next())
+        != Some("Z")
+}

@@ -91,10 +91,7 @@ impl StreamAdapter for Claude {
                 status: None,
             });
         } else {
-            self.seen.unknown(format!(
-                "oversized line starting {:?}",
-                head.chars().take(40).collect::<String>()
-            ));
+            self.seen.oversized(head);
         }
     }
 

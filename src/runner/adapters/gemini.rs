@@ -62,11 +62,7 @@ impl StreamAdapter for Gemini {
     }
 
     fn on_oversized_line(&mut self, head: &str) {
-        self.seen.stream_started = true;
-        self.seen.unknown(format!(
-            "oversized line starting {:?}",
-            head.chars().take(40).collect::<String>()
-        ));
+        self.seen.oversized(head);
     }
 
     fn effect_so_far(&self) -> EffectContext {

@@ -161,6 +161,15 @@ impl Seen {
         }
     }
 
+    /// A line too long to keep: what it held is unknown.
+    pub fn oversized(&mut self, head: &str) {
+        self.stream_started = true;
+        self.unknown(format!(
+            "oversized line starting {:?}",
+            head.chars().take(40).collect::<String>()
+        ));
+    }
+
     /// Fail closed on a type the adapter was not written for.
     pub fn unknown(&mut self, what: impl Into<String>) {
         if self.unknown_event.is_none() {
