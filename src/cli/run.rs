@@ -60,10 +60,14 @@ pub async fn follow(
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     route_id: u32,
 ) -> Result<std::process::ExitCode> {
+    // One Ctrl-C listener for the whole follow: a listener made anew each
+    // turn would miss a signal that arrives between two turns.
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
     loop {
         let received = tokio::select! {
             r = events.recv() => r,
-            _ = tokio::signal::ctrl_c() => {
+            _ = &mut interrupted => {
                 eprintln!("interrupted: stopping route {route_id}'s agent");
                 return Ok(std::process::ExitCode::from(130));
             }
