@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
-use tracing::error;
+use tracing::{error, warn};
 
 use super::route;
-use super::{Engine, EngineError, RunHandle};
+use super::{snapshot, Engine, EngineError, RouteSnapshot, RunHandle};
 use crate::scheduler::Fired;
 use crate::store::{ChangeSeq, Claim, RouteRow};
 
@@ -89,32 +89,69 @@ impl Engine {
         if !self.inner.opts.adopt_orphans {
             return Ok(());
         }
+        self.adopt_orphans().map(drop)
+    }
+
+    /// Active routes whose owner is gone (its lease expired, or its process
+    /// no longer exists), newest first: what [`Engine::recover_orphans`]
+    /// would take over.
+    pub fn orphaned_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
         let rows = self
             .store()
             .active_routes_not_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
+        Ok(rows
+            .iter()
+            .filter(|r| owner_gone(r.owner.as_deref(), r.lease_until, now))
+            .map(snapshot)
+            .collect())
+    }
+
+    /// Takes over every orphaned route now, whatever
+    /// `EngineOptions::adopt_orphans` says (`recourse recover`): a route
+    /// found `running` goes to manual recovery (never replayed), a wait is
+    /// owned and re-armed at its stored deadline and then followed by this
+    /// engine. Returns the routes it handled as they are after it, oldest
+    /// first.
+    pub fn recover_orphans(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
+        let mut ids = self.adopt_orphans()?;
+        ids.sort_unstable();
+        ids.iter()
+            .map(|id| self.route_row(*id).map(|r| snapshot(&r)))
+            .collect()
+    }
+
+    /// Ids of the orphaned routes this pass handled.
+    fn adopt_orphans(&self) -> Result<Vec<u32>, EngineError> {
+        let rows = self
+            .store()
+            .active_routes_not_owned_by(&self.inner.instance)?;
+        let now = self.inner.clock.now();
+        let mut handled = Vec::new();
         let mut waits = Vec::new();
         for row in rows {
             if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
                 continue;
             }
             match route::interrupted(&row, "its engine stopped", now) {
-                Some(plan) => {
-                    if let crate::store::Cas::Lost(current) = self.commit(plan)? {
+                Some(plan) => match self.commit(plan)? {
+                    crate::store::Cas::Won(row) => handled.push(row.id),
+                    crate::store::Cas::Lost(current) => {
                         tracing::debug!(route = current.id, "another engine adopted it first");
                     }
-                }
+                },
                 None => waits.push(row),
             }
         }
-        self.adopt_waits(&waits)
+        handled.extend(self.adopt_waits(&waits)?);
+        Ok(handled)
     }
 
     /// Takes over waiting routes still as they were read and re-arms their
-    /// stored deadlines (a past one fires at once).
-    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<(), EngineError> {
+    /// stored deadlines (a past one fires at once). Returns the ids taken.
+    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<Vec<u32>, EngineError> {
         if waits.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let claims: Vec<Claim<'_>> = waits
             .iter()
@@ -128,14 +165,16 @@ impl Engine {
         let taken = self
             .store()
             .take_ownerships(&claims, &self.inner.instance, until)?;
+        let mut ids = Vec::new();
         for (row, taken) in waits.iter().zip(taken) {
             if let (true, Some(deadline)) = (taken, row.deadline) {
                 self.armed().insert(row.id, row.generation);
                 let at = self.inner.clock.instant_of(deadline);
                 self.inner.scheduler.arm(row.id, row.generation, at);
+                ids.push(row.id);
             }
         }
-        Ok(())
+        Ok(ids)
     }
 
     pub(super) fn spawn_background(&self, mut fired: mpsc::UnboundedReceiver<Fired>) {
@@ -169,9 +208,14 @@ impl Engine {
                 }
             }
         });
+        let retries = tokio::spawn(super::pending::retry_loop(
+            self.clone(),
+            self.inner.stop.clone(),
+        ));
         let mut tasks = self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner());
         tasks.push(timers);
         tasks.push(heartbeat);
+        tasks.push(retries);
     }
 
     fn heartbeat(
@@ -183,7 +227,15 @@ impl Engine {
         if last_renew.elapsed() >= renew_every {
             *last_renew = tokio::time::Instant::now();
             let until = self.lease_until();
-            self.store().renew_leases(&self.inner.instance, until)?;
+            // Each step on its own: a lock that fails one still lets the
+            // others try (and held work is never dropped for it).
+            if let Err(e) = self.store().renew_leases(&self.inner.instance, until) {
+                warn!("renewing route leases failed: {e}");
+            }
+            self.retry_pending();
+            if let Err(e) = self.check_overdue() {
+                warn!("checking this engine's routes failed: {e}");
+            }
             self.reconcile()?;
         }
         let version = self.store().data_version()?;
