@@ -240,3 +240,142 @@ pub(super) async fn retry_loop(engine: Engine, stop: CancellationToken) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::engine::pipeline::{self, PendingOutcome, SectionSpec};
+    use crate::engine::{AgentSpec, CandidateInput, EngineOptions, SimStep, StartRun};
+    use crate::store::NewRoute;
+
+    /// A lease of 3 s: the heartbeat checks this engine's routes every second.
+    async fn engine(dir: &tempfile::TempDir, script: Vec<SimStep>) -> (Engine, u32) {
+        let opts = EngineOptions {
+            seed_demo: false,
+            adopt_orphans: false,
+            lease: Duration::from_secs(3),
+        };
+        let engine = Engine::open(&dir.path().join("r.db"), opts).await.unwrap();
+        let section = SectionSpec {
+            reset_wait_max_s: None,
+            retry: Some((1, 1)),
+            exhausted: PendingOutcome::Stop,
+        };
+        let p = engine.create_profile("p").unwrap();
+        let candidate = CandidateInput::new(
+            "sim",
+            AgentSpec::simulated(script),
+            pipeline::build_policy(section, section),
+        );
+        let p = engine
+            .save_candidates(p.id, p.revision, vec![candidate])
+            .unwrap();
+        (engine, p.id)
+    }
+
+    async fn until(engine: &Engine, id: u32, state: RouteState, within: Duration) {
+        let start = Instant::now();
+        loop {
+            let row = engine.route_row(id).unwrap();
+            if row.state == state {
+                return;
+            }
+            assert!(
+                start.elapsed() < within,
+                "route {id} {} within {within:?}, is {}",
+                state.as_str(),
+                row.state.as_str()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn the_heartbeat_fires_an_overdue_wait_whose_timer_was_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, profile_id) = engine(
+            &dir,
+            vec![
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Succeed { after_ms: 10 },
+            ],
+        )
+        .await;
+        let s = engine
+            .start_run(StartRun {
+                profile_id,
+                prompt: "go".into(),
+                cwd: None,
+            })
+            .await
+            .unwrap();
+        until(
+            &engine,
+            s.id,
+            RouteState::RetryScheduled,
+            Duration::from_secs(5),
+        )
+        .await;
+        // The timer is gone as if its firing had been lost.
+        engine.disarm(s.id);
+        until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
+        assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "retried once");
+        engine.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_heartbeat_sends_a_running_route_with_no_attempt_to_manual_recovery() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, profile_id) = engine(&dir, vec![SimStep::Succeed { after_ms: 10 }]).await;
+        let profile = engine.get_profile(profile_id).unwrap();
+        let now = engine.inner.clock.now();
+        // Owned by this engine and `running`, but no attempt task and no
+        // held report: its report was lost.
+        let row = {
+            let mut store = engine.store();
+            let new = NewRoute {
+                profile_id,
+                profile_name: profile.name.clone(),
+                prompt: "go".into(),
+                cwd: None,
+                candidates: profile.candidates.clone(),
+                cycle: pipeline::new_cycle(0),
+                candidate_index: 0,
+                owner: engine.instance().to_string(),
+                lease_until: engine.lease_until(),
+                now,
+            };
+            store
+                .insert_route(&new, |id| AttemptRecord {
+                    number: 1,
+                    generation: 1,
+                    candidate_index: 0,
+                    candidate_id: profile.candidates[0].id,
+                    candidate_name: "sim".into(),
+                    invocation_id: format!("r{id}-a1-test"),
+                    started_at: now,
+                })
+                .unwrap()
+        };
+        until(
+            &engine,
+            row.id,
+            RouteState::NeedsManual,
+            Duration::from_secs(5),
+        )
+        .await;
+        let reason = engine.route_row(row.id).unwrap().manual_reason.unwrap();
+        assert!(
+            reason.starts_with("attempt 1 was still running when its engine lost track of it"),
+            "{reason}"
+        );
+        assert_eq!(
+            engine.route_row(row.id).unwrap().attempts,
+            1,
+            "not replayed"
+        );
+        engine.shutdown().await;
+    }
+}
