@@ -225,16 +225,29 @@ impl Store {
         raws.into_iter().map(RawRoute::parse).collect()
     }
 
-    /// Every route with a pending timer or a running attempt, newest first.
-    pub fn active_routes(&self) -> Result<Vec<RouteRow>, StoreError> {
+    /// `(id, owner, lease_until)` of every route with a pending timer or a
+    /// running attempt, newest first, without reading the rest of the rows.
+    #[allow(clippy::type_complexity)]
+    pub fn active_owners(
+        &self,
+    ) -> Result<Vec<(u32, Option<String>, Option<DateTime<Utc>>)>, StoreError> {
         let sql = format!(
-            "SELECT {ROUTE_COLUMNS} FROM routes WHERE state IN {ACTIVE_STATES} ORDER BY id DESC"
+            "SELECT id, owner, lease_until FROM routes WHERE state IN {ACTIVE_STATES} \
+             ORDER BY id DESC"
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let raws = stmt
-            .query_map([], raw_route)?
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })?
             .collect::<Result<Vec<_>, _>>()?;
-        raws.into_iter().map(RawRoute::parse).collect()
+        raws.into_iter()
+            .map(|(id, owner, lease)| Ok((id, owner, opt_ts(lease)?)))
+            .collect()
     }
 
     /// Routes inserted, or whose state, generation or owner was written,
