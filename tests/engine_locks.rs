@@ -14,8 +14,10 @@ use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep, StartRun};
 use recourse::store::{RouteRow, Store, BUSY_TIMEOUT};
 
-/// Longer than the busy timeout, so a commit waiting on it gives up.
-const HOLD: Duration = Duration::from_millis(BUSY_TIMEOUT.as_millis() as u64 + 2500);
+/// Longer than two busy timeouts: a commit waiting on the lock gives up
+/// even when it first waited for the engine's store behind a lease renewal
+/// that was itself waiting out the busy timeout.
+const HOLD: Duration = Duration::from_millis(2 * BUSY_TIMEOUT.as_millis() as u64 + 2500);
 
 /// Holds the database's write lock from another connection for `hold`,
 /// on a thread of its own; returns once the lock is taken.
@@ -168,4 +170,65 @@ async fn a_report_made_under_a_long_write_lock_is_recorded_after_it() {
         "the failure reported under the lock is in the history"
     );
     engine.shutdown().await;
+}
+
+/// `recourse run` itself: the lock is held across its retry's deadline, and
+/// it still follows the route to the end and exits.
+#[test]
+fn recourse_run_returns_after_a_long_write_lock_across_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("locks.db");
+    profile(
+        &db,
+        vec![
+            SimStep::Overloaded { after_ms: 10 },
+            SimStep::Succeed { after_ms: 10 },
+        ],
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", "Locked", "--prompt", "go", "--db"])
+        .arg(&db)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let viewer = loop {
+        if let Ok(v) = Store::open_read_only(&db) {
+            if v.route(1)
+                .ok()
+                .flatten()
+                .is_some_and(|r| r.state == RouteState::RetryScheduled)
+            {
+                break v;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the retry is scheduled"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    hold_write_lock(&db, HOLD).join().unwrap();
+    let released = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if released.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "recourse run did not return; route is {}",
+                read(&viewer, 1).state.as_str()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut printed = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
+    let last = printed.lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("route 1 gen 4 succeeded"), "{printed}");
 }

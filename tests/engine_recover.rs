@@ -122,6 +122,15 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
          `recourse recover` takes it over\n"
     );
 
+    // So does an action on another route.
+    let out = recourse(&db, &["action", "2", "stop", "--generation", "2"]);
+    assert_eq!(
+        text(&out.stderr),
+        "note: route 1 (waiting_reset) was left by a process that is gone; \
+         `recourse recover` takes it over\n\
+         error: stop is not possible while the route is succeeded\n"
+    );
+
     let out = recourse(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
@@ -193,7 +202,7 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
 }
 
 #[test]
-fn ctrl_c_during_a_wait_says_the_wait_continues_and_leaves_it_for_recover() {
+fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("recover.db");
     let candidate = CandidateInput::new(
@@ -202,7 +211,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_leaves_it_for_recover() {
             SimStep::Overloaded { after_ms: 10 },
             SimStep::Succeed { after_ms: 10 },
         ]),
-        uniform_policy(None, Some((1, 30)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 3)), PendingOutcome::Stop),
     );
     seed_profile(&db, "Flaky", &[candidate]);
     let mut child = spawn_run(&db, "Flaky");
@@ -232,5 +241,20 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_leaves_it_for_recover() {
         text(&out.stdout).trim_end().ends_with(ORPHANED),
         "{}",
         text(&out.stdout)
+    );
+
+    let out = recourse(&db, &["recover"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(
+        lines[1].starts_with("route 1 gen 2 retry_scheduled"),
+        "{lines:?}"
+    );
+    assert!(lines[3].starts_with("route 1 gen 4 succeeded"), "{lines:?}");
+    let attempts = Store::open_read_only(&db).unwrap().attempts(1).unwrap();
+    assert!(
+        attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
+        "the retry ran at its deadline, not before"
     );
 }

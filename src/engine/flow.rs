@@ -194,7 +194,7 @@ impl Engine {
     fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: RunReport) {
         let key = (route_id, attempt.generation);
         let generation = attempt.generation;
-        self.hold(key, Work::Report { attempt, report });
+        self.hold(key, Work::Report(Box::new((attempt, report))));
         {
             let mut runs = self.runs();
             if runs

@@ -43,10 +43,7 @@ pub(super) enum Work {
     /// The route's wait came due.
     Timer,
     /// The route's attempt ended.
-    Report {
-        attempt: AttemptRecord,
-        report: RunReport,
-    },
+    Report(Box<(AttemptRecord, RunReport)>),
 }
 
 #[derive(Debug)]
@@ -98,13 +95,11 @@ impl Engine {
         let (route_id, generation) = key;
         let result = match &work {
             Work::Timer => self.fire(route_id, generation),
-            Work::Report { attempt, report } => {
-                self.handle_report(route_id, attempt, report.clone())
-            }
+            Work::Report(r) => self.handle_report(route_id, &r.0, r.1.clone()),
         };
         let what = match work {
             Work::Timer => "the timer's transition",
-            Work::Report { .. } => "the attempt's report",
+            Work::Report(_) => "the attempt's report",
         };
         let mut pending = self.pending();
         match result {
