@@ -109,6 +109,13 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
         listed.starts_with("route 1 gen 2 waiting_reset") && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
+    let out = recourse(&db, &["route", "1"]);
+    let first = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(first.ends_with(ORPHANED), "{first}");
     let out = recourse(&db, &["routes", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["orphaned"], true);

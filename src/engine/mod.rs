@@ -66,6 +66,9 @@ struct Inner {
     pending: Mutex<HashMap<pending::WorkKey, pending::Pending>>,
     /// Wakes the task that retries held work.
     retry_wake: tokio::sync::Notify,
+    /// Set when `shutdown` starts: its attempts are being killed and
+    /// recorded, so the heartbeat leaves them alone.
+    shutting_down: std::sync::atomic::AtomicBool,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -99,6 +102,7 @@ impl Engine {
                 seen_change: Mutex::new(ChangeSeq::default()),
                 pending: Mutex::new(HashMap::new()),
                 retry_wake: tokio::sync::Notify::new(),
+                shutting_down: std::sync::atomic::AtomicBool::new(false),
                 stop,
                 tasks: Mutex::new(vec![timer_task]),
             }),

@@ -275,6 +275,9 @@ impl Engine {
     /// Kills and reaps every agent process, stops timers, and hands this
     /// instance's waiting routes over to whoever opens the database next.
     pub async fn shutdown(&self) {
+        self.inner
+            .shutting_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let runs: Vec<RunHandle> = self.runs().drain().map(|(_, r)| r).collect();
         for run in &runs {
             run.cancel.cancel();

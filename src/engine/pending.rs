@@ -163,6 +163,14 @@ impl Engine {
     /// a future one is armed again; a `running` route with no attempt task
     /// and no held report (both gone) goes to manual recovery, not replayed.
     pub(super) fn check_overdue(&self) -> Result<(), EngineError> {
+        if self
+            .inner
+            .shutting_down
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            // Shutdown drains the run handles before their reports come.
+            return Ok(());
+        }
         let rows = self.store().active_routes_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
         for row in rows {
