@@ -329,6 +329,43 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn held_work_the_backoff_gave_up_on_is_retried_by_the_heartbeat() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, profile_id) = engine(
+            &dir,
+            vec![
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Succeed { after_ms: 10 },
+            ],
+        )
+        .await;
+        let s = engine
+            .start_run(StartRun {
+                profile_id,
+                prompt: "go".into(),
+                cwd: None,
+            })
+            .await
+            .unwrap();
+        until(
+            &engine,
+            s.id,
+            RouteState::RetryScheduled,
+            Duration::from_secs(5),
+        )
+        .await;
+        // As if its commit had failed for a minute: the timer is gone, the
+        // firing is held, and the retry task has stopped trying.
+        let generation = engine.route_row(s.id).unwrap().generation;
+        engine.disarm(s.id);
+        engine.hold((s.id, generation), Work::Timer);
+        until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
+        assert!(engine.pending().is_empty(), "done with once committed");
+        assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "fired once");
+        engine.shutdown().await;
+    }
+
+    #[tokio::test]
     async fn the_heartbeat_sends_a_running_route_with_no_attempt_to_manual_recovery() {
         let dir = tempfile::tempdir().unwrap();
         let (engine, profile_id) = engine(&dir, vec![SimStep::Succeed { after_ms: 10 }]).await;
