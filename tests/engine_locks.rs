@@ -113,7 +113,7 @@ async fn a_timer_that_came_due_under_a_long_write_lock_still_fires() {
     )
     .await;
     assert!(
-        released.elapsed() < Duration::from_secs(5),
+        released.elapsed() < Duration::from_secs(8),
         "not long after the release"
     );
     assert_eq!(done.attempts, 2, "one retry, dispatched once");
