@@ -111,18 +111,17 @@ impl Engine {
     /// `EngineOptions::adopt_orphans` says (`recourse recover`): a route
     /// found `running` goes to manual recovery (never replayed), a wait is
     /// owned and re-armed at its stored deadline and then followed by this
-    /// engine. Returns the routes it handled as they are after it, oldest
-    /// first.
+    /// engine. Returns the routes it handled as they were when it took them
+    /// (a wait before its timer could fire: later transitions are events),
+    /// oldest first.
     pub fn recover_orphans(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
-        let mut ids = self.adopt_orphans()?;
-        ids.sort_unstable();
-        ids.iter()
-            .map(|id| self.route_row(*id).map(|r| snapshot(&r)))
-            .collect()
+        let mut rows = self.adopt_orphans()?;
+        rows.sort_unstable_by_key(|r| r.id);
+        Ok(rows.iter().map(snapshot).collect())
     }
 
-    /// Ids of the orphaned routes this pass handled.
-    fn adopt_orphans(&self) -> Result<Vec<u32>, EngineError> {
+    /// The orphaned routes this pass handled, as committed or taken.
+    fn adopt_orphans(&self) -> Result<Vec<RouteRow>, EngineError> {
         let rows = self
             .store()
             .active_routes_not_owned_by(&self.inner.instance)?;
@@ -135,7 +134,7 @@ impl Engine {
             }
             match route::interrupted(&row, "its engine stopped", now) {
                 Some(plan) => match self.commit(plan)? {
-                    crate::store::Cas::Won(row) => handled.push(row.id),
+                    crate::store::Cas::Won(row) => handled.push(row),
                     crate::store::Cas::Lost(current) => {
                         tracing::debug!(route = current.id, "another engine adopted it first");
                     }
@@ -148,8 +147,9 @@ impl Engine {
     }
 
     /// Takes over waiting routes still as they were read and re-arms their
-    /// stored deadlines (a past one fires at once). Returns the ids taken.
-    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<Vec<u32>, EngineError> {
+    /// stored deadlines (a past one fires at once). Returns the routes
+    /// taken, as taken.
+    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<Vec<RouteRow>, EngineError> {
         if waits.is_empty() {
             return Ok(Vec::new());
         }
@@ -165,16 +165,19 @@ impl Engine {
         let taken = self
             .store()
             .take_ownerships(&claims, &self.inner.instance, until)?;
-        let mut ids = Vec::new();
+        let mut adopted = Vec::new();
         for (row, taken) in waits.iter().zip(taken) {
             if let (true, Some(deadline)) = (taken, row.deadline) {
+                let mut row = row.clone();
+                row.owner = Some(self.inner.instance.clone());
+                row.lease_until = Some(until);
                 self.armed().insert(row.id, row.generation);
                 let at = self.inner.clock.instant_of(deadline);
                 self.inner.scheduler.arm(row.id, row.generation, at);
-                ids.push(row.id);
+                adopted.push(row);
             }
         }
-        Ok(ids)
+        Ok(adopted)
     }
 
     pub(super) fn spawn_background(&self, mut fired: mpsc::UnboundedReceiver<Fired>) {
