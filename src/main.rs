@@ -24,6 +24,8 @@ enum Command {
     Route(cli::routes::RouteArgs),
     /// Apply a manual action to a route, fenced by its generation
     Action(cli::action::ActionArgs),
+    /// Take over routes whose process is gone and follow them until they rest
+    Recover(cli::recover::RecoverArgs),
     /// Check or normalize a candidate policy document.
     #[command(subcommand)]
     Policy(cli::policy::PolicyCommand),
@@ -43,6 +45,7 @@ fn main() -> std::process::ExitCode {
         Command::Routes(a) => cli::routes::run_sync(|| cli::routes::list(a)),
         Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
+        Command::Recover(a) => cli::routes::block_on(cli::recover::run(a)),
         Command::Policy(command) => cli::policy::run(command),
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Db(command) => cli::routes::run_sync(|| cli::db::run(command)),

@@ -31,6 +31,7 @@ pub async fn run(args: ActionArgs) -> Result<std::process::ExitCode> {
         )
     })?;
     let engine = open_viewer(&args.db).await?;
+    super::run::note_orphans(&engine, Some(args.id));
     let result = act(&engine, args.id, action, args.generation).await;
     engine.shutdown().await;
     result

@@ -2,6 +2,7 @@ pub mod action;
 pub mod classify;
 pub mod db;
 pub mod policy;
+pub mod recover;
 pub mod routes;
 pub mod run;
 pub mod simulate;

@@ -129,6 +129,8 @@ pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
     }
     let viewer = open_read_only(&args.db)?;
     let all = viewer.list_routes()?;
+    // Only a hint: a failure to tell leaves the routes unmarked.
+    let orphaned = viewer.orphaned_ids().unwrap_or_default();
     let total = all.len();
     let mut routes = Vec::with_capacity(total);
     let mut unreadable = Vec::new();
@@ -137,7 +139,7 @@ pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
         match r {
             Ok(s) => {
                 if !args.json {
-                    println!("{}", line(&s, now));
+                    println!("{}{}", line(&s, now), orphan_note(&orphaned, s.id));
                 }
                 routes.push(s);
             }
@@ -145,7 +147,15 @@ pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&routes)?);
+        let mut listed = serde_json::to_value(&routes)?;
+        if let Some(items) = listed.as_array_mut() {
+            for (item, s) in items.iter_mut().zip(&routes) {
+                if let Some(fields) = item.as_object_mut() {
+                    fields.insert("orphaned".into(), orphaned.contains(&s.id).into());
+                }
+            }
+        }
+        println!("{}", serde_json::to_string_pretty(&listed)?);
     } else if total == 0 {
         // Nothing stored at all (an unreadable row is still a route).
         println!("{NO_ROUTES}");
@@ -177,13 +187,26 @@ pub fn show(args: RouteArgs) -> Result<std::process::ExitCode> {
         println!("{}", serde_json::to_string_pretty(&detail)?);
         return Ok(std::process::ExitCode::SUCCESS);
     }
-    print_detail(&detail);
+    let orphaned = viewer.orphaned_ids().unwrap_or_default();
+    print_detail(&detail, &orphaned);
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-fn print_detail(d: &RouteDetail) {
+/// Marks an orphaned route in `routes` and `route ID`.
+pub const ORPHANED: &str =
+    " | orphaned: the process that ran it is gone; `recourse recover` (or the app) takes it over";
+
+fn orphan_note(orphaned: &[u32], id: u32) -> &'static str {
+    if orphaned.contains(&id) {
+        ORPHANED
+    } else {
+        ""
+    }
+}
+
+fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
     let s = &d.snapshot;
-    println!("{}", line(s, Utc::now()));
+    println!("{}{}", line(s, Utc::now()), orphan_note(orphaned, s.id));
     println!(
         "  profile: {}   prompt: {}",
         s.profile_name, s.prompt_excerpt

@@ -1,6 +1,8 @@
 //! `recourse run`: start a route on a profile and follow it until it
 //! succeeds or needs a person, printing every transition.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use anyhow::{bail, Context, Result};
 use chrono::Utc;
 use clap::Args;
@@ -32,9 +34,36 @@ pub async fn run(args: RunArgs) -> Result<std::process::ExitCode> {
     let engine = Engine::open(&path, opts)
         .await
         .with_context(|| format!("opening {}", path.display()))?;
+    note_orphans(&engine, None);
     let result = start_and_follow(&engine, args).await;
     engine.shutdown().await;
     result
+}
+
+/// Says on stderr which active routes (other than `except`) were left by a
+/// process that is gone, and that `recourse recover` takes them over.
+pub fn note_orphans(engine: &Engine, except: Option<u32>) {
+    let orphans: Vec<String> = match engine.orphaned_routes() {
+        Ok(found) => found
+            .iter()
+            .filter(|s| Some(s.id) != except)
+            .map(|s| format!("route {} ({})", s.id, s.state.as_str()))
+            .collect(),
+        Err(e) => {
+            tracing::warn!("cannot look for orphaned routes: {e}");
+            return;
+        }
+    };
+    match orphans.as_slice() {
+        [] => {}
+        [one] => eprintln!(
+            "note: {one} was left by a process that is gone; `recourse recover` takes it over"
+        ),
+        many => eprintln!(
+            "note: {} were left by processes that are gone; `recourse recover` takes them over",
+            many.join(", ")
+        ),
+    }
 }
 
 async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<std::process::ExitCode> {
@@ -51,25 +80,37 @@ async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<std::process
     follow(engine, &mut events, start.id).await
 }
 
-/// Prints the route's transitions until it rests; exit code 0 on success,
-/// 3 when it needs a person, 4 when another process took it over, 130 on
-/// Ctrl-C (the caller's shutdown then kills the agent and records the
-/// route as interrupted).
+/// Prints the route's transitions until it rests; see [`follow_all`].
 pub async fn follow(
     engine: &Engine,
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     route_id: u32,
 ) -> Result<std::process::ExitCode> {
+    follow_all(engine, events, [(route_id, 0)].into()).await
+}
+
+/// Prints the routes' transitions until each rests; `routes` maps each to
+/// the last generation already printed. Exit code 0 when all
+/// succeeded, 3 when one needs a person, 4 when another process took one
+/// over, 130 on Ctrl-C: a running agent is stopped (its route then needs a
+/// person), and a wait is left at its deadline for `recourse recover` or
+/// the app, as the message says.
+pub async fn follow_all(
+    engine: &Engine,
+    events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
+    mut routes: BTreeMap<u32, u32>,
+) -> Result<std::process::ExitCode> {
+    let mut code = 0u8;
     // One Ctrl-C listener for the whole follow: a listener made anew each
     // turn would miss a signal that arrives between two turns.
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
-    loop {
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    while !routes.is_empty() {
         let received = tokio::select! {
             r = events.recv() => r,
-            _ = &mut interrupted => {
-                eprintln!("interrupted: stopping route {route_id}'s agent");
-                return Ok(std::process::ExitCode::from(130));
+            _ = &mut ctrl_c => {
+                let ids: BTreeSet<u32> = routes.keys().copied().collect();
+                return interrupted(engine, &ids).await;
             }
         };
         let ev = match received {
@@ -77,14 +118,15 @@ pub async fn follow(
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(tokio::sync::broadcast::error::RecvError::Closed) => bail!("engine stopped"),
         };
-        if ev.route_id != route_id {
-            continue;
+        match routes.get_mut(&ev.route_id) {
+            Some(printed) if ev.generation > *printed => *printed = ev.generation,
+            Some(_) | None => continue,
         }
         let s = ev.snapshot;
         println!("{}", line(&s, Utc::now()));
         let owned_elsewhere = s.owner.as_deref().is_some_and(|o| o != engine.instance());
         match s.state {
-            RouteState::Succeeded => return Ok(std::process::ExitCode::SUCCESS),
+            RouteState::Succeeded => {}
             RouteState::NeedsManual | RouteState::Stopped => {
                 println!(
                     "route {} needs you: {}",
@@ -97,7 +139,7 @@ pub async fn follow(
                     s.id,
                     s.generation
                 );
-                return Ok(std::process::ExitCode::from(3));
+                code = code.max(3);
             }
             RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled
                 if owned_elsewhere =>
@@ -107,9 +149,44 @@ pub async fn follow(
                     s.id,
                     s.owner.unwrap_or_default()
                 );
-                return Ok(std::process::ExitCode::from(4));
+                code = code.max(4);
             }
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {}
+            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+                continue;
+            }
+        }
+        routes.remove(&s.id);
+    }
+    Ok(std::process::ExitCode::from(code))
+}
+
+/// Ctrl-C: stops this engine (killing its agents: their routes need a
+/// person) and says what became of each followed route, read back after the
+/// stop so the words match the stored state. A wait stays pending at its
+/// deadline with no owner, for `recourse recover` or the app.
+async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<std::process::ExitCode> {
+    let mut running = BTreeSet::new();
+    for id in routes {
+        if engine.route_detail(*id)?.snapshot.state == RouteState::Running {
+            eprintln!("interrupted: stopping route {id}'s agent");
+            running.insert(*id);
         }
     }
+    engine.shutdown().await;
+    for id in routes {
+        let s = engine.route_detail(*id)?.snapshot;
+        if !running.contains(id) && s.state == RouteState::NeedsManual {
+            // Its wait came due just before the stop: that attempt was killed.
+            eprintln!("interrupted: stopping route {id}'s agent, which had just started");
+        }
+        if let (true, Some(deadline)) = (s.state.is_waiting(), s.deadline) {
+            eprintln!(
+                "interrupted: route {id} stays {}, due {}; no process runs it now: \
+                 `recourse recover` (or the app) takes it over",
+                s.state.as_str(),
+                deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+        }
+    }
+    Ok(std::process::ExitCode::from(130))
 }

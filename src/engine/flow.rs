@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use tracing::{error, warn};
 
+use super::pending::Work;
 use super::route::{self, Effect, Failure, Lease, Plan, Refusal};
 use super::{pipeline, snapshot, Engine, EngineError, RunHandle};
 use super::{ActionRequest, AttemptOutcome, RouteEvent, RouteSnapshot, RouteState, StartRun};
@@ -245,27 +246,25 @@ impl Engine {
     }
 
     /// An attempt ended. Only the route's current attempt drives a
-    /// transition; anything else is recorded as a late result.
+    /// transition; anything else is recorded as a late result. The report
+    /// is held until it is recorded (see [`super::pending`]).
     fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: RunReport) {
+        let key = (route_id, attempt.generation);
+        let generation = attempt.generation;
+        self.hold(key, Work::Report(Box::new((attempt, report))));
         {
             let mut runs = self.runs();
             if runs
                 .get(&route_id)
-                .is_some_and(|r| r.generation == attempt.generation)
+                .is_some_and(|r| r.generation == generation)
             {
                 runs.remove(&route_id);
             }
         }
-        if let Err(e) = self.handle_report(route_id, &attempt, report) {
-            error!(
-                route = route_id,
-                attempt = attempt.number,
-                "recording the attempt failed: {e}"
-            );
-        }
+        self.perform(key);
     }
 
-    fn handle_report(
+    pub(super) fn handle_report(
         &self,
         route_id: u32,
         attempt: &AttemptRecord,
@@ -401,32 +400,17 @@ impl Engine {
         Ok(row)
     }
 
+    /// A wait came due; the firing is held until its transition commits.
     pub(super) fn on_timer(&self, fired: Fired) {
+        let key = (fired.key, fired.generation);
+        self.hold(key, Work::Timer);
         {
             let mut armed = self.armed();
             if armed.get(&fired.key) == Some(&fired.generation) {
                 armed.remove(&fired.key);
             }
         }
-        let result = self.route_row(fired.key).and_then(|row| {
-            if row.generation != fired.generation
-                || row.owner.as_deref() != Some(self.inner.instance.as_str())
-            {
-                return Ok(());
-            }
-            let until = self.lease_until();
-            let lease = Lease {
-                owner: &self.inner.instance,
-                until,
-            };
-            match route::timer_fired(&row, lease, self.inner.clock.now()) {
-                Some(plan) => self.commit(plan).map(|_| ()),
-                None => Ok(()),
-            }
-        });
-        if let Err(e) = result {
-            error!(route = fired.key, "timer transition failed: {e}");
-        }
+        self.perform(key);
     }
 
     pub(super) fn publish(&self, row: &RouteRow) {

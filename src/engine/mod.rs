@@ -12,6 +12,7 @@ mod clock;
 mod error;
 mod flow;
 mod ownership;
+mod pending;
 pub mod pipeline;
 pub mod route;
 mod seed;
@@ -61,6 +62,13 @@ struct Inner {
     published: Mutex<HashMap<u32, u32>>,
     /// Route changes up to this point have been looked at.
     seen_change: Mutex<ChangeSeq>,
+    /// Timer firings and attempt reports not committed yet.
+    pending: Mutex<HashMap<pending::WorkKey, pending::Pending>>,
+    /// Wakes the task that retries held work.
+    retry_wake: tokio::sync::Notify,
+    /// Set when `shutdown` starts: its attempts are being killed and
+    /// recorded, so the heartbeat leaves them alone.
+    shutting_down: std::sync::atomic::AtomicBool,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -92,6 +100,9 @@ impl Engine {
                 armed: Mutex::new(HashMap::new()),
                 published: Mutex::new(HashMap::new()),
                 seen_change: Mutex::new(ChangeSeq::default()),
+                pending: Mutex::new(HashMap::new()),
+                retry_wake: tokio::sync::Notify::new(),
+                shutting_down: std::sync::atomic::AtomicBool::new(false),
                 stop,
                 tasks: Mutex::new(vec![timer_task]),
             }),

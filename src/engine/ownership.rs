@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
-use tracing::error;
+use tracing::{error, warn};
 
 use super::route;
-use super::{Engine, EngineError, RunHandle};
+use super::{snapshot, Engine, EngineError, RouteSnapshot, RunHandle};
 use crate::scheduler::Fired;
 use crate::store::{ChangeSeq, Claim, RouteRow};
 
@@ -89,10 +89,44 @@ impl Engine {
         if !self.inner.opts.adopt_orphans {
             return Ok(());
         }
+        self.adopt_orphans().map(drop)
+    }
+
+    /// Active routes whose owner is gone (its lease expired, or its process
+    /// no longer exists), newest first: what [`Engine::recover_orphans`]
+    /// would take over.
+    pub fn orphaned_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
         let rows = self
             .store()
             .active_routes_not_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
+        Ok(rows
+            .iter()
+            .filter(|r| owner_gone(r.owner.as_deref(), r.lease_until, now))
+            .map(snapshot)
+            .collect())
+    }
+
+    /// Takes over every orphaned route now, whatever
+    /// `EngineOptions::adopt_orphans` says (`recourse recover`): a route
+    /// found `running` goes to manual recovery (never replayed), a wait is
+    /// owned and re-armed at its stored deadline and then followed by this
+    /// engine. Returns the routes it handled as they were when it took them
+    /// (a wait before its timer could fire: later transitions are events),
+    /// oldest first.
+    pub fn recover_orphans(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
+        let mut rows = self.adopt_orphans()?;
+        rows.sort_unstable_by_key(|r| r.id);
+        Ok(rows.iter().map(snapshot).collect())
+    }
+
+    /// The orphaned routes this pass handled, as committed or taken.
+    fn adopt_orphans(&self) -> Result<Vec<RouteRow>, EngineError> {
+        let rows = self
+            .store()
+            .active_routes_not_owned_by(&self.inner.instance)?;
+        let now = self.inner.clock.now();
+        let mut handled = Vec::new();
         let mut waits = Vec::new();
         for row in rows {
             if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
@@ -102,15 +136,17 @@ impl Engine {
                 self.kill_orphaned_agent(&row)?;
             }
             match route::interrupted(&row, "its engine stopped", now) {
-                Some(plan) => {
-                    if let crate::store::Cas::Lost(current) = self.commit(plan)? {
+                Some(plan) => match self.commit(plan)? {
+                    crate::store::Cas::Won(row) => handled.push(row),
+                    crate::store::Cas::Lost(current) => {
                         tracing::debug!(route = current.id, "another engine adopted it first");
                     }
-                }
+                },
                 None => waits.push(row),
             }
         }
-        self.adopt_waits(&waits)
+        handled.extend(self.adopt_waits(&waits)?);
+        Ok(handled)
     }
 
     /// An engine that died may leave its agent's tools running (the agent
@@ -132,10 +168,11 @@ impl Engine {
     }
 
     /// Takes over waiting routes still as they were read and re-arms their
-    /// stored deadlines (a past one fires at once).
-    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<(), EngineError> {
+    /// stored deadlines (a past one fires at once). Returns the routes
+    /// taken, as taken.
+    fn adopt_waits(&self, waits: &[RouteRow]) -> Result<Vec<RouteRow>, EngineError> {
         if waits.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let claims: Vec<Claim<'_>> = waits
             .iter()
@@ -149,14 +186,19 @@ impl Engine {
         let taken = self
             .store()
             .take_ownerships(&claims, &self.inner.instance, until)?;
+        let mut adopted = Vec::new();
         for (row, taken) in waits.iter().zip(taken) {
             if let (true, Some(deadline)) = (taken, row.deadline) {
+                let mut row = row.clone();
+                row.owner = Some(self.inner.instance.clone());
+                row.lease_until = Some(until);
                 self.armed().insert(row.id, row.generation);
                 let at = self.inner.clock.instant_of(deadline);
                 self.inner.scheduler.arm(row.id, row.generation, at);
+                adopted.push(row);
             }
         }
-        Ok(())
+        Ok(adopted)
     }
 
     pub(super) fn spawn_background(&self, mut fired: mpsc::UnboundedReceiver<Fired>) {
@@ -190,9 +232,14 @@ impl Engine {
                 }
             }
         });
+        let retries = tokio::spawn(super::pending::retry_loop(
+            self.clone(),
+            self.inner.stop.clone(),
+        ));
         let mut tasks = self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner());
         tasks.push(timers);
         tasks.push(heartbeat);
+        tasks.push(retries);
     }
 
     fn heartbeat(
@@ -204,7 +251,15 @@ impl Engine {
         if last_renew.elapsed() >= renew_every {
             *last_renew = tokio::time::Instant::now();
             let until = self.lease_until();
-            self.store().renew_leases(&self.inner.instance, until)?;
+            // Each step on its own: a lock that fails one still lets the
+            // others try (and held work is never dropped for it).
+            if let Err(e) = self.store().renew_leases(&self.inner.instance, until) {
+                warn!("renewing route leases failed: {e}");
+            }
+            self.retry_pending();
+            if let Err(e) = self.check_overdue() {
+                warn!("checking this engine's routes failed: {e}");
+            }
             self.reconcile()?;
         }
         let version = self.store().data_version()?;
@@ -244,6 +299,9 @@ impl Engine {
     /// Kills and reaps every agent process, stops timers, and hands this
     /// instance's waiting routes over to whoever opens the database next.
     pub async fn shutdown(&self) {
+        self.inner
+            .shutting_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let runs: Vec<RunHandle> = self.runs().drain().map(|(_, r)| r).collect();
         for run in &runs {
             run.cancel.cancel();

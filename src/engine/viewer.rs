@@ -42,6 +42,20 @@ impl RouteViewer {
             .collect())
     }
 
+    /// Ids of active routes whose owner is gone (its lease expired, or its
+    /// process no longer exists): nothing runs their timers or attempts
+    /// until `recourse recover` or the app adopts them.
+    pub fn orphaned_ids(&self) -> Result<Vec<u32>, EngineError> {
+        let now = chrono::Utc::now();
+        Ok(self
+            .store
+            .active_owners()?
+            .into_iter()
+            .filter(|(_, owner, lease)| super::ownership::owner_gone(owner.as_deref(), *lease, now))
+            .map(|(id, _, _)| id)
+            .collect())
+    }
+
     /// One route with its attempts. A row that cannot be read is
     /// `EngineError::Store(StoreError::Malformed { .. })`.
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {

@@ -211,6 +211,45 @@ impl Store {
         raws.into_iter().map(RawRoute::parse).collect()
     }
 
+    /// Routes with a pending timer or a running attempt owned by `owner`:
+    /// what its heartbeat checks for overdue deadlines and lost reports.
+    pub fn active_routes_owned_by(&self, owner: &str) -> Result<Vec<RouteRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ROUTE_COLUMNS} FROM routes \
+             WHERE state IN {ACTIVE_STATES} AND owner = ?1 ORDER BY id"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([owner], raw_route)?
+            .collect::<Result<Vec<_>, _>>()?;
+        raws.into_iter().map(RawRoute::parse).collect()
+    }
+
+    /// `(id, owner, lease_until)` of every route with a pending timer or a
+    /// running attempt, newest first, without reading the rest of the rows.
+    #[allow(clippy::type_complexity)]
+    pub fn active_owners(
+        &self,
+    ) -> Result<Vec<(u32, Option<String>, Option<DateTime<Utc>>)>, StoreError> {
+        let sql = format!(
+            "SELECT id, owner, lease_until FROM routes WHERE state IN {ACTIVE_STATES} \
+             ORDER BY id DESC"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        raws.into_iter()
+            .map(|(id, owner, lease)| Ok((id, owner, opt_ts(lease)?)))
+            .collect()
+    }
+
     /// Routes inserted, or whose state, generation or owner was written,
     /// after `since` (by any connection), oldest change first.
     pub fn routes_changed_since(&self, since: ChangeSeq) -> Result<RouteChanges, StoreError> {

@@ -1,0 +1,421 @@
+//! Work that must reach the database before it is done with: a timer that
+//! came due and an attempt's report. Each is kept in memory from the
+//! moment it happens until its transition commits (or the route moved on),
+//! so a write lock another process holds for longer than the busy timeout
+//! delays it instead of losing it. A failed commit is retried with backoff
+//! for about a minute, then on every lease heartbeat; the heartbeat also
+//! fires any overdue wait of this engine that nothing is handling and
+//! reconciles a `running` route of this engine with no attempt behind it.
+
+use std::collections::HashMap;
+use std::sync::MutexGuard;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, error, warn};
+
+use super::route::{self, Lease};
+use super::{Engine, EngineError, RouteState};
+use crate::runner::RunReport;
+use crate::store::AttemptRecord;
+
+/// Delays between retries of work whose commit failed: about a minute in
+/// all, after which it is retried on each lease heartbeat.
+const BACKOFF: [Duration; 9] = [
+    Duration::from_millis(250),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+    Duration::from_secs(8),
+    Duration::from_secs(15),
+    Duration::from_secs(15),
+    Duration::from_secs(15),
+];
+
+/// `(route id, generation)`: the generation the route was at when the work
+/// happened (the waiting one for a timer, the attempt's for a report).
+pub(super) type WorkKey = (u32, u32);
+
+/// What is still to be committed.
+#[derive(Debug, Clone)]
+pub(super) enum Work {
+    /// The route's wait came due.
+    Timer,
+    /// The route's attempt ended.
+    Report(Box<(AttemptRecord, RunReport)>),
+}
+
+#[derive(Debug)]
+pub(super) struct Pending {
+    work: Work,
+    /// Being tried right now (by the task that met it, the retry task or
+    /// the heartbeat); nobody else tries it meanwhile.
+    in_flight: bool,
+}
+
+impl Engine {
+    pub(super) fn pending(&self) -> MutexGuard<'_, HashMap<WorkKey, Pending>> {
+        self.inner.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps `work` until it is committed. Call it before the work stops
+    /// being tracked elsewhere (the armed timer, the run handle), so the
+    /// heartbeat never sees the route as forgotten.
+    pub(super) fn hold(&self, key: WorkKey, work: Work) {
+        self.pending().entry(key).or_insert(Pending {
+            work,
+            in_flight: false,
+        });
+    }
+
+    /// Tries held work now; if it cannot be committed it stays held and the
+    /// retry task takes it.
+    pub(super) fn perform(&self, key: WorkKey) {
+        if !self.drive(key) {
+            self.inner.retry_wake.notify_one();
+        }
+    }
+
+    /// Tries the held work of `key` once unless someone is trying it now.
+    /// `true` when it is done with: committed, no longer needed (the route
+    /// moved on), or failed for a reason a retry cannot mend.
+    fn drive(&self, key: WorkKey) -> bool {
+        let work = {
+            let mut pending = self.pending();
+            match pending.get_mut(&key) {
+                Some(p) if !p.in_flight => {
+                    p.in_flight = true;
+                    p.work.clone()
+                }
+                Some(_) => return false,
+                None => return true,
+            }
+        };
+        let (route_id, generation) = key;
+        let result = match &work {
+            Work::Timer => self.fire(route_id, generation),
+            Work::Report(r) => self.handle_report(route_id, &r.0, r.1.clone()),
+        };
+        let what = match work {
+            Work::Timer => "the timer's transition",
+            Work::Report(_) => "the attempt's report",
+        };
+        let mut pending = self.pending();
+        match result {
+            Ok(()) => {
+                pending.remove(&key);
+                true
+            }
+            Err(EngineError::Store(e)) => {
+                if let Some(p) = pending.get_mut(&key) {
+                    p.in_flight = false;
+                }
+                warn!(
+                    route = route_id,
+                    generation, "recording {what} failed; kept to retry: {e}"
+                );
+                false
+            }
+            Err(e) => {
+                pending.remove(&key);
+                error!(route = route_id, generation, "recording {what} failed: {e}");
+                true
+            }
+        }
+    }
+
+    /// Tries every held work nobody is trying; `true` when none is left.
+    pub(super) fn retry_pending(&self) -> bool {
+        let keys: Vec<WorkKey> = self
+            .pending()
+            .iter()
+            .filter(|(_, p)| !p.in_flight)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            self.drive(key);
+        }
+        self.pending().is_empty()
+    }
+
+    /// The route's wait, armed at `generation`, came due.
+    pub(super) fn fire(&self, route_id: u32, generation: u32) -> Result<(), EngineError> {
+        let row = self.route_row(route_id)?;
+        if row.generation != generation
+            || row.owner.as_deref() != Some(self.inner.instance.as_str())
+        {
+            return Ok(());
+        }
+        let until = self.lease_until();
+        let lease = Lease {
+            owner: &self.inner.instance,
+            until,
+        };
+        match route::timer_fired(&row, lease, self.inner.clock.now()) {
+            Some(plan) => self.commit(plan).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// On a lease heartbeat: every active route this engine owns is being
+    /// handled. An overdue wait with no armed timer and no held work fires;
+    /// a future one is armed again; a `running` route with no attempt task
+    /// and no held report (both gone) goes to manual recovery, not replayed.
+    pub(super) fn check_overdue(&self) -> Result<(), EngineError> {
+        if self
+            .inner
+            .shutting_down
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            // Shutdown drains the run handles before their reports come.
+            return Ok(());
+        }
+        let rows = self.store().active_routes_owned_by(&self.inner.instance)?;
+        let now = self.inner.clock.now();
+        for row in rows {
+            let key = (row.id, row.generation);
+            if self.pending().contains_key(&key) {
+                continue;
+            }
+            match row.state {
+                RouteState::WaitingReset | RouteState::RetryScheduled => {
+                    if self.armed().get(&row.id) == Some(&row.generation) {
+                        continue;
+                    }
+                    let Some(deadline) = row.deadline else {
+                        continue;
+                    };
+                    if deadline <= now {
+                        debug!(route = row.id, "overdue wait fired by the heartbeat");
+                        self.hold(key, Work::Timer);
+                        self.perform(key);
+                    } else {
+                        self.armed().insert(row.id, row.generation);
+                        let at = self.inner.clock.instant_of(deadline);
+                        self.inner.scheduler.arm(row.id, row.generation, at);
+                    }
+                }
+                RouteState::Running => {
+                    let live = self
+                        .runs()
+                        .get(&row.id)
+                        .is_some_and(|r| r.generation == row.generation);
+                    if live {
+                        continue;
+                    }
+                    warn!(route = row.id, "running route has no attempt behind it");
+                    if let Some(plan) = route::interrupted(&row, "its engine lost track of it", now)
+                    {
+                        self.commit(plan)?;
+                    }
+                }
+                RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Retries held work with [`BACKOFF`] whenever some is left over, until
+/// `stop`.
+pub(super) async fn retry_loop(engine: Engine, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = engine.inner.retry_wake.notified() => {}
+        }
+        for delay in BACKOFF {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(delay) => {}
+            }
+            // A commit may wait out the busy timeout: off the async workers.
+            let e = engine.clone();
+            match tokio::task::spawn_blocking(move || e.retry_pending()).await {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => {
+                    error!("retrying held work failed: {e}");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::engine::pipeline::{self, PendingOutcome, SectionSpec};
+    use crate::engine::{AgentSpec, CandidateInput, EngineOptions, SimStep, StartRun};
+    use crate::store::NewRoute;
+
+    /// A lease of 3 s: the heartbeat checks this engine's routes every second.
+    async fn engine(dir: &tempfile::TempDir, script: Vec<SimStep>) -> (Engine, u32) {
+        let opts = EngineOptions {
+            seed_demo: false,
+            adopt_orphans: false,
+            lease: Duration::from_secs(3),
+        };
+        let engine = Engine::open(&dir.path().join("r.db"), opts).await.unwrap();
+        let section = SectionSpec {
+            reset_wait_max_s: None,
+            retry: Some((1, 1)),
+            exhausted: PendingOutcome::Stop,
+        };
+        let p = engine.create_profile("p").unwrap();
+        let candidate = CandidateInput::new(
+            "sim",
+            AgentSpec::simulated(script),
+            pipeline::build_policy(section, section),
+        );
+        let p = engine
+            .save_candidates(p.id, p.revision, vec![candidate])
+            .unwrap();
+        (engine, p.id)
+    }
+
+    async fn until(engine: &Engine, id: u32, state: RouteState, within: Duration) {
+        let start = Instant::now();
+        loop {
+            let row = engine.route_row(id).unwrap();
+            if row.state == state {
+                return;
+            }
+            assert!(
+                start.elapsed() < within,
+                "route {id} {} within {within:?}, is {}",
+                state.as_str(),
+                row.state.as_str()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn the_heartbeat_fires_an_overdue_wait_whose_timer_was_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, profile_id) = engine(
+            &dir,
+            vec![
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Succeed { after_ms: 10 },
+            ],
+        )
+        .await;
+        let s = engine
+            .start_run(StartRun {
+                profile_id,
+                prompt: "go".into(),
+                cwd: None,
+            })
+            .await
+            .unwrap();
+        until(
+            &engine,
+            s.id,
+            RouteState::RetryScheduled,
+            Duration::from_secs(5),
+        )
+        .await;
+        // The timer is gone as if its firing had been lost.
+        engine.disarm(s.id);
+        until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
+        assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "retried once");
+        engine.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn held_work_the_backoff_gave_up_on_is_retried_by_the_heartbeat() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, profile_id) = engine(
+            &dir,
+            vec![
+                SimStep::Overloaded { after_ms: 10 },
+                SimStep::Succeed { after_ms: 10 },
+            ],
+        )
+        .await;
+        let s = engine
+            .start_run(StartRun {
+                profile_id,
+                prompt: "go".into(),
+                cwd: None,
+            })
+            .await
+            .unwrap();
+        until(
+            &engine,
+            s.id,
+            RouteState::RetryScheduled,
+            Duration::from_secs(5),
+        )
+        .await;
+        // As if its commit had failed for a minute: the timer is gone, the
+        // firing is held, and the retry task has stopped trying.
+        let generation = engine.route_row(s.id).unwrap().generation;
+        engine.disarm(s.id);
+        engine.hold((s.id, generation), Work::Timer);
+        until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
+        assert!(engine.pending().is_empty(), "done with once committed");
+        assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "fired once");
+        engine.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_heartbeat_sends_a_running_route_with_no_attempt_to_manual_recovery() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, profile_id) = engine(&dir, vec![SimStep::Succeed { after_ms: 10 }]).await;
+        let profile = engine.get_profile(profile_id).unwrap();
+        let now = engine.inner.clock.now();
+        // Owned by this engine and `running`, but no attempt task and no
+        // held report: its report was lost.
+        let row = {
+            let mut store = engine.store();
+            let new = NewRoute {
+                profile_id,
+                profile_name: profile.name.clone(),
+                prompt: "go".into(),
+                cwd: None,
+                candidates: profile.candidates.clone(),
+                cycle: pipeline::new_cycle(0),
+                candidate_index: 0,
+                owner: engine.instance().to_string(),
+                lease_until: engine.lease_until(),
+                now,
+            };
+            store
+                .insert_route(&new, |id| AttemptRecord {
+                    number: 1,
+                    generation: 1,
+                    candidate_index: 0,
+                    candidate_id: profile.candidates[0].id,
+                    candidate_name: "sim".into(),
+                    invocation_id: format!("r{id}-a1-test"),
+                    started_at: now,
+                })
+                .unwrap()
+        };
+        until(
+            &engine,
+            row.id,
+            RouteState::NeedsManual,
+            Duration::from_secs(5),
+        )
+        .await;
+        let reason = engine.route_row(row.id).unwrap().manual_reason.unwrap();
+        assert!(
+            reason.starts_with("attempt 1 was still running when its engine lost track of it"),
+            "{reason}"
+        );
+        assert_eq!(
+            engine.route_row(row.id).unwrap().attempts,
+            1,
+            "not replayed"
+        );
+        engine.shutdown().await;
+    }
+}

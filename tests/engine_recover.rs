@@ -1,0 +1,267 @@
+//! Without the app, a route whose `recourse run` was killed (SIGKILL) or
+//! interrupted (Ctrl-C) during a wait is orphaned: `recourse routes` says
+//! so and who takes it over, `recourse run` and `recourse action` mention
+//! it, and `recourse recover` adopts it — a wait is followed to its end at
+//! its stored deadline, a route caught mid-dispatch goes to manual recovery
+//! and is never replayed.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{seed_profile, uniform_policy};
+use recourse::engine::pipeline::PendingOutcome;
+use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep};
+use recourse::store::{RouteRow, Store};
+
+fn recourse(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("recourse runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+fn spawn_run(db: &Path, profile: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
+        .arg(db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("recourse binary starts")
+}
+
+fn route(db: &Path, id: u32) -> Option<RouteRow> {
+    Store::open_read_only(db).ok()?.route(id).ok()?
+}
+
+fn wait_for(db: &Path, child: &mut Child, when: impl Fn(&RouteRow) -> bool) -> RouteRow {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if let Some(row) = route(db, 1).filter(|r| when(r)) {
+            return row;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("recourse run exited ({status}) before the expected state");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("route never reached the expected state");
+}
+
+fn kill_9(mut child: Child) {
+    child.kill().expect("SIGKILL delivered");
+    child.wait().expect("killed child reaped");
+}
+
+/// A usage limit that resets 3 s after the failure (a trusted reset wait),
+/// then success.
+fn waiting_profile(db: &Path) {
+    let candidate = CandidateInput::new(
+        "limited",
+        AgentSpec::simulated(vec![
+            SimStep::UsageLimit {
+                after_ms: 50,
+                resets_in_s: 3,
+            },
+            SimStep::Succeed { after_ms: 50 },
+        ]),
+        uniform_policy(Some(10), None, PendingOutcome::Stop),
+    );
+    seed_profile(db, "Waits", &[candidate]);
+}
+
+fn quick_profile(db: &Path) {
+    let candidate = CandidateInput::new(
+        "quick",
+        AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]),
+        uniform_policy(None, None, PendingOutcome::Stop),
+    );
+    seed_profile(db, "Quick", &[candidate]);
+}
+
+const ORPHANED: &str =
+    " | orphaned: the process that ran it is gone; `recourse recover` (or the app) takes it over";
+
+#[test]
+fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("recover.db");
+    waiting_profile(&db);
+    quick_profile(&db);
+    let mut child = spawn_run(&db, "Waits");
+    let waiting = wait_for(&db, &mut child, |r| r.state == RouteState::WaitingReset);
+    kill_9(child);
+    let deadline = waiting.deadline.unwrap();
+
+    let out = recourse(&db, &["routes"]);
+    let listed = text(&out.stdout);
+    assert!(
+        listed.starts_with("route 1 gen 2 waiting_reset") && listed.trim_end().ends_with(ORPHANED),
+        "{listed}"
+    );
+    let out = recourse(&db, &["route", "1"]);
+    let first = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(first.ends_with(ORPHANED), "{first}");
+    let out = recourse(&db, &["routes", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json[0]["orphaned"], true);
+
+    // Another run says the orphan is there and how to take it over.
+    let out = recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "note: route 1 (waiting_reset) was left by a process that is gone; \
+         `recourse recover` takes it over\n"
+    );
+
+    // So does an action on another route.
+    let out = recourse(&db, &["action", "2", "stop", "--generation", "2"]);
+    assert_eq!(
+        text(&out.stderr),
+        "note: route 1 (waiting_reset) was left by a process that is gone; \
+         `recourse recover` takes it over\n\
+         error: stop is not possible while the route is succeeded\n"
+    );
+
+    let out = recourse(&db, &["recover"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[0], "recovering 1 orphaned route");
+    assert!(
+        lines[1].starts_with("route 1 gen 2 waiting_reset"),
+        "{lines:?}"
+    );
+    assert!(lines[2].starts_with("route 1 gen 3 running"), "{lines:?}");
+    assert!(lines[3].starts_with("route 1 gen 4 succeeded"), "{lines:?}");
+
+    let store = Store::open_read_only(&db).unwrap();
+    let attempts = store.attempts(1).unwrap();
+    assert_eq!(attempts.len(), 2, "the wait's attempt ran once");
+    assert!(
+        attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
+        "not before the stored deadline"
+    );
+    let out = recourse(&db, &["routes"]);
+    assert!(
+        !text(&out.stdout).contains("orphaned"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = recourse(&db, &["recover"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "no orphaned routes\n");
+}
+
+#[test]
+fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("recover.db");
+    let candidate = CandidateInput::new(
+        "slow",
+        AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 60_000 }]),
+        uniform_policy(None, None, PendingOutcome::Stop),
+    );
+    seed_profile(&db, "Slow", &[candidate]);
+    let mut child = spawn_run(&db, "Slow");
+    wait_for(&db, &mut child, |r| r.state == RouteState::Running);
+    kill_9(child);
+
+    let out = recourse(&db, &["routes"]);
+    let listed = text(&out.stdout);
+    assert!(
+        listed.starts_with("route 1 gen 1 running") && listed.trim_end().ends_with(ORPHANED),
+        "{listed}"
+    );
+    let out = recourse(&db, &["recover"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    assert!(printed.contains("route 1 gen 2 needs_manual"), "{printed}");
+    assert!(
+        printed.contains(
+            "route 1 needs you: attempt 1 was still running when its engine stopped; \
+             it may have done work, so it is not replayed automatically"
+        ),
+        "{printed}"
+    );
+    let store = Store::open_read_only(&db).unwrap();
+    let attempts = store.attempts(1).unwrap();
+    assert_eq!(attempts.len(), 1, "never replayed");
+    assert_eq!(
+        attempts[0].result.as_ref().map(|r| r.outcome),
+        Some(AttemptOutcome::Interrupted)
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("recover.db");
+    let candidate = CandidateInput::new(
+        "flaky",
+        AgentSpec::simulated(vec![
+            SimStep::Overloaded { after_ms: 10 },
+            SimStep::Succeed { after_ms: 10 },
+        ]),
+        uniform_policy(None, Some((1, 3)), PendingOutcome::Stop),
+    );
+    seed_profile(&db, "Flaky", &[candidate]);
+    let mut child = spawn_run(&db, "Flaky");
+    let waiting = wait_for(&db, &mut child, |r| r.state == RouteState::RetryScheduled);
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let deadline = waiting.deadline.unwrap();
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "interrupted: route 1 stays retry_scheduled, due {}; no process runs it now: \
+             `recourse recover` (or the app) takes it over\n",
+            deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )
+    );
+    let row = route(&db, 1).unwrap();
+    assert_eq!(row.state, RouteState::RetryScheduled, "the wait continues");
+    assert_eq!(row.deadline, Some(deadline), "at its deadline");
+    assert_eq!(row.generation, waiting.generation);
+    assert_eq!(row.owner, None, "handed over");
+    let out = recourse(&db, &["routes"]);
+    assert!(
+        text(&out.stdout).trim_end().ends_with(ORPHANED),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = recourse(&db, &["recover"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(
+        lines[1].starts_with("route 1 gen 2 retry_scheduled"),
+        "{lines:?}"
+    );
+    assert!(lines[3].starts_with("route 1 gen 4 succeeded"), "{lines:?}");
+    let attempts = Store::open_read_only(&db).unwrap().attempts(1).unwrap();
+    assert!(
+        attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
+        "the retry ran at its deadline, not before"
+    );
+}
