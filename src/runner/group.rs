@@ -54,7 +54,7 @@ impl AgentProcess {
     }
 
     /// SIGKILL to the group if it is still ours; false when it is gone.
-    fn kill_if_alive(self) -> bool {
+    pub fn kill_if_alive(self) -> bool {
         if !self.alive() {
             return false;
         }

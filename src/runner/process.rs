@@ -20,6 +20,7 @@ use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::adapters::{self, Exit, Finished, StreamAdapter};
+use super::group::AgentProcess;
 use super::{Launch, RunReport};
 use crate::classification::RuntimeFailure;
 use crate::engine::{AgentKind, AgentSpec};
@@ -53,13 +54,11 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
     }
     match cmd.spawn() {
         Ok(child) => {
-            if let (Some(tx), Some(process)) = (
-                &launch.spawned,
-                child.id().and_then(super::group::AgentProcess::of),
-            ) {
+            let process = child.id().and_then(AgentProcess::of);
+            if let (Some(tx), Some(process)) = (&launch.spawned, process) {
                 let _ = tx.send(process);
             }
-            supervise(child, launch, line.stdin, &cancel).await
+            supervise(child, process, launch, line.stdin, &cancel).await
         }
         Err(e) => {
             let why = spawn_error(&line.program, &e);
@@ -129,11 +128,11 @@ fn die_with_parent(_cmd: &mut Command) {}
 
 async fn supervise(
     mut child: Child,
+    group: Option<AgentProcess>,
     launch: &Launch,
     stdin_text: Option<String>,
     cancel: &CancellationToken,
 ) -> RunReport {
-    let group = child.id().and_then(|p| i32::try_from(p).ok());
     if let (Some(text), Some(mut stdin)) = (stdin_text, child.stdin.take()) {
         // Written alongside reading: an agent that prints a lot before it
         // reads cannot block us. One that exits unread is reported by its exit.
@@ -243,14 +242,11 @@ enum Ended {
     TimedOut(RuntimeFailure),
 }
 
-fn kill_group(group: Option<i32>) {
-    #[cfg(unix)]
-    if let Some(pgid) = group {
-        // SAFETY: kill(2) on our own child's process group; no memory
-        // involved. ESRCH (nothing left) is the common, fine answer.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+/// Once the agent is reaped its pid may be handed out again: the group is
+/// killed only while it is still verifiably ours.
+fn kill_group(group: Option<AgentProcess>) {
+    if let Some(group) = group {
+        group.kill_if_alive();
     }
 }
 
