@@ -169,25 +169,9 @@ async fn supervise(
         }
         let grace_end = exited.as_ref().map(|(_, at)| *at + EXIT_GRACE);
         tokio::select! {
+            // Deadlines before output: a chatty agent cannot starve them.
             biased;
-            () = cancel.cancelled() => break Some(Ended::Cancelled),
-            msg = rx.recv(), if pipes_open => match msg {
-                Some(Output::Line { bytes, oversized }) => {
-                    idle_deadline = Instant::now() + idle;
-                    let text = String::from_utf8_lossy(&bytes);
-                    stdout_seen |= !text.trim().is_empty();
-                    if oversized {
-                        adapter.on_oversized_line(&text);
-                    } else {
-                        adapter.on_stdout_line(&text);
-                    }
-                }
-                Some(Output::Stderr(chunk)) => {
-                    idle_deadline = Instant::now() + idle;
-                    stderr_tail.push(&chunk);
-                }
-                None => pipes_open = false,
-            },
+            () = cancel.cancelled(), if exited.is_none() => break Some(Ended::Cancelled),
             status = child.wait(), if exited.is_none() => {
                 exited = Some((status, Instant::now()));
             }
@@ -206,6 +190,23 @@ async fn supervise(
             () = sleep_until(grace_end.unwrap_or_else(Instant::now)), if grace_end.is_some() => {
                 break None;
             }
+            msg = rx.recv(), if pipes_open => match msg {
+                Some(Output::Line { bytes, oversized }) => {
+                    idle_deadline = Instant::now() + idle;
+                    let text = String::from_utf8_lossy(&bytes);
+                    stdout_seen |= !text.trim().is_empty();
+                    if oversized {
+                        adapter.on_oversized_line(&text);
+                    } else {
+                        adapter.on_stdout_line(&text);
+                    }
+                }
+                Some(Output::Stderr(chunk)) => {
+                    idle_deadline = Instant::now() + idle;
+                    stderr_tail.push(&chunk);
+                }
+                None => pipes_open = false,
+            },
         }
     };
     // Whatever is left of the group (a dev server, a tool) goes with it.
