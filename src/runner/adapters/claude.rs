@@ -71,9 +71,7 @@ impl StreamAdapter for Claude {
                     status: status_at(&v, &["api_error_status"]),
                 });
             }
-            other => self
-                .seen
-                .unknown(format!("type {}", other.unwrap_or("(none)"))),
+            other => self.seen.unknown_type(other),
         }
     }
 
@@ -139,11 +137,7 @@ impl StreamAdapter for Claude {
                 }
             }
             None => {
-                let phase = if seen.stream_started {
-                    Phase::Stream
-                } else {
-                    Phase::Connect
-                };
+                let phase = seen.phase();
                 Finished::Failed {
                     raw: raw(Provider::ClaudeCode, None, &exit, phase),
                     effect: seen.effect(false),

@@ -6,7 +6,7 @@
 //! events (`Reconnecting... 1/5 (…)` while it retries) then `turn.failed`.
 
 use super::{json, raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
-use crate::evidence::{Phase, Provider};
+use crate::evidence::Provider;
 use crate::safety::EffectContext;
 
 #[derive(Default)]
@@ -39,9 +39,7 @@ impl StreamAdapter for Codex {
                     self.error = Some(message.to_string());
                 }
             }
-            other => self
-                .seen
-                .unknown(format!("type {}", other.unwrap_or("(none)"))),
+            other => self.seen.unknown_type(other),
         }
     }
 
@@ -58,11 +56,7 @@ impl StreamAdapter for Codex {
             return Finished::Succeeded;
         }
         let boundary_known = self.error.is_some();
-        let phase = if self.seen.stream_started {
-            Phase::Stream
-        } else {
-            Phase::Connect
-        };
+        let phase = self.seen.phase();
         let mut raw = raw(Provider::Codex, self.error, &exit, phase);
         raw.http_status = status_in(&String::from_utf8_lossy(&raw.message));
         Finished::Failed {

@@ -55,9 +55,7 @@ impl StreamAdapter for Gemini {
                     ),
                 });
             }
-            other => self
-                .seen
-                .unknown(format!("type {}", other.unwrap_or("(none)"))),
+            other => self.seen.unknown_type(other),
         }
     }
 
@@ -97,11 +95,7 @@ impl StreamAdapter for Gemini {
                 }
             }
             None => {
-                let phase = if self.seen.stream_started {
-                    Phase::Stream
-                } else {
-                    Phase::Connect
-                };
+                let phase = self.seen.phase();
                 let mut raw = raw(Provider::Gemini, None, &exit, phase);
                 raw.http_status = last_status(&stderr);
                 Finished::Failed {

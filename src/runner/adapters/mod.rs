@@ -161,6 +161,20 @@ impl Seen {
         }
     }
 
+    /// Where a failure without a terminal error event happened.
+    pub fn phase(&self) -> Phase {
+        if self.stream_started {
+            Phase::Stream
+        } else {
+            Phase::Connect
+        }
+    }
+
+    /// An event whose `type` (`None`: it had none) this adapter does not know.
+    pub fn unknown_type(&mut self, event_type: Option<&str>) {
+        self.unknown(format!("type {}", event_type.unwrap_or("(none)")));
+    }
+
     /// A line too long to keep: what it held is unknown.
     pub fn oversized(&mut self, head: &str) {
         self.stream_started = true;

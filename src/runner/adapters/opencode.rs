@@ -39,9 +39,7 @@ impl StreamAdapter for Opencode {
                 self.seen.tool = true;
             }
             Some("error") => self.error = Some(error_event(&v)),
-            other => self
-                .seen
-                .unknown(format!("type {}", other.unwrap_or("(none)"))),
+            other => self.seen.unknown_type(other),
         }
     }
 
@@ -58,11 +56,7 @@ impl StreamAdapter for Opencode {
             if exit.code == Some(0) {
                 return Finished::Succeeded;
             }
-            let phase = if self.seen.stream_started {
-                Phase::Stream
-            } else {
-                Phase::Connect
-            };
+            let phase = self.seen.phase();
             return Finished::Failed {
                 raw: raw(Provider::Opencode, None, &exit, phase),
                 effect: self.seen.effect(false),
