@@ -250,7 +250,9 @@ mod tests {
 
     use super::*;
     use crate::engine::pipeline::{self, PendingOutcome, SectionSpec};
-    use crate::engine::{AgentSpec, CandidateInput, EngineOptions, SimStep, StartRun};
+    use crate::engine::{
+        AgentSpec, CandidateInput, EngineOptions, RouteSnapshot, SimStep, StartRun,
+    };
     use crate::store::NewRoute;
 
     /// A lease of 3 s: the heartbeat checks this engine's routes every second.
@@ -295,11 +297,11 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_heartbeat_fires_an_overdue_wait_whose_timer_was_lost() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A route whose first attempt failed with a 529 and whose one retry
+    /// (which succeeds) is scheduled.
+    async fn retry_scheduled(dir: &tempfile::TempDir) -> (Engine, RouteSnapshot) {
         let (engine, profile_id) = engine(
-            &dir,
+            dir,
             vec![
                 SimStep::Overloaded { after_ms: 10 },
                 SimStep::Succeed { after_ms: 10 },
@@ -321,6 +323,13 @@ mod tests {
             Duration::from_secs(5),
         )
         .await;
+        (engine, s)
+    }
+
+    #[tokio::test]
+    async fn the_heartbeat_fires_an_overdue_wait_whose_timer_was_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let (engine, s) = retry_scheduled(&dir).await;
         // The timer is gone as if its firing had been lost.
         engine.disarm(s.id);
         until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
@@ -331,29 +340,7 @@ mod tests {
     #[tokio::test]
     async fn held_work_the_backoff_gave_up_on_is_retried_by_the_heartbeat() {
         let dir = tempfile::tempdir().unwrap();
-        let (engine, profile_id) = engine(
-            &dir,
-            vec![
-                SimStep::Overloaded { after_ms: 10 },
-                SimStep::Succeed { after_ms: 10 },
-            ],
-        )
-        .await;
-        let s = engine
-            .start_run(StartRun {
-                profile_id,
-                prompt: "go".into(),
-                cwd: None,
-            })
-            .await
-            .unwrap();
-        until(
-            &engine,
-            s.id,
-            RouteState::RetryScheduled,
-            Duration::from_secs(5),
-        )
-        .await;
+        let (engine, s) = retry_scheduled(&dir).await;
         // As if its commit had failed for a minute: the timer is gone, the
         // firing is held, and the retry task has stopped trying.
         let generation = engine.route_row(s.id).unwrap().generation;
