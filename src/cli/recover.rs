@@ -47,17 +47,7 @@ async fn recover(engine: &recourse::engine::Engine) -> Result<std::process::Exit
         println!("{}", line(s, now));
         match s.state {
             RouteState::NeedsManual | RouteState::Stopped => {
-                println!(
-                    "route {} needs you: {}",
-                    s.id,
-                    s.manual_reason.as_deref().unwrap_or("no reason recorded")
-                );
-                println!(
-                    "  actions: {} (recourse action {} ACTION --generation {})",
-                    super::routes::actions(s),
-                    s.id,
-                    s.generation
-                );
+                super::run::print_needs_you(s);
                 code = 3;
             }
             RouteState::Succeeded => {}

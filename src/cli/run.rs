@@ -128,17 +128,7 @@ pub async fn follow_all(
         match s.state {
             RouteState::Succeeded => {}
             RouteState::NeedsManual | RouteState::Stopped => {
-                println!(
-                    "route {} needs you: {}",
-                    s.id,
-                    s.manual_reason.as_deref().unwrap_or("no reason recorded")
-                );
-                println!(
-                    "  actions: {} (recourse action {} ACTION --generation {})",
-                    actions(&s),
-                    s.id,
-                    s.generation
-                );
+                print_needs_you(&s);
                 code = code.max(3);
             }
             RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled
@@ -189,4 +179,19 @@ async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<std::pro
         }
     }
     Ok(std::process::ExitCode::from(130))
+}
+
+/// What a person reads when a route rests waiting for them.
+pub fn print_needs_you(s: &recourse::engine::RouteSnapshot) {
+    println!(
+        "route {} needs you: {}",
+        s.id,
+        s.manual_reason.as_deref().unwrap_or("no reason recorded")
+    );
+    println!(
+        "  actions: {} (recourse action {} ACTION --generation {})",
+        actions(s),
+        s.id,
+        s.generation
+    );
 }
