@@ -33,6 +33,10 @@ fi
 # (versions) and agents/package-lock.json; each ships its binary in the package.
 if [ ! -d agents/node_modules ] || [ agents/package-lock.json -nt agents/node_modules/.package-lock.json ]; then
   echo "setup: installing the pinned agent CLIs (from agents/package-lock.json)"
-  (cd agents && npm ci --no-audit --no-fund)
+  # Not `npm ci`: opencode-ai lists a binary package per platform as optional,
+  # and the lock can only hold the ones the registry serves here, which `npm ci`
+  # rejects as out of sync. `npm install --no-save` installs the locked versions
+  # (integrity-checked) and leaves the lock untouched.
+  (cd agents && npm install --no-save --no-audit --no-fund)
 fi
 echo "setup: ok"
