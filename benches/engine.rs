@@ -733,6 +733,7 @@ async fn cpu_over(window: Duration, mut each_second: impl FnMut()) -> f64 {
     100.0 * used.as_secs_f64() / started.elapsed().as_secs_f64()
 }
 
+#[allow(unsafe_code)]
 fn cpu_time() -> Duration {
     // SAFETY: getrusage only writes the struct it is given.
     let usage = unsafe {

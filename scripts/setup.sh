@@ -20,9 +20,24 @@ if ((${#missing[@]})); then
 fi
 
 export PATH="$HOME/.cargo/bin:$PATH"
+# rust-toolchain.toml pins the toolchain by version. A machine whose rustup
+# holds that release only as `stable` (and can fetch nothing) gets it linked
+# under its version name; anywhere else rustup installs the pin on first use.
+pinned=$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
+toolchains="${RUSTUP_HOME:-$HOME/.rustup}/toolchains"
+stable=$(ls -d "$toolchains"/stable-* 2>/dev/null | head -1 || true)
+if [ -n "$stable" ] && [ ! -e "$toolchains/$pinned-${stable##*/stable-}" ] \
+  && "$stable/bin/rustc" --version | grep -q "^rustc $pinned "; then
+  echo "setup: linking the installed stable toolchain as $pinned"
+  ln -s "${stable##*/}" "$toolchains/$pinned-${stable##*/stable-}"
+fi
 if ! command -v tauri-driver >/dev/null 2>&1; then
   echo "setup: installing tauri-driver"
   cargo install tauri-driver --locked
+fi
+if ! command -v cargo-machete >/dev/null 2>&1; then
+  echo "setup: installing cargo-machete (unused-dependency check)"
+  cargo install cargo-machete --version 0.9.2 --locked
 fi
 
 if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then

@@ -19,6 +19,9 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "unused dependencies (cargo machete)"
+cargo machete
+
 step "rust tests"
 cargo test --workspace
 
@@ -26,8 +29,7 @@ step "ui type-check (svelte-check, TypeScript strict)"
 npm --prefix ui run check --silent
 
 step "ui tests (headless Chromium, mocked IPC)"
-npm --prefix ui run build:harness --silent
-node --test --test-concurrency=1 ui/tests/ui/
+npm --prefix ui test --silent
 
 step "end-to-end (real app window through tauri-driver under Xvfb)"
 cargo build -p recourse-app

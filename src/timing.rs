@@ -409,7 +409,7 @@ fn span(start: usize, end: usize) -> Option<Span> {
     })
 }
 
-fn whole_span(c: &Captures) -> Option<Span> {
+fn whole_span(c: &Captures<'_>) -> Option<Span> {
     let m = c.get(0)?;
     span(m.start(), m.end())
 }
@@ -524,7 +524,7 @@ fn clock_time(text: &str, occurred_at: DateTime<Utc>, zone: ClockZone) -> Option
 }
 
 /// The wall-clock time: needs am/pm or minutes (`5pm`, `9:30 AM`, `17:00`).
-fn clock_of(c: &Captures) -> Option<NaiveTime> {
+fn clock_of(c: &Captures<'_>) -> Option<NaiveTime> {
     let hour: u32 = c["h"].parse().ok()?;
     let minute: u32 = c.name("min").map_or(Some(0), |m| m.as_str().parse().ok())?;
     let hour = match c.name("ampm").map(|m| m.as_str().to_ascii_lowercase()) {
@@ -543,7 +543,7 @@ const MONTHS: [&str; 12] = [
 ];
 
 /// `Some(None)` when no date was given; `None` when the date is malformed.
-fn month_day(c: &Captures) -> Option<Option<(u32, u32, Option<i32>)>> {
+fn month_day(c: &Captures<'_>) -> Option<Option<(u32, u32, Option<i32>)>> {
     let Some(mon) = c.name("mon") else {
         return Some(None);
     };

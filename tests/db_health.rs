@@ -74,6 +74,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// The user tests run the binary as when a file must be unwritable: root
 /// writes any file, so as root the binary runs as `nobody` (setpriv).
 /// `None` when that is not possible here.
+#[allow(unsafe_code)]
 fn unprivileged() -> Option<(Vec<String>, Option<u32>)> {
     // SAFETY: geteuid(2) has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

@@ -182,10 +182,7 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert!(!agent_pid.trim().is_empty(), "the agent started");
-    // SAFETY: kill(2) on the child we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    common::send_signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert_eq!(

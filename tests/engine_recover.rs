@@ -223,10 +223,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     seed_profile(&db, "Flaky", &[candidate]);
     let mut child = spawn_run(&db, "Flaky");
     let waiting = wait_for(&db, &mut child, |r| r.state == RouteState::RetryScheduled);
-    // SAFETY: kill(2) on the child we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    common::send_signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let deadline = waiting.deadline.unwrap();

@@ -119,18 +119,12 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
                 lines.push(line);
                 if waiting && expect.decision == "wait" {
                     row = Store::open(&db).unwrap().route(1).unwrap();
-                    // SAFETY: kill(2) on the process group we started.
-                    unsafe {
-                        libc::kill(-group, libc::SIGINT);
-                    }
+                    common::send_signal(-group, libc::SIGINT);
                 }
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() > deadline => {
-                // SAFETY: as above.
-                unsafe {
-                    libc::kill(-group, libc::SIGKILL);
-                }
+                common::send_signal(-group, libc::SIGKILL);
                 let _ = child.wait();
                 return Err(format!("still running after 600 s: {lines:?}"));
             }

@@ -226,18 +226,18 @@ fn sanitize_pass(text: &str) -> String {
     let text = KEY_VALUE.replace_all(&text, key_value);
     let text = FLAG_VALUE.replace_all(&text, flag_value);
     let text = PROSE_PASSWORD.replace_all(&text, prose_password);
-    let text = WRAPPED_KEY.replace_all(&text, |c: &Captures| format!("{API_KEY}{}", &c["br"]));
+    let text = WRAPPED_KEY.replace_all(&text, |c: &Captures<'_>| format!("{API_KEY}{}", &c["br"]));
     let text = PROVIDER_KEY.replace_all(&text, API_KEY);
     let text = GOOGLE_OAUTH.replace_all(&text, TOKEN);
     let text = JWT_RE.replace_all(&text, JWT);
     let text = EMAIL_RE.replace_all(&text, EMAIL);
     let text = WINDOWS_HOME.replace_all(&text, PATH);
-    let text = UNIX_HOME.replace_all(&text, |c: &Captures| format!("{}{PATH}", &c[1]));
+    let text = UNIX_HOME.replace_all(&text, |c: &Captures<'_>| format!("{}{PATH}", &c[1]));
     let text = BLOB_RE.replace_all(&text, blob);
     text.into_owned()
 }
 
-fn auth_header(c: &Captures) -> String {
+fn auth_header(c: &Captures<'_>) -> String {
     match c.get(3) {
         Some(scheme) => format!("{}{}{} {TOKEN}", &c[1], &c[2], scheme.as_str()),
         None => format!("{}{}{TOKEN}", &c[1], &c[2]),
@@ -303,7 +303,7 @@ fn looks_like_credential(scheme: &str, credential: &str) -> bool {
         && !BEARER_WORDS.contains(&credential.to_ascii_lowercase().as_str())
 }
 
-fn cookie(c: &Captures) -> String {
+fn cookie(c: &Captures<'_>) -> String {
     let quoted = c.get(3).is_some();
     let (open, close) = if quoted { ("\"", "\"") } else { ("", "") };
     format!("{}{}{open}{COOKIE}{close}", &c[1], &c[2])
@@ -328,7 +328,7 @@ fn is_marker(value: &str) -> bool {
 }
 
 /// The opening and closing quotes a value had, so the marker keeps them.
-fn quotes<'a>(c: &'a Captures) -> (&'a str, &'a str) {
+fn quotes<'a>(c: &'a Captures<'_>) -> (&'a str, &'a str) {
     for (open, close) in [("dq", "dqe"), ("eq", "eqe"), ("sq", "sqe")] {
         if let Some(o) = c.name(open) {
             let closing = match c.name(close) {
@@ -342,7 +342,7 @@ fn quotes<'a>(c: &'a Captures) -> (&'a str, &'a str) {
     ("", "")
 }
 
-fn key_value(c: &Captures) -> String {
+fn key_value(c: &Captures<'_>) -> String {
     let (open, close) = quotes(c);
     let value = &c["value"];
     let inner = &value[open.len()..value.len() - close.len()];
@@ -353,7 +353,7 @@ fn key_value(c: &Captures) -> String {
     format!("{}{}{open}{marker}{close}", &c["kw"], &c["sep"])
 }
 
-fn flag_value(c: &Captures) -> String {
+fn flag_value(c: &Captures<'_>) -> String {
     let (open, close) = quotes(c);
     let value = &c["value"];
     if is_marker(&value[open.len()..value.len() - close.len()]) {
@@ -374,7 +374,7 @@ fn flag_value(c: &Captures) -> String {
     )
 }
 
-fn prose_password(c: &Captures) -> String {
+fn prose_password(c: &Captures<'_>) -> String {
     let value = &c["value"];
     let head = format!("{}{}", &c["kw"], &c["sep"]);
     if let Some(q) = value
@@ -406,7 +406,7 @@ fn prose_password(c: &Captures) -> String {
 /// Keeps scheme and host, drops user info, replaces path and query with
 /// `/[path]` (`\/[path]` in a JSON-escaped URL); sentence punctuation after
 /// the URL is kept.
-fn url(c: &Captures) -> String {
+fn url(c: &Captures<'_>) -> String {
     let scheme = &c[1];
     let host = &c[2];
     let Some(rest) = c.get(3).map(|m| m.as_str()) else {
@@ -578,7 +578,7 @@ fn pem_body_before(text: &str) -> usize {
     }
 }
 
-fn blob(c: &Captures) -> Cow<'static, str> {
+fn blob(c: &Captures<'_>) -> Cow<'static, str> {
     let run = c.get(0).map_or("", |m| m.as_str());
     if run.bytes().any(|b| b.is_ascii_digit()) {
         Cow::Borrowed(BLOB)

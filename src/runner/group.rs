@@ -60,6 +60,7 @@ impl AgentProcess {
         }
         if let Ok(pgid) = i32::try_from(self.pid) {
             // SAFETY: kill(2) on a process group verified as ours just now.
+            #[allow(unsafe_code)]
             unsafe {
                 libc::kill(-pgid, libc::SIGKILL);
             }

@@ -106,9 +106,11 @@ pub fn config_dir_variable(kind: AgentKind) -> Option<&'static str> {
 #[cfg(target_os = "linux")]
 fn die_with_parent(cmd: &mut Command) {
     // SAFETY: getpid is async-signal-safe; captured before fork.
+    #[allow(unsafe_code)]
     let parent = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and calls
     // only async-signal-safe functions (prctl, getppid, _exit).
+    #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {

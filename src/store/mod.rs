@@ -454,6 +454,7 @@ fn folder(path: &Path) -> &Path {
 }
 
 /// Whether this process may write `path` (`access(2)`, so root may).
+#[allow(unsafe_code)]
 fn writable(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {

@@ -158,3 +158,13 @@ pub fn alive(pid: &str) -> bool {
         .and_then(|r| r.split_whitespace().next())
         != Some("Z")
 }
+
+/// Sends `signal` to `pid` (negative: its process group), as a terminal or
+/// the kernel would: SIGINT for Ctrl-C, SIGKILL for an OOM kill.
+#[allow(unsafe_code)]
+pub fn send_signal(pid: i32, signal: i32) {
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
