@@ -11,7 +11,7 @@
 # Each target's corpus (fuzz/corpus/<target>/, gitignored) is seeded from the
 # project's fixtures and kept regression inputs. A crash input lands in
 # fuzz/artifacts/<target>/; fix the bug, then copy the input into
-# fuzz/regressions/<target>/ so `cargo test --test fuzz_regressions` replays it.
+# fuzz/regressions/<target>/ so `cargo test --test it fuzz_regressions::` replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"

@@ -1,11 +1,9 @@
 //! End-to-end route flow through the engine with the simulated provider,
 //! under paused tokio time.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{act_on, open_engine};
+use crate::common::{act_on, open_engine};
 use recourse::engine::{
     Engine, EngineError, ManualAction, RouteEvent, RouteSnapshot, RouteState, StartRun,
     DEMO_PROFILE,

@@ -4,14 +4,12 @@
 //! twice, a pending deadline keeps its time, and a route caught mid-dispatch
 //! goes to manual recovery instead of being replayed.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{open_engine, seed_profile, uniform_policy};
 use chrono::{DateTime, Utc};
-use common::{open_engine, seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, Engine, RouteState, SimStep};
 use recourse::store::{RouteRow, Store};

@@ -10,8 +10,7 @@ use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, Clock};
 use recourse::runner::{run, Launch, RunReport};
 use tokio_util::sync::CancellationToken;
 
-mod common;
-use common::alive;
+use crate::common::alive;
 
 fn shell(script: &str) -> AgentSpec {
     let mut agent = AgentSpec::simulated(Vec::new());

@@ -3,12 +3,10 @@
 //! and nothing written. Complements the message tests in `cli_policy.rs`,
 //! `cli_classify.rs`, `engine_cli.rs` and `bad_database.rs`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, CandidateInput, SimStep};
 

@@ -2,12 +2,10 @@
 //! pending timers, the unclassified inbox, and two engines sharing one
 //! database.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::{act_on, hanging_agent, open_engine, uniform_policy};
+use crate::common::{act_on, hanging_agent, open_engine, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{
     AgentSpec, AttemptOutcome, CandidateInput, Engine, ManualAction, Profile, RouteSnapshot,

@@ -2,7 +2,7 @@
 //! very checks its fuzz target runs (`fuzz/src/checks.rs`, included below),
 //! so a fixed crash stays fixed on stable Rust without libFuzzer.
 
-#[path = "../fuzz/src/checks.rs"]
+#[path = "../../fuzz/src/checks.rs"]
 mod checks;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -3,13 +3,11 @@
 //! and stopped then resumed, and `/proc` is checked for the agent and the
 //! tools it started.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{alive, hanging_agent, open_engine, seed_profile};
+use crate::common::{alive, hanging_agent, open_engine, seed_profile};
 use recourse::engine::pipeline;
 use recourse::engine::{
     ActionRequest, AgentKind, AgentSpec, AttemptOutcome, CandidateInput, EngineOptions,
@@ -206,16 +204,17 @@ async fn stop_then_resume_at_once_never_runs_two_agents() {
         .unwrap();
     let first = read_pid(&agent_pid);
     std::fs::remove_file(&agent_pid).unwrap();
-    let stopped = common::act_on(&engine, start.id, ManualAction::Stop, start.generation)
+    let stopped = crate::common::act_on(&engine, start.id, ManualAction::Stop, start.generation)
         .await
         .unwrap();
     assert!(
         !alive(&first),
         "the stop returns only after the agent is killed and reaped"
     );
-    let resumed = common::act_on(&engine, start.id, ManualAction::Resume, stopped.generation)
-        .await
-        .unwrap();
+    let resumed =
+        crate::common::act_on(&engine, start.id, ManualAction::Resume, stopped.generation)
+            .await
+            .unwrap();
     assert_eq!(resumed.state, RouteState::Running);
     let second = read_pid(&agent_pid);
     assert_ne!(first, second);

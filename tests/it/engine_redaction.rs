@@ -3,12 +3,10 @@
 //! and a command of the generic kind); after running them through the `recourse` binary with trace
 //! logging, neither the database files nor any output contain them.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{replay_agent, seed_profile};
+use crate::common::{replay_agent, seed_profile};
 use recourse::engine::pipeline;
 use recourse::engine::{AgentKind, AgentSpec, CandidateInput};
 use recourse::store::Store;

@@ -5,13 +5,11 @@
 //! its stored deadline, a route caught mid-dispatch goes to manual recovery
 //! and is never replayed.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep};
 use recourse::store::{RouteRow, Store};
@@ -223,7 +221,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     seed_profile(&db, "Flaky", &[candidate]);
     let mut child = spawn_run(&db, "Flaky");
     let waiting = wait_for(&db, &mut child, |r| r.state == RouteState::RetryScheduled);
-    common::send_signal(child.id() as i32, libc::SIGINT);
+    crate::common::send_signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let deadline = waiting.deadline.unwrap();

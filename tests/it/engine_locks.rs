@@ -4,12 +4,10 @@
 //! while it was held still has its report recorded. The lock is a real
 //! `BEGIN IMMEDIATE` transaction on another connection to the same file.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{open_engine, seed_profile, uniform_policy};
+use crate::common::{open_engine, seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep, StartRun};
 use recourse::store::{RouteRow, Store, BUSY_TIMEOUT};

@@ -1,9 +1,7 @@
 //! Profiles and candidates through the engine API: validation with field
 //! paths, revision conflicts, all-or-nothing saves, and error codes.
 
-mod common;
-
-use common::open_engine;
+use crate::common::open_engine;
 use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
 use recourse::engine::{
     AgentKind, AgentSpec, CandidateInput, Engine, EngineError, SimStep, StartRun, DEMO_PROFILE,

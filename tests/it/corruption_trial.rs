@@ -8,13 +8,11 @@
 //! corruption_trial -- --nocapture` (`RECOURSE_CORRUPTION_SEED` picks
 //! another seed). Figures are in `docs/reliability.md`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, CandidateInput, SimStep};
 

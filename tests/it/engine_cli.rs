@@ -1,12 +1,10 @@
 //! The route commands of the `recourse` binary: output, exit codes and every
 //! error message they print.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{hanging_agent, seed_profile, uniform_policy};
+use crate::common::{hanging_agent, seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, CandidateInput, SimStep};
 use recourse::store::Store;
@@ -182,7 +180,7 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert!(!agent_pid.trim().is_empty(), "the agent started");
-    common::send_signal(child.id() as i32, libc::SIGINT);
+    crate::common::send_signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert_eq!(

@@ -1,11 +1,9 @@
 //! What each adapter reads from the real CLIs' output, on their recordings
 //! (fixtures/agents/recorded/, replayed by fixtures/agents/replay.py): the
 //! structured status, error type, headers and effects the CLI printed.
-//! The route outcome of every recording is tests/agents_replay.rs.
+//! The route outcome of every recording is tests/it/agents_replay.rs.
 
-mod common;
-
-use common::replay_agent;
+use crate::common::replay_agent;
 use recourse::engine::{AgentKind, Clock};
 use recourse::evidence::{Phase, RawEvidence};
 use recourse::runner::{run, Launch, RunReport};

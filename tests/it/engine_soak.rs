@@ -5,16 +5,14 @@
 //! consistent with the policy it was taken under, and resident memory flat.
 //!
 //! Default size suits the debug suite; the full run is
-//! `RECOURSE_SOAK_ROUTES=3000 cargo test --release --test engine_soak -- --nocapture`.
-
-mod common;
+//! `RECOURSE_SOAK_ROUTES=3000 cargo test --release --test it engine_soak:: -- --nocapture`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{act_on, uniform_policy};
+use crate::common::{act_on, uniform_policy};
 use recourse::engine::pipeline::{build_policy, CandidatePolicy, PendingOutcome, SectionSpec};
 use recourse::engine::{
     AgentSpec, AttemptOutcome, AttemptView, CandidateInput, Engine, EngineError, EngineOptions,

@@ -4,14 +4,12 @@
 //! route row does not hide the others; `recourse db check` and `recourse db
 //! backup`.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, uniform_policy};
 use recourse::engine::pipeline::PendingOutcome;
 use recourse::engine::{AgentSpec, CandidateInput, SimStep};
 use recourse::store::Store;

@@ -21,8 +21,7 @@ use recourse::runner::{run, Launch, RunReport};
 use recourse::safety;
 use tokio_util::sync::CancellationToken;
 
-mod common;
-use common::{contract, contract_policy, kind_of, Expect};
+use crate::common::{contract, contract_policy, kind_of, Expect};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

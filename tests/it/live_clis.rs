@@ -21,8 +21,6 @@
 //! everything, `RECOURSE_LIVE=claude/overloaded,codex/ok` a chosen few, and
 //! `RECOURSE_LIVE=off` none.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -30,8 +28,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{contract, contract_policy, kind_of, seed_profile, Expect};
 use chrono::Utc;
-use common::{contract, contract_policy, kind_of, seed_profile, Expect};
 use recourse::engine::{
     AgentKind, AgentSpec, AttemptTimeouts, CandidateInput, RouteState, SimStep,
 };
@@ -119,12 +117,12 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
                 lines.push(line);
                 if waiting && expect.decision == "wait" {
                     row = Store::open(&db).unwrap().route(1).unwrap();
-                    common::send_signal(-group, libc::SIGINT);
+                    crate::common::send_signal(-group, libc::SIGINT);
                 }
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() > deadline => {
-                common::send_signal(-group, libc::SIGKILL);
+                crate::common::send_signal(-group, libc::SIGKILL);
                 let _ = child.wait();
                 return Err(format!("still running after 600 s: {lines:?}"));
             }

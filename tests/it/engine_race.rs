@@ -4,14 +4,12 @@
 //! commits; every loser gets the winner's row back; no attempt is
 //! dispatched twice.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
+use crate::common::uniform_policy;
 use chrono::{Duration, Utc};
-use common::uniform_policy;
 use recourse::engine::pipeline::{self, PendingOutcome};
 use recourse::engine::route::{self, Effect, Failure, Lease, Plan};
 use recourse::engine::{AgentSpec, CandidateInput, ManualAction, RouteState, SimStep};

@@ -1,0 +1,32 @@
+//! The integration tests, one binary (one link instead of one per file).
+//! Each module is one suite; `cargo test --test it <module>::` runs one, e.g.
+//! `cargo test --test it catalogue_fixtures::`.
+
+mod common;
+
+mod adversarial_evidence;
+mod agent_lifetime;
+mod agents_replay;
+mod bad_database;
+mod catalogue_fixtures;
+mod catalogue_robustness;
+mod cli_bad_input;
+mod cli_classify;
+mod cli_policy;
+mod corruption_trial;
+mod db_health;
+mod engine_actions;
+mod engine_adapters;
+mod engine_cli;
+mod engine_flow;
+mod engine_locks;
+mod engine_profiles;
+mod engine_race;
+mod engine_recover;
+mod engine_redaction;
+mod engine_restart;
+mod engine_soak;
+mod evaluator;
+mod fuzz_regressions;
+mod live_clis;
+mod runner;
