@@ -132,8 +132,10 @@ impl Engine {
             if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
                 continue;
             }
-            if row.state == super::RouteState::Running {
-                self.kill_orphaned_agent(&row)?;
+            if row.state == super::RouteState::Running && !self.kill_orphaned_agent(&row)? {
+                // Called interrupted now, a retry could run beside it; the
+                // next heartbeat tries again.
+                continue;
             }
             match route::interrupted(&row, "its engine stopped", now) {
                 Some(plan) => match self.commit(plan)? {
@@ -151,20 +153,22 @@ impl Engine {
 
     /// An engine that died may leave its agent's tools running (the agent
     /// itself dies with it): the group goes before the attempt is called
-    /// interrupted, so a retry can never run beside it.
-    fn kill_orphaned_agent(&self, row: &RouteRow) -> Result<(), EngineError> {
+    /// interrupted, so a retry can never run beside it. True when nothing of
+    /// it remains.
+    fn kill_orphaned_agent(&self, row: &RouteRow) -> Result<bool, EngineError> {
         let Some((pid, start)) = self.store().latest_attempt_process(row.id)? else {
-            return Ok(());
+            return Ok(true);
         };
         let process = crate::runner::AgentProcess { pid, start };
-        if !process.kill_and_wait_blocking(super::flow::AGENT_GONE_WITHIN) {
+        let gone = process.kill_and_wait_blocking(super::flow::AGENT_GONE_WITHIN);
+        if !gone {
             tracing::warn!(
                 route = row.id,
                 pid,
-                "the orphaned agent's process group survived SIGKILL"
+                "the orphaned agent's process group survived SIGKILL; the route stays as it is"
             );
         }
-        Ok(())
+        Ok(gone)
     }
 
     /// Takes over waiting routes still as they were read and re-arms their

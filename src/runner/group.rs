@@ -34,7 +34,9 @@ impl AgentProcess {
     /// Anything of this attempt's process group still runs.
     pub fn alive(self) -> bool {
         match Stat::read(self.pid) {
-            Some(leader) if !leader.zombie => leader.start == self.start,
+            // Another start time: the pid was reused, so our group had ended.
+            Some(leader) if leader.start != self.start => false,
+            Some(leader) if !leader.zombie => true,
             // A zombie leader or none: the group lives while members remain.
             _ => members(self.pid) > 0,
         }
