@@ -14,6 +14,7 @@ mod matcher;
 mod prefilter;
 pub mod schema;
 mod select;
+mod window;
 
 use std::sync::LazyLock;
 
@@ -25,6 +26,7 @@ pub use fixture::{
 };
 pub use schema::{Catalogue, CatalogueError, Matcher, ProviderScope, Role, Rule, TimingSources};
 pub use select::MatchOutcome;
+pub use window::SHORT_THROTTLE_MAX;
 
 use crate::classification::{Class, Classification, Confidence};
 use crate::evidence::Evidence;
@@ -86,8 +88,16 @@ impl Catalogue {
                 matcher::match_rule(rule, index, evidence, &progress, &hits)
             })
             .collect();
-        let selection = select::select(matches);
-        explain::build(self, evidence, &selection, &progress, local_tz)
+        let mut selection = select::select(matches);
+        let settlement = window::settle(&mut selection, evidence, local_tz);
+        explain::build(
+            self,
+            evidence,
+            &selection,
+            settlement.as_ref(),
+            &progress,
+            local_tz,
+        )
     }
 }
 
