@@ -391,8 +391,13 @@ static CLOCK: LazyLock<Regex> = LazyLock::new(|| {
         r"(?:\s*\((?P<ptz>[^()\s]{1,40})\)|\s+(?P<tz>[A-Za-z_]+/[A-Za-z0-9_+/-]{1,40}|UTC|GMT)\b)?",
     ))
 });
-static RETRY_DELAY: LazyLock<Regex> =
-    LazyLock::new(|| re(r#"["']?retryDelay["']?\s*:\s*["'](\d{1,12}(?:\.\d{1,9})?)s["']"#));
+/// Also inside an escaped JSON string (`\"retryDelay\": \"49s\"`), as Gemini
+/// CLI and gateways relay Google's error body.
+static RETRY_DELAY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"\\{0,3}["']?retryDelay\\{0,3}["']?\s*:\s*\\{0,3}["'](\d{1,12}(?:\.\d{1,9})?)s\\{0,3}["']"#,
+    )
+});
 static RESETS_IN: LazyLock<Regex> =
     LazyLock::new(|| re(r#"["']?resets_in_seconds["']?\s*[:=]\s*(\d{1,12}(?:\.\d{1,9})?)\b"#));
 static RELATIVE_LEAD: LazyLock<Regex> = LazyLock::new(|| {

@@ -7,8 +7,9 @@ use serde::Serialize;
 use super::effective_class;
 use super::hints::{hint_for, line_start};
 use super::matcher::{ProgressLines, RuleMatch};
-use super::schema::Catalogue;
+use super::schema::{Catalogue, Rule};
 use super::select::{MatchOutcome, Selection};
+use super::window::{self, Settlement, Window, SHORT_THROTTLE_MAX};
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode, Span};
 use crate::evidence::Evidence;
 use crate::timing::TimingHint;
@@ -47,6 +48,7 @@ pub(crate) fn build(
     catalogue: &Catalogue,
     evidence: &Evidence,
     selection: &Selection<'_>,
+    settlement: Option<&Settlement>,
     progress: &ProgressLines,
     local_tz: Tz,
 ) -> Explanation {
@@ -64,7 +66,7 @@ pub(crate) fn build(
         })
         .collect();
     let (classification, hint) = match selection.winner() {
-        Some(winner) => selected(catalogue, evidence, winner, local_tz),
+        Some(winner) => selected(catalogue, evidence, winner, settlement, local_tz),
         None => (unselected(catalogue, &selection.conflicting()), None),
     };
     Explanation {
@@ -79,20 +81,35 @@ fn selected(
     catalogue: &Catalogue,
     evidence: &Evidence,
     winner: &RuleMatch<'_>,
+    settlement: Option<&Settlement>,
     local_tz: Tz,
 ) -> (Classification, Option<TimingHint>) {
     let rule = winner.rule;
-    let class = effective_class(rule);
-    let hint = match class {
-        Class::Transient | Class::Hard => hint_for(rule, evidence, winner.span, local_tz),
+    let hint = match effective_class(rule) {
+        Class::Transient | Class::Hard => settlement
+            .map(|s| s.hint.clone())
+            .or_else(|| hint_for(rule, evidence, winner.span, local_tz)),
         Class::Unclassified => None,
     };
-    let explanation = selected_sentence(evidence, winner, class, hint.as_ref());
+    let window = hint.as_ref().map(|h| Window::of(h, evidence.occurred_at));
+    let code = window::code_for(rule.code, window);
+    let (class, scope) = if code == rule.code {
+        (effective_class(rule), rule.scope)
+    } else {
+        (code.class(), Scope::Account)
+    };
+    let verdict = Verdict {
+        code,
+        class,
+        hint: hint.as_ref(),
+        settlement,
+    };
+    let explanation = selected_sentence(evidence, winner, &verdict);
     let classification = Classification {
-        code: rule.code,
+        code,
         class,
         confidence: rule.confidence,
-        scope: rule.scope,
+        scope,
         rule_id: Some(rule.id.clone()),
         catalogue_version: catalogue.version.clone(),
         retry_after_s: hint.as_ref().and_then(|h| h.retry_after_s),
@@ -124,27 +141,41 @@ fn unselected(catalogue: &Catalogue, conflicting: &[&RuleMatch<'_>]) -> Classifi
     }
 }
 
-fn selected_sentence(
-    evidence: &Evidence,
-    winner: &RuleMatch<'_>,
+/// What was decided for the selected rule, for its sentence.
+struct Verdict<'a> {
+    /// The rule's code, or `quota_exhausted` for a throttle with a long reset.
+    code: SemanticCode,
     class: Class,
-    hint: Option<&TimingHint>,
-) -> String {
+    hint: Option<&'a TimingHint>,
+    settlement: Option<&'a Settlement>,
+}
+
+fn selected_sentence(evidence: &Evidence, winner: &RuleMatch<'_>, verdict: &Verdict<'_>) -> String {
     let rule = winner.rule;
+    let (class, hint) = (verdict.class, verdict.hint);
     let evidence_part = match winner.span {
         Some(span) => format!("the text \"{}\"", quote(&evidence.message, span)),
         None => "structured fields (status, error type, headers or exit code)".to_owned(),
     };
-    let verdict = match (class, rule.code.class()) {
-        (Class::Unclassified, Class::Transient | Class::Hard) => format!(
-            "the rule's confidence is low, so {} is not acted on automatically",
-            rule.code.as_str()
-        ),
-        (Class::Unclassified, Class::Unclassified) => format!(
-            "{} is outside provider recovery and needs a person",
-            rule.code.as_str()
-        ),
-        (class, _) => format!("{} is {}", rule.code.as_str(), class.as_str()),
+    let settled_part = verdict.settlement.map_or_else(String::new, |s| {
+        format!(
+            "; it tied with {} of the other class, and the provider's reset {} away is {} the {}-minute short-throttle bound",
+            s.rivals.join(" and "),
+            window::distance(&s.hint, evidence.occurred_at),
+            s.window.phrase(),
+            SHORT_THROTTLE_MAX.num_minutes()
+        )
+    });
+    let verdict = if verdict.code != rule.code {
+        format!(
+            "but the provider's reset is {} away, beyond the {}-minute short-throttle bound, so this is a quota window: {} is {}",
+            hint.map_or_else(String::new, |h| window::distance(h, evidence.occurred_at)),
+            SHORT_THROTTLE_MAX.num_minutes(),
+            verdict.code.as_str(),
+            class.as_str()
+        )
+    } else {
+        rule_verdict(rule, class)
     };
     let hint_part = hint.map_or_else(String::new, |h| {
         format!(
@@ -155,9 +186,24 @@ fn selected_sentence(
         )
     });
     format!(
-        "Rule {} (priority {}) matched {}: {}; {}{}.",
-        rule.id, rule.priority, evidence_part, rule.description, verdict, hint_part
+        "Rule {} (priority {}) matched {}: {}{}; {}{}.",
+        rule.id, rule.priority, evidence_part, rule.description, settled_part, verdict, hint_part
     )
+}
+
+/// The verdict for a rule's own code at the class it got.
+fn rule_verdict(rule: &Rule, class: Class) -> String {
+    match (class, rule.code.class()) {
+        (Class::Unclassified, Class::Transient | Class::Hard) => format!(
+            "the rule's confidence is low, so {} is not acted on automatically",
+            rule.code.as_str()
+        ),
+        (Class::Unclassified, Class::Unclassified) => format!(
+            "{} is outside provider recovery and needs a person",
+            rule.code.as_str()
+        ),
+        (class, _) => format!("{} is {}", rule.code.as_str(), class.as_str()),
+    }
 }
 
 fn conflict_sentence(conflicting: &[&RuleMatch<'_>]) -> String {

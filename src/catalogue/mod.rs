@@ -14,6 +14,7 @@ mod matcher;
 mod prefilter;
 pub mod schema;
 mod select;
+mod window;
 
 use std::sync::LazyLock;
 
@@ -25,13 +26,14 @@ pub use fixture::{
 };
 pub use schema::{Catalogue, CatalogueError, Matcher, ProviderScope, Role, Rule, TimingSources};
 pub use select::MatchOutcome;
+pub use window::SHORT_THROTTLE_MAX;
 
 use crate::classification::{Class, Classification, Confidence};
 use crate::evidence::Evidence;
 
 /// Version of the built-in rules; stamped on every [`Classification`].
 /// Must equal `version` in `rules.toml` (checked when the catalogue loads).
-pub const CATALOGUE_VERSION: &str = "2026.12.2";
+pub const CATALOGUE_VERSION: &str = "2026.12.3";
 
 /// Source of the built-in catalogue.
 pub const RULES_TOML: &str = include_str!("rules.toml");
@@ -86,8 +88,16 @@ impl Catalogue {
                 matcher::match_rule(rule, index, evidence, &progress, &hits)
             })
             .collect();
-        let selection = select::select(matches);
-        explain::build(self, evidence, &selection, &progress, local_tz)
+        let mut selection = select::select(matches);
+        let settlement = window::settle(&mut selection, evidence, local_tz);
+        explain::build(
+            self,
+            evidence,
+            &selection,
+            settlement.as_ref(),
+            &progress,
+            local_tz,
+        )
     }
 }
 

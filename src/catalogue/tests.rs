@@ -485,3 +485,201 @@ fn a_secret_the_sanitizer_misses_is_reported_as_a_leak() {
         "a plain word is not redacted, so the check must fire in every place"
     );
 }
+
+// ─── Throttle or quota: the short-throttle bound ─────────────────────────────
+
+fn gemini(message: &str) -> Evidence {
+    let mut e = evidence_with(message, Some(429), &[]);
+    e.provider = Provider::Gemini;
+    e
+}
+
+/// Gemini's free-tier 429 as clients print it when the QuotaFailure details
+/// are cut off: the quota sentence and RESOURCE_EXHAUSTED tie at equal
+/// priority (continuedev/continue#10719, shortened).
+fn gemini_free_tier_429(retry: &str) -> String {
+    format!(
+        "{{\"error\":{{\"message\":\"{{\\n  \\\"error\\\": {{\\n    \\\"code\\\": 429,\\n    \\\"message\\\": \\\"You exceeded your current quota, please check your plan and billing details. {retry}\\\",\\n    \\\"status\\\": \\\"RESOURCE_EXHAUSTED\\\"\\n  }}\\n}}\\n\"}}}}"
+    )
+}
+
+#[test]
+fn a_429_whose_retry_after_is_a_week_away_is_a_quota_not_a_throttle() {
+    let result = classify(
+        &evidence_with("Too Many Requests", Some(429), &[("retry-after", "604800")]),
+        Tz::UTC,
+    );
+    assert_eq!(
+        result.code,
+        SemanticCode::QuotaExhausted,
+        "{}",
+        result.explanation
+    );
+    assert_eq!(result.class, Class::Hard);
+    assert_eq!(
+        result.rule_id.as_deref(),
+        Some("http.429.v1"),
+        "the rule that matched is still named"
+    );
+    assert_eq!(
+        result.reset_at,
+        Some(at() + TimeDelta::days(7)),
+        "the reset is kept for the hard policy's reset wait"
+    );
+    assert!(
+        result.explanation.contains("15-minute"),
+        "the explanation names the bound: {}",
+        result.explanation
+    );
+}
+
+#[test]
+fn a_reset_at_the_short_throttle_bound_is_still_a_throttle() {
+    let at_bound = classify(
+        &evidence_with("Too Many Requests", Some(429), &[("retry-after", "900")]),
+        Tz::UTC,
+    );
+    assert_eq!(
+        at_bound.code,
+        SemanticCode::RateLimited,
+        "15 min is inside the bound"
+    );
+    let past_bound = classify(
+        &evidence_with("Too Many Requests", Some(429), &[("retry-after", "901")]),
+        Tz::UTC,
+    );
+    assert_eq!(
+        past_bound.code,
+        SemanticCode::QuotaExhausted,
+        "one second past it is not"
+    );
+}
+
+#[test]
+fn the_bound_is_measured_from_occurred_at_not_from_the_clock() {
+    let occurred: DateTime<Utc> = "2020-03-01T00:00:00Z".parse().expect("valid instant");
+    let at_time = |date: &str| {
+        let mut e = evidence_with("Too Many Requests", Some(429), &[("retry-after", date)]);
+        e.occurred_at = occurred;
+        classify(&e, Tz::UTC)
+    };
+    // Both dates are years in the past for any clock: only occurred_at can
+    // make them hints at all.
+    let short = at_time("Sun, 01 Mar 2020 00:10:00 GMT");
+    assert_eq!(short.code, SemanticCode::RateLimited);
+    assert_eq!(short.reset_at, Some(occurred + TimeDelta::minutes(10)));
+    let long = at_time("Sun, 01 Mar 2020 05:00:00 GMT");
+    assert_eq!(long.code, SemanticCode::QuotaExhausted);
+}
+
+#[test]
+fn a_long_wait_in_the_text_of_a_throttle_makes_it_a_quota() {
+    let mut e = evidence(
+        "Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 30000, Requested 1. Please try again in 4h19m12s.",
+    );
+    e.provider = Provider::OpenaiApi;
+    let result = classify(&e, Tz::UTC);
+    assert_eq!(
+        result.code,
+        SemanticCode::QuotaExhausted,
+        "a per-minute name with a four-hour wait is a window: {}",
+        result.explanation
+    );
+}
+
+#[test]
+fn a_per_minute_throttle_with_a_short_wait_stays_transient() {
+    let mut e = evidence(
+        "Rate limit reached for default-gpt-3.5-turbo in organization org-x on requests per min. Limit: 3 / min. Please try again in 20s.",
+    );
+    e.provider = Provider::OpenaiApi;
+    let result = classify(&e, Tz::UTC);
+    assert_eq!(result.code, SemanticCode::RateLimited);
+    assert_eq!(result.retry_after_s, Some(20.0));
+}
+
+#[test]
+fn a_per_day_window_named_in_words_is_a_quota_even_with_a_short_wait() {
+    let mut e = evidence(
+        "Rate limit reached for default-gpt-3.5-turbo in organization org-x on requests per day. Limit: 200 / day. Please try again in 7m12s.",
+    );
+    e.provider = Provider::OpenaiApi;
+    let result = classify(&e, Tz::UTC);
+    assert_eq!(
+        result.code,
+        SemanticCode::QuotaExhausted,
+        "{}",
+        result.explanation
+    );
+    assert_eq!(result.rule_id.as_deref(), Some("quota.daily_window.v1"));
+}
+
+#[test]
+fn a_gemini_quota_and_throttle_tie_is_settled_by_a_short_retry_hint() {
+    let result = classify(
+        &gemini(&gemini_free_tier_429("Please retry in 33.736914924s.")),
+        Tz::UTC,
+    );
+    assert_eq!(
+        result.code,
+        SemanticCode::RateLimited,
+        "{}",
+        result.explanation
+    );
+    assert_eq!(result.class, Class::Transient);
+    assert_eq!(
+        result.rule_id.as_deref(),
+        Some("gemini.resource_exhausted.v1")
+    );
+    assert_eq!(result.retry_after_s, Some(33.736914924));
+    assert!(
+        result
+            .explanation
+            .contains("quota.exceeded_current_quota.v1"),
+        "the explanation names the rule the hint outweighed: {}",
+        result.explanation
+    );
+}
+
+#[test]
+fn a_gemini_quota_and_throttle_tie_with_a_reset_past_the_bound_is_a_quota() {
+    let result = classify(
+        &gemini(&gemini_free_tier_429("Please retry in 3h.")),
+        Tz::UTC,
+    );
+    assert_eq!(
+        result.code,
+        SemanticCode::QuotaExhausted,
+        "{}",
+        result.explanation
+    );
+    assert_eq!(result.class, Class::Hard);
+    assert_eq!(result.reset_at, Some(at() + TimeDelta::hours(3)));
+}
+
+#[test]
+fn a_gemini_quota_and_throttle_tie_without_a_hint_stays_unclassified() {
+    let result = classify(&gemini(&gemini_free_tier_429("")), Tz::UTC);
+    assert_eq!(
+        result.class,
+        Class::Unclassified,
+        "nothing tells the window apart, so it fails closed"
+    );
+}
+
+#[test]
+fn a_long_hint_never_turns_a_non_throttle_into_a_quota() {
+    let result = classify(
+        &evidence_with(
+            "503 Service Unavailable",
+            Some(503),
+            &[("retry-after", "7200")],
+        ),
+        Tz::UTC,
+    );
+    assert_eq!(
+        result.code,
+        SemanticCode::ProviderUnavailable,
+        "the bound separates throttles from quotas only"
+    );
+}

@@ -450,6 +450,16 @@ fn gemini_retry_delay_field() {
 }
 
 #[test]
+fn gemini_retry_delay_inside_an_escaped_json_string_is_a_hint() {
+    // Gemini CLI and gateways relay the Google error body as a JSON string
+    // inside their own JSON, so every quote arrives as \".
+    let text = r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 429,\n    \"details\": [{\"@type\": \"type.googleapis.com/google.rpc.RetryInfo\", \"retryDelay\": \"49s\"}]}}"}}"#;
+    let hint = text_hint(text, "2025-09-03T12:00:00Z").expect("escaped retryDelay");
+    assert_eq!(hint.source, HintSource::RetryDelayField);
+    assert_eq!(hint.retry_after_s, Some(49.0));
+}
+
+#[test]
 fn epoch_suffix_wins_over_clock_text_in_the_same_message() {
     let text = "Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).\nClaude AI usage limit reached|1749924000";
     let hint = text_hint(text, "2025-06-14T17:56:06Z").expect("hint");
