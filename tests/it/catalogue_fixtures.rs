@@ -1,6 +1,10 @@
 //! Runs every catalogue fixture under `fixtures/catalogue/` and reports every
 //! failing case (file and differences), not just the first. It also holds
 //! the suite to its size, its share of negatives, and one deciding case per rule.
+//!
+//! `RECOURSE_FIXTURE=claude-code/overloaded` (a path under `fixtures/catalogue/`,
+//! `.toml` optional; any part of it matches) runs only the matching cases and
+//! skips the whole-suite checks.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -31,10 +35,37 @@ fn fixture_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Whether `path` is picked by `RECOURSE_FIXTURE=filter`.
+fn selected(root: &Path, path: &Path, filter: &str) -> bool {
+    let relative = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
+    relative.contains(filter.trim_end_matches(".toml"))
+}
+
+#[test]
+fn selecting_one_fixture_matches_its_path_without_the_extension() {
+    let root = Path::new("/f");
+    let file = Path::new("/f/claude-code/overloaded.toml");
+    assert!(selected(root, file, "claude-code/overloaded"));
+    assert!(selected(root, file, "claude-code/overloaded.toml"));
+    assert!(
+        !selected(root, file, "codex/overloaded"),
+        "another folder is another case"
+    );
+}
+
 #[test]
 fn every_catalogue_fixture_passes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue");
-    let files = fixture_files(&root);
+    let only = std::env::var("RECOURSE_FIXTURE").ok();
+    let files: Vec<PathBuf> = fixture_files(&root)
+        .into_iter()
+        .filter(|p| only.as_deref().is_none_or(|o| selected(&root, p, o)))
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "RECOURSE_FIXTURE={} matches no fixture",
+        only.as_deref().unwrap_or("")
+    );
     let mut failures = Vec::new();
     let mut negatives = 0;
     let mut cases = 0;
@@ -70,6 +101,10 @@ fn every_catalogue_fixture_passes() {
         files.len(),
         failures.join("\n\n")
     );
+    if only.is_some() {
+        eprintln!("RECOURSE_FIXTURE: {} case(s) passed", files.len());
+        return;
+    }
     assert!(
         cases >= MIN_CASES,
         "only {cases} fixtures; the suite needs at least {MIN_CASES}"
