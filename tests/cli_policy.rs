@@ -154,6 +154,34 @@ fn non_json_and_non_object_documents_are_rejected() {
 }
 
 #[test]
+fn a_key_given_twice_is_an_error_naming_it_not_last_one_wins() {
+    assert_invalid(
+        "legacy-duplicate-rule.json",
+        &["candidates[0].rules.rate_limited: duplicate key `rate_limited`; each key may appear only once"],
+    );
+    assert_invalid(
+        "invalid-duplicate-section.json",
+        &["candidates[0].transient: duplicate key `transient`; each key may appear only once"],
+    );
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        fixture("legacy-duplicate-rule.json").to_str().unwrap(),
+        "--errors",
+        fixture("simulate/recovers.json").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "simulate reads policy as check does"
+    );
+    assert_eq!(
+        stderr_lines(&output)[0],
+        "candidates[0].rules.rate_limited: duplicate key `rate_limited`; each key may appear only once"
+    );
+}
+
+#[test]
 fn legacy_conflicting_rules_in_one_class_are_an_error() {
     assert_invalid(
         "legacy-conflict.json",
