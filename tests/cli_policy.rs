@@ -377,6 +377,44 @@ fn simulate_rejects_an_invalid_failure_file_with_the_path() {
 }
 
 #[test]
+fn simulate_refuses_a_class_the_code_cannot_have() {
+    let output = simulate("impossible-class.json", &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "an unknown failure is never transient"
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "no timeline of an impossible failure"
+    );
+    assert_eq!(
+        stderr_lines(&output),
+        [
+            "failures[1].class: `transient` contradicts code `unknown`, whose class is unclassified; a class may only be overridden to `unclassified` (low-confidence, stale or conflicting evidence)".to_string(),
+            format!("{}: invalid failure sequence", fixture("simulate/impossible-class.json").display()),
+        ]
+    );
+}
+
+#[test]
+fn simulate_refuses_an_unknown_key_in_effect() {
+    let output = simulate("effect-typo.json", &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a typo must not read as an effect-safe attempt"
+    );
+    let lines = stderr_lines(&output);
+    assert!(
+        lines[0]
+            .starts_with("failures[0].effect.tool_actvity_seen: unknown field `tool_actvity_seen`"),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
 fn simulate_rejects_an_invalid_policy_like_check_does() {
     let output = recourse(&[
         "simulate",
