@@ -184,7 +184,16 @@ pub fn manual(
     let next = base(row, now);
     let write = TransitionWrite::default();
     Ok(match action {
-        ManualAction::RetryNow => dispatch(row, next, write, lease.owner, lease.until, now),
+        ManualAction::RetryNow => {
+            // From a wait it only brings the scheduled attempt forward; once
+            // automatic recovery has ended, a person's retry renews the
+            // candidate's budget (a fresh cycle for all is stop + resume).
+            let mut next = next;
+            if row.state == RouteState::NeedsManual {
+                next.cycle = row.cycle.with_fresh_budget(row.candidate_index);
+            }
+            dispatch(row, next, write, lease.owner, lease.until, now)
+        }
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
             let mut next = next;
@@ -503,6 +512,35 @@ mod tests {
             .result
             .expect("killed attempt recorded in the same commit");
         assert_eq!((result.number, result.outcome), (3, AttemptOutcome::Killed));
+    }
+
+    #[test]
+    fn retry_now_from_needs_manual_renews_only_the_current_candidates_budget() {
+        let mut r = row(
+            RouteState::NeedsManual,
+            vec![candidate(1, true), candidate(2, true)],
+        );
+        r.cycle = r.cycle.apply(&crate::evaluator::Decision::Retry {
+            class: crate::classification::PolicyClass::Transient,
+            at: now(),
+            ordinal: 1,
+            max_retries: 1,
+            delay_seconds: 5,
+        });
+        r.cycle.excluded.insert(1);
+        let plan = manual(&r, ManualAction::RetryNow, 4, lease(), now()).unwrap();
+        assert!(plan.next.cycle.usage.is_empty(), "retries used are cleared");
+        assert_eq!(
+            plan.next.cycle.excluded, r.cycle.excluded,
+            "a skipped candidate stays skipped: only resume starts a new cycle"
+        );
+        let mut waiting = r.clone();
+        waiting.state = RouteState::RetryScheduled;
+        let plan = manual(&waiting, ManualAction::RetryNow, 4, lease(), now()).unwrap();
+        assert_eq!(
+            plan.next.cycle, r.cycle,
+            "from a wait the attempt was already counted"
+        );
     }
 
     #[test]
