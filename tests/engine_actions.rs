@@ -176,6 +176,64 @@ async fn retry_now_during_a_wait_only_brings_the_attempt_forward() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn after_a_skip_the_snapshot_describes_the_new_candidate_and_keeps_the_failure_apart() {
+    let (_dir, engine, _, s) = started(vec![
+        sim("first", vec![SimStep::Overloaded { after_ms: 10 }], None),
+        long_success(),
+    ])
+    .await;
+    let moved = loop {
+        let now = engine.route_detail(s.id).unwrap().snapshot;
+        if now.candidate_index == 1 {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(moved.state, RouteState::Running);
+    assert_eq!(
+        (moved.retry, moved.pending_outcome),
+        (None, None),
+        "the skipped candidate's budget and exhausted outcome are not the running one's"
+    );
+    let failure = moved
+        .last_failure
+        .expect("the failure that caused the skip");
+    assert_eq!(
+        (failure.candidate_index, failure.candidate_name.as_str()),
+        (0, "first")
+    );
+    assert_eq!(
+        failure.classification.code,
+        recourse::classification::SemanticCode::ProviderOverloaded
+    );
+    assert!(
+        failure
+            .decision
+            .unwrap_or_default()
+            .contains("skip candidate 1 for candidate 2"),
+        "what was decided about it"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_route_stopped_by_the_gate_reports_no_exhausted_outcome() {
+    let (_dir, engine, _, s) = started(vec![sim(
+        "tools",
+        vec![SimStep::ToolThenReset { after_ms: 10 }],
+        Some((3, 10)),
+    )])
+    .await;
+    let stopped = until_state(&engine, s.id, RouteState::NeedsManual).await;
+    assert_eq!(
+        stopped.pending_outcome, None,
+        "the gate stopped it: no skip or stop is pending"
+    );
+    assert_eq!(stopped.last_failure.map(|f| f.candidate_index), Some(0));
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
     let (_dir, engine, _, s) = started(vec![
         sim(

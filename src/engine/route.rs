@@ -181,14 +181,18 @@ pub fn manual(
             state: row.state,
         });
     }
-    let next = base(row, now);
+    let mut next = base(row, now);
+    // A person's action ends the pending wait's schedule, except retry-now
+    // during a wait: that runs the scheduled attempt early.
+    if !(action == ManualAction::RetryNow && row.state.is_waiting()) {
+        next.pending_outcome = None;
+    }
     let write = TransitionWrite::default();
     Ok(match action {
         ManualAction::RetryNow => {
             // From a wait it only brings the scheduled attempt forward; once
             // automatic recovery has ended, a person's retry renews the
             // candidate's budget (a fresh cycle for all is stop + resume).
-            let mut next = next;
             if row.state == RouteState::NeedsManual {
                 next.cycle = row.cycle.with_fresh_budget(row.candidate_index);
             }
@@ -196,22 +200,18 @@ pub fn manual(
         }
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
-            let mut next = next;
             next.cycle = pipeline::skip_to(&row.cycle, index);
             next.candidate_index = index as u32;
             dispatch(row, next, write, lease.owner, lease.until, now)
         }
         ManualAction::CancelWait => {
-            let mut next = next;
             next.state = RouteState::NeedsManual;
             next.manual_reason = Some(WAIT_CANCELLED.to_string());
             plan(row, next, write, Effect::Nothing)
         }
         ManualAction::Stop => stop(row, next, now),
         ManualAction::Resume => {
-            let mut next = next;
             next.cycle = pipeline::new_cycle(row.candidate_index as usize);
-            next.pending_outcome = None;
             dispatch(row, next, write, lease.owner, lease.until, now)
         }
     })
@@ -291,13 +291,21 @@ pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<
     let mut next = base(row, now);
     next.cycle = cycle;
     next.classification = Some(failure.classification.clone());
+    next.failed_candidate = Some(row.candidate_index);
     next.policy = Some(policy.clone());
     next.decision = Some(pipeline::describe(&decision));
-    next.pending_outcome = failure
-        .classification
-        .class
-        .policy_class()
-        .map(|c| pipeline::exhausted_outcome(&policy, c));
+    let step = pipeline::next_step(&decision);
+    // Pending only while this candidate waits or retries: after a skip it
+    // belongs to a candidate no longer running, and after a stop by the
+    // gate or policy it will never apply.
+    next.pending_outcome = match step {
+        Next::Wait { .. } | Next::Retry { .. } => failure
+            .classification
+            .class
+            .policy_class()
+            .map(|c| pipeline::exhausted_outcome(&policy, c)),
+        Next::Dispatch { .. } | Next::Manual { .. } => None,
+    };
     let write = TransitionWrite {
         dispatch: None,
         result: Some(AttemptResultRecord {
@@ -313,7 +321,7 @@ pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<
             evidence: Some(failure.evidence),
         }),
     };
-    follow(row, next, write, pipeline::next_step(&decision), lease, now)
+    follow(row, next, write, step, lease, now)
 }
 
 fn follow(
@@ -431,6 +439,7 @@ mod tests {
             classification: None,
             policy: None,
             decision: None,
+            failed_candidate: None,
             deadline: state
                 .is_waiting()
                 .then(|| now() + chrono::Duration::seconds(30)),
