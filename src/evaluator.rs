@@ -218,6 +218,16 @@ impl RouteCycle {
             .unwrap_or_default()
     }
 
+    /// The same cycle with `candidate`'s retries and reset waits unused
+    /// (both classes); exclusions stay. What a person's retry-now gives a
+    /// route that left automatic recovery: the candidate's policy applies
+    /// afresh to the attempt they asked for.
+    pub fn with_fresh_budget(&self, candidate: u32) -> RouteCycle {
+        let mut next = self.clone();
+        next.usage.remove(&candidate);
+        next
+    }
+
     /// The cycle after `decision`: a reset wait is marked used, a retry
     /// counts against its class (never refunded), a skip excludes the
     /// candidate and moves on. Stop and manual change nothing.

@@ -19,7 +19,10 @@ pub enum PromptDelivery {
 
 /// What the failed attempt is known to have done before it failed. Each
 /// `Option` is `None` when the adapter could not tell; unknown fails closed.
+/// Unknown keys are refused: a misspelt `tool_activity_seen` in a failure
+/// file would otherwise leave the fact unset without a word.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(deny_unknown_fields)]
 pub struct EffectContext {
     pub prompt_delivery: Option<PromptDelivery>,
     /// Any assistant output, thinking included.

@@ -7,6 +7,7 @@
 
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
 use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle};
+use crate::policy::FieldError;
 use crate::safety::{gate, EffectContext, GateVerdict};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -19,7 +20,9 @@ pub const SIMULATION_CATALOGUE: &str = "simulation";
 #[serde(deny_unknown_fields)]
 pub struct SimulatedFailure {
     pub code: SemanticCode,
-    /// Overrides the code's class (e.g. `unclassified` for conflicting evidence).
+    /// The code's class, or `unclassified` (low-confidence, stale or
+    /// conflicting evidence); any other class contradicts the code → class
+    /// table, is refused by [`check_failures`] and never honoured.
     #[serde(default)]
     pub class: Option<Class>,
     #[serde(default = "high_confidence")]
@@ -53,7 +56,10 @@ impl SimulatedFailure {
     pub fn classification(&self, at: DateTime<Utc>) -> Classification {
         Classification {
             code: self.code,
-            class: self.class.unwrap_or(self.code.class()),
+            class: match self.class {
+                Some(Class::Unclassified) => Class::Unclassified,
+                Some(Class::Transient | Class::Hard) | None => self.code.class(),
+            },
             confidence: self.confidence,
             scope: Scope::Unknown,
             rule_id: None,
@@ -72,6 +78,32 @@ impl SimulatedFailure {
             .clone()
             .unwrap_or_else(EffectContext::effect_safe)
     }
+}
+
+/// Every failure whose `class` contradicts its code, as
+/// `failures[N].class` errors: a failure file cannot make `unknown` or
+/// `permission_denied` transient, only a code unclassified.
+pub fn check_failures(failures: &[SimulatedFailure]) -> Vec<FieldError> {
+    failures
+        .iter()
+        .enumerate()
+        .filter_map(|(index, failure)| {
+            let given = failure.class?;
+            let own = failure.code.class();
+            (given != own && given != Class::Unclassified).then(|| {
+                FieldError::new(
+                    format!("failures[{index}].class"),
+                    format!(
+                        "`{}` contradicts code `{}`, whose class is {}; a class may only be \
+                         overridden to `unclassified` (low-confidence, stale or conflicting evidence)",
+                        given.as_str(),
+                        failure.code.as_str(),
+                        own.as_str()
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// One failure and the decision it produced.
@@ -200,6 +232,70 @@ mod tests {
         assert_eq!(simulate(&candidates, &failures, start())[0].candidate, 1);
         let none = [retrying_slot("off", false)];
         assert!(simulate(&none, &failures, start()).is_empty());
+    }
+
+    #[test]
+    fn a_class_the_code_does_not_have_is_refused_naming_the_field() {
+        let with = |code, class| SimulatedFailure {
+            class: Some(class),
+            ..SimulatedFailure::of(code)
+        };
+        let failures = [
+            with(SemanticCode::RateLimited, Class::Transient),
+            with(SemanticCode::RateLimited, Class::Unclassified),
+            with(SemanticCode::Unknown, Class::Transient),
+            with(SemanticCode::PermissionDenied, Class::Hard),
+            with(SemanticCode::QuotaExhausted, Class::Transient),
+        ];
+        let errors: Vec<String> = check_failures(&failures)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                "failures[2].class: `transient` contradicts code `unknown`, whose class is unclassified; a class may only be overridden to `unclassified` (low-confidence, stale or conflicting evidence)",
+                "failures[3].class: `hard` contradicts code `permission_denied`, whose class is unclassified; a class may only be overridden to `unclassified` (low-confidence, stale or conflicting evidence)",
+                "failures[4].class: `transient` contradicts code `quota_exhausted`, whose class is hard; a class may only be overridden to `unclassified` (low-confidence, stale or conflicting evidence)",
+            ],
+            "the code's own class and `unclassified` are accepted"
+        );
+    }
+
+    #[test]
+    fn an_impossible_class_is_never_honoured_even_unchecked() {
+        // The app preview passes failures straight in: the code's class
+        // still decides, so `unknown` can never be retried.
+        let failure = SimulatedFailure {
+            class: Some(Class::Transient),
+            ..SimulatedFailure::of(SemanticCode::Unknown)
+        };
+        assert_eq!(failure.classification(start()).class, Class::Unclassified);
+        let steps = simulate(&[retrying_slot("a", true)], &[failure], start());
+        assert!(!steps[0].decision.is_automatic(), "{:?}", steps[0].decision);
+        let made_unclassified = SimulatedFailure {
+            class: Some(Class::Unclassified),
+            ..SimulatedFailure::of(SemanticCode::RateLimited)
+        };
+        assert_eq!(
+            made_unclassified.classification(start()).class,
+            Class::Unclassified,
+            "conflicting evidence can make any code unclassified"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_in_effect_is_refused_not_ignored() {
+        let text = r#"{"code": "provider_overloaded", "effect": {"prompt_delivery": "confirmed",
+            "assistant_output_seen": false, "tool_actvity_seen": true,
+            "partial_result_seen": false, "evidence_current": true}}"#;
+        let error = serde_json::from_str::<SimulatedFailure>(text).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("unknown field `tool_actvity_seen`"),
+            "a typo must not leave the effect looking safe: {error}"
+        );
     }
 
     #[test]

@@ -80,7 +80,7 @@ mod tests {
             candidate_index: 0,
             candidate_name: "sim".into(),
             candidate_count: 1,
-            last_classification: None,
+            last_failure: None,
             retry: None,
             pending_outcome: None,
             deadline: None,

@@ -214,6 +214,20 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
     if let Some(reason) = &s.manual_reason {
         println!("  reason: {reason}");
     }
+    if let Some(f) = &s.last_failure {
+        println!(
+            "  last failure: candidate {} {}: {}",
+            f.candidate_index + 1,
+            f.candidate_name,
+            f.decision.as_deref().unwrap_or("no decision recorded")
+        );
+    }
+    if let Some(r) = s.retry {
+        println!("  {} retries: {} of {}", r.class.as_str(), r.ordinal, r.max);
+    }
+    if let Some(outcome) = s.pending_outcome {
+        println!("  when exhausted: {}", outcome.as_str());
+    }
     println!("  actions: {}", actions(s));
     for a in &d.attempts {
         let outcome = a.outcome.map_or("running", |o| o.as_str());
@@ -264,8 +278,19 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
         s.candidate_count,
         s.candidate_name
     );
-    if let Some(c) = &s.last_classification {
-        out.push_str(&format!(" | {} {}", c.class.as_str(), c.code.as_str()));
+    if let Some(f) = &s.last_failure {
+        let c = &f.classification;
+        if f.candidate_index == s.candidate_index {
+            out.push_str(&format!(" | {} {}", c.class.as_str(), c.code.as_str()));
+        } else {
+            out.push_str(&format!(
+                " | after {} {} on candidate {} {}",
+                c.class.as_str(),
+                c.code.as_str(),
+                f.candidate_index + 1,
+                f.candidate_name
+            ));
+        }
     }
     if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
         out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));

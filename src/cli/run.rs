@@ -152,8 +152,9 @@ pub async fn follow_all(
 
 /// Ctrl-C: stops this engine (killing its agents: their routes need a
 /// person) and says what became of each followed route, read back after the
-/// stop so the words match the stored state. A wait stays pending at its
-/// deadline with no owner, for `recourse recover` or the app.
+/// stop so the words match the stored state. A wait is not cancelled: it
+/// stays pending at its deadline with no owner, for `recourse recover` or
+/// the app, and the message says until when.
 async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<std::process::ExitCode> {
     let mut running = BTreeSet::new();
     for id in routes {
@@ -165,20 +166,45 @@ async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<std::pro
     engine.shutdown().await;
     for id in routes {
         let s = engine.route_detail(*id)?.snapshot;
-        if !running.contains(id) && s.state == RouteState::NeedsManual {
-            // Its wait came due just before the stop: that attempt was killed.
-            eprintln!("interrupted: stopping route {id}'s agent, which had just started");
-        }
-        if let (true, Some(deadline)) = (s.state.is_waiting(), s.deadline) {
-            eprintln!(
-                "interrupted: route {id} stays {}, due {}; no process runs it now: \
-                 `recourse recover` (or the app) takes it over",
-                s.state.as_str(),
-                deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            );
+        if let Some(note) = after_interrupt(running.contains(id), &s) {
+            eprintln!("{note}");
         }
     }
     Ok(std::process::ExitCode::from(130))
+}
+
+/// What became of a followed route once this engine stopped, from its
+/// stored state: an agent that failed on its own just before the stop
+/// leaves the route waiting for its retry, and the message must say so.
+fn after_interrupt(was_running: bool, s: &recourse::engine::RouteSnapshot) -> Option<String> {
+    let id = s.id;
+    match (s.state, s.deadline) {
+        (RouteState::WaitingReset | RouteState::RetryScheduled, Some(deadline)) => {
+            let until = deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            let why = if was_running {
+                format!("route {id}'s agent failed before it could be stopped; ")
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "interrupted: {why}route {id} stays waiting until {until}; \
+                 `recourse recover` or the app will take it over"
+            ))
+        }
+        // Its wait came due just before the stop: that attempt was killed.
+        (RouteState::NeedsManual, _) if !was_running => Some(format!(
+            "interrupted: stopping route {id}'s agent, which had just started"
+        )),
+        (
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::NeedsManual
+            | RouteState::Stopped
+            | RouteState::Succeeded,
+            _,
+        ) => None,
+    }
 }
 
 /// What a person reads when a route rests waiting for them.

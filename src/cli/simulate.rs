@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use clap::Args;
 use recourse::evaluator::{CandidateSlot, Decision};
 use recourse::policy::document::field_path;
-use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
+use recourse::simulation::{check_failures, simulate, SimulatedFailure, TimelineStep};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,8 +56,10 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     };
     let failures = match read_failures(&args.errors)? {
         Ok(file) => file,
-        Err(message) => {
-            eprintln!("{message}");
+        Err(messages) => {
+            for message in messages {
+                eprintln!("{message}");
+            }
             eprintln!("{}: invalid failure sequence", args.errors.display());
             return Ok(ExitCode::from(INVALID));
         }
@@ -87,16 +89,24 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, String>> {
+/// The failure file, or every `path: message` problem with it.
+fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, Vec<String>>> {
     let text = super::read_bounded(file, super::MAX_INPUT_BYTES)
         .map_err(|why| anyhow!("cannot read failure file {}: {why}", file.display()))?;
     let mut deserializer = serde_json::Deserializer::from_str(&text);
-    Ok(
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+    let parsed: FailureFile = match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(parsed) => parsed,
+        Err(error) => {
             let path = field_path(error.path());
-            format!("{path}: {}", error.into_inner())
-        }),
-    )
+            return Ok(Err(vec![format!("{path}: {}", error.into_inner())]));
+        }
+    };
+    let errors = check_failures(&parsed.failures);
+    if errors.is_empty() {
+        Ok(Ok(parsed))
+    } else {
+        Ok(Err(errors.iter().map(ToString::to_string).collect()))
+    }
 }
 
 /// The readable timeline: one line per failure, then how it ends.

@@ -497,10 +497,20 @@ fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
 pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
     let index = row.candidate_index as usize;
     let candidate = row.candidates.get(index);
+    // The last failure's class and policy speak for the current candidate
+    // only if it is the one that failed (not after a skip).
+    let current_failed = row.failed_candidate == Some(row.candidate_index);
     let policy_class = row
         .classification
         .as_ref()
+        .filter(|_| current_failed)
         .and_then(|c| c.class.policy_class());
+    let pending = match row.state {
+        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+            row.pending_outcome.filter(|_| current_failed)
+        }
+        RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => None,
+    };
     RouteSnapshot {
         id: row.id,
         profile_name: row.profile_name.clone(),
@@ -509,9 +519,9 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         candidate_index: row.candidate_index,
         candidate_name: candidate.map(|c| c.name.clone()).unwrap_or_default(),
         candidate_count: row.candidates.len() as u32,
-        last_classification: row.classification.as_ref().map(summary),
+        last_failure: last_failure(row),
         retry: policy_class.map(|class| retry_progress(row, class)),
-        pending_outcome: row.pending_outcome,
+        pending_outcome: pending,
         deadline: row.deadline,
         manual_reason: row.manual_reason.clone(),
         prompt_excerpt: prompt_excerpt(&row.prompt),
@@ -533,6 +543,21 @@ fn retry_progress(row: &RouteRow, class: PolicyClass) -> RetryProgress {
         ordinal: pipeline::retry_ordinal(&row.cycle, class),
         max: policy.map_or(0, |p| pipeline::retry_budget(p, class)),
     }
+}
+
+fn last_failure(row: &RouteRow) -> Option<LastFailure> {
+    let classification = row.classification.as_ref()?;
+    let index = row.failed_candidate.unwrap_or(row.candidate_index);
+    Some(LastFailure {
+        candidate_index: index,
+        candidate_name: row
+            .candidates
+            .get(index as usize)
+            .map(|c| c.name.clone())
+            .unwrap_or_default(),
+        classification: summary(classification),
+        decision: row.decision.clone(),
+    })
 }
 
 fn summary(c: &crate::classification::Classification) -> ClassificationSummary {

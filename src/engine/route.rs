@@ -181,28 +181,37 @@ pub fn manual(
             state: row.state,
         });
     }
-    let next = base(row, now);
+    let mut next = base(row, now);
+    // A person's action ends the pending wait's schedule, except retry-now
+    // during a wait: that runs the scheduled attempt early.
+    if !(action == ManualAction::RetryNow && row.state.is_waiting()) {
+        next.pending_outcome = None;
+    }
     let write = TransitionWrite::default();
     Ok(match action {
-        ManualAction::RetryNow => dispatch(row, next, write, lease.owner, lease.until, now),
+        ManualAction::RetryNow => {
+            // From a wait it only brings the scheduled attempt forward; once
+            // automatic recovery has ended, a person's retry renews the
+            // candidate's budget (a fresh cycle for all is stop + resume).
+            if row.state == RouteState::NeedsManual {
+                next.cycle = row.cycle.with_fresh_budget(row.candidate_index);
+            }
+            dispatch(row, next, write, lease.owner, lease.until, now)
+        }
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
-            let mut next = next;
             next.cycle = pipeline::skip_to(&row.cycle, index);
             next.candidate_index = index as u32;
             dispatch(row, next, write, lease.owner, lease.until, now)
         }
         ManualAction::CancelWait => {
-            let mut next = next;
             next.state = RouteState::NeedsManual;
             next.manual_reason = Some(WAIT_CANCELLED.to_string());
             plan(row, next, write, Effect::Nothing)
         }
         ManualAction::Stop => stop(row, next, now),
         ManualAction::Resume => {
-            let mut next = next;
             next.cycle = pipeline::new_cycle(row.candidate_index as usize);
-            next.pending_outcome = None;
             dispatch(row, next, write, lease.owner, lease.until, now)
         }
     })
@@ -282,13 +291,21 @@ pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<
     let mut next = base(row, now);
     next.cycle = cycle;
     next.classification = Some(failure.classification.clone());
+    next.failed_candidate = Some(row.candidate_index);
     next.policy = Some(policy.clone());
     next.decision = Some(pipeline::describe(&decision));
-    next.pending_outcome = failure
-        .classification
-        .class
-        .policy_class()
-        .map(|c| pipeline::exhausted_outcome(&policy, c));
+    let step = pipeline::next_step(&decision);
+    // Pending only while this candidate waits or retries: after a skip it
+    // belongs to a candidate no longer running, and after a stop by the
+    // gate or policy it will never apply.
+    next.pending_outcome = match step {
+        Next::Wait { .. } | Next::Retry { .. } => failure
+            .classification
+            .class
+            .policy_class()
+            .map(|c| pipeline::exhausted_outcome(&policy, c)),
+        Next::Dispatch { .. } | Next::Manual { .. } => None,
+    };
     let write = TransitionWrite {
         dispatch: None,
         result: Some(AttemptResultRecord {
@@ -304,7 +321,7 @@ pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<
             evidence: Some(failure.evidence),
         }),
     };
-    follow(row, next, write, pipeline::next_step(&decision), lease, now)
+    follow(row, next, write, step, lease, now)
 }
 
 fn follow(
@@ -422,6 +439,7 @@ mod tests {
             classification: None,
             policy: None,
             decision: None,
+            failed_candidate: None,
             deadline: state
                 .is_waiting()
                 .then(|| now() + chrono::Duration::seconds(30)),
@@ -503,6 +521,35 @@ mod tests {
             .result
             .expect("killed attempt recorded in the same commit");
         assert_eq!((result.number, result.outcome), (3, AttemptOutcome::Killed));
+    }
+
+    #[test]
+    fn retry_now_from_needs_manual_renews_only_the_current_candidates_budget() {
+        let mut r = row(
+            RouteState::NeedsManual,
+            vec![candidate(1, true), candidate(2, true)],
+        );
+        r.cycle = r.cycle.apply(&crate::evaluator::Decision::Retry {
+            class: crate::classification::PolicyClass::Transient,
+            at: now(),
+            ordinal: 1,
+            max_retries: 1,
+            delay_seconds: 5,
+        });
+        r.cycle.excluded.insert(1);
+        let plan = manual(&r, ManualAction::RetryNow, 4, lease(), now()).unwrap();
+        assert!(plan.next.cycle.usage.is_empty(), "retries used are cleared");
+        assert_eq!(
+            plan.next.cycle.excluded, r.cycle.excluded,
+            "a skipped candidate stays skipped: only resume starts a new cycle"
+        );
+        let mut waiting = r.clone();
+        waiting.state = RouteState::RetryScheduled;
+        let plan = manual(&waiting, ManualAction::RetryNow, 4, lease(), now()).unwrap();
+        assert_eq!(
+            plan.next.cycle, r.cycle,
+            "from a wait the attempt was already counted"
+        );
     }
 
     #[test]

@@ -309,7 +309,19 @@ pub struct ClassificationSummary {
     pub catalogue_version: String,
 }
 
-/// Retry progress of the class that decided last.
+/// The route's most recent failed attempt and what was decided about it.
+/// After a skip it belongs to an earlier candidate than the current one, so
+/// it is kept apart from the facts about the current candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct LastFailure {
+    pub candidate_index: u32,
+    pub candidate_name: String,
+    pub classification: ClassificationSummary,
+    /// The decision taken, in words (`transient retry 1 of 3 in 5 s, at …`).
+    pub decision: Option<String>,
+}
+
+/// Retry progress of the current candidate in the class of its last failure.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct RetryProgress {
     pub class: PolicyClass,
@@ -327,8 +339,12 @@ pub struct RouteSnapshot {
     pub candidate_index: u32,
     pub candidate_name: String,
     pub candidate_count: u32,
-    pub last_classification: Option<ClassificationSummary>,
+    /// The last failure, whichever candidate it was.
+    pub last_failure: Option<LastFailure>,
+    /// The current candidate's retries; `None` until it has failed.
     pub retry: Option<RetryProgress>,
+    /// What follows once the current candidate's pending wait or retry is
+    /// used up; `None` when nothing is pending.
     pub pending_outcome: Option<PendingOutcome>,
     /// Absolute UTC deadline of a pending wait or retry.
     pub deadline: Option<DateTime<Utc>>,

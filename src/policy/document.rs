@@ -137,9 +137,7 @@ pub struct LoadedDocument {
 /// Reads a current or legacy policy document from JSON text, validates it
 /// and returns it normalized.
 pub fn load(json: &str) -> Result<LoadedDocument, PolicyError> {
-    let value: Value = serde_json::from_str(json).map_err(|e| PolicyError::Syntax {
-        message: e.to_string(),
-    })?;
+    let value = parse_without_duplicates(json)?;
     let Value::Object(fields) = &value else {
         return Err(shape("document", "expected a JSON object"));
     };
@@ -199,6 +197,122 @@ fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, PolicyError> {
         let path = field_path(error.path());
         shape(path, error.into_inner().to_string())
     })
+}
+
+/// JSON text as a value, refusing a key given twice in one object (with its
+/// path): serde_json keeps the last one silently, so
+/// `{"rate_limited": "stop", "rate_limited": "try_next"}` would read as
+/// `try_next` and a repeated `transient` section would replace the first.
+fn parse_without_duplicates(json: &str) -> Result<Value, PolicyError> {
+    let duplicate = std::cell::RefCell::new(None);
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let seed = StrictValue {
+        path: String::new(),
+        duplicate: &duplicate,
+    };
+    let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value));
+    match (parsed, duplicate.into_inner()) {
+        (_, Some((path, key))) => Err(shape(
+            path,
+            format!("duplicate key `{key}`; each key may appear only once"),
+        )),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) => Err(PolicyError::Syntax {
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Builds a [`Value`] like serde_json does, remembering the first repeated
+/// key as (path, key).
+struct StrictValue<'a> {
+    path: String,
+    duplicate: &'a std::cell::RefCell<Option<(String, String)>>,
+}
+
+impl StrictValue<'_> {
+    fn child(&self, segment: String) -> Self {
+        StrictValue {
+            path: format!("{}{segment}", self.path),
+            duplicate: self.duplicate,
+        }
+    }
+
+    fn key_segment(&self, key: &str) -> String {
+        match (is_plain_name(key), self.path.is_empty()) {
+            (true, true) => key.to_string(),
+            (true, false) => format!(".{key}"),
+            (false, _) => format!("[{}]", Value::from(key)),
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self.child(format!("[{}]", items.len())))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let child = self.child(self.key_segment(&key));
+            if fields.contains_key(&key) {
+                let path = child.path.clone();
+                *self.duplicate.borrow_mut() = Some((path, key));
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            let value = map.next_value_seed(child)?;
+            fields.insert(key, value);
+        }
+        Ok(Value::Object(fields))
+    }
 }
 
 /// A deserialization path as `candidates[2].hard.retry`; `document` for the
@@ -371,6 +485,58 @@ mod tests {
             panic!("unknown keys must be a shape error");
         };
         assert_eq!(path, r#"candidates[0].transient.retry["a.b"]"#);
+    }
+
+    #[test]
+    fn a_duplicated_key_is_a_shape_error_with_its_path() {
+        let legacy = r#"{"candidates": [{"name": "a", "agent": "codex",
+            "rules": {"rate_limited": "stop", "rate_limited": "try_next"}}]}"#;
+        assert_eq!(
+            load(legacy),
+            Err(shape(
+                "candidates[0].rules.rate_limited",
+                "duplicate key `rate_limited`; each key may appear only once"
+            )),
+            "serde_json alone keeps the last one: try_next would win silently"
+        );
+        let twice = CURRENT.replace("\"version\": 1", "\"version\": 1, \"version\": 1");
+        assert_eq!(
+            load(&twice),
+            Err(shape(
+                "version",
+                "duplicate key `version`; each key may appear only once"
+            )),
+            "even when both say the same"
+        );
+        let odd = r#"{"candidates": [{"a.b": 1, "a.b": 2}]}"#;
+        assert_eq!(
+            load(odd),
+            Err(shape(
+                r#"candidates[0]["a.b"]"#,
+                "duplicate key `a.b`; each key may appear only once"
+            ))
+        );
+    }
+
+    #[test]
+    fn the_same_key_in_two_objects_is_not_a_duplicate() {
+        assert!(load(CURRENT).is_ok(), "every section repeats `enabled`");
+    }
+
+    #[test]
+    fn a_typed_policy_from_the_app_refuses_a_duplicated_section_too() {
+        // The desktop shell deserializes `CandidatePolicy` straight from
+        // IPC JSON; derived struct fields refuse a repeat on their own.
+        let section = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+            "on_exhausted": "skip"}"#;
+        let text =
+            format!(r#"{{"transient": {section}, "hard": {section}, "transient": {section}}}"#);
+        let error = serde_json::from_str::<CandidatePolicy>(&text).unwrap_err();
+        assert!(
+            error.to_string().starts_with("duplicate field `transient`"),
+            "{error}"
+        );
     }
 
     #[test]

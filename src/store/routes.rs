@@ -33,6 +33,10 @@ pub struct RouteRow {
     pub classification: Option<Classification>,
     pub policy: Option<CandidatePolicy>,
     pub decision: Option<String>,
+    /// The candidate whose failed attempt `classification`, `policy` and
+    /// `decision` describe: after a skip, not the current one. Read from
+    /// the attempt history, never written.
+    pub failed_candidate: Option<u32>,
     pub deadline: Option<DateTime<Utc>>,
     pub pending_outcome: Option<PendingOutcome>,
     pub manual_reason: Option<String>,
@@ -151,7 +155,9 @@ const ACTIVE_STATES: &str = "('running', 'waiting_reset', 'retry_scheduled')";
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
     deadline, pending_outcome, manual_reason, owner, lease_until, created_at, updated_at, \
-    (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id)";
+    (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id), \
+    (SELECT a.candidate_index FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
+     WHERE a.route_id = routes.id AND r.outcome = 'failed' ORDER BY a.number DESC LIMIT 1)";
 
 impl Store {
     /// Creates a route already `Running` its first attempt (generation 1),
@@ -531,7 +537,7 @@ impl Store {
 }
 
 /// Number of columns in [`ROUTE_COLUMNS`].
-const ROUTE_COLUMN_COUNT: usize = 21;
+const ROUTE_COLUMN_COUNT: usize = 22;
 
 fn read_route(conn: &rusqlite::Connection, id: u32) -> Result<Option<RouteRow>, StoreError> {
     let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes WHERE id = ?1");
@@ -666,6 +672,7 @@ struct RawRoute {
     created_at: String,
     updated_at: String,
     attempts: u32,
+    failed_candidate: Option<u32>,
 }
 
 fn raw_route(r: &Row<'_>) -> rusqlite::Result<RawRoute> {
@@ -691,6 +698,7 @@ fn raw_route(r: &Row<'_>) -> rusqlite::Result<RawRoute> {
         created_at: r.get(18)?,
         updated_at: r.get(19)?,
         attempts: r.get(20)?,
+        failed_candidate: r.get(21)?,
     })
 }
 
@@ -732,6 +740,7 @@ impl RawRoute {
             classification: opt_json("route classification", self.classification)?,
             policy: opt_json("route policy", self.policy)?,
             decision: self.decision,
+            failed_candidate: self.failed_candidate,
             deadline: opt_ts(self.deadline)?,
             pending_outcome,
             manual_reason: self.manual_reason,

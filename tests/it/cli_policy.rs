@@ -154,6 +154,34 @@ fn non_json_and_non_object_documents_are_rejected() {
 }
 
 #[test]
+fn a_key_given_twice_is_an_error_naming_it_not_last_one_wins() {
+    assert_invalid(
+        "legacy-duplicate-rule.json",
+        &["candidates[0].rules.rate_limited: duplicate key `rate_limited`; each key may appear only once"],
+    );
+    assert_invalid(
+        "invalid-duplicate-section.json",
+        &["candidates[0].transient: duplicate key `transient`; each key may appear only once"],
+    );
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        fixture("legacy-duplicate-rule.json").to_str().unwrap(),
+        "--errors",
+        fixture("simulate/recovers.json").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "simulate reads policy as check does"
+    );
+    assert_eq!(
+        stderr_lines(&output)[0],
+        "candidates[0].rules.rate_limited: duplicate key `rate_limited`; each key may appear only once"
+    );
+}
+
+#[test]
 fn legacy_conflicting_rules_in_one_class_are_an_error() {
     assert_invalid(
         "legacy-conflict.json",
@@ -345,6 +373,44 @@ fn simulate_rejects_an_invalid_failure_file_with_the_path() {
         lines[1].ends_with("invalid-failures.json: invalid failure sequence"),
         "{}",
         lines[1]
+    );
+}
+
+#[test]
+fn simulate_refuses_a_class_the_code_cannot_have() {
+    let output = simulate("impossible-class.json", &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "an unknown failure is never transient"
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "no timeline of an impossible failure"
+    );
+    assert_eq!(
+        stderr_lines(&output),
+        [
+            "failures[1].class: `transient` contradicts code `unknown`, whose class is unclassified; a class may only be overridden to `unclassified` (low-confidence, stale or conflicting evidence)".to_string(),
+            format!("{}: invalid failure sequence", fixture("simulate/impossible-class.json").display()),
+        ]
+    );
+}
+
+#[test]
+fn simulate_refuses_an_unknown_key_in_effect() {
+    let output = simulate("effect-typo.json", &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a typo must not read as an effect-safe attempt"
+    );
+    let lines = stderr_lines(&output);
+    assert!(
+        lines[0]
+            .starts_with("failures[0].effect.tool_actvity_seen: unknown field `tool_actvity_seen`"),
+        "{}",
+        lines[0]
     );
 }
 

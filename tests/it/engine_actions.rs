@@ -132,6 +132,105 @@ async fn stale_error_message_names_the_current_generation() {
     engine.shutdown().await;
 }
 
+/// "stubborn": `overloads` 529s, then success; one retry, then stop.
+fn stubborn(overloads: usize) -> CandidateInput {
+    let mut script = vec![SimStep::Overloaded { after_ms: 10 }; overloads];
+    script.push(SimStep::Succeed { after_ms: 10 });
+    CandidateInput::new(
+        "stubborn",
+        AgentSpec::simulated(script),
+        uniform_policy(None, Some((1, 10)), PendingOutcome::Stop),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_now_after_a_stop_gives_the_candidate_a_fresh_budget() {
+    let (_dir, engine, _, s) = started(vec![stubborn(3)]).await;
+    let stopped = until_state(&engine, s.id, RouteState::NeedsManual).await;
+    assert_eq!(stopped.attempts, 2, "the first attempt and its one retry");
+    act(&engine, &stopped, ManualAction::RetryNow).await;
+    let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
+    assert_eq!(
+        waiting.attempts, 3,
+        "the manual attempt failed and is retried by policy again, not stopped at once"
+    );
+    assert_eq!(waiting.retry.map(|r| (r.ordinal, r.max)), Some((1, 1)));
+    let done = until_state(&engine, s.id, RouteState::Succeeded).await;
+    assert_eq!(done.attempts, 4);
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_now_during_a_wait_only_brings_the_attempt_forward() {
+    let (_dir, engine, _, s) = started(vec![stubborn(3)]).await;
+    let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
+    act(&engine, &waiting, ManualAction::RetryNow).await;
+    let stopped = until_state(&engine, s.id, RouteState::NeedsManual).await;
+    assert_eq!(
+        stopped.attempts, 2,
+        "the early attempt was the scheduled retry: the budget is spent, so policy stops"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_skip_the_snapshot_describes_the_new_candidate_and_keeps_the_failure_apart() {
+    let (_dir, engine, _, s) = started(vec![
+        sim("first", vec![SimStep::Overloaded { after_ms: 10 }], None),
+        long_success(),
+    ])
+    .await;
+    let moved = loop {
+        let now = engine.route_detail(s.id).unwrap().snapshot;
+        if now.candidate_index == 1 {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(moved.state, RouteState::Running);
+    assert_eq!(
+        (moved.retry, moved.pending_outcome),
+        (None, None),
+        "the skipped candidate's budget and exhausted outcome are not the running one's"
+    );
+    let failure = moved
+        .last_failure
+        .expect("the failure that caused the skip");
+    assert_eq!(
+        (failure.candidate_index, failure.candidate_name.as_str()),
+        (0, "first")
+    );
+    assert_eq!(
+        failure.classification.code,
+        recourse::classification::SemanticCode::ProviderOverloaded
+    );
+    assert!(
+        failure
+            .decision
+            .unwrap_or_default()
+            .contains("skip candidate 1 for candidate 2"),
+        "what was decided about it"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_route_stopped_by_the_gate_reports_no_exhausted_outcome() {
+    let (_dir, engine, _, s) = started(vec![sim(
+        "tools",
+        vec![SimStep::ToolThenReset { after_ms: 10 }],
+        Some((3, 10)),
+    )])
+    .await;
+    let stopped = until_state(&engine, s.id, RouteState::NeedsManual).await;
+    assert_eq!(
+        stopped.pending_outcome, None,
+        "the gate stopped it: no skip or stop is pending"
+    );
+    assert_eq!(stopped.last_failure.map(|f| f.candidate_index), Some(0));
+    engine.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn skip_now_during_a_retry_wait_moves_to_the_next_candidate() {
     let (_dir, engine, _, s) = started(vec![

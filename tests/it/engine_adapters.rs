@@ -4,7 +4,7 @@
 //! The route outcome of every recording is tests/it/agents_replay.rs.
 
 use crate::common::replay_agent;
-use recourse::engine::{AgentKind, Clock};
+use recourse::engine::{AgentKind, AgentSpec, Clock};
 use recourse::evidence::{Phase, RawEvidence};
 use recourse::runner::{run, Launch, RunReport};
 use recourse::safety::{EffectContext, PromptDelivery};
@@ -214,4 +214,182 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
         "a drifted command line cannot pass as the recorded one: {}",
         text(&raw)
     );
+}
+
+/// Fail closed, through the engine: each CLI's recorded 503 with one line
+/// the adapter does not know added after the stream started. The policy
+/// retries transient failures, so a retry would mean the unknown line was
+/// taken for "no effects".
+mod unknown_after_start {
+    use super::*;
+    use crate::common::{open_engine, uniform_policy};
+    use recourse::engine::pipeline::PendingOutcome;
+    use recourse::engine::{CandidateInput, RouteSnapshot, RouteState, StartRun};
+    use std::path::Path;
+
+    /// `recording` (`codex/unavailable`) copied into `dir` with `extra`
+    /// lines inserted after stdout line `after` (0: before the first).
+    fn altered(
+        dir: &Path,
+        kind: AgentKind,
+        recording: &str,
+        after: usize,
+        extra: &[&str],
+    ) -> AgentSpec {
+        let mut agent = replay_agent(kind, recording);
+        let source = std::path::PathBuf::from(&agent.env["RECOURSE_REPLAY"]);
+        let target = dir.join(recording.replace('/', "-"));
+        std::fs::create_dir_all(&target).unwrap();
+        for file in ["meta.json", "stderr"] {
+            std::fs::copy(source.join(file), target.join(file)).unwrap();
+        }
+        let stdout = std::fs::read_to_string(source.join("stdout")).unwrap();
+        let mut lines: Vec<&str> = stdout.lines().collect();
+        lines.splice(after..after, extra.iter().copied());
+        std::fs::write(target.join("stdout"), lines.join("\n") + "\n").unwrap();
+        agent
+            .env
+            .insert("RECOURSE_REPLAY".into(), target.display().to_string());
+        agent
+    }
+
+    /// Runs one route of `agent` under a retrying policy until it rests.
+    async fn route_of(dir: &Path, agent: AgentSpec) -> (RouteSnapshot, u32) {
+        let engine = open_engine(&dir.join("r.db"), false).await;
+        let policy = uniform_policy(None, Some((2, 1)), PendingOutcome::Stop);
+        let p = engine.create_profile("P").unwrap();
+        let p = engine
+            .save_candidates(
+                p.id,
+                p.revision,
+                vec![CandidateInput::new("cli", agent, policy)],
+            )
+            .unwrap();
+        let s = engine
+            .start_run(StartRun {
+                profile_id: p.id,
+                prompt: "Reply with the single word done.".into(),
+                cwd: None,
+            })
+            .await
+            .unwrap();
+        for _ in 0..1000 {
+            let detail = engine.route_detail(s.id).unwrap();
+            if detail.snapshot.state != RouteState::Running {
+                engine.shutdown().await;
+                return (detail.snapshot, detail.attempts.len() as u32);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the route never left running");
+    }
+
+    /// (kind, recording, line to insert after, the inserted lines)
+    const CASES: [(AgentKind, &str, usize, &[&str]); 5] = [
+        (
+            AgentKind::ClaudeCode,
+            "claude/unavailable",
+            1,
+            &[r#"{"type":"workflow_step","step":1}"#],
+        ),
+        (
+            AgentKind::Codex,
+            "codex/unavailable",
+            3,
+            &[r#"{"type":"item.completed","item":{"id":"item_1","type":"collab_agent_call"}}"#],
+        ),
+        (
+            AgentKind::Gemini,
+            "gemini/unavailable",
+            2,
+            &[r#"{"type":"file_edit","path":"a.rs"}"#],
+        ),
+        (
+            AgentKind::Opencode,
+            "opencode/unavailable",
+            0,
+            &[
+                r#"{"type":"step_start","part":{"type":"step-start"}}"#,
+                r#"{"type":"patch","part":{}}"#,
+            ],
+        ),
+        (
+            AgentKind::Codex,
+            "codex/unavailable",
+            3,
+            &[
+                r#"{"type":"item.completed","item":{"id":"item_1","type":"todo_list","items":[{"text":"fix","completed":false}]}}"#,
+            ],
+        ),
+    ];
+
+    #[tokio::test]
+    async fn the_unaltered_recordings_are_retried() {
+        // The control: without the added line each 503 is retried, so the
+        // manual outcome below is the added line's doing.
+        for (kind, recording, after, extra) in CASES {
+            let dir = tempfile::tempdir().unwrap();
+            // OpenCode's recorded error came before any step: keep the
+            // step_start so the prompt counts as delivered in both runs.
+            let kept: Vec<&str> = extra
+                .iter()
+                .copied()
+                .filter(|l| l.contains("step_start"))
+                .collect();
+            let agent = altered(dir.path(), kind, recording, after, &kept);
+            let (s, attempts) = route_of(dir.path(), agent).await;
+            assert_eq!(
+                s.state,
+                RouteState::RetryScheduled,
+                "{recording}: {:?}",
+                s.manual_reason
+            );
+            assert_eq!(attempts, 1, "{recording}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_event_or_item_after_start_then_a_503_needs_a_person() {
+        for (kind, recording, after, extra) in CASES {
+            let dir = tempfile::tempdir().unwrap();
+            let agent = altered(dir.path(), kind, recording, after, extra);
+            let (s, attempts) = route_of(dir.path(), agent).await;
+            assert_eq!(
+                s.state,
+                RouteState::NeedsManual,
+                "{recording} + {extra:?}: what the line stood for is unknown, so it may have had effects"
+            );
+            assert_eq!(attempts, 1, "{recording}: never retried");
+            let reason = s.manual_reason.unwrap_or_default();
+            let expected = if extra[extra.len() - 1].contains("todo_list") {
+                "assistant output (thinking included) was seen before the failure"
+            } else {
+                "unknown whether a tool call or tool effect happened before the failure"
+            };
+            assert!(reason.contains(expected), "{recording}: {reason}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_generic_command_that_printed_anything_then_a_503_needs_a_person() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("agent.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\necho 'working on it'\necho 'HTTP 503 Service Unavailable' >&2\nexit 1\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut agent = AgentSpec::simulated(Vec::new());
+        agent.kind = AgentKind::Generic;
+        agent.program = Some(script.display().to_string());
+        let (s, attempts) = route_of(dir.path(), agent).await;
+        assert_eq!(
+            s.state,
+            RouteState::NeedsManual,
+            "a command's effects are never known"
+        );
+        assert_eq!(attempts, 1);
+    }
 }

@@ -200,3 +200,46 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
     let row = Store::open(&db).unwrap().route(1).unwrap().unwrap();
     assert_eq!(row.state, recourse::engine::RouteState::NeedsManual);
 }
+
+#[test]
+fn route_after_a_skip_names_the_failed_candidate_apart_from_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let skip = || uniform_policy(None, Some((1, 1)), PendingOutcome::Skip);
+    seed_profile(
+        &db,
+        "Two",
+        &[
+            CandidateInput::new(
+                "first",
+                AgentSpec::simulated(vec![SimStep::Overloaded { after_ms: 10 }]),
+                skip(),
+            ),
+            CandidateInput::new(
+                "second",
+                AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]),
+                skip(),
+            ),
+        ],
+    );
+    let out = recourse(&db, &["run", "--profile", "Two", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(0));
+    let shown = stdout(&recourse(&db, &["route", "1"]));
+    let first = shown.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(
+            "candidate 2/2 second | after transient provider_overloaded on candidate 1 first"
+        ),
+        "the failure is not the running candidate's: {first}"
+    );
+    assert!(
+        shown.contains(
+            "  last failure: candidate 1 first: transient recovery exhausted: skip candidate 1 for candidate 2\n"
+        ),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("retries:") && !shown.contains("when exhausted"),
+        "no budget or outcome of the skipped candidate: {shown}"
+    );
+}

@@ -184,7 +184,7 @@ async fn a_program_that_cannot_start_is_a_local_failure_not_an_inbox_item() {
     let seen = until(&mut events, start.id, |s| s.state != RouteState::Running).await;
     let last = seen.last().unwrap();
     assert_eq!(last.state, RouteState::NeedsManual);
-    let c = last.last_classification.as_ref().unwrap();
+    let c = &last.last_failure.as_ref().unwrap().classification;
     assert_eq!(c.code, recourse::classification::SemanticCode::SpawnFailed);
     assert_eq!(c.rule_id.as_deref(), Some("runtime.spawn_failed.v1"));
     let detail = engine.route_detail(start.id).unwrap();

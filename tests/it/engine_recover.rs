@@ -228,8 +228,8 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "interrupted: route 1 stays retry_scheduled, due {}; no process runs it now: \
-             `recourse recover` (or the app) takes it over\n",
+            "interrupted: route 1 stays waiting until {}; \
+             `recourse recover` or the app will take it over\n",
             deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )
     );
@@ -258,5 +258,81 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     assert!(
         attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
         "the retry ran at its deadline, not before"
+    );
+}
+
+/// A Codex-kind agent that prints the recorded 503 and exits, while a
+/// child it left keeps the output pipes open for 3 s: the runner has seen
+/// the exit and is reading the last output when the Ctrl-C comes.
+fn failing_as_stopped(dir: &Path) -> CandidateInput {
+    use std::os::unix::fs::PermissionsExt;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let versions: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("agents/package.json")).unwrap())
+            .unwrap();
+    let version = versions["dependencies"]["@openai/codex"].as_str().unwrap();
+    let recorded = root.join(format!(
+        "fixtures/agents/recorded/codex-{version}/unavailable/stdout"
+    ));
+    let marker = dir.join("exited");
+    let script = dir.join("codex.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat '{}'\nsleep 3 &\ntouch '{}'\nexit 1\n",
+            recorded.display(),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut agent = AgentSpec::simulated(Vec::new());
+    agent.kind = recourse::engine::AgentKind::Codex;
+    agent.program = Some(script.display().to_string());
+    CandidateInput::new(
+        "codex",
+        agent,
+        uniform_policy(None, Some((1, 600)), PendingOutcome::Stop),
+    )
+}
+
+#[test]
+fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("race.db");
+    seed_profile(&db, "Racing", &[failing_as_stopped(dir.path())]);
+    let mut child = spawn_run(&db, "Racing");
+    let marker = dir.path().join("exited");
+    let started = Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed() < Duration::from_secs(20), "the agent ran");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "run is still following"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    crate::common::send_signal(child.id() as i32, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let row = route(&db, 1).unwrap();
+    assert_eq!(
+        row.state,
+        RouteState::RetryScheduled,
+        "the agent's own 503 was decided, not discarded as killed"
+    );
+    assert_eq!(row.owner, None, "handed over");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "interrupted: stopping route 1's agent\n\
+             interrupted: route 1's agent failed before it could be stopped; \
+             route 1 stays waiting until {}; `recourse recover` or the app will take it over\n",
+            row.deadline
+                .unwrap()
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+        "the words match the stored state, not what was intended"
     );
 }

@@ -373,12 +373,16 @@ export type Decision =
 /**
  *  What the failed attempt is known to have done before it failed. Each
  *  `Option` is `None` when the adapter could not tell; unknown fails closed.
+ *  Unknown keys are refused: a misspelt `tool_activity_seen` in a failure
+ *  file would otherwise leave the fact unset without a word.
  */
 export type EffectContext = EffectContext_Serialize | EffectContext_Deserialize;
 
 /**
  *  What the failed attempt is known to have done before it failed. Each
  *  `Option` is `None` when the adapter could not tell; unknown fails closed.
+ *  Unknown keys are refused: a misspelt `tool_activity_seen` in a failure
+ *  file would otherwise leave the fact unset without a word.
  */
 export type EffectContext_Deserialize = {
 	prompt_delivery?: PromptDelivery | null,
@@ -393,6 +397,8 @@ export type EffectContext_Deserialize = {
 /**
  *  What the failed attempt is known to have done before it failed. Each
  *  `Option` is `None` when the adapter could not tell; unknown fails closed.
+ *  Unknown keys are refused: a misspelt `tool_activity_seen` in a failure
+ *  file would otherwise leave the fact unset without a word.
  */
 export type EffectContext_Serialize = {
 	prompt_delivery: PromptDelivery | null,
@@ -555,6 +561,39 @@ export type IpcError_Serialize = {
 	message: string,
 	/**  Field path for validation errors (`candidates[2].hard.retry.max_retries`). */
 	field: string | null,
+};
+
+/**
+ *  The route's most recent failed attempt and what was decided about it.
+ *  After a skip it belongs to an earlier candidate than the current one, so
+ *  it is kept apart from the facts about the current candidate.
+ */
+export type LastFailure = LastFailure_Serialize | LastFailure_Deserialize;
+
+/**
+ *  The route's most recent failed attempt and what was decided about it.
+ *  After a skip it belongs to an earlier candidate than the current one, so
+ *  it is kept apart from the facts about the current candidate.
+ */
+export type LastFailure_Deserialize = {
+	candidate_index: number,
+	candidate_name: string,
+	classification: ClassificationSummary_Deserialize,
+	/**  The decision taken, in words (`transient retry 1 of 3 in 5 s, at …`). */
+	decision?: string | null,
+};
+
+/**
+ *  The route's most recent failed attempt and what was decided about it.
+ *  After a skip it belongs to an earlier candidate than the current one, so
+ *  it is kept apart from the facts about the current candidate.
+ */
+export type LastFailure_Serialize = {
+	candidate_index: number,
+	candidate_name: string,
+	classification: ClassificationSummary_Serialize,
+	/**  The decision taken, in words (`transient retry 1 of 3 in 5 s, at …`). */
+	decision: string | null,
 };
 
 /**  What a person can do to a route. */
@@ -741,7 +780,7 @@ export type Retry = {
 	initial_interval_seconds: number,
 };
 
-/**  Retry progress of the class that decided last. */
+/**  Retry progress of the current candidate in the class of its last failure. */
 export type RetryProgress = {
 	class: PolicyClass,
 	/**  Retries used so far in this cycle for the current candidate. */
@@ -815,8 +854,14 @@ export type RouteSnapshot_Deserialize = {
 	candidate_index: number,
 	candidate_name: string,
 	candidate_count: number,
-	last_classification?: ClassificationSummary_Deserialize | null,
+	/**  The last failure, whichever candidate it was. */
+	last_failure?: LastFailure_Deserialize | null,
+	/**  The current candidate's retries; `None` until it has failed. */
 	retry?: RetryProgress | null,
+	/**
+	 *  What follows once the current candidate's pending wait or retry is
+	 *  used up; `None` when nothing is pending.
+	 */
 	pending_outcome?: PendingOutcome | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline?: string | null,
@@ -840,8 +885,14 @@ export type RouteSnapshot_Serialize = {
 	candidate_index: number,
 	candidate_name: string,
 	candidate_count: number,
-	last_classification: ClassificationSummary_Serialize | null,
+	/**  The last failure, whichever candidate it was. */
+	last_failure: LastFailure_Serialize | null,
+	/**  The current candidate's retries; `None` until it has failed. */
 	retry: RetryProgress | null,
+	/**
+	 *  What follows once the current candidate's pending wait or retry is
+	 *  used up; `None` when nothing is pending.
+	 */
 	pending_outcome: PendingOutcome | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline: string | null,
@@ -935,7 +986,11 @@ export type SimulatedFailure = SimulatedFailure_Serialize | SimulatedFailure_Des
 /**  One failed attempt, given at classification level. */
 export type SimulatedFailure_Deserialize = {
 	code: SemanticCode,
-	/**  Overrides the code's class (e.g. `unclassified` for conflicting evidence). */
+	/**
+	 *  The code's class, or `unclassified` (low-confidence, stale or
+	 *  conflicting evidence); any other class contradicts the code → class
+	 *  table, is refused by [`check_failures`] and never honoured.
+	 */
 	class?: Class | null,
 	confidence?: Confidence,
 	/**
@@ -950,7 +1005,11 @@ export type SimulatedFailure_Deserialize = {
 /**  One failed attempt, given at classification level. */
 export type SimulatedFailure_Serialize = {
 	code: SemanticCode,
-	/**  Overrides the code's class (e.g. `unclassified` for conflicting evidence). */
+	/**
+	 *  The code's class, or `unclassified` (low-confidence, stale or
+	 *  conflicting evidence); any other class contradicts the code → class
+	 *  table, is refused by [`check_failures`] and never honoured.
+	 */
 	class: Class | null,
 	confidence: Confidence,
 	/**

@@ -56,12 +56,10 @@ impl StreamAdapter for Claude {
                 self.seen.stream_started = true;
                 self.blocks(&v);
             }
-            // Partial-message deltas (`--include-partial-messages`).
+            // Partial messages (`--include-partial-messages`).
             Some("stream_event") => {
                 self.seen.stream_started = true;
-                if str_at(&v, &["event", "type"]) == Some("content_block_delta") {
-                    self.seen.assistant = true;
-                }
+                self.stream_event(&v);
             }
             Some("result") => {
                 self.result = Some(Outcome {
@@ -184,26 +182,54 @@ impl Claude {
     fn blocks(&mut self, v: &serde_json::Value) {
         let is_user = str_at(v, &["type"]) == Some("user");
         let Some(blocks) = v.pointer("/message/content").and_then(|c| c.as_array()) else {
+            // The prompt itself may come as a plain string; an assistant
+            // message in a shape this adapter was not written for may not.
+            if !is_user {
+                self.seen
+                    .unknown("assistant message without content blocks");
+            }
             return;
         };
         for b in blocks {
-            match str_at(b, &["type"]) {
-                // In a `user` message text is the prompt or a tool's note,
-                // not assistant output.
-                Some("text") if is_user => {}
-                Some("text" | "thinking" | "redacted_thinking") => self.seen.assistant = true,
-                Some(
-                    "tool_use"
-                    | "tool_result"
-                    | "server_tool_use"
-                    | "web_search_tool_result"
-                    | "mcp_tool_use"
-                    | "mcp_tool_result",
-                ) => self.seen.tool = true,
-                other => self
-                    .seen
-                    .unknown(format!("content block {}", other.unwrap_or("(none)"))),
-            }
+            self.block(b, is_user);
+        }
+    }
+
+    /// The Messages API stream events the CLI relays: a block start names
+    /// its type, deltas are output, the rest is bookkeeping.
+    fn stream_event(&mut self, v: &serde_json::Value) {
+        match str_at(v, &["event", "type"]) {
+            Some("content_block_start") => match v.pointer("/event/content_block") {
+                Some(block) => self.block(block, false),
+                None => self.seen.unknown("content_block_start without a block"),
+            },
+            Some("content_block_delta") => self.seen.assistant = true,
+            Some(
+                "message_start" | "message_delta" | "message_stop" | "content_block_stop" | "ping",
+            ) => {}
+            other => self
+                .seen
+                .unknown(format!("stream event {}", other.unwrap_or("(none)"))),
+        }
+    }
+
+    fn block(&mut self, b: &serde_json::Value, is_user: bool) {
+        match str_at(b, &["type"]) {
+            // In a `user` message text is the prompt or a tool's note,
+            // not assistant output.
+            Some("text") if is_user => {}
+            Some("text" | "thinking" | "redacted_thinking") => self.seen.assistant = true,
+            Some(
+                "tool_use"
+                | "tool_result"
+                | "server_tool_use"
+                | "web_search_tool_result"
+                | "mcp_tool_use"
+                | "mcp_tool_result",
+            ) => self.seen.tool = true,
+            other => self
+                .seen
+                .unknown(format!("content block {}", other.unwrap_or("(none)"))),
         }
     }
 }

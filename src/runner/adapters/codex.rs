@@ -1,6 +1,7 @@
 //! Codex `exec --json`, as 0.17x really prints it (fixtures/agents/recorded/codex-*):
 //! `thread.started`, `turn.started`, `item.started|updated|completed` (items:
-//! agent_message, reasoning and todo_list are model output; command_execution,
+//! agent_message, reasoning and todo_list are model output (a plan is what
+//! the model wrote, and any assistant output makes a replay unsafe); command_execution,
 //! file_change, mcp_tool_call and web_search are tool activity; `error` items
 //! are the CLI's own warnings), `turn.completed`, and failures as `error`
 //! events (`Reconnecting... 1/5 (…)` while it retries) then `turn.failed`.

@@ -396,6 +396,59 @@ mod tests {
     }
 
     #[test]
+    fn claude_partial_message_events_are_known_or_fail_closed() {
+        let tool_start = effect_of(
+            AgentKind::ClaudeCode,
+            &[
+                CLAUDE_INIT,
+                r#"{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}}"#,
+                CLAUDE_RESULT,
+            ],
+        );
+        assert_eq!(
+            tool_start.tool_activity_seen,
+            Some(true),
+            "a tool_use block that starts streaming is a tool call"
+        );
+        let unknown = effect_of(
+            AgentKind::ClaudeCode,
+            &[
+                CLAUDE_INIT,
+                r#"{"type":"stream_event","event":{"type":"content_block_pause","index":0}}"#,
+                CLAUDE_RESULT,
+            ],
+        );
+        assert_eq!(unknown.tool_activity_seen, None, "an unknown stream event");
+        let bookkeeping = effect_of(
+            AgentKind::ClaudeCode,
+            &[
+                CLAUDE_INIT,
+                r#"{"type":"stream_event","event":{"type":"message_start","message":{}}}"#,
+                r#"{"type":"stream_event","event":{"type":"message_stop"}}"#,
+                CLAUDE_RESULT,
+            ],
+        );
+        assert_eq!(bookkeeping.tool_activity_seen, Some(false));
+        assert_eq!(bookkeeping.assistant_output_seen, Some(false));
+    }
+
+    #[test]
+    fn a_claude_assistant_message_without_content_blocks_is_not_nothing() {
+        let effect = effect_of(
+            AgentKind::ClaudeCode,
+            &[
+                CLAUDE_INIT,
+                r#"{"type":"assistant","message":{"model":"claude-opus-5-5","content":"done"}}"#,
+                CLAUDE_RESULT,
+            ],
+        );
+        assert_eq!(
+            effect.tool_activity_seen, None,
+            "a shape the adapter was not written for could have held anything"
+        );
+    }
+
+    #[test]
     fn an_oversized_claude_result_line_is_read_from_its_head() {
         let mut adapter = for_kind(AgentKind::ClaudeCode);
         adapter.on_stdout_line(CLAUDE_INIT);

@@ -29,7 +29,7 @@ function profile(id, name, candidates) {
 function snapshot(id, state, extra = {}) {
   return {
     id, profile_name: "Everyday", state, generation: 3, candidate_index: 0, candidate_name: "Claude",
-    candidate_count: 3, last_classification: null, retry: null, pending_outcome: null, deadline: null,
+    candidate_count: 3, last_failure: null, retry: null, pending_outcome: null, deadline: null,
     manual_reason: null, prompt_excerpt: `Fix the flaky test in module ${id}`, attempts: 1, owner: "engine-1",
     created_at: iso(-(100 - id) * 60e3), updated_at: iso(-1000), actions: [], ...extra,
   };
@@ -48,6 +48,10 @@ function attempt(number, extra = {}) {
 
 const overloaded = { code: "provider_overloaded", class: "transient", rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.11" };
 
+/** The snapshot's last failure: `classification` on candidate `index`. */
+const failure = (classification, index = 0, name = "Claude") =>
+  ({ candidate_index: index, candidate_name: name, classification, decision: null });
+
 /** One route of every state; route 6 waits for retry 2 of 3 about 90 s ahead. */
 function richScenario() {
   return {
@@ -58,7 +62,7 @@ function richScenario() {
     routes: [
       {
         snapshot: snapshot(7, "needs_manual", {
-          generation: 5, candidate_index: 1, candidate_name: "Codex", last_classification: { code: "network_reset", class: "transient", rule_id: "codex.stream.reset.v1", catalogue_version: "2026.11" },
+          generation: 5, candidate_index: 1, candidate_name: "Codex", last_failure: failure({ code: "network_reset", class: "transient", rule_id: "codex.stream.reset.v1", catalogue_version: "2026.11" }, 1, "Codex"),
           manual_reason: "a tool ran before the connection reset, so replaying the prompt is not safe",
           actions: ["retry_now", "skip_now", "stop"], attempts: 3,
         }),
@@ -66,7 +70,7 @@ function richScenario() {
       },
       {
         snapshot: snapshot(6, "retry_scheduled", {
-          generation: 4, last_classification: overloaded, retry: { class: "transient", ordinal: 2, max: 3 },
+          generation: 4, last_failure: failure(overloaded), retry: { class: "transient", ordinal: 2, max: 3 },
           pending_outcome: "skip", deadline: iso(90e3), actions: ["retry_now", "skip_now", "cancel_wait", "stop"], attempts: 2,
         }),
         attempts: [attempt(1), attempt(2)],
@@ -74,7 +78,7 @@ function richScenario() {
       {
         snapshot: snapshot(5, "waiting_reset", {
           profile_name: "Night batch", candidate_count: 1, candidate_name: "Codex",
-          last_classification: { code: "usage_limit_reached", class: "hard", rule_id: "codex.usage_limit.v1", catalogue_version: "2026.11" },
+          last_failure: failure({ code: "usage_limit_reached", class: "hard", rule_id: "codex.usage_limit.v1", catalogue_version: "2026.11" }, 0, "Codex"),
           retry: { class: "hard", ordinal: 0, max: 0 }, pending_outcome: "stop", deadline: iso(38e3),
           actions: ["retry_now", "cancel_wait", "stop"],
         }),
@@ -116,6 +120,42 @@ test("the route list shows every route newest first with all of its live facts",
     assert.match(await row(app.page, 7).locator("[data-testid=manual-reason]").textContent(), /replaying the prompt is not safe/,
       "a route that needs you says why in the list itself");
     assert.equal(await row(app.page, 2).locator("[data-testid=manual-reason]").count(), 0, "a stopped route is not flagged as needing recovery");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("after a skip the route names the candidate that failed and shows no retries of the one running", async () => {
+  const scenario = richScenario();
+  scenario.routes[3].snapshot = snapshot(4, "running", {
+    candidate_index: 1, candidate_name: "Codex", last_failure: failure(overloaded, 0, "Claude"), actions: ["stop"],
+  });
+  const app = await openApp(scenario);
+  try {
+    const r4 = row(app.page, 4);
+    assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: Codex/);
+    assert.match(await r4.locator("[data-testid=failed-candidate]").textContent(), /Last failure on candidate 1 \(Claude\):/);
+    assert.match(await r4.locator("[data-testid=classification]").textContent(), /provider_overloaded/);
+    assert.equal(await r4.locator("[data-testid=retry]").count(), 0, "Codex has not failed: no retry count of Claude's");
+    assert.equal(await row(app.page, 6).locator("[data-testid=failed-candidate]").count(), 0,
+      "the current candidate's own failure needs no name");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("retry now says what it does: renewed retries after a stop, the scheduled attempt early during a wait", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 7).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.locator("[data-testid=action-hint]").first().waitFor();
+    assert.equal(await detail.locator("[data-testid=action-hint]").first().textContent(),
+      "Run the current candidate again now, with its retries and reset wait renewed.");
+    await row(app.page, 6).click();
+    await detail.getByText("Run the scheduled attempt now instead of at the deadline.").waitFor();
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();

@@ -27,12 +27,20 @@ export const ACTION_LABEL: Record<ManualAction, string> = {
 };
 
 export const ACTION_HINT: Record<ManualAction, string> = {
-  retry_now: "Run the current candidate again at once.",
+  retry_now: "Run the current candidate again now, with its retries and reset wait renewed.",
   skip_now: "Leave this candidate and run the next one.",
   cancel_wait: "Stop waiting; the route waits for you instead.",
   stop: "End the route; Resume starts a fresh cycle.",
-  resume: "Start a fresh cycle from the first candidate.",
+  resume: "Start a fresh cycle on the current candidate: budgets renewed, skipped candidates back.",
 };
+
+/** The help text of an action in `state`: retry-now during a wait only runs the scheduled attempt early. */
+export function actionHint(action: ManualAction, state: RouteState): string {
+  if (action === "retry_now" && (state === "waiting_reset" || state === "retry_scheduled")) {
+    return "Run the scheduled attempt now instead of at the deadline.";
+  }
+  return ACTION_HINT[action];
+}
 
 export const PENDING_TEXT: Record<PendingOutcome, string> = {
   skip: "When exhausted: skip to the next candidate",

@@ -187,7 +187,7 @@ export class FakeBackend {
     const id = this.nextId++;
     const snapshot: RouteSnapshot_Serialize = {
       id, profile_name: p.name, state: "running", generation: 1, candidate_index: 0, candidate_name: first.name,
-      candidate_count: p.candidates.length, last_classification: null, retry: null, pending_outcome: null,
+      candidate_count: p.candidates.length, last_failure: null, retry: null, pending_outcome: null,
       deadline: null, manual_reason: null, prompt_excerpt: req.prompt.slice(0, 120), attempts: 1, owner: "test",
       created_at: NOW(), updated_at: NOW(), actions: ["stop"],
     };
