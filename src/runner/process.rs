@@ -23,7 +23,7 @@ use super::adapters::{self, Exit, Finished, StreamAdapter};
 use super::group::AgentProcess;
 use super::{Launch, RunReport};
 use crate::classification::RuntimeFailure;
-use crate::engine::{AgentKind, AgentSpec};
+use crate::agent::{AgentKind, AgentSpec};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
