@@ -8,11 +8,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{act_on, hanging_agent, open_engine, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{
-    AgentSpec, AttemptOutcome, CandidateInput, Engine, ManualAction, Profile, RouteSnapshot,
-    RouteState, SimStep, StartRun,
-};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::engine::{Engine, RouteSnapshot, StartRun};
+use recourse::policy::Exhausted;
+use recourse::profile::{CandidateInput, Profile};
+use recourse::route::{AttemptOutcome, ManualAction, RouteState};
 
 async fn open(db: &Path) -> Engine {
     open_engine(db, false).await
@@ -22,7 +22,7 @@ fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> Candidate
     CandidateInput::new(
         name,
         AgentSpec::simulated(script),
-        uniform_policy(Some(120), retry, PendingOutcome::Skip),
+        uniform_policy(Some(120), retry, Exhausted::Skip),
     )
 }
 

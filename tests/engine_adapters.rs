@@ -6,7 +6,8 @@
 mod common;
 
 use common::replay_agent;
-use recourse::engine::{AgentKind, Clock};
+use recourse::agent::AgentKind;
+use recourse::clock::Clock;
 use recourse::evidence::{Phase, RawEvidence};
 use recourse::runner::{run, Launch, RunReport};
 use recourse::safety::{EffectContext, PromptDelivery};

@@ -12,9 +12,12 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep};
-use recourse::store::{RouteRow, Store};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
+use recourse::route::RouteRow;
+use recourse::route::{AttemptOutcome, RouteState};
+use recourse::store::Store;
 
 fn recourse(db: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_recourse"))
@@ -75,7 +78,7 @@ fn waiting_profile(db: &Path) {
             },
             SimStep::Succeed { after_ms: 50 },
         ]),
-        uniform_policy(Some(10), None, PendingOutcome::Stop),
+        uniform_policy(Some(10), None, Exhausted::Stop),
     );
     seed_profile(db, "Waits", &[candidate]);
 }
@@ -84,7 +87,7 @@ fn quick_profile(db: &Path) {
     let candidate = CandidateInput::new(
         "quick",
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(db, "Quick", &[candidate]);
 }
@@ -175,7 +178,7 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
     let candidate = CandidateInput::new(
         "slow",
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 60_000 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(&db, "Slow", &[candidate]);
     let mut child = spawn_run(&db, "Slow");
@@ -218,7 +221,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
             SimStep::Overloaded { after_ms: 10 },
             SimStep::Succeed { after_ms: 10 },
         ]),
-        uniform_policy(None, Some((1, 3)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 3)), Exhausted::Stop),
     );
     seed_profile(&db, "Flaky", &[candidate]);
     let mut child = spawn_run(&db, "Flaky");

@@ -565,7 +565,7 @@ fn every_reason_reads_as_a_sentence() {
 
 // ---- properties ----
 
-fn arb_ClassPolicy::new() -> impl Strategy<Value = ClassPolicy> {
+fn arb_class_policy() -> impl Strategy<Value = ClassPolicy> {
     // Deliberately not validated: the evaluator must stay bounded anyway.
     (
         any::<bool>(),
@@ -597,7 +597,7 @@ fn arb_ClassPolicy::new() -> impl Strategy<Value = ClassPolicy> {
 
 fn arb_candidates() -> impl Strategy<Value = Vec<CandidateSlot>> {
     prop::collection::vec(
-        (any::<bool>(), arb_ClassPolicy::new(), arb_ClassPolicy::new()),
+        (any::<bool>(), arb_class_policy(), arb_class_policy()),
         1..=4,
     )
     .prop_map(|slots| {

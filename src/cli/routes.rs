@@ -7,8 +7,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use recourse::engine::{
-    Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteState, RouteViewer,
+    Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteViewer,
 };
+use recourse::route::RouteState;
 use recourse::store::StoreError;
 
 /// Runs a route command on a fresh tokio runtime with warn-level logs on

@@ -205,7 +205,8 @@ impl Engine {
                         continue;
                     }
                     warn!(route = row.id, "running route has no attempt behind it");
-                    if let Some(plan) = machine::interrupted(&row, "its engine lost track of it", now)
+                    if let Some(plan) =
+                        machine::interrupted(&row, "its engine lost track of it", now)
                     {
                         self.commit(plan)?;
                     }

@@ -12,8 +12,8 @@
 //! immediate skip, which is the old fallback behaviour.
 
 use super::validate::FieldError;
-use super::{CandidateEntry, CandidatePolicy, ClassPolicy, Exhausted, PolicyDocument};
 use super::CURRENT_VERSION;
+use super::{CandidateEntry, CandidatePolicy, ClassPolicy, Exhausted, PolicyDocument};
 use crate::classification::{PolicyClass, SemanticCode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -263,7 +263,10 @@ mod tests {
     #[test]
     fn classes_without_rule_or_default_skip_like_a_new_candidate() {
         let policy = policy_of(candidate(None, &[("quota_exhausted", LegacyAction::Stop)]));
-        assert_eq!(policy.transient, ClassPolicy::new(None, None, Exhausted::Skip));
+        assert_eq!(
+            policy.transient,
+            ClassPolicy::new(None, None, Exhausted::Skip)
+        );
         assert_eq!(policy.hard, ClassPolicy::new(None, None, Exhausted::Stop));
     }
 

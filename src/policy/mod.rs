@@ -144,13 +144,14 @@ impl ClassPolicy {
                     max_wait_seconds,
                 }
             }),
-            retry: retry.map_or(Retry::DISABLED, |(max_retries, initial_interval_seconds)| {
-                Retry {
+            retry: retry.map_or(
+                Retry::DISABLED,
+                |(max_retries, initial_interval_seconds)| Retry {
                     enabled: true,
                     max_retries,
                     initial_interval_seconds,
-                }
-            }),
+                },
+            ),
             on_exhausted,
         }
     }

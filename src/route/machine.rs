@@ -90,7 +90,14 @@ fn plan(row: &RouteRow, next: RouteRow, write: TransitionWrite, effect: Effect) 
 fn attempt(row: &RouteRow, owner: &str, now: DateTime<Utc>) -> AttemptRecord {
     let index = row.candidate_index as usize;
     let slot = (row.candidate_index, &row.candidates[index]);
-    attempt_record(row.id, row.attempts + 1, row.generation + 1, slot, owner, now)
+    attempt_record(
+        row.id,
+        row.attempts + 1,
+        row.generation + 1,
+        slot,
+        owner,
+        now,
+    )
 }
 
 /// The one place an attempt and its invocation id (`r<route>-a<number>-<owner>`)
@@ -647,7 +654,9 @@ mod tests {
         assert_eq!(plan.effect, Effect::Nothing, "nothing dispatched");
         let reason = plan.next.manual_reason.unwrap();
         assert!(
-            reason.text().starts_with("not safe to recover automatically"),
+            reason
+                .text()
+                .starts_with("not safe to recover automatically"),
             "{reason:?}"
         );
     }

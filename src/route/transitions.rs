@@ -117,7 +117,11 @@ mod tests {
             out += &format!("| {} |", state.as_str());
             for event in Event::ALL {
                 let to: Vec<&str> = after(state, event).iter().map(|s| s.as_str()).collect();
-                let cell = if to.is_empty() { "–".into() } else { to.join(", ") };
+                let cell = if to.is_empty() {
+                    "–".into()
+                } else {
+                    to.join(", ")
+                };
                 out += &format!(" {cell} |");
             }
             out += "\n";

@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::classification::RuntimeFailure;
 use crate::agent::{AgentKind, AgentSpec};
+use crate::classification::RuntimeFailure;
 use crate::clock::Clock;
 use crate::evidence::RawEvidence;
 use crate::safety::EffectContext;

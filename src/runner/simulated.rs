@@ -108,8 +108,8 @@ fn after_tool_use() -> EffectContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classification::SemanticCode;
     use crate::agent::AgentSpec;
+    use crate::classification::SemanticCode;
     use crate::clock::Clock;
     use crate::evidence::Evidence;
 

@@ -12,8 +12,8 @@ use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
 use crate::policy::Exhausted;
 use crate::route::{
-    AttemptOutcome, AttemptRecord, AttemptResultRecord, HoldReason, NewRoute, RouteRow,
-    RouteState, TransitionWrite,
+    AttemptOutcome, AttemptRecord, AttemptResultRecord, HoldReason, NewRoute, RouteRow, RouteState,
+    TransitionWrite,
 };
 
 /// The result of a compare-and-set.
