@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use recourse::engine::RouteEvent;
-
 use recourse::route::RouteState;
 use serde::{Deserialize, Serialize};
 use tauri::AppHandle;

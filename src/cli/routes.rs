@@ -66,7 +66,7 @@ impl DbArg {
     pub fn path(&self) -> PathBuf {
         self.db
             .clone()
-            .unwrap_or_else(recourse::store::default_db_path)
+            .unwrap_or_else(recourse::engine::default_db_path)
     }
 }
 
