@@ -442,12 +442,16 @@ pub fn excerpt(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use chrono::TimeZone;
 
     use super::*;
     use crate::agent::{AgentSpec, SimStep};
+    use crate::classification::SemanticCode;
     use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
     use crate::safety::PromptDelivery;
+    use crate::simulation::SimulatedFailure;
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap()
@@ -659,6 +663,116 @@ mod tests {
                 .starts_with("not safe to recover automatically"),
             "{reason:?}"
         );
+    }
+
+    /// A failed attempt of `code`; a reset hint `reset_in_s` ahead, if any.
+    fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
+        let mut simulated = SimulatedFailure::of(code);
+        simulated.reset_in_seconds = reset_in_s;
+        let evidence = crate::evidence::Evidence {
+            provider: crate::evidence::Provider::ClaudeCode,
+            message: "failed".into(),
+            truncated: false,
+            phase: None,
+            http_status: None,
+            headers: Default::default(),
+            error_type: None,
+            exit_code: Some(1),
+            occurred_at: now(),
+            correlation: None,
+        };
+        Failure {
+            number: 3,
+            evidence,
+            classification: simulated.classification(now()),
+            effect: simulated.effect_context(),
+        }
+    }
+
+    /// Every target of `event` from a route in `state` that the machine
+    /// reaches: the failure cases between them cover each decision.
+    fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
+        let waiting = CandidatePolicy {
+            transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
+            hard: ClassPolicy::new(Some(600), None, Exhausted::Stop),
+        };
+        let mut r = row(state, vec![candidate(1, true), candidate(2, true)]);
+        r.candidates[0].policy = waiting;
+        let reached: Vec<Option<RouteState>> = match event {
+            Event::TimerFired => vec![timer_fired(&r, lease(), now()).map(|p| p.next.state)],
+            Event::AttemptSucceeded => vec![succeeded(&r, 3, now()).map(|p| p.next.state)],
+            Event::Interrupted => vec![interrupted(&r, "it stopped", now()).map(|p| p.next.state)],
+            Event::AttemptFailed => {
+                let skipping = row(state, vec![candidate(1, true), candidate(2, true)]);
+                [
+                    (&r, failure_of(SemanticCode::ProviderOverloaded, None)),
+                    (&r, failure_of(SemanticCode::UsageLimitReached, Some(60))),
+                    (&r, failure_of(SemanticCode::TaskFailed, None)),
+                    (
+                        &skipping,
+                        failure_of(SemanticCode::ProviderOverloaded, None),
+                    ),
+                ]
+                .into_iter()
+                .map(|(r, f)| failed(r, f, lease(), now()).map(|p| p.next.state))
+                .collect()
+            }
+            Event::Manual(action) => {
+                vec![manual(&r, action, r.generation, lease(), now())
+                    .ok()
+                    .map(|p| p.next.state)]
+            }
+        };
+        reached
+            .into_iter()
+            .flatten()
+            .map(RouteState::as_str)
+            .collect()
+    }
+
+    #[test]
+    fn every_state_and_event_does_what_the_transition_table_says() {
+        for state in RouteState::ALL {
+            for event in Event::ALL {
+                let table: BTreeSet<&str> = transitions::after(state, event)
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect();
+                assert_eq!(
+                    machine_targets(state, event),
+                    table,
+                    "{event:?} from {state:?}: the machine and the table must agree, \
+                     including that a refused event changes nothing"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_route_runs_its_first_enabled_candidate_and_numbers_attempts_like_any_dispatch() {
+        let profile = Profile {
+            id: 1,
+            name: "p".into(),
+            revision: 1,
+            candidates: vec![candidate(1, false), candidate(2, true)],
+            created_at: now(),
+            updated_at: now(),
+        };
+        let new = start(&profile, "go".into(), None, lease(), now()).expect("one is enabled");
+        assert_eq!(
+            (new.candidate_index, new.cycle.current),
+            (1, 1),
+            "a disabled first candidate is passed over"
+        );
+        let first = new.first_attempt(7);
+        assert_eq!((first.number, first.generation), (1, 1));
+        assert_eq!(
+            first.invocation_id, "r7-a1-me",
+            "the same format as every later attempt"
+        );
+        let mut none = profile.clone();
+        none.candidates[1].enabled = false;
+        assert!(start(&none, "go".into(), None, lease(), now()).is_none());
     }
 
     #[test]
