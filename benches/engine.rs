@@ -32,15 +32,18 @@ use rusqlite::{params, Connection};
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
-use recourse::engine::pipeline::{self, CandidatePolicy, PendingOutcome, SectionSpec};
-use recourse::engine::route::{self, Failure, Lease, Plan};
-use recourse::engine::{
-    AgentSpec, CandidateInput, Engine, EngineOptions, ManualAction, RouteState, SimStep,
-};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::catalogue;
+use recourse::engine::{Engine, EngineOptions};
 use recourse::evidence::{Correlation, Evidence, Phase, Provider, RawEvidence, MAX_MESSAGE_BYTES};
+use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use recourse::profile::CandidateInput;
+use recourse::route::machine::{self, Failure, Lease, Plan};
+use recourse::route::{ManualAction, RouteRow, RouteState};
 use recourse::safety::EffectContext;
 use recourse::scheduler::Scheduler;
-use recourse::store::{Cas, RouteRow, Store};
+use recourse::store::{Cas, Store};
+use recourse::timing::machine_local_tz;
 
 /// An owner whose process does not exist and whose lease has run out.
 const DEAD_OWNER: &str = "pid4294967-1";
@@ -133,17 +136,9 @@ fn named_sections() -> Vec<String> {
 /// Transient: 3 retries 2 s apart, then skip. Hard: wait up to 2 h for a
 /// trusted reset, then skip.
 fn bench_policy() -> CandidatePolicy {
-    let transient = SectionSpec {
-        reset_wait_max_s: None,
-        retry: Some((3, 2)),
-        exhausted: PendingOutcome::Skip,
-    };
-    let hard = SectionSpec {
-        reset_wait_max_s: Some(7_200),
-        retry: None,
-        exhausted: PendingOutcome::Skip,
-    };
-    pipeline::build_policy(transient, hard)
+    let transient = ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip);
+    let hard = ClassPolicy::new(Some(7_200), None, Exhausted::Skip);
+    CandidatePolicy { transient, hard }
 }
 
 /// Two simulated candidates: attempt 1 is overloaded, attempt 2 succeeds
@@ -160,7 +155,7 @@ fn candidates() -> Vec<CandidateInput> {
 }
 
 /// Opens (creating) the database with the bench profile as profile 1.
-fn store_with_profile(path: &Path) -> (Store, recourse::engine::Profile) {
+fn store_with_profile(path: &Path) -> (Store, recourse::profile::Profile) {
     let mut store = Store::open(path).expect("store opens");
     let id = store
         .create_profile("Bench", Utc::now())
@@ -176,31 +171,16 @@ fn store_with_profile(path: &Path) -> (Store, recourse::engine::Profile) {
     (store, profile)
 }
 
-fn new_route(store: &mut Store, profile: &recourse::engine::Profile, owner: &str) -> RouteRow {
+fn new_route(store: &mut Store, profile: &recourse::profile::Profile, owner: &str) -> RouteRow {
     let now = Utc::now();
-    let new = recourse::store::NewRoute {
-        profile_id: profile.id,
-        profile_name: profile.name.clone(),
-        prompt: "Fix the flaky integration test and open a pull request".to_string(),
-        cwd: None,
-        candidates: profile.candidates.clone(),
-        cycle: pipeline::new_cycle(0),
-        candidate_index: 0,
-        owner: owner.to_string(),
-        lease_until: now - chrono::Duration::minutes(1),
-        now,
+    let lease = Lease {
+        owner,
+        until: now - chrono::Duration::minutes(1),
     };
-    let first = &profile.candidates[0];
+    let prompt = "Fix the flaky integration test and open a pull request".to_string();
+    let new = machine::start(profile, prompt, None, lease, now).expect("an enabled candidate");
     store
-        .insert_route(&new, |id| recourse::store::AttemptRecord {
-            number: 1,
-            generation: 1,
-            candidate_index: 0,
-            candidate_id: first.id,
-            candidate_name: first.name.clone(),
-            invocation_id: format!("r{id}-a1-{owner}"),
-            started_at: now,
-        })
+        .insert_route(&new, |id| new.first_attempt(id))
         .expect("route inserted")
 }
 
@@ -249,16 +229,16 @@ fn overloaded_4kib() -> Evidence {
         text.push_str(STACK);
     }
     text.push_str(OVERLOADED);
-    pipeline::sanitize(raw(text, Some(529)))
+    Evidence::from_raw(raw(text, Some(529)))
 }
 
 fn overloaded_short() -> Evidence {
-    pipeline::sanitize(raw(OVERLOADED.to_string(), Some(529)))
+    Evidence::from_raw(raw(OVERLOADED.to_string(), Some(529)))
 }
 
 fn usage_limit(resets_at: DateTime<Utc>) -> Evidence {
     let text = format!("Claude AI usage limit reached|{}", resets_at.timestamp());
-    pipeline::sanitize(raw(text, None))
+    Evidence::from_raw(raw(text, None))
 }
 
 /// The running attempt of `row` failed with `evidence`, as the engine
@@ -271,7 +251,7 @@ fn failure(row: &RouteRow, evidence: &Evidence) -> Failure {
         attempt: row.attempts,
         invocation_id: format!("r{}-a{}-bench", row.id, row.attempts),
     });
-    let classification = pipeline::classify(&evidence);
+    let classification = catalogue::classify(&evidence, machine_local_tz());
     let mut effect = EffectContext::effect_safe();
     effect.evidence_current = Some(true);
     Failure {
@@ -305,12 +285,12 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
                 c.generation = row.generation;
                 c.attempt = row.attempts;
             }
-            route::failed(row, f, lease("bench"), now)
+            machine::failed(row, f, lease("bench"), now).expect("running")
         }
         RouteState::WaitingReset | RouteState::RetryScheduled => {
-            route::timer_fired(row, lease("bench"), now).expect("waiting routes dispatch")
+            machine::timer_fired(row, lease("bench"), now).expect("waiting routes dispatch")
         }
-        RouteState::NeedsManual => route::manual(
+        RouteState::NeedsManual => machine::manual(
             row,
             ManualAction::RetryNow,
             row.generation,
@@ -388,10 +368,8 @@ fn written_bytes(plan: &Plan) -> usize {
     let r = &plan.next;
     let mut n = r.profile_name.len() + r.prompt.len() + 200;
     n += json(&r.candidates) + json(&r.cycle) + json(&r.classification) + json(&r.policy);
-    n += [&r.decision, &r.manual_reason]
-        .iter()
-        .map(|s| s.as_deref().map_or(0, str::len))
-        .sum::<usize>();
+    n += r.decision.as_deref().map_or(0, str::len);
+    n += r.manual_reason.as_ref().map_or(0, |m| m.text().len());
     if let Some(a) = &plan.write.dispatch {
         n += a.candidate_name.len() + a.invocation_id.len() + 60;
     }
@@ -497,7 +475,7 @@ fn make_templates(path: &Path) {
 
 fn template(
     store: &mut Store,
-    profile: &recourse::engine::Profile,
+    profile: &recourse::profile::Profile,
     kind: Kind,
     short: &Evidence,
     later: DateTime<Utc>,
@@ -509,22 +487,28 @@ fn template(
     };
     let running = new_route(store, profile, DEAD_OWNER);
     let retry = |store: &mut Store, row: &RouteRow| {
-        commit(store, route::failed(row, failure(row, short), dead, now))
+        commit(
+            store,
+            machine::failed(row, failure(row, short), dead, now).expect("running"),
+        )
     };
     let row = match kind {
         Kind::Running => running,
         Kind::RetryScheduled => retry(store, &running),
         Kind::WaitingReset => {
             let f = failure(&running, &usage_limit(later));
-            commit(store, route::failed(&running, f, dead, now))
+            commit(
+                store,
+                machine::failed(&running, f, dead, now).expect("running"),
+            )
         }
         Kind::NeedsManual => commit(
             store,
-            route::interrupted(&running, "its engine stopped", now).expect("running"),
+            machine::interrupted(&running, "its engine stopped", now).expect("running"),
         ),
         Kind::Stopped => {
             let waiting = retry(store, &running);
-            let plan = route::manual(&waiting, ManualAction::Stop, waiting.generation, dead, now)
+            let plan = machine::manual(&waiting, ManualAction::Stop, waiting.generation, dead, now)
                 .expect("stop is valid while waiting");
             commit(store, plan)
         }
@@ -532,9 +516,12 @@ fn template(
             let waiting = retry(store, &running);
             let again = commit(
                 store,
-                route::timer_fired(&waiting, dead, now).expect("waiting"),
+                machine::timer_fired(&waiting, dead, now).expect("waiting"),
             );
-            commit(store, route::succeeded(&again, again.attempts, now))
+            commit(
+                store,
+                machine::succeeded(&again, again.attempts, now).expect("running"),
+            )
         }
     };
     assert_eq!(row.state, expected_state(kind), "template {kind:?}");
@@ -701,7 +688,7 @@ fn steady_state(
     let busy = rt.block_on(cpu_over(window, || {
         let Some(id) = waits.next() else { return };
         let row = other.route(id).expect("read").expect("exists");
-        let plan = route::manual(
+        let plan = machine::manual(
             &row,
             ManualAction::CancelWait,
             row.generation,

@@ -196,6 +196,39 @@ impl Decision {
     }
 }
 
+/// The decision in words, for the attempt history.
+pub fn describe(decision: &Decision) -> String {
+    let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    match decision {
+        Decision::WaitForReset { class, until } => {
+            format!("wait for the {} reset until {}", class.as_str(), at(until))
+        }
+        Decision::Retry {
+            class,
+            at: when,
+            ordinal,
+            max_retries,
+            delay_seconds,
+        } => format!(
+            "{} retry {ordinal} of {max_retries} in {delay_seconds} s, at {}",
+            class.as_str(),
+            at(when)
+        ),
+        Decision::Skip {
+            class,
+            excluded,
+            next,
+        } => format!(
+            "{} recovery exhausted: skip candidate {} for candidate {}",
+            class.as_str(),
+            excluded + 1,
+            next + 1
+        ),
+        Decision::Stop { reason } => format!("stop: {}", reason.describe()),
+        Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
+    }
+}
+
 impl RouteCycle {
     /// A fresh cycle starting at candidate `current`.
     pub fn new(current: u32) -> RouteCycle {
@@ -207,7 +240,31 @@ impl RouteCycle {
 
     /// A fresh cycle at the first enabled candidate; `None` when none is enabled.
     pub fn start(candidates: &[CandidateSlot]) -> Option<RouteCycle> {
-        next_eligible(candidates, &BTreeSet::new(), 0).map(RouteCycle::new)
+        RouteCycle::default()
+            .next_eligible(candidates.iter().map(|c| c.enabled), 0)
+            .map(RouteCycle::new)
+    }
+
+    /// The first candidate at or after `from` that is enabled and not
+    /// excluded in this cycle: where a route starts and where a skip goes.
+    /// `enabled` holds each candidate's flag, in route order.
+    pub fn next_eligible(&self, enabled: impl IntoIterator<Item = bool>, from: u32) -> Option<u32> {
+        enabled
+            .into_iter()
+            .enumerate()
+            .skip(from as usize)
+            .find_map(|(index, enabled)| {
+                let index = u32::try_from(index).ok()?;
+                (enabled && !self.excluded.contains(&index)).then_some(index)
+            })
+    }
+
+    /// The cycle after a person skips the current candidate for `next`.
+    pub fn skip_to(&self, next: u32) -> RouteCycle {
+        let mut after = self.clone();
+        after.excluded.insert(self.current);
+        after.current = next;
+        after
     }
 
     /// What `candidate` has used of `class` in this cycle.
@@ -350,9 +407,8 @@ fn exhausted(
             reason: StopReason::ExhaustedWithStop { class },
         },
         Exhausted::Skip => {
-            let mut excluded = cycle.excluded.clone();
-            excluded.insert(cycle.current);
-            match next_eligible(candidates, &excluded, cycle.current.saturating_add(1)) {
+            let enabled = candidates.iter().map(|slot| slot.enabled);
+            match cycle.next_eligible(enabled, cycle.current.saturating_add(1)) {
                 Some(next) => Decision::Skip {
                     class,
                     excluded: cycle.current,
@@ -364,16 +420,4 @@ fn exhausted(
             }
         }
     }
-}
-
-/// The first enabled, non-excluded candidate at or after `from`.
-fn next_eligible(candidates: &[CandidateSlot], excluded: &BTreeSet<u32>, from: u32) -> Option<u32> {
-    candidates
-        .iter()
-        .enumerate()
-        .skip(from as usize)
-        .find_map(|(index, slot)| {
-            let index = u32::try_from(index).ok()?;
-            (slot.enabled && !excluded.contains(&index)).then_some(index)
-        })
 }

@@ -1,16 +1,24 @@
 //! Recourse engine: classifies agent/provider failures, applies per-candidate
 //! recovery policy, and owns durable route state.
 //!
-//! Pure domain modules (`evidence`, `classification`, `catalogue`, `timing`,
-//! `safety`, `policy`, `evaluator`) take time as an argument and do no IO.
+//! Layers, lowest first; a layer never imports one above it, which
+//! `tests/layers.rs` enforces (see `docs/architecture.md`):
+//! the domain (`agent`, `profile`, `route`, `clock`, `evidence`,
+//! `classification`, `catalogue`, `timing`, `safety`, `policy`, `evaluator`,
+//! `simulation`), then `store`, then `runner` (with `scheduler`), then
+//! `engine`. The pure domain modules take time as an argument and do no IO.
 
+pub mod agent;
 mod ascii_regex;
 pub mod catalogue;
 pub mod classification;
+pub mod clock;
 pub mod engine;
 pub mod evaluator;
 pub mod evidence;
 pub mod policy;
+pub mod profile;
+pub mod route;
 pub mod runner;
 pub mod safety;
 pub mod scheduler;

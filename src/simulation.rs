@@ -178,7 +178,7 @@ fn step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted, Retry};
+    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
     use chrono::TimeZone;
 
     fn start() -> DateTime<Utc> {
@@ -186,12 +186,7 @@ mod tests {
     }
 
     fn retrying_slot(name: &str, enabled: bool) -> CandidateSlot {
-        let mut section = ClassPolicy::immediate(Exhausted::Skip);
-        section.retry = Retry {
-            enabled: true,
-            max_retries: 2,
-            initial_interval_seconds: 30,
-        };
+        let section = ClassPolicy::new(None, Some((2, 30)), Exhausted::Skip);
         CandidateSlot {
             enabled,
             name: name.into(),

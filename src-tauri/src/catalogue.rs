@@ -9,6 +9,7 @@ use recourse::catalogue::{self, Explanation, ProviderScope};
 use recourse::classification::{Class, Confidence, Scope, SemanticCode};
 use recourse::engine::InboxItem;
 use recourse::evidence::{Evidence, Provider, RawEvidence};
+use recourse::policy::FieldError;
 use recourse::timing::machine_local_tz;
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -91,10 +92,11 @@ pub struct PlaygroundResult {
 #[specta::specta]
 pub fn classify_text(input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
     if let Some(status) = input.http_status.filter(|s| !(100..=599).contains(s)) {
+        let message = format!("HTTP status must be 100–599, got {status}");
         return Err(IpcError {
             code: ErrorCode::Validation,
-            message: format!("HTTP status must be 100–599, got {status}"),
-            field: Some("http_status".into()),
+            fields: vec![FieldError::new("http_status", message.clone())],
+            message,
         });
     }
     let evidence = Evidence::from_raw(RawEvidence {
@@ -145,7 +147,7 @@ pub fn export_fixture(
         .ok_or_else(|| IpcError {
             code: ErrorCode::NotFound,
             message: format!("route {route_id} attempt {attempt} has no unclassified evidence"),
-            field: None,
+            fields: Vec::new(),
         })?;
     write_fixture(&state.db_path, &item)
 }
@@ -163,7 +165,7 @@ fn write_fixture(db_path: &Path, item: &InboxItem) -> Result<FixtureExport, IpcE
     written.map_err(|err| IpcError {
         code: ErrorCode::Io,
         message: format!("could not write {}: {err}", path.display()),
-        field: None,
+        fields: Vec::new(),
     })?;
     Ok(FixtureExport {
         path: path.display().to_string(),
@@ -188,7 +190,8 @@ mod tests {
     fn playground_refuses_an_impossible_http_status_naming_the_field() {
         let err = playground("boom", Some(42)).unwrap_err();
         assert_eq!(err.code, ErrorCode::Validation);
-        assert_eq!(err.field.as_deref(), Some("http_status"));
+        let paths: Vec<&str> = err.fields.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["http_status"]);
         assert_eq!(err.message, "HTTP status must be 100–599, got 42");
     }
 

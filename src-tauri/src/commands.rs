@@ -2,13 +2,12 @@
 //! library function) once and maps its error to [`IpcError`].
 
 use chrono::Utc;
-use recourse::engine::{
-    ActionRequest, AgentKindInfo, AgentSpec, CandidateInput, Profile, RouteDetail, RouteSnapshot,
-    StartRun,
-};
+use recourse::agent::AgentSpec;
+use recourse::engine::{ActionRequest, AgentKindInfo, RouteDetail, RouteSnapshot, StartRun};
 use recourse::evaluator::{CandidateSlot, Decision};
 use recourse::policy::validate::{validate_policy, FieldError};
 use recourse::policy::CandidatePolicy;
+use recourse::profile::{CandidateInput, Profile};
 use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
 use serde::{Deserialize, Serialize};
 use tauri::State;

@@ -1,7 +1,9 @@
-//! The one error shape that crosses IPC: `{code, message, field?}` with a
-//! closed set of codes, so the UI can branch on `code` and show `message`.
+//! The one error shape that crosses IPC: `{code, message, fields}` with a
+//! closed set of codes, so the UI can branch on `code`, show `message`, and
+//! put each field error beside its field.
 
 use recourse::engine::EngineError;
+use recourse::policy::FieldError;
 use serde::Serialize;
 
 /// Closed set of error codes the UI understands.
@@ -20,8 +22,10 @@ pub enum ErrorCode {
 pub struct IpcError {
     pub code: ErrorCode,
     pub message: String,
-    /// Field path for validation errors (`candidates[2].hard.retry.max_retries`).
-    pub field: Option<String>,
+    /// Every field error of a validation error, each with its path
+    /// (`candidates[2].hard.retry.max_retries`) and its own message; empty
+    /// for any other error.
+    pub fields: Vec<FieldError>,
 }
 
 impl From<EngineError> for IpcError {
@@ -35,7 +39,7 @@ impl From<EngineError> for IpcError {
         };
         IpcError {
             code,
-            field: err.field().map(str::to_string),
+            fields: err.field_errors().to_vec(),
             message: err.to_string(),
         }
     }
@@ -46,20 +50,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validation_error_keeps_its_field_path() {
-        let err = EngineError::Validation {
-            field: "candidates[2].hard.retry.max_retries".into(),
-            message: "must be 1–10 when enabled, got 0".into(),
-        };
-        let ipc = IpcError::from(err);
+    fn validation_error_keeps_every_field_error_with_its_path() {
+        let fields = vec![
+            FieldError::new(
+                "candidates[2].hard.retry.max_retries",
+                "must be 1–10 when enabled, got 0",
+            ),
+            FieldError::new("candidates[3].name", "must not be empty"),
+        ];
+        let ipc = IpcError::from(EngineError::Validation(fields.clone()));
         assert_eq!(ipc.code, ErrorCode::Validation);
         assert_eq!(
-            ipc.field.as_deref(),
-            Some("candidates[2].hard.retry.max_retries")
+            ipc.fields, fields,
+            "each error keeps its own path and message"
         );
         assert_eq!(
             ipc.message,
-            "candidates[2].hard.retry.max_retries: must be 1–10 when enabled, got 0"
+            "candidates[2].hard.retry.max_retries: must be 1–10 when enabled, got 0; \
+             candidates[3].name: must not be empty"
         );
     }
 
@@ -70,7 +78,7 @@ mod tests {
             id: "7".into(),
         });
         assert_eq!(ipc.code, ErrorCode::NotFound);
-        assert_eq!(ipc.field, None);
+        assert_eq!(ipc.fields, vec![]);
         assert_eq!(ipc.message, "route 7 does not exist");
     }
 }

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use recourse::engine::{RouteEvent, RouteState};
+use recourse::engine::RouteEvent;
+use recourse::route::RouteState;
 use serde::{Deserialize, Serialize};
 use tauri::AppHandle;
 use tauri_plugin_notification::NotificationExt;

@@ -70,7 +70,7 @@ pub fn run() {
             builder.mount_events(app);
             let log_dir = app.path().app_log_dir()?;
             app.manage(LogGuard(logging::init(&log_dir)));
-            let db_path = recourse::store::default_db_path();
+            let db_path = recourse::engine::default_db_path();
             tracing::info!(db = %db_path.display(), "starting Recourse");
             let engine =
                 tauri::async_runtime::block_on(Engine::open(&db_path, EngineOptions::default()))?;

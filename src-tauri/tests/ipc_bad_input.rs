@@ -2,7 +2,7 @@
 //! runtime, the app's own command registry and state) with bad input: a
 //! malformed payload is refused before it reaches the engine, naming the
 //! argument; a well-formed but invalid one comes back as the one error shape
-//! `{code, message, field}`; and nothing is written by a refused call.
+//! `{code, message, fields}`; and nothing is written by a refused call.
 
 use recourse::engine::{Engine, EngineOptions};
 use recourse_app::AppState;
@@ -93,13 +93,13 @@ impl App {
             Err(Value::Object(e)) => {
                 assert_eq!(
                     e.keys().collect::<Vec<_>>(),
-                    ["code", "field", "message"],
+                    ["code", "fields", "message"],
                     "the one IPC error shape, nothing more: {e:?}"
                 );
                 (
                     e["code"].as_str().unwrap().to_string(),
                     e["message"].as_str().unwrap().to_string(),
-                    e["field"].clone(),
+                    e["fields"].clone(),
                 )
             }
             other => panic!("{cmd} should fail with the app's error shape, got {other:?}"),
@@ -207,7 +207,7 @@ fn unknown_variants_and_fields_in_nested_input_are_refused() {
 }
 
 #[test]
-fn engine_refusals_cross_as_code_message_and_field() {
+fn engine_refusals_cross_as_code_message_and_fields() {
     let app = App::start();
     let profile = app.demo_profile();
     let id = profile["id"].clone();
@@ -218,7 +218,7 @@ fn engine_refusals_cross_as_code_message_and_field() {
         (
             "validation".into(),
             "name: a profile needs a name".into(),
-            json!("name")
+            json!([{ "path": "name", "message": "a profile needs a name" }])
         )
     );
     assert_eq!(
@@ -226,7 +226,7 @@ fn engine_refusals_cross_as_code_message_and_field() {
         (
             "not_found".into(),
             "profile 99 does not exist".into(),
-            Value::Null
+            json!([])
         )
     );
     assert_eq!(
@@ -234,7 +234,7 @@ fn engine_refusals_cross_as_code_message_and_field() {
         (
             "not_found".into(),
             "profile 99 does not exist".into(),
-            Value::Null
+            json!([])
         )
     );
     assert_eq!(
@@ -242,15 +242,15 @@ fn engine_refusals_cross_as_code_message_and_field() {
         (
             "not_found".into(),
             "route 7 does not exist".into(),
-            Value::Null
+            json!([])
         )
     );
-    let (code, message, field) = app.error(
+    let (code, message, fields) = app.error(
         "save_candidates",
         json!({ "profileId": id, "expectedRevision": revision, "candidates": [candidate("a", 3), candidate("b", 0)] }),
     );
     assert_eq!(
-        (code.as_str(), field.as_str()),
+        (code.as_str(), fields[0]["path"].as_str()),
         (
             "validation",
             Some("candidates[1].transient.retry.max_retries")
@@ -271,7 +271,7 @@ fn engine_refusals_cross_as_code_message_and_field() {
         (
             "validation".into(),
             "prompt: the prompt is empty".into(),
-            json!("prompt")
+            json!([{ "path": "prompt", "message": "the prompt is empty" }])
         )
     );
     assert_eq!(
@@ -282,7 +282,7 @@ fn engine_refusals_cross_as_code_message_and_field() {
         (
             "validation".into(),
             "cwd: /nonexistent/dir is not a directory".into(),
-            json!("cwd")
+            json!([{ "path": "cwd", "message": "/nonexistent/dir is not a directory" }])
         )
     );
     assert_eq!(
@@ -292,14 +292,18 @@ fn engine_refusals_cross_as_code_message_and_field() {
     );
     assert_eq!(
         app.error("classify_text", json!({ "input": { "provider": "generic", "message": "boom", "http_status": 42, "headers": {} } })),
-        ("validation".into(), "HTTP status must be 100–599, got 42".into(), json!("http_status"))
+        (
+            "validation".into(),
+            "HTTP status must be 100–599, got 42".into(),
+            json!([{ "path": "http_status", "message": "HTTP status must be 100–599, got 42" }])
+        )
     );
     assert_eq!(
         app.error("export_fixture", json!({ "routeId": 5, "attempt": 1 })),
         (
             "not_found".into(),
             "route 5 attempt 1 has no unclassified evidence".into(),
-            Value::Null
+            json!([])
         )
     );
     app.stop();
@@ -314,11 +318,11 @@ fn a_stale_action_is_refused_and_reports_the_current_generation() {
         json!({ "request": { "profile_id": profile["id"], "prompt": "Rename the config loader", "cwd": null } }),
     );
     let stale = route["generation"].as_u64().unwrap() + 5;
-    let (code, message, field) = app.error(
+    let (code, message, fields) = app.error(
         "route_action",
         json!({ "request": { "route_id": route["id"], "action": "stop", "expected_generation": stale } }),
     );
-    assert_eq!((code.as_str(), field), ("stale", Value::Null));
+    assert_eq!((code.as_str(), fields), ("stale", json!([])));
     assert!(
         message.starts_with("the route changed (now generation "),
         "the person is told to look again: {message}"

@@ -5,7 +5,8 @@
 use anyhow::{anyhow, Result};
 use chrono::Utc;
 use clap::Args;
-use recourse::engine::{ActionRequest, Engine, ManualAction, RouteState};
+use recourse::engine::{ActionRequest, Engine};
+use recourse::route::{ManualAction, RouteState};
 
 use super::routes::{line, open_viewer, DbArg};
 use super::run::follow;

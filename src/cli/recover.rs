@@ -7,7 +7,7 @@
 use anyhow::Result;
 use chrono::Utc;
 use clap::Args;
-use recourse::engine::RouteState;
+use recourse::route::RouteState;
 
 use super::routes::{line, open_viewer, DbArg};
 use super::run::follow_all;

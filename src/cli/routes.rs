@@ -7,8 +7,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use recourse::engine::{
-    Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteState, RouteViewer,
+    Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteViewer,
 };
+use recourse::route::RouteState;
 use recourse::store::StoreError;
 
 /// Runs a route command on a fresh tokio runtime with warn-level logs on
@@ -65,7 +66,7 @@ impl DbArg {
     pub fn path(&self) -> PathBuf {
         self.db
             .clone()
-            .unwrap_or_else(recourse::store::default_db_path)
+            .unwrap_or_else(recourse::engine::default_db_path)
     }
 }
 

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Context, Result};
 use chrono::Utc;
 use clap::Args;
-use recourse::engine::{Engine, EngineOptions, RouteState, StartRun};
+use recourse::engine::{Engine, EngineOptions, StartRun};
+use recourse::route::RouteState;
 
 use super::routes::{actions, line, DbArg};
 

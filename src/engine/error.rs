@@ -1,15 +1,18 @@
 //! The one error type of the engine API, with a closed set of codes the
-//! desktop shell maps to its IPC error shape `{code, message, field?}`.
+//! desktop shell maps to its IPC error shape `{code, message, fields}`.
 
 use super::RouteSnapshot;
+use crate::policy::FieldError;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("{what} {id} does not exist")]
     NotFound { what: &'static str, id: String },
-    #[error("{field}: {message}")]
-    Validation { field: String, message: String },
+    /// Every problem found, each at its field path, so a form can show
+    /// each one beside its field.
+    #[error("{}", list(.0))]
+    Validation(Vec<FieldError>),
     #[error("the route changed (now generation {}, {}); look again before acting", .current.generation, .current.state.as_str())]
     Stale { current: Box<RouteSnapshot> },
     #[error("{0}")]
@@ -23,21 +26,22 @@ impl EngineError {
     pub fn code(&self) -> &'static str {
         match self {
             EngineError::NotFound { .. } => "not_found",
-            EngineError::Validation { .. } => "validation",
+            EngineError::Validation(_) => "validation",
             EngineError::Stale { .. } => "stale",
             EngineError::Conflict(_) => "conflict",
             EngineError::Store(_) => "store",
         }
     }
 
-    /// The field path of a validation error (`candidates[2].hard.retry.max_retries`).
-    pub fn field(&self) -> Option<&str> {
+    /// The field errors of a validation error, each with its path
+    /// (`candidates[2].hard.retry.max_retries`); empty for any other error.
+    pub fn field_errors(&self) -> &[FieldError] {
         match self {
-            EngineError::Validation { field, .. } => Some(field),
+            EngineError::Validation(errors) => errors,
             EngineError::NotFound { .. }
             | EngineError::Stale { .. }
             | EngineError::Conflict(_)
-            | EngineError::Store(_) => None,
+            | EngineError::Store(_) => &[],
         }
     }
 
@@ -46,7 +50,7 @@ impl EngineError {
         match self {
             EngineError::Store(e) => EngineError::Store(e.opening(path)),
             EngineError::NotFound { .. }
-            | EngineError::Validation { .. }
+            | EngineError::Validation(_)
             | EngineError::Stale { .. }
             | EngineError::Conflict(_) => self,
         }
@@ -59,10 +63,14 @@ impl EngineError {
         }
     }
 
+    /// A validation error at one field.
     pub(crate) fn validation(field: impl Into<String>, message: impl Into<String>) -> EngineError {
-        EngineError::Validation {
-            field: field.into(),
-            message: message.into(),
-        }
+        EngineError::Validation(vec![FieldError::new(field, message)])
     }
+}
+
+/// `path: message` of each field error, separated by `; `.
+fn list(errors: &[FieldError]) -> String {
+    let each: Vec<String> = errors.iter().map(FieldError::to_string).collect();
+    each.join("; ")
 }

@@ -7,15 +7,17 @@ use std::path::PathBuf;
 use tracing::{error, warn};
 
 use super::pending::Work;
-use super::route::{self, Effect, Failure, Lease, Plan, Refusal};
-use super::{pipeline, snapshot, Engine, EngineError, RunHandle};
-use super::{ActionRequest, AttemptOutcome, RouteEvent, RouteSnapshot, RouteState, StartRun};
+use super::{snapshot, Engine, EngineError, RunHandle};
+use super::{ActionRequest, RouteEvent, RouteSnapshot, StartRun};
 use crate::catalogue;
 use crate::classification::RuntimeFailure;
-use crate::evidence::Correlation;
+use crate::evidence::{Correlation, Evidence};
+use crate::route::machine::{self, Effect, Failure, Lease, Plan, Refusal};
+use crate::route::{AttemptOutcome, AttemptRecord, AttemptResultRecord, RouteRow, RouteState};
 use crate::runner::{self, Launch, RunReport};
 use crate::scheduler::Fired;
-use crate::store::{AttemptRecord, AttemptResultRecord, Cas, NewRoute, RouteRow, Store};
+use crate::store::{Cas, Store};
+use crate::timing;
 
 /// How long a stop waits for a SIGKILLed agent to be gone.
 pub(super) const AGENT_GONE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
@@ -29,38 +31,16 @@ impl Engine {
         }
         let cwd = check_cwd(req.cwd.as_deref())?;
         let profile = self.get_profile(req.profile_id)?;
-        let first = profile
-            .candidates
-            .iter()
-            .position(|c| c.enabled)
-            .ok_or_else(|| {
-                EngineError::validation("profile_id", "the profile has no enabled candidate")
-            })?;
-        let now = self.inner.clock.now();
-        let new = NewRoute {
-            profile_id: profile.id,
-            profile_name: profile.name.clone(),
-            prompt: req.prompt,
-            cwd,
-            candidates: profile.candidates.clone(),
-            cycle: pipeline::new_cycle(first),
-            candidate_index: first as u32,
-            owner: self.inner.instance.clone(),
-            lease_until: self.lease_until(),
-            now,
+        let lease = Lease {
+            owner: &self.inner.instance,
+            until: self.lease_until(),
         };
-        let instance = self.inner.instance.clone();
-        let candidate = &profile.candidates[first];
-        let mut store = self.store();
-        let row = store.insert_route(&new, |id| AttemptRecord {
-            number: 1,
-            generation: 1,
-            candidate_index: first as u32,
-            candidate_id: candidate.id,
-            candidate_name: candidate.name.clone(),
-            invocation_id: format!("r{id}-a1-{instance}"),
-            started_at: now,
+        let now = self.inner.clock.now();
+        let new = machine::start(&profile, req.prompt, cwd, lease, now).ok_or_else(|| {
+            EngineError::validation("profile_id", "the profile has no enabled candidate")
         })?;
+        let mut store = self.store();
+        let row = store.insert_route(&new, |id| new.first_attempt(id))?;
         let attempt = store.attempts(row.id)?.remove(0).attempt;
         self.apply_effect(&store, &row, Effect::Dispatch(attempt));
         drop(store);
@@ -77,7 +57,7 @@ impl Engine {
             owner: &self.inner.instance,
             until,
         };
-        match route::manual(&row, req.action, req.expected_generation, lease, now) {
+        match machine::manual(&row, req.action, req.expected_generation, lease, now) {
             Ok(plan) => {
                 let kills = plan.effect == Effect::Kill;
                 let run_here = self.runs().contains_key(&row.id);
@@ -279,10 +259,10 @@ impl Engine {
             until,
         };
         let plan = match report {
-            RunReport::Succeeded if current => route::succeeded(&row, attempt.number, now),
+            RunReport::Succeeded if current => machine::succeeded(&row, attempt.number, now),
             RunReport::Failed { raw, effect } if current => {
                 let failure = self.failure(&row, attempt, raw, effect, None, true);
-                route::failed(&row, failure, lease, now)
+                machine::failed(&row, failure, lease, now)
             }
             RunReport::Runtime {
                 failure,
@@ -290,15 +270,15 @@ impl Engine {
                 effect,
             } if current => {
                 let failure = self.failure(&row, attempt, raw, effect, Some(failure), true);
-                route::failed(&row, failure, lease, now)
+                machine::failed(&row, failure, lease, now)
             }
             RunReport::Killed if current => {
-                match route::interrupted(&row, "Recourse was shut down", now) {
-                    Some(plan) => plan,
-                    None => return Ok(()),
-                }
+                machine::interrupted(&row, "Recourse was shut down", now)
             }
             late => return self.record_late(&row, attempt, late, now),
+        };
+        let Some(plan) = plan else {
+            return Ok(());
         };
         if let Cas::Lost(current) = self.commit(plan)? {
             warn!(
@@ -325,10 +305,10 @@ impl Engine {
             invocation_id: attempt.invocation_id.clone(),
         });
         effect.evidence_current = Some(current);
-        let evidence = pipeline::sanitize(raw);
+        let evidence = Evidence::from_raw(raw);
         let classification = match runtime {
             Some(failure) => failure.classify(&catalogue::builtin().version),
-            None => pipeline::classify(&evidence),
+            None => catalogue::classify(&evidence, timing::machine_local_tz()),
         };
         Failure {
             number: attempt.number,
@@ -363,7 +343,7 @@ impl Engine {
             RunReport::Failed { raw, effect } => {
                 let f = self.failure(row, attempt, raw, effect, None, false);
                 result.outcome = AttemptOutcome::Failed;
-                result.excerpt = Some(route::excerpt(&f.evidence.message));
+                result.excerpt = Some(machine::excerpt(&f.evidence.message));
                 result.classification = Some(f.classification);
                 result.effect = Some(f.effect);
                 result.evidence = Some(f.evidence);
@@ -375,7 +355,7 @@ impl Engine {
             } => {
                 let f = self.failure(row, attempt, raw, effect, Some(failure), false);
                 result.outcome = AttemptOutcome::Failed;
-                result.excerpt = Some(route::excerpt(&f.evidence.message));
+                result.excerpt = Some(machine::excerpt(&f.evidence.message));
                 result.classification = Some(f.classification);
                 result.effect = Some(f.effect);
                 result.evidence = Some(f.evidence);

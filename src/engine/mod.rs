@@ -8,13 +8,10 @@
 //! timers and processes across processes sharing one database is a lease per
 //! route; see `docs/engine.md`.
 
-mod clock;
 mod error;
 mod flow;
 mod ownership;
 mod pending;
-pub mod pipeline;
-pub mod route;
 mod seed;
 mod types;
 mod viewer;
@@ -27,18 +24,23 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::{AgentKind, AgentSpec, AttemptTimeouts};
 use crate::classification::PolicyClass;
+use crate::clock::Clock;
+use crate::policy::validate::{validate_document, FieldError};
+use crate::policy::{CandidateEntry, PolicyDocument, CURRENT_VERSION};
+use crate::profile::{CandidateInput, Profile};
+use crate::route::{machine, RouteRow, RouteState};
 use crate::scheduler::Scheduler;
-use crate::store::{profiles::SaveRefusal, ChangeSeq, RouteRow, Store};
-use pipeline::CandidatePolicy;
+use crate::store::{profiles::SaveRefusal, ChangeSeq, Store};
 
-pub use clock::Clock;
 pub use error::EngineError;
 pub use seed::DEMO_PROFILE;
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 
-use crate::policy::validate::FieldError;
+/// Where the desktop app and the CLI keep their database by default.
+pub use crate::store::default_db_path;
 
 /// Handle to a running engine; cheap to clone, shareable across threads.
 #[derive(Clone)]
@@ -193,7 +195,7 @@ impl Engine {
         let candidates: Vec<CandidateInput> = candidates
             .into_iter()
             .map(|c| CandidateInput {
-                policy: pipeline::normalize(&c.policy),
+                policy: c.policy.normalize(),
                 ..c
             })
             .collect();
@@ -309,27 +311,31 @@ fn name_taken(e: crate::store::StoreError, name: &str) -> EngineError {
 }
 
 /// The candidate list is validated as the versioned policy document it is
-/// (names, duplicates, every policy limit), then each agent spec.
+/// (names, duplicates, every policy limit), and each agent spec; every
+/// problem found is reported.
 fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError> {
-    let entries: Vec<(String, &'static str, bool, CandidatePolicy)> = candidates
-        .iter()
-        .map(|c| {
-            (
-                c.name.clone(),
-                c.agent.kind.slug(),
-                c.enabled,
-                c.policy.clone(),
-            )
-        })
-        .collect();
-    pipeline::validate_document(entries).map_err(|(f, m)| EngineError::validation(f, m))?;
+    let document = PolicyDocument {
+        version: CURRENT_VERSION,
+        candidates: candidates
+            .iter()
+            .map(|c| CandidateEntry {
+                name: c.name.clone(),
+                agent: c.agent.kind.slug().to_string(),
+                enabled: c.enabled,
+                policy: c.policy.clone(),
+            })
+            .collect(),
+    };
+    let mut errors = validate_document(&document);
     for (i, c) in candidates.iter().enumerate() {
         let index = u32::try_from(i).unwrap_or(u32::MAX);
-        if let Some(first) = validate_agent(index, &c.agent).into_iter().next() {
-            return Err(EngineError::validation(first.path, first.message));
-        }
+        errors.extend(validate_agent(index, &c.agent));
     }
-    Ok(())
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(EngineError::Validation(errors))
+    }
 }
 
 /// Every problem with a candidate's agent settings, at
@@ -523,13 +529,13 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         retry: policy_class.map(|class| retry_progress(row, class)),
         pending_outcome: pending,
         deadline: row.deadline,
-        manual_reason: row.manual_reason.clone(),
+        manual_reason: row.manual_reason.as_ref().map(|r| r.text().to_string()),
         prompt_excerpt: prompt_excerpt(&row.prompt),
         attempts: row.attempts,
         owner: row.owner.clone(),
         created_at: row.created_at,
         updated_at: row.updated_at,
-        actions: route::valid_actions(row),
+        actions: machine::valid_actions(row),
     }
 }
 
@@ -538,10 +544,11 @@ fn retry_progress(row: &RouteRow, class: PolicyClass) -> RetryProgress {
         .candidates
         .get(row.candidate_index as usize)
         .map(|c| &c.policy));
+    let retry = policy.map(|p| p.section(class).retry);
     RetryProgress {
         class,
-        ordinal: pipeline::retry_ordinal(&row.cycle, class),
-        max: policy.map_or(0, |p| pipeline::retry_budget(p, class)),
+        ordinal: row.cycle.usage_of(row.cycle.current, class).retries_used,
+        max: retry.filter(|r| r.enabled).map_or(0, |r| r.max_retries),
     }
 }
 

@@ -18,10 +18,10 @@ use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
 use tracing::{error, warn};
 
-use super::route;
 use super::{snapshot, Engine, EngineError, RouteSnapshot, RunHandle};
+use crate::route::{machine, RouteRow, RouteState};
 use crate::scheduler::Fired;
-use crate::store::{ChangeSeq, Claim, RouteRow};
+use crate::store::{ChangeSeq, Claim};
 
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
@@ -132,12 +132,12 @@ impl Engine {
             if !owner_gone(row.owner.as_deref(), row.lease_until, now) {
                 continue;
             }
-            if row.state == super::RouteState::Running && !self.kill_orphaned_agent(&row)? {
+            if row.state == RouteState::Running && !self.kill_orphaned_agent(&row)? {
                 // Called interrupted now, a retry could run beside it; the
                 // next heartbeat tries again.
                 continue;
             }
-            match route::interrupted(&row, "its engine stopped", now) {
+            match machine::interrupted(&row, "its engine stopped", now) {
                 Some(plan) => match self.commit(plan)? {
                     crate::store::Cas::Won(row) => handled.push(row),
                     crate::store::Cas::Lost(current) => {

@@ -14,10 +14,10 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, warn};
 
-use super::route::{self, Lease};
-use super::{Engine, EngineError, RouteState};
+use super::{Engine, EngineError};
+use crate::route::machine::{self, Lease};
+use crate::route::{AttemptRecord, RouteState};
 use crate::runner::RunReport;
-use crate::store::AttemptRecord;
 
 /// Delays between retries of work whose commit failed: about a minute in
 /// all, after which it is retried on each lease heartbeat.
@@ -152,7 +152,7 @@ impl Engine {
             owner: &self.inner.instance,
             until,
         };
-        match route::timer_fired(&row, lease, self.inner.clock.now()) {
+        match machine::timer_fired(&row, lease, self.inner.clock.now()) {
             Some(plan) => self.commit(plan).map(|_| ()),
             None => Ok(()),
         }
@@ -205,7 +205,8 @@ impl Engine {
                         continue;
                     }
                     warn!(route = row.id, "running route has no attempt behind it");
-                    if let Some(plan) = route::interrupted(&row, "its engine lost track of it", now)
+                    if let Some(plan) =
+                        machine::interrupted(&row, "its engine lost track of it", now)
                     {
                         self.commit(plan)?;
                     }
@@ -249,11 +250,10 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::engine::pipeline::{self, PendingOutcome, SectionSpec};
-    use crate::engine::{
-        AgentSpec, CandidateInput, EngineOptions, RouteSnapshot, SimStep, StartRun,
-    };
-    use crate::store::NewRoute;
+    use crate::agent::{AgentSpec, SimStep};
+    use crate::engine::{EngineOptions, RouteSnapshot, StartRun};
+    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+    use crate::profile::CandidateInput;
 
     /// A lease of 3 s: the heartbeat checks this engine's routes every second.
     async fn engine(dir: &tempfile::TempDir, script: Vec<SimStep>) -> (Engine, u32) {
@@ -263,17 +263,9 @@ mod tests {
             lease: Duration::from_secs(3),
         };
         let engine = Engine::open(&dir.path().join("r.db"), opts).await.unwrap();
-        let section = SectionSpec {
-            reset_wait_max_s: None,
-            retry: Some((1, 1)),
-            exhausted: PendingOutcome::Stop,
-        };
+        let policy = CandidatePolicy::both(ClassPolicy::new(None, Some((1, 1)), Exhausted::Stop));
         let p = engine.create_profile("p").unwrap();
-        let candidate = CandidateInput::new(
-            "sim",
-            AgentSpec::simulated(script),
-            pipeline::build_policy(section, section),
-        );
+        let candidate = CandidateInput::new("sim", AgentSpec::simulated(script), policy);
         let p = engine
             .save_candidates(p.id, p.revision, vec![candidate])
             .unwrap();
@@ -362,28 +354,13 @@ mod tests {
         // held report: its report was lost.
         let row = {
             let mut store = engine.store();
-            let new = NewRoute {
-                profile_id,
-                profile_name: profile.name.clone(),
-                prompt: "go".into(),
-                cwd: None,
-                candidates: profile.candidates.clone(),
-                cycle: pipeline::new_cycle(0),
-                candidate_index: 0,
-                owner: engine.instance().to_string(),
-                lease_until: engine.lease_until(),
-                now,
+            let lease = Lease {
+                owner: engine.instance(),
+                until: engine.lease_until(),
             };
+            let new = machine::start(&profile, "go".into(), None, lease, now).unwrap();
             store
-                .insert_route(&new, |id| AttemptRecord {
-                    number: 1,
-                    generation: 1,
-                    candidate_index: 0,
-                    candidate_id: profile.candidates[0].id,
-                    candidate_name: "sim".into(),
-                    invocation_id: format!("r{id}-a1-test"),
-                    started_at: now,
-                })
+                .insert_route(&new, |id| new.first_attempt(id))
                 .unwrap()
         };
         until(
@@ -394,6 +371,7 @@ mod tests {
         )
         .await;
         let reason = engine.route_row(row.id).unwrap().manual_reason.unwrap();
+        let reason = reason.text();
         assert!(
             reason.starts_with("attempt 1 was still running when its engine lost track of it"),
             "{reason}"

@@ -2,37 +2,25 @@
 //! first run shows a reset wait, a skip, a retry countdown and a success with
 //! no network and no API keys.
 
-use super::pipeline::{build_policy, PendingOutcome, SectionSpec};
-use super::{AgentSpec, CandidateInput, SimStep};
+use crate::agent::{AgentSpec, SimStep};
+use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use crate::profile::CandidateInput;
 
 pub const DEMO_PROFILE: &str = "Demo (simulated)";
 
 const WORK_MS: u32 = 1500;
 
 /// Waits up to a minute for a reset, once; then skips.
-fn waits_for_reset_then_skips() -> super::pipeline::CandidatePolicy {
-    let section = SectionSpec {
-        reset_wait_max_s: Some(60),
-        retry: None,
-        exhausted: PendingOutcome::Skip,
-    };
-    build_policy(section, section)
+fn waits_for_reset_then_skips() -> CandidatePolicy {
+    CandidatePolicy::both(ClassPolicy::new(Some(60), None, Exhausted::Skip))
 }
 
 /// Retries transient failures three times from 2 s; stops on hard ones.
-fn retries_then_stops() -> super::pipeline::CandidatePolicy {
-    build_policy(
-        SectionSpec {
-            reset_wait_max_s: None,
-            retry: Some((3, 2)),
-            exhausted: PendingOutcome::Skip,
-        },
-        SectionSpec {
-            reset_wait_max_s: Some(300),
-            retry: None,
-            exhausted: PendingOutcome::Stop,
-        },
-    )
+fn retries_then_stops() -> CandidatePolicy {
+    CandidatePolicy {
+        transient: ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip),
+        hard: ClassPolicy::new(Some(300), None, Exhausted::Stop),
+    }
 }
 
 pub fn demo_candidates() -> Vec<CandidateInput> {

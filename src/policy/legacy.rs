@@ -12,8 +12,8 @@
 //! immediate skip, which is the old fallback behaviour.
 
 use super::validate::FieldError;
-use super::{CandidateEntry, CandidatePolicy, ClassPolicy, Exhausted, PolicyDocument, Retry};
-use super::{ResetWait, CURRENT_VERSION};
+use super::CURRENT_VERSION;
+use super::{CandidateEntry, CandidatePolicy, ClassPolicy, Exhausted, PolicyDocument};
 use crate::classification::{PolicyClass, SemanticCode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -67,17 +67,13 @@ impl LegacyAction {
     /// The class policy this action stands for.
     pub fn class_policy(self) -> ClassPolicy {
         match self {
-            LegacyAction::TryNext => ClassPolicy::immediate(Exhausted::Skip),
-            LegacyAction::Stop => ClassPolicy::immediate(Exhausted::Stop),
-            LegacyAction::RetrySame => ClassPolicy {
-                wait_for_reset: ResetWait::DISABLED,
-                retry: Retry {
-                    enabled: true,
-                    max_retries: 1,
-                    initial_interval_seconds: RETRY_SAME_INTERVAL_SECONDS,
-                },
-                on_exhausted: Exhausted::Stop,
-            },
+            LegacyAction::TryNext => ClassPolicy::new(None, None, Exhausted::Skip),
+            LegacyAction::Stop => ClassPolicy::new(None, None, Exhausted::Stop),
+            LegacyAction::RetrySame => ClassPolicy::new(
+                None,
+                Some((1, RETRY_SAME_INTERVAL_SECONDS)),
+                Exhausted::Stop,
+            ),
         }
     }
 }
@@ -187,6 +183,7 @@ fn conflict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Retry;
 
     fn candidate(
         on_error: Option<LegacyAction>,
@@ -215,7 +212,7 @@ mod tests {
         let policy = policy_of(candidate(Some(LegacyAction::TryNext), &[]));
         assert_eq!(
             policy,
-            CandidatePolicy::both(ClassPolicy::immediate(Exhausted::Skip))
+            CandidatePolicy::both(ClassPolicy::new(None, None, Exhausted::Skip))
         );
     }
 
@@ -224,7 +221,7 @@ mod tests {
         let policy = policy_of(candidate(Some(LegacyAction::Stop), &[]));
         assert_eq!(
             policy,
-            CandidatePolicy::both(ClassPolicy::immediate(Exhausted::Stop))
+            CandidatePolicy::both(ClassPolicy::new(None, None, Exhausted::Stop))
         );
     }
 
@@ -258,7 +255,7 @@ mod tests {
         assert_eq!(policy.transient, LegacyAction::RetrySame.class_policy());
         assert_eq!(
             policy.hard,
-            ClassPolicy::immediate(Exhausted::Stop),
+            ClassPolicy::new(None, None, Exhausted::Stop),
             "hard keeps the on_error action"
         );
     }
@@ -266,8 +263,11 @@ mod tests {
     #[test]
     fn classes_without_rule_or_default_skip_like_a_new_candidate() {
         let policy = policy_of(candidate(None, &[("quota_exhausted", LegacyAction::Stop)]));
-        assert_eq!(policy.transient, ClassPolicy::immediate(Exhausted::Skip));
-        assert_eq!(policy.hard, ClassPolicy::immediate(Exhausted::Stop));
+        assert_eq!(
+            policy.transient,
+            ClassPolicy::new(None, None, Exhausted::Skip)
+        );
+        assert_eq!(policy.hard, ClassPolicy::new(None, None, Exhausted::Stop));
     }
 
     #[test]
@@ -279,7 +279,7 @@ mod tests {
                 ("quota_exhausted", LegacyAction::Stop),
             ],
         ));
-        assert_eq!(policy.hard, ClassPolicy::immediate(Exhausted::Stop));
+        assert_eq!(policy.hard, ClassPolicy::new(None, None, Exhausted::Stop));
     }
 
     #[test]

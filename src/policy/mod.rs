@@ -74,6 +74,21 @@ pub enum Exhausted {
     Stop,
 }
 
+impl Exhausted {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exhausted::Skip => "skip",
+            Exhausted::Stop => "stop",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Exhausted> {
+        [Exhausted::Skip, Exhausted::Stop]
+            .into_iter()
+            .find(|o| o.as_str() == s)
+    }
+}
+
 impl ResetWait {
     pub const DISABLED: ResetWait = ResetWait {
         enabled: false,
@@ -114,11 +129,29 @@ impl Retry {
 }
 
 impl ClassPolicy {
-    /// No wait, no retry: go straight to `on_exhausted`.
-    pub fn immediate(on_exhausted: Exhausted) -> ClassPolicy {
+    /// Waits for a reset at most `reset_wait_max_s` ahead (`None`: never),
+    /// retries `(max_retries, initial_interval_s)` (`None`: never), then
+    /// `on_exhausted`.
+    pub fn new(
+        reset_wait_max_s: Option<u32>,
+        retry: Option<(u32, u32)>,
+        on_exhausted: Exhausted,
+    ) -> ClassPolicy {
         ClassPolicy {
-            wait_for_reset: ResetWait::DISABLED,
-            retry: Retry::DISABLED,
+            wait_for_reset: reset_wait_max_s.map_or(ResetWait::DISABLED, |max_wait_seconds| {
+                ResetWait {
+                    enabled: true,
+                    max_wait_seconds,
+                }
+            }),
+            retry: retry.map_or(
+                Retry::DISABLED,
+                |(max_retries, initial_interval_seconds)| Retry {
+                    enabled: true,
+                    max_retries,
+                    initial_interval_seconds,
+                },
+            ),
             on_exhausted,
         }
     }
@@ -137,7 +170,7 @@ impl CandidatePolicy {
     /// Immediate skip for both classes: the old fallback behaviour, no
     /// hidden retries or waits.
     pub fn default_for_new_candidate() -> CandidatePolicy {
-        CandidatePolicy::both(ClassPolicy::immediate(Exhausted::Skip))
+        CandidatePolicy::both(ClassPolicy::new(None, None, Exhausted::Skip))
     }
 
     /// The same class policy for both classes.

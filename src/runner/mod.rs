@@ -18,8 +18,9 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::{AgentKind, AgentSpec};
 use crate::classification::RuntimeFailure;
-use crate::engine::{AgentKind, AgentSpec, Clock};
+use crate::clock::Clock;
 use crate::evidence::RawEvidence;
 use crate::safety::EffectContext;
 

@@ -22,8 +22,8 @@ use tokio_util::sync::CancellationToken;
 use super::adapters::{self, Exit, Finished, StreamAdapter};
 use super::group::AgentProcess;
 use super::{Launch, RunReport};
+use crate::agent::{AgentKind, AgentSpec};
 use crate::classification::RuntimeFailure;
-use crate::engine::{AgentKind, AgentSpec};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 

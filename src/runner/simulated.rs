@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{Launch, RunReport};
-use crate::engine::SimStep;
+use crate::agent::SimStep;
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -108,8 +108,10 @@ fn after_tool_use() -> EffectContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::AgentSpec;
     use crate::classification::SemanticCode;
-    use crate::engine::{pipeline, AgentSpec, Clock};
+    use crate::clock::Clock;
+    use crate::evidence::Evidence;
 
     fn play(
         step: SimStep,
@@ -128,7 +130,7 @@ mod tests {
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {
-                let c = pipeline::classify(&pipeline::sanitize(raw));
+                let c = crate::catalogue::classify(&Evidence::from_raw(raw), chrono_tz::UTC);
                 (c.code, c.reset_at, effect)
             }
             other => panic!("{step:?} fails, got {other:?}"),

@@ -19,10 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{
-    AttemptRecord, AttemptResultRecord, Cas, ChangeSeq, Claim, Generations, NewRoute, RouteChanges,
-    RouteRow, TransitionWrite,
-};
+pub use routes::{Cas, ChangeSeq, Claim, Generations, RouteChanges};
 
 /// How long a statement waits for another process's write lock before
 /// failing. Opening for writing waits at most this long too, so a command

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
-use crate::engine::{Candidate, CandidateInput, Profile};
+use crate::profile::{Candidate, CandidateInput, Profile};
 
 /// Why a candidate save did not happen.
 #[derive(Debug, Clone, PartialEq)]

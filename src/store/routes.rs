@@ -10,92 +10,11 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
-use crate::classification::Classification;
-use crate::engine::pipeline::{CandidatePolicy, PendingOutcome, RouteCycle};
-use crate::engine::{AttemptOutcome, Candidate, RouteState};
-use crate::evidence::Evidence;
-use crate::safety::EffectContext;
-
-/// A route's durable state, as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RouteRow {
-    pub id: u32,
-    pub profile_id: Option<u32>,
-    pub profile_name: String,
-    pub prompt: String,
-    pub cwd: Option<String>,
-    pub state: RouteState,
-    pub generation: u32,
-    pub candidate_index: u32,
-    /// Snapshot taken at start; policies are refreshed by id at each decision.
-    pub candidates: Vec<Candidate>,
-    pub cycle: RouteCycle,
-    pub classification: Option<Classification>,
-    pub policy: Option<CandidatePolicy>,
-    pub decision: Option<String>,
-    /// The candidate whose failed attempt `classification`, `policy` and
-    /// `decision` describe: after a skip, not the current one. Read from
-    /// the attempt history, never written.
-    pub failed_candidate: Option<u32>,
-    pub deadline: Option<DateTime<Utc>>,
-    pub pending_outcome: Option<PendingOutcome>,
-    pub manual_reason: Option<String>,
-    pub owner: Option<String>,
-    pub lease_until: Option<DateTime<Utc>>,
-    /// Attempts dispatched so far.
-    pub attempts: u32,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// The first row of a route.
-#[derive(Debug, Clone)]
-pub struct NewRoute {
-    pub profile_id: u32,
-    pub profile_name: String,
-    pub prompt: String,
-    pub cwd: Option<String>,
-    pub candidates: Vec<Candidate>,
-    pub cycle: RouteCycle,
-    pub candidate_index: u32,
-    pub owner: String,
-    pub lease_until: DateTime<Utc>,
-    pub now: DateTime<Utc>,
-}
-
-/// An attempt about to be dispatched; written in the dispatching transition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AttemptRecord {
-    pub number: u32,
-    pub generation: u32,
-    pub candidate_index: u32,
-    pub candidate_id: u32,
-    pub candidate_name: String,
-    pub invocation_id: String,
-    pub started_at: DateTime<Utc>,
-}
-
-/// How an attempt ended and what was decided about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AttemptResultRecord {
-    pub number: u32,
-    pub finished_at: DateTime<Utc>,
-    pub outcome: AttemptOutcome,
-    pub classification: Option<Classification>,
-    pub effect: Option<EffectContext>,
-    pub policy_revision: Option<u32>,
-    pub policy: Option<CandidatePolicy>,
-    pub decision: Option<String>,
-    pub evidence: Option<Evidence>,
-    pub excerpt: Option<String>,
-}
-
-/// Everything one transition writes besides the route row.
-#[derive(Debug, Clone, Default)]
-pub struct TransitionWrite {
-    pub dispatch: Option<AttemptRecord>,
-    pub result: Option<AttemptResultRecord>,
-}
+use crate::policy::Exhausted;
+use crate::route::{
+    AttemptOutcome, AttemptRecord, AttemptResultRecord, HoldReason, NewRoute, RouteRow, RouteState,
+    TransitionWrite,
+};
 
 /// The result of a compare-and-set.
 #[derive(Debug, Clone, PartialEq)]
@@ -586,8 +505,8 @@ fn update_route(
             next.policy.as_ref().map(to_json),
             next.decision,
             next.deadline.map(ts),
-            next.pending_outcome.map(PendingOutcome::as_str),
-            next.manual_reason,
+            next.pending_outcome.map(Exhausted::as_str),
+            next.manual_reason.as_ref().map(HoldReason::text),
             next.owner,
             next.lease_until.map(ts),
             ts(next.updated_at)
@@ -720,7 +639,7 @@ impl RawRoute {
             detail: self.state.clone(),
         })?;
         let pending_outcome = match self.pending_outcome.as_deref() {
-            Some(s) => Some(PendingOutcome::parse(s).ok_or(StoreError::Malformed {
+            Some(s) => Some(Exhausted::parse(s).ok_or(StoreError::Malformed {
                 what: "pending outcome",
                 detail: s.to_string(),
             })?),
@@ -743,7 +662,7 @@ impl RawRoute {
             failed_candidate: self.failed_candidate,
             deadline: opt_ts(self.deadline)?,
             pending_outcome,
-            manual_reason: self.manual_reason,
+            manual_reason: self.manual_reason.map(HoldReason::from_text),
             owner: self.owner,
             lease_until: opt_ts(self.lease_until)?,
             attempts: self.attempts,
@@ -839,7 +758,8 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
-    use crate::engine::{pipeline, route};
+    use crate::evaluator::RouteCycle;
+    use crate::route::machine;
     use crate::store::MIGRATIONS;
 
     fn now() -> DateTime<Utc> {
@@ -853,7 +773,7 @@ mod tests {
             prompt: "do it".into(),
             cwd: None,
             candidates: Vec::new(),
-            cycle: pipeline::new_cycle(0),
+            cycle: RouteCycle::new(0),
             candidate_index: 0,
             owner: owner.to_string(),
             lease_until: now() + Duration::seconds(15),
@@ -872,7 +792,7 @@ mod tests {
             .unwrap()
     }
 
-    fn commit(store: &mut Store, plan: route::Plan) -> RouteRow {
+    fn commit(store: &mut Store, plan: machine::Plan) -> RouteRow {
         match store
             .commit_transition(
                 plan.expected_generation,
@@ -913,7 +833,7 @@ mod tests {
             vec![(first.id, 1), (second.id, 1)],
             "every route's generation"
         );
-        let done = commit(&mut b, route::succeeded(&second, 1, now()));
+        let done = commit(&mut b, machine::succeeded(&second, 1, now()).unwrap());
         let third = running_route(&mut b, "other");
         let changes = a.routes_changed_since(mark.seen).unwrap();
         assert_eq!(
@@ -956,7 +876,7 @@ mod tests {
         let _mine = running_route(&mut store, "me");
         let theirs = running_route(&mut store, "other");
         let finished = running_route(&mut store, "other");
-        commit(&mut store, route::succeeded(&finished, 1, now()));
+        commit(&mut store, machine::succeeded(&finished, 1, now()).unwrap());
         let unowned = running_route(&mut store, "other");
         store.release_ownership("other").unwrap();
         let found = store.active_routes_not_owned_by("me").unwrap();
@@ -1014,7 +934,7 @@ mod tests {
                     "INSERT INTO routes (id, profile_name, prompt, state, generation, \
                      candidate_index, candidates_json, cycle_json, created_at, updated_at) \
                      VALUES (?1, 'p', 'x', 'succeeded', 3, 0, '[]', ?2, ?3, ?3)",
-                    params![id, to_json(&pipeline::new_cycle(0)), ts(now())],
+                    params![id, to_json(&RouteCycle::new(0)), ts(now())],
                 )
                 .unwrap();
             }

@@ -8,11 +8,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::common::{alive, hanging_agent, open_engine, seed_profile};
-use recourse::engine::pipeline;
-use recourse::engine::{
-    ActionRequest, AgentKind, AgentSpec, AttemptOutcome, CandidateInput, EngineOptions,
-    ManualAction, RouteState,
-};
+use recourse::agent::{AgentKind, AgentSpec};
+use recourse::engine::{ActionRequest, EngineOptions};
+use recourse::policy::CandidatePolicy;
+use recourse::profile::CandidateInput;
+use recourse::route::{AttemptOutcome, ManualAction, RouteState};
 use recourse::store::Store;
 
 fn gone_within(pid: &str, within: Duration) -> bool {
@@ -87,7 +87,11 @@ fn agent_with_tool(dir: &Path) -> (CandidateInput, PathBuf, PathBuf) {
             agent_pid.display()
         ),
     ];
-    let candidate = CandidateInput::new("with tool", agent, pipeline::default_policy());
+    let candidate = CandidateInput::new(
+        "with tool",
+        agent,
+        CandidatePolicy::default_for_new_candidate(),
+    );
     (candidate, agent_pid, tool_pid)
 }
 

@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use recourse::agent::{AgentKind, AgentSpec, AttemptTimeouts};
 use recourse::catalogue;
 use recourse::classification::Classification;
-use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, Clock};
+use recourse::clock::Clock;
 use recourse::evaluator::{self, CandidateSlot, Decision, RouteCycle};
 use recourse::evidence::Evidence;
 use recourse::runner::{run, Launch, RunReport};

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common::{seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, CandidateInput, SimStep};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
 
 fn recourse(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_recourse"))
@@ -44,7 +45,7 @@ fn database_with_a_route(dir: &Path) -> PathBuf {
     let candidate = CandidateInput::new(
         "sim",
         AgentSpec::simulated(vec![SimStep::ToolThenReset { after_ms: 10 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(&db, "Quick", &[candidate]);
     let db_arg = db.display().to_string();

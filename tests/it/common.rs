@@ -8,11 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use chrono::Utc;
-use recourse::engine::pipeline::{self, CandidatePolicy, PendingOutcome, SectionSpec};
-use recourse::engine::{
-    ActionRequest, AgentKind, AgentSpec, CandidateInput, Engine, EngineError, EngineOptions,
-    ManualAction, RouteSnapshot,
-};
+use recourse::agent::{AgentKind, AgentSpec};
+use recourse::engine::{ActionRequest, Engine, EngineError, EngineOptions, RouteSnapshot};
+use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use recourse::profile::CandidateInput;
+use recourse::route::ManualAction;
 use recourse::store::Store;
 
 /// Opens an engine on `db`, seeding the demo profile only if asked.
@@ -39,14 +39,10 @@ pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
 pub fn uniform_policy(
     reset_wait_max_s: Option<u32>,
     retry: Option<(u32, u32)>,
-    exhausted: PendingOutcome,
+    exhausted: Exhausted,
 ) -> CandidatePolicy {
-    let section = SectionSpec {
-        reset_wait_max_s,
-        retry,
-        exhausted,
-    };
-    pipeline::build_policy(section, section)
+    let section = ClassPolicy::new(reset_wait_max_s, retry, exhausted);
+    CandidatePolicy::both(section)
 }
 
 /// An agent of `kind` that replays `recording` (`claude/overloaded`) of the
@@ -85,7 +81,11 @@ pub fn hanging_agent(pidfile: &Path) -> CandidateInput {
         "RECOURSE_REPLAY_PIDFILE".into(),
         pidfile.display().to_string(),
     );
-    CandidateInput::new("opencode", agent, pipeline::default_policy())
+    CandidateInput::new(
+        "opencode",
+        agent,
+        CandidatePolicy::default_for_new_candidate(),
+    )
 }
 
 /// Asks for `action` on route `route_id` as seen at `expected_generation`.

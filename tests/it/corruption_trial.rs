@@ -13,8 +13,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, CandidateInput, SimStep};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
 
 const PAGE: usize = 4096;
 /// A run on a small database takes well under a second; this long means hung.
@@ -54,7 +55,7 @@ fn pristine(dir: &Path) -> Vec<u8> {
     let candidate = CandidateInput::new(
         "sim",
         AgentSpec::simulated(steps),
-        uniform_policy(None, Some((3, 1)), PendingOutcome::Stop),
+        uniform_policy(None, Some((3, 1)), Exhausted::Stop),
     );
     seed_profile(&db, "Build", &[candidate]);
     // Trial runs succeed at once, so a file that is still sound costs
@@ -62,7 +63,7 @@ fn pristine(dir: &Path) -> Vec<u8> {
     let quick = CandidateInput::new(
         "quick",
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(&db, "Trial", &[quick]);
     for _ in 0..4 {

@@ -10,8 +10,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::common::{seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, CandidateInput, SimStep};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
 use recourse::store::Store;
 
 fn recourse(args: &[&str]) -> Output {
@@ -32,7 +33,7 @@ fn database(dir: &Path, routes: usize) -> PathBuf {
     let candidate = CandidateInput::new(
         "sim",
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(&db, "Quick", &[candidate]);
     let db_arg = db.display().to_string();

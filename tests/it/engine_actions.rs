@@ -6,11 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::{act_on, hanging_agent, open_engine, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{
-    AgentSpec, AttemptOutcome, CandidateInput, Engine, ManualAction, Profile, RouteSnapshot,
-    RouteState, SimStep, StartRun,
-};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::engine::{Engine, RouteSnapshot, StartRun};
+use recourse::policy::Exhausted;
+use recourse::profile::{CandidateInput, Profile};
+use recourse::route::{AttemptOutcome, ManualAction, RouteState};
 
 async fn open(db: &Path) -> Engine {
     open_engine(db, false).await
@@ -20,7 +20,7 @@ fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> Candidate
     CandidateInput::new(
         name,
         AgentSpec::simulated(script),
-        uniform_policy(Some(120), retry, PendingOutcome::Skip),
+        uniform_policy(Some(120), retry, Exhausted::Skip),
     )
 }
 
@@ -139,7 +139,7 @@ fn stubborn(overloads: usize) -> CandidateInput {
     CandidateInput::new(
         "stubborn",
         AgentSpec::simulated(script),
-        uniform_policy(None, Some((1, 10)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 10)), Exhausted::Stop),
     )
 }
 

@@ -4,7 +4,8 @@
 //! The route outcome of every recording is tests/it/agents_replay.rs.
 
 use crate::common::replay_agent;
-use recourse::engine::{AgentKind, AgentSpec, Clock};
+use recourse::agent::{AgentKind, AgentSpec};
+use recourse::clock::Clock;
 use recourse::evidence::{Phase, RawEvidence};
 use recourse::runner::{run, Launch, RunReport};
 use recourse::safety::{EffectContext, PromptDelivery};
@@ -223,8 +224,10 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
 mod unknown_after_start {
     use super::*;
     use crate::common::{open_engine, uniform_policy};
-    use recourse::engine::pipeline::PendingOutcome;
-    use recourse::engine::{CandidateInput, RouteSnapshot, RouteState, StartRun};
+    use recourse::engine::{RouteSnapshot, StartRun};
+    use recourse::policy::Exhausted;
+    use recourse::profile::CandidateInput;
+    use recourse::route::RouteState;
     use std::path::Path;
 
     /// `recording` (`codex/unavailable`) copied into `dir` with `extra`
@@ -256,7 +259,7 @@ mod unknown_after_start {
     /// Runs one route of `agent` under a retrying policy until it rests.
     async fn route_of(dir: &Path, agent: AgentSpec) -> (RouteSnapshot, u32) {
         let engine = open_engine(&dir.join("r.db"), false).await;
-        let policy = uniform_policy(None, Some((2, 1)), PendingOutcome::Stop);
+        let policy = uniform_policy(None, Some((2, 1)), Exhausted::Stop);
         let p = engine.create_profile("P").unwrap();
         let p = engine
             .save_candidates(

@@ -5,15 +5,16 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::{hanging_agent, seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, CandidateInput, SimStep};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
 use recourse::store::Store;
 
 fn profile(db: &Path, name: &str, script: Vec<SimStep>) {
     let candidate = CandidateInput::new(
         format!("{name} sim"),
         AgentSpec::simulated(script),
-        uniform_policy(None, Some((1, 1)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 1)), Exhausted::Stop),
     );
     seed_profile(db, name, &[candidate]);
 }
@@ -198,14 +199,14 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
         "the agent was killed"
     );
     let row = Store::open(&db).unwrap().route(1).unwrap().unwrap();
-    assert_eq!(row.state, recourse::engine::RouteState::NeedsManual);
+    assert_eq!(row.state, recourse::route::RouteState::NeedsManual);
 }
 
 #[test]
 fn route_after_a_skip_names_the_failed_candidate_apart_from_the_current_one() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
-    let skip = || uniform_policy(None, Some((1, 1)), PendingOutcome::Skip);
+    let skip = || uniform_policy(None, Some((1, 1)), Exhausted::Skip);
     seed_profile(
         &db,
         "Two",

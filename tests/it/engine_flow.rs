@@ -4,10 +4,8 @@
 use std::time::Duration;
 
 use crate::common::{act_on, open_engine};
-use recourse::engine::{
-    Engine, EngineError, ManualAction, RouteEvent, RouteSnapshot, RouteState, StartRun,
-    DEMO_PROFILE,
-};
+use recourse::engine::{Engine, EngineError, RouteEvent, RouteSnapshot, StartRun, DEMO_PROFILE};
+use recourse::route::{ManualAction, RouteState};
 use tokio::sync::broadcast::Receiver;
 
 /// An engine with the demo profile seeded.
@@ -169,13 +167,13 @@ async fn a_program_that_cannot_start_is_a_local_failure_not_an_inbox_item() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open_engine(&dir.path().join("r.db"), false).await;
     let profile = engine.create_profile("Missing").unwrap();
-    let mut agent = recourse::engine::AgentSpec::simulated(Vec::new());
-    agent.kind = recourse::engine::AgentKind::ClaudeCode;
+    let mut agent = recourse::agent::AgentSpec::simulated(Vec::new());
+    agent.kind = recourse::agent::AgentKind::ClaudeCode;
     agent.program = Some("recourse-test-no-such-claude".into());
-    let candidate = recourse::engine::CandidateInput::new(
+    let candidate = recourse::profile::CandidateInput::new(
         "claude",
         agent,
-        recourse::engine::pipeline::default_policy(),
+        recourse::policy::CandidatePolicy::default_for_new_candidate(),
     );
     let profile = engine
         .save_candidates(profile.id, profile.revision, vec![candidate])

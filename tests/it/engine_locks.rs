@@ -8,9 +8,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::{open_engine, seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep, StartRun};
-use recourse::store::{RouteRow, Store, BUSY_TIMEOUT};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::engine::StartRun;
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
+use recourse::route::RouteRow;
+use recourse::route::{AttemptOutcome, RouteState};
+use recourse::store::{Store, BUSY_TIMEOUT};
 
 /// Longer than two busy timeouts: a commit waiting on the lock gives up
 /// even when it first waited for the engine's store behind a lease renewal
@@ -62,7 +66,7 @@ fn profile(db: &Path, script: Vec<SimStep>) {
     let candidate = CandidateInput::new(
         "sim",
         AgentSpec::simulated(script),
-        uniform_policy(None, Some((1, 1)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 1)), Exhausted::Stop),
     );
     seed_profile(db, "Locked", &[candidate]);
 }

@@ -2,10 +2,10 @@
 //! paths, revision conflicts, all-or-nothing saves, and error codes.
 
 use crate::common::open_engine;
-use recourse::engine::pipeline::{self, PendingOutcome, SectionSpec};
-use recourse::engine::{
-    AgentKind, AgentSpec, CandidateInput, Engine, EngineError, SimStep, StartRun, DEMO_PROFILE,
-};
+use recourse::agent::{AgentKind, AgentSpec, SimStep};
+use recourse::engine::{Engine, EngineError, StartRun, DEMO_PROFILE};
+use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use recourse::profile::CandidateInput;
 
 async fn open(dir: &tempfile::TempDir, seed_demo: bool) -> Engine {
     open_engine(&dir.path().join("p.db"), seed_demo).await
@@ -15,16 +15,18 @@ fn sim(name: &str) -> CandidateInput {
     CandidateInput::new(
         name,
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]),
-        pipeline::default_policy(),
+        CandidatePolicy::default_for_new_candidate(),
     )
 }
 
 fn validation(err: EngineError) -> (String, String) {
     assert_eq!(err.code(), "validation");
     let field = err
-        .field()
+        .field_errors()
+        .first()
         .expect("validation errors name a field")
-        .to_string();
+        .path
+        .clone();
     (field, err.to_string())
 }
 
@@ -56,18 +58,10 @@ async fn saving_candidates_bumps_revision_and_keeps_ids() {
         name: a.name.clone(),
         enabled: a.enabled,
         agent: a.agent.clone(),
-        policy: pipeline::build_policy(
-            SectionSpec {
-                reset_wait_max_s: None,
-                retry: Some((2, 5)),
-                exhausted: PendingOutcome::Stop,
-            },
-            SectionSpec {
-                reset_wait_max_s: None,
-                retry: None,
-                exhausted: PendingOutcome::Skip,
-            },
-        ),
+        policy: CandidatePolicy {
+            transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop),
+            hard: ClassPolicy::new(None, None, Exhausted::Skip),
+        },
     };
     let reordered = vec![
         CandidateInput {
@@ -112,6 +106,37 @@ async fn stale_revision_is_a_conflict_and_writes_nothing() {
         "the profile was changed elsewhere (revision 2, you edited 1); reload it and apply your edit again"
     );
     assert_eq!(engine.get_profile(p.id).unwrap().candidates.len(), 1);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_save_with_several_problems_reports_each_at_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let p = engine.create_profile("Work").unwrap();
+    let mut no_script = sim("a");
+    no_script.agent.script.clear();
+    let mut bad_policy = sim("b");
+    bad_policy.policy.hard = ClassPolicy::new(None, Some((0, 5)), Exhausted::Skip);
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![no_script, bad_policy, sim("a")])
+        .unwrap_err();
+    let paths: Vec<&str> = err.field_errors().iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "candidates[1].hard.retry.max_retries",
+            "candidates[2].name",
+            "candidates[0].agent.script",
+        ],
+        "every problem, policy document first, then each agent: not just the first one"
+    );
+    let first = &err.field_errors()[0];
+    assert!(
+        !first.message.contains("candidates["),
+        "the message is the field's own, without its path: {}",
+        first.message
+    );
     engine.shutdown().await;
 }
 
@@ -163,18 +188,10 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         "candidates: must list at least one candidate"
     );
     let mut bad_policy = sim("p");
-    bad_policy.policy = pipeline::build_policy(
-        SectionSpec {
-            reset_wait_max_s: None,
-            retry: Some((0, 5)),
-            exhausted: PendingOutcome::Skip,
-        },
-        SectionSpec {
-            reset_wait_max_s: None,
-            retry: None,
-            exhausted: PendingOutcome::Skip,
-        },
-    );
+    bad_policy.policy = CandidatePolicy {
+        transient: ClassPolicy::new(None, Some((0, 5)), Exhausted::Skip),
+        hard: ClassPolicy::new(None, None, Exhausted::Skip),
+    };
     let err = engine
         .save_candidates(p.id, p.revision, vec![sim("a"), bad_policy])
         .unwrap_err();
@@ -252,7 +269,7 @@ async fn missing_things_are_not_found() {
     ] {
         assert_eq!(err.code(), "not_found");
         assert_eq!(err.to_string(), "profile 99 does not exist");
-        assert_eq!(err.field(), None);
+        assert_eq!(err.field_errors(), &[]);
     }
     let err = engine.route_detail(7).unwrap_err();
     assert_eq!(err.to_string(), "route 7 does not exist");

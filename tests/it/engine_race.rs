@@ -10,12 +10,16 @@ use std::sync::{Arc, Barrier};
 
 use crate::common::uniform_policy;
 use chrono::{Duration, Utc};
-use recourse::engine::pipeline::{self, PendingOutcome};
-use recourse::engine::route::{self, Effect, Failure, Lease, Plan};
-use recourse::engine::{AgentSpec, CandidateInput, ManualAction, RouteState, SimStep};
-use recourse::evidence::{Provider, RawEvidence};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::catalogue;
+use recourse::evidence::{Evidence, Provider, RawEvidence};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
+use recourse::route::machine::{self, Effect, Failure, Lease, Plan};
+use recourse::route::{ManualAction, RouteRow, RouteState};
 use recourse::safety::{EffectContext, PromptDelivery};
-use recourse::store::{AttemptRecord, Cas, NewRoute, RouteRow, Store};
+use recourse::store::{Cas, Store};
+use recourse::timing::machine_local_tz;
 
 const ROUNDS: usize = 2000;
 
@@ -23,36 +27,20 @@ fn candidate(name: &str) -> CandidateInput {
     CandidateInput::new(
         name,
         AgentSpec::simulated(vec![SimStep::Overloaded { after_ms: 1 }]),
-        uniform_policy(Some(600), Some((3, 1)), PendingOutcome::Skip),
+        uniform_policy(Some(600), Some((3, 1)), Exhausted::Skip),
     )
 }
 
 fn new_route(store: &mut Store, profile_id: u32) -> RouteRow {
     let profile = store.get_profile(profile_id).unwrap().unwrap();
     let now = Utc::now();
-    let new = NewRoute {
-        profile_id,
-        profile_name: profile.name.clone(),
-        prompt: "race".into(),
-        cwd: None,
-        candidates: profile.candidates.clone(),
-        cycle: pipeline::new_cycle(0),
-        candidate_index: 0,
-        owner: "racer".into(),
-        lease_until: now + Duration::seconds(60),
-        now,
+    let lease = Lease {
+        owner: "racer",
+        until: now + Duration::seconds(60),
     };
-    let c = &profile.candidates[0];
+    let new = machine::start(&profile, "race".into(), None, lease, now).unwrap();
     store
-        .insert_route(&new, |id| AttemptRecord {
-            number: 1,
-            generation: 1,
-            candidate_index: 0,
-            candidate_id: c.id,
-            candidate_name: c.name.clone(),
-            invocation_id: format!("r{id}-a1"),
-            started_at: now,
-        })
+        .insert_route(&new, |id| new.first_attempt(id))
         .unwrap()
 }
 
@@ -70,10 +58,10 @@ fn overloaded(row: &RouteRow) -> Failure {
         occurred_at: Utc::now(),
         correlation: None,
     };
-    let evidence = pipeline::sanitize(raw);
+    let evidence = Evidence::from_raw(raw);
     Failure {
         number: row.attempts,
-        classification: pipeline::classify(&evidence),
+        classification: catalogue::classify(&evidence, machine_local_tz()),
         evidence,
         effect: EffectContext {
             prompt_delivery: Some(PromptDelivery::NotDelivered),
@@ -93,18 +81,17 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
         owner: "racer",
         until: now + Duration::seconds(60),
     };
-    let timer = route::timer_fired(row, lease, now);
-    let agent = (row.state == RouteState::Running).then(|| {
-        if round % 5 == 0 {
-            route::succeeded(row, row.attempts, now)
-        } else {
-            route::failed(row, overloaded(row), lease, now)
-        }
-    });
-    let valid = route::valid_actions(row);
+    let timer = machine::timer_fired(row, lease, now);
+    // The machine itself refuses a report unless the route is running.
+    let agent = if round % 5 == 0 {
+        machine::succeeded(row, row.attempts, now)
+    } else {
+        machine::failed(row, overloaded(row), lease, now)
+    };
+    let valid = machine::valid_actions(row);
     let click = |pick: usize| {
         let action = *valid.get(pick % valid.len().max(1))?;
-        route::manual(row, action, row.generation, lease, now).ok()
+        machine::manual(row, action, row.generation, lease, now).ok()
     };
     vec![timer, agent, click(round), click(round + 1)]
 }
@@ -239,8 +226,8 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
         owner: "racer",
         until: now + Duration::seconds(60),
     };
-    let stop = route::manual(&row, ManualAction::Stop, row.generation, lease, now).unwrap();
-    let report = route::failed(&row, overloaded(&row), lease, now);
+    let stop = machine::manual(&row, ManualAction::Stop, row.generation, lease, now).unwrap();
+    let report = machine::failed(&row, overloaded(&row), lease, now).unwrap();
     let Cas::Won(won) = store
         .commit_transition(
             report.expected_generation,

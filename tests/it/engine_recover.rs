@@ -10,9 +10,12 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{seed_profile, uniform_policy};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, RouteState, SimStep};
-use recourse::store::{RouteRow, Store};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
+use recourse::route::RouteRow;
+use recourse::route::{AttemptOutcome, RouteState};
+use recourse::store::Store;
 
 fn recourse(db: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_recourse"))
@@ -73,7 +76,7 @@ fn waiting_profile(db: &Path) {
             },
             SimStep::Succeed { after_ms: 50 },
         ]),
-        uniform_policy(Some(10), None, PendingOutcome::Stop),
+        uniform_policy(Some(10), None, Exhausted::Stop),
     );
     seed_profile(db, "Waits", &[candidate]);
 }
@@ -82,7 +85,7 @@ fn quick_profile(db: &Path) {
     let candidate = CandidateInput::new(
         "quick",
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(db, "Quick", &[candidate]);
 }
@@ -173,7 +176,7 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
     let candidate = CandidateInput::new(
         "slow",
         AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 60_000 }]),
-        uniform_policy(None, None, PendingOutcome::Stop),
+        uniform_policy(None, None, Exhausted::Stop),
     );
     seed_profile(&db, "Slow", &[candidate]);
     let mut child = spawn_run(&db, "Slow");
@@ -216,7 +219,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
             SimStep::Overloaded { after_ms: 10 },
             SimStep::Succeed { after_ms: 10 },
         ]),
-        uniform_policy(None, Some((1, 3)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 3)), Exhausted::Stop),
     );
     seed_profile(&db, "Flaky", &[candidate]);
     let mut child = spawn_run(&db, "Flaky");
@@ -287,12 +290,12 @@ fn failing_as_stopped(dir: &Path) -> CandidateInput {
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut agent = AgentSpec::simulated(Vec::new());
-    agent.kind = recourse::engine::AgentKind::Codex;
+    agent.kind = recourse::agent::AgentKind::Codex;
     agent.program = Some(script.display().to_string());
     CandidateInput::new(
         "codex",
         agent,
-        uniform_policy(None, Some((1, 600)), PendingOutcome::Stop),
+        uniform_policy(None, Some((1, 600)), Exhausted::Stop),
     )
 }
 

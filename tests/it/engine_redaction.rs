@@ -7,14 +7,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{replay_agent, seed_profile};
-use recourse::engine::pipeline;
-use recourse::engine::{AgentKind, AgentSpec, CandidateInput};
+use recourse::agent::{AgentKind, AgentSpec};
+use recourse::policy::CandidatePolicy;
+use recourse::profile::CandidateInput;
 use recourse::store::Store;
 
 const PLANTED: [&str; 2] = ["PLANTEDSECRET", "PLANTEDBEARER"];
 
 fn profile(db: &Path, name: &str, agent: AgentSpec) {
-    let candidate = CandidateInput::new(format!("{name} agent"), agent, pipeline::default_policy());
+    let candidate = CandidateInput::new(
+        format!("{name} agent"),
+        agent,
+        CandidatePolicy::default_for_new_candidate(),
+    );
     seed_profile(db, name, &[candidate]);
 }
 

@@ -10,9 +10,13 @@ use std::time::{Duration, Instant};
 
 use crate::common::{open_engine, seed_profile, uniform_policy};
 use chrono::{DateTime, Utc};
-use recourse::engine::pipeline::PendingOutcome;
-use recourse::engine::{AgentSpec, AttemptOutcome, CandidateInput, Engine, RouteState, SimStep};
-use recourse::store::{RouteRow, Store};
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::engine::Engine;
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
+use recourse::route::RouteRow;
+use recourse::route::{AttemptOutcome, RouteState};
+use recourse::store::Store;
 
 const WORK_MS: u32 = 400;
 
@@ -23,7 +27,7 @@ fn long_profile(path: &Path) {
         CandidateInput::new(
             "flaky",
             AgentSpec::simulated(vec![SimStep::Overloaded { after_ms: WORK_MS }]),
-            uniform_policy(None, Some((2, 1)), PendingOutcome::Skip),
+            uniform_policy(None, Some((2, 1)), Exhausted::Skip),
         ),
         CandidateInput::new(
             "limited",
@@ -34,7 +38,7 @@ fn long_profile(path: &Path) {
                 },
                 SimStep::Succeed { after_ms: WORK_MS },
             ]),
-            uniform_policy(Some(10), None, PendingOutcome::Stop),
+            uniform_policy(Some(10), None, Exhausted::Stop),
         ),
     ];
     seed_profile(path, "Long", &candidates);

@@ -13,12 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::{act_on, uniform_policy};
-use recourse::engine::pipeline::{build_policy, CandidatePolicy, PendingOutcome, SectionSpec};
-use recourse::engine::{
-    AgentSpec, AttemptOutcome, AttemptView, CandidateInput, Engine, EngineError, EngineOptions,
-    ManualAction, Profile, RouteSnapshot, RouteState, SimStep, StartRun,
-};
-use recourse::policy::Exhausted;
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::engine::{AttemptView, Engine, EngineError, EngineOptions, RouteSnapshot, StartRun};
+use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use recourse::profile::{CandidateInput, Profile};
+use recourse::route::{AttemptOutcome, ManualAction, RouteState};
 use tokio::sync::{mpsc, Semaphore};
 
 /// Routes in the default (debug suite) run.
@@ -43,14 +42,6 @@ fn sim(name: &str, script: Vec<SimStep>, policy: CandidatePolicy) -> CandidateIn
     CandidateInput::new(name, AgentSpec::simulated(script), policy)
 }
 
-fn section(wait: Option<u32>, retry: Option<(u32, u32)>, exhausted: PendingOutcome) -> SectionSpec {
-    SectionSpec {
-        reset_wait_max_s: wait,
-        retry,
-        exhausted,
-    }
-}
-
 const WORK_MS: u32 = 20;
 
 fn overloaded() -> SimStep {
@@ -63,8 +54,8 @@ fn succeed() -> SimStep {
 
 /// The profiles routes are spread over, each a different way to fail.
 fn profiles() -> Vec<(&'static str, Vec<CandidateInput>)> {
-    let skip = PendingOutcome::Skip;
-    let stop = PendingOutcome::Stop;
+    let skip = Exhausted::Skip;
+    let stop = Exhausted::Stop;
     vec![
         (
             "overloaded twice, retries",
@@ -97,10 +88,10 @@ fn profiles() -> Vec<(&'static str, Vec<CandidateInput>)> {
                         after_ms: WORK_MS,
                         resets_in_s: 2,
                     }],
-                    build_policy(
-                        section(None, Some((1, 1)), skip),
-                        section(Some(10), None, skip),
-                    ),
+                    CandidatePolicy {
+                        transient: ClassPolicy::new(None, Some((1, 1)), skip),
+                        hard: ClassPolicy::new(Some(10), None, skip),
+                    },
                 ),
                 sim(
                     "backup",

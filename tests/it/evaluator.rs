@@ -21,31 +21,6 @@ fn secs(n: i64) -> Duration {
     Duration::seconds(n)
 }
 
-fn class_policy(
-    wait: Option<u32>,
-    retry: Option<(u32, u32)>,
-    on_exhausted: Exhausted,
-) -> ClassPolicy {
-    ClassPolicy {
-        wait_for_reset: match wait {
-            Some(max_wait_seconds) => ResetWait {
-                enabled: true,
-                max_wait_seconds,
-            },
-            None => ResetWait::DISABLED,
-        },
-        retry: match retry {
-            Some((max_retries, initial_interval_seconds)) => Retry {
-                enabled: true,
-                max_retries,
-                initial_interval_seconds,
-            },
-            None => Retry::DISABLED,
-        },
-        on_exhausted,
-    }
-}
-
 fn slot(name: &str, policy: CandidatePolicy) -> CandidateSlot {
     CandidateSlot {
         enabled: true,
@@ -99,7 +74,7 @@ fn first_step(
 
 #[test]
 fn three_retries_from_five_seconds_wait_5_10_20_then_skip() {
-    let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Skip));
+    let policy = CandidatePolicy::both(ClassPolicy::new(None, Some((3, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let mut cycle = RouteCycle::start(&candidates).unwrap();
     let mut now = t0();
@@ -147,7 +122,7 @@ fn three_retries_from_five_seconds_wait_5_10_20_then_skip() {
 
 #[test]
 fn three_retries_then_stop_stops() {
-    let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(None, Some((3, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let mut cycle = RouteCycle::new(0);
     for _ in 0..3 {
@@ -168,7 +143,7 @@ fn three_retries_then_stop_stops() {
 
 #[test]
 fn trusted_reset_within_max_waits_then_retries_once_with_budget_untouched() {
-    let hard = class_policy(Some(300), Some((1, 5)), Exhausted::Stop);
+    let hard = ClassPolicy::new(Some(300), Some((1, 5)), Exhausted::Stop);
     let policy = CandidatePolicy {
         hard,
         ..CandidatePolicy::default_for_new_candidate()
@@ -212,7 +187,7 @@ fn trusted_reset_within_max_waits_then_retries_once_with_budget_untouched() {
 
 #[test]
 fn reset_beyond_max_wait_is_not_shortened() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), Some((2, 5)), Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), Some((2, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy)];
     let reset = t0() + Duration::hours(6);
     let (decision, _) = first_step(&candidates, &failure(HARD, Some(reset)));
@@ -231,7 +206,7 @@ fn reset_beyond_max_wait_is_not_shortened() {
 
 #[test]
 fn reset_at_exactly_the_max_is_waited_for() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), None, Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), None, Exhausted::Stop));
     let reset = t0() + secs(300);
     let (decision, _) = first_step(&[slot("a", policy)], &failure(HARD, Some(reset)));
     assert_eq!(
@@ -245,7 +220,7 @@ fn reset_at_exactly_the_max_is_waited_for() {
 
 #[test]
 fn reset_in_the_past_or_now_is_not_waited_for() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), None, Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), None, Exhausted::Stop));
     let candidates = [slot("a", policy)];
     for reset in [t0() - secs(1), t0()] {
         let (decision, _) = first_step(&candidates, &failure(HARD, Some(reset)));
@@ -258,7 +233,7 @@ fn reset_in_the_past_or_now_is_not_waited_for() {
 
 #[test]
 fn reset_wait_never_refunds_budget_already_used() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), Some((2, 5)), Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), Some((2, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy)];
     let (first, cycle) = first_step(&candidates, &failure(HARD, None));
     assert!(
@@ -288,7 +263,7 @@ fn reset_wait_never_refunds_budget_already_used() {
 
 #[test]
 fn hard_with_no_wait_and_no_retry_and_stop_stops_without_trying_another_candidate() {
-    let hard = ClassPolicy::immediate(Exhausted::Stop);
+    let hard = ClassPolicy::new(None, None, Exhausted::Stop);
     let policy = CandidatePolicy {
         hard,
         ..CandidatePolicy::default_for_new_candidate()
@@ -311,7 +286,7 @@ fn hard_with_no_wait_and_no_retry_and_stop_stops_without_trying_another_candidat
 
 #[test]
 fn unknown_text_goes_to_manual_even_with_retry_and_skip_policy() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), Some((3, 5)), Exhausted::Skip));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), Some((3, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let unknown = failure(SemanticCode::Unknown, Some(t0() + secs(10)));
     let (decision, _) = first_step(&candidates, &unknown);
@@ -327,7 +302,7 @@ fn unknown_text_goes_to_manual_even_with_retry_and_skip_policy() {
 
 #[test]
 fn low_confidence_goes_to_manual() {
-    let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Skip));
+    let policy = CandidatePolicy::both(ClassPolicy::new(None, Some((3, 5)), Exhausted::Skip));
     let mut unsure = failure(TRANSIENT, None);
     unsure.confidence = Confidence::Low;
     let (decision, _) = first_step(&[slot("a", policy)], &unsure);
@@ -341,7 +316,7 @@ fn low_confidence_goes_to_manual() {
 
 #[test]
 fn failure_after_tool_activity_goes_to_manual_even_with_retry_and_skip_policy() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), Some((3, 5)), Exhausted::Skip));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), Some((3, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let effect = EffectContext {
         tool_activity_seen: Some(true),
@@ -367,7 +342,7 @@ fn failure_after_tool_activity_goes_to_manual_even_with_retry_and_skip_policy() 
 
 #[test]
 fn retry_ordinals_are_per_class() {
-    let policy = CandidatePolicy::both(class_policy(None, Some((2, 5)), Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop));
     let candidates = [slot("a", policy)];
     let (t1, cycle) = first_step(&candidates, &failure(TRANSIENT, None));
     let (h1, cycle) = step(&cycle, &candidates, &failure(HARD, None), t0());
@@ -416,7 +391,7 @@ fn retry_ordinals_are_per_class() {
 
 #[test]
 fn next_candidate_starts_with_fresh_ordinals_and_reset_wait() {
-    let policy = CandidatePolicy::both(class_policy(Some(300), Some((1, 5)), Exhausted::Skip));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(300), Some((1, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let mut cycle = RouteCycle::new(0);
     let reset = Some(t0() + secs(30));
@@ -508,7 +483,7 @@ fn cycle_pointing_past_the_candidates_goes_to_manual() {
 
 #[test]
 fn applying_the_same_retry_twice_does_not_use_budget_twice() {
-    let policy = CandidatePolicy::both(class_policy(None, Some((3, 5)), Exhausted::Stop));
+    let policy = CandidatePolicy::both(ClassPolicy::new(None, Some((3, 5)), Exhausted::Stop));
     let (decision, cycle) = first_step(&[slot("a", policy)], &failure(TRANSIENT, None));
     assert_eq!(
         cycle.apply(&decision),
@@ -539,7 +514,7 @@ fn decisions_and_cycles_have_a_stable_json_shape() {
         serde_json::to_string(&manual).unwrap(),
         r#"{"kind":"manual","reason":{"kind":"unsafe_effect","reason":"assistant_output_seen"}}"#
     );
-    let policy = CandidatePolicy::both(class_policy(Some(60), Some((2, 5)), Exhausted::Skip));
+    let policy = CandidatePolicy::both(ClassPolicy::new(Some(60), Some((2, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let (_, cycle) = first_step(&candidates, &failure(HARD, None));
     let json = serde_json::to_string(&cycle).unwrap();

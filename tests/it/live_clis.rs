@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::{contract, contract_policy, kind_of, seed_profile, Expect};
 use chrono::Utc;
-use recourse::engine::{
-    AgentKind, AgentSpec, AttemptTimeouts, CandidateInput, RouteState, SimStep,
-};
+use recourse::agent::{AgentKind, AgentSpec, AttemptTimeouts, SimStep};
+use recourse::profile::CandidateInput;
+use recourse::route::RouteState;
 use recourse::store::Store;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -75,7 +75,7 @@ struct Run {
     exit: Option<i32>,
     stdout: String,
     /// The route as it was when the run came to rest (or was interrupted).
-    row: recourse::store::routes::RouteRow,
+    row: recourse::route::RouteRow,
     mock_started: f64,
 }
 

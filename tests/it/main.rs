@@ -28,5 +28,6 @@ mod engine_restart;
 mod engine_soak;
 mod evaluator;
 mod fuzz_regressions;
+mod layers;
 mod live_clis;
 mod runner;

@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use recourse::agent::{AgentKind, AgentSpec, AttemptTimeouts};
 use recourse::classification::RuntimeFailure;
-use recourse::engine::{AgentKind, AgentSpec, AttemptTimeouts, Clock};
+use recourse::clock::Clock;
 use recourse::runner::{run, Launch, RunReport};
 use tokio_util::sync::CancellationToken;
 

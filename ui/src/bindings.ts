@@ -7,13 +7,13 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 
 /** Commands */
 export const commands = {
-	appInfo: () => typedError<AppInfo, IpcError_Serialize>(__TAURI_INVOKE("app_info")),
+	appInfo: () => typedError<AppInfo, IpcError>(__TAURI_INVOKE("app_info")),
 	agentKinds: () => __TAURI_INVOKE<AgentKindInfo_Serialize[]>("agent_kinds"),
-	listProfiles: () => typedError<Profile_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("list_profiles")),
-	createProfile: (name: string) => typedError<Profile_Serialize, IpcError_Serialize>(__TAURI_INVOKE("create_profile", { name })),
-	renameProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError_Serialize>(__TAURI_INVOKE("rename_profile", { id, name })),
-	deleteProfile: (id: number) => typedError<null, IpcError_Serialize>(__TAURI_INVOKE("delete_profile", { id })),
-	saveCandidates: (profileId: number, expectedRevision: number, candidates: CandidateInput_Deserialize[]) => typedError<Profile_Serialize, IpcError_Serialize>(__TAURI_INVOKE("save_candidates", { profileId, expectedRevision, candidates })),
+	listProfiles: () => typedError<Profile_Serialize[], IpcError>(__TAURI_INVOKE("list_profiles")),
+	createProfile: (name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("create_profile", { name })),
+	renameProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("rename_profile", { id, name })),
+	deleteProfile: (id: number) => typedError<null, IpcError>(__TAURI_INVOKE("delete_profile", { id })),
+	saveCandidates: (profileId: number, expectedRevision: number, candidates: CandidateInput_Deserialize[]) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("save_candidates", { profileId, expectedRevision, candidates })),
 	/**
 	 *  Every field error of one candidate's policy, addressed as
 	 *  `candidates[<index>].<class>.…`, for inline validation while editing.
@@ -29,22 +29,22 @@ export const commands = {
 	 *  function `recourse simulate` runs.
 	 */
 	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep_Serialize[]>("preview_policy", { candidates, failures }),
-	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError_Serialize>(__TAURI_INVOKE("start_run", { request })),
-	listRoutes: () => typedError<RouteSnapshot_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("list_routes")),
-	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError_Serialize>(__TAURI_INVOKE("route_detail", { id })),
+	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("start_run", { request })),
+	listRoutes: () => typedError<RouteSnapshot_Serialize[], IpcError>(__TAURI_INVOKE("list_routes")),
+	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError>(__TAURI_INVOKE("route_detail", { id })),
 	/**
 	 *  A manual action fenced by the generation the person saw; a stale one is
 	 *  refused with code `stale` and the UI reloads the route.
 	 */
-	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError_Serialize>(__TAURI_INVOKE("route_action", { request })),
+	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
 	catalogueRules: () => __TAURI_INVOKE<CatalogueView>("catalogue_rules"),
-	classifyText: (input: PlaygroundInput_Deserialize) => typedError<PlaygroundResult_Serialize, IpcError_Serialize>(__TAURI_INVOKE("classify_text", { input })),
-	unclassifiedInbox: () => typedError<InboxItem_Serialize[], IpcError_Serialize>(__TAURI_INVOKE("unclassified_inbox")),
+	classifyText: (input: PlaygroundInput_Deserialize) => typedError<PlaygroundResult_Serialize, IpcError>(__TAURI_INVOKE("classify_text", { input })),
+	unclassifiedInbox: () => typedError<InboxItem_Serialize[], IpcError>(__TAURI_INVOKE("unclassified_inbox")),
 	/**
 	 *  Writes the sanitized evidence of one unclassified attempt as a catalogue
 	 *  fixture beside the database, ready to move into `fixtures/catalogue/`.
 	 */
-	exportFixture: (routeId: number, attempt: number) => typedError<FixtureExport, IpcError_Serialize>(__TAURI_INVOKE("export_fixture", { routeId, attempt })),
+	exportFixture: (routeId: number, attempt: number) => typedError<FixtureExport, IpcError>(__TAURI_INVOKE("export_fixture", { routeId, attempt })),
 };
 
 /** Events */
@@ -547,20 +547,15 @@ export type InboxItem_Serialize = {
 	evidence: Evidence_Serialize,
 };
 
-export type IpcError = IpcError_Serialize | IpcError_Deserialize;
-
-export type IpcError_Deserialize = {
+export type IpcError = {
 	code: ErrorCode,
 	message: string,
-	/**  Field path for validation errors (`candidates[2].hard.retry.max_retries`). */
-	field?: string | null,
-};
-
-export type IpcError_Serialize = {
-	code: ErrorCode,
-	message: string,
-	/**  Field path for validation errors (`candidates[2].hard.retry.max_retries`). */
-	field: string | null,
+	/**
+	 *  Every field error of a validation error, each with its path
+	 *  (`candidates[2].hard.retry.max_retries`) and its own message; empty
+	 *  for any other error.
+	 */
+	fields: FieldError[],
 };
 
 /**
@@ -647,9 +642,6 @@ export type MatchReport_Serialize = {
 	span: Span | null,
 	outcome: MatchOutcome,
 };
-
-/**  What a class does once its waits and retries are used up. */
-export type PendingOutcome = "skip" | "stop";
 
 /**  Where in the invocation the failure happened. */
 export type Phase = "spawn" | "connect" | "request" | "stream" | "exit";
@@ -862,7 +854,7 @@ export type RouteSnapshot_Deserialize = {
 	 *  What follows once the current candidate's pending wait or retry is
 	 *  used up; `None` when nothing is pending.
 	 */
-	pending_outcome?: PendingOutcome | null,
+	pending_outcome?: Exhausted | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline?: string | null,
 	manual_reason?: string | null,
@@ -893,7 +885,7 @@ export type RouteSnapshot_Serialize = {
 	 *  What follows once the current candidate's pending wait or retry is
 	 *  used up; `None` when nothing is pending.
 	 */
-	pending_outcome: PendingOutcome | null,
+	pending_outcome: Exhausted | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline: string | null,
 	manual_reason: string | null,

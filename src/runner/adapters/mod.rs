@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::{AgentKind, AgentSpec};
+use crate::agent::{AgentKind, AgentSpec};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 

@@ -1,18 +1,24 @@
 // One way to call the backend: typed commands from the generated bindings,
 // with failures turned into a thrown `AppError` carrying the IPC error shape.
-import type { IpcError_Serialize } from "../bindings";
+import type { FieldError, IpcError } from "../bindings";
 
 export class AppError extends Error {
-  readonly code: IpcError_Serialize["code"];
-  readonly field: string | null;
-  constructor(err: IpcError_Serialize) {
+  readonly code: IpcError["code"];
+  /** Every field error of a validation error, each with its own path and message. */
+  readonly fields: FieldError[];
+  constructor(err: IpcError) {
     super(err.message);
     this.code = err.code;
-    this.field = err.field;
+    this.fields = err.fields;
+  }
+
+  /** The field errors by path, for showing each one at its field. */
+  byField(): Record<string, string> {
+    return Object.fromEntries(this.fields.map((f) => [f.path, f.message]));
   }
 }
 
-type Reply<T> = { status: "ok"; data: T } | { status: "error"; error: IpcError_Serialize };
+type Reply<T> = { status: "ok"; data: T } | { status: "error"; error: IpcError };
 
 /**
  * Resolves to the command's data or throws an `AppError`. Tauri itself
@@ -24,7 +30,7 @@ export async function call<T>(reply: Promise<Reply<T>>): Promise<T> {
   const r = await reply;
   if (r.status === "ok") return r.data;
   const error: unknown = r.error;
-  if (typeof error === "string") throw new AppError({ code: "validation", message: error, field: null });
+  if (typeof error === "string") throw new AppError({ code: "validation", message: error, fields: [] });
   throw new AppError(r.error);
 }
 

@@ -208,7 +208,7 @@ test("a header line without a colon is named and nothing is sent", async () => {
 test("a backend validation error appears at its field", async () => {
   const app = await openApp({
     playground: playground("x overloaded_error", "overloaded_error"),
-    failNext: { classify_text: { code: "validation", message: "HTTP status must be 100–599, got 99", field: "http_status" } },
+    failNext: { classify_text: { code: "validation", message: "HTTP status must be 100–599, got 99", fields: [{ path: "http_status", message: "HTTP status must be 100–599, got 99" }] } },
   }, { hash: "#/catalogue/playground" });
   try {
     await app.page.getByLabel("Failure text").fill("some failure");
@@ -263,7 +263,7 @@ test("inbox evidence opens in the playground, ready to classify again", async ()
 });
 
 test("an export failure is shown on the item", async () => {
-  const app = await openApp({ inbox: INBOX, failNext: { export_fixture: { code: "io", message: "could not write /x: denied", field: null } } }, { hash: "#/catalogue/inbox" });
+  const app = await openApp({ inbox: INBOX, failNext: { export_fixture: { code: "io", message: "could not write /x: denied", fields: [] } } }, { hash: "#/catalogue/inbox" });
   try {
     await app.page.getByRole("button", { name: "Export as fixture" }).click();
     assert.match(await app.page.getByRole("alert").textContent(), /Could not export the fixture: could not write \/x: denied/);

@@ -53,6 +53,28 @@ test("an out-of-range value shows the backend's field error inline and blocks no
   }
 });
 
+test("a save the backend refuses with several problems shows each at its own field", async () => {
+  const fields = [
+    { path: "candidates[0].name", message: "duplicate candidate name \"x\" (also candidates[1])" },
+    { path: "candidates[1].agent.script", message: "a simulated candidate needs at least one scripted step" },
+  ];
+  const message = fields.map((f) => `${f.path}: ${f.message}`).join("; ");
+  const scenario = { profiles: [demoProfile()], failNext: { save_candidates: { code: "validation", message, fields } } };
+  const app = await openApp(scenario, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Not saved:", { exact: false }).waitFor();
+    // Each opened row's button turns into "Collapse", so the first "Edit policy" is the next closed row.
+    for (let i = 0; i < 2; i++) await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    const shown = await app.page.locator("[data-testid=candidate-row] .field-error").allTextContents();
+    assert.deepEqual(shown, fields.map((f) => f.message),
+      "every field error appears at its field, as the backend worded it, with no path left in");
+  } finally {
+    await app.close();
+  }
+});
+
 test("moving a candidate down by button reorders it and save sends the new order with the revision", async () => {
   const app = await open();
   try {

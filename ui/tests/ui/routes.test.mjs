@@ -329,7 +329,7 @@ test("a stale action shows a notice with the route's current state instead of fa
 
 test("a refused action other than stale is reported with the backend's message", async () => {
   const scenario = richScenario();
-  scenario.failNext = { route_action: { code: "store", message: "database is locked", field: null } };
+  scenario.failNext = { route_action: { code: "store", message: "database is locked", fields: [] } };
   const app = await openApp(scenario);
   try {
     await row(app.page, 2).click();
@@ -424,8 +424,8 @@ test("with no profile the start form leads to the Profiles area", async () => {
 test("load failures are shown with their messages", async () => {
   const app = await openApp({
     failNext: {
-      list_routes: { code: "store", message: "database is locked", field: null },
-      list_profiles: { code: "io", message: "permission denied", field: null },
+      list_routes: { code: "store", message: "database is locked", fields: [] },
+      list_profiles: { code: "io", message: "permission denied", fields: [] },
     },
   });
   try {

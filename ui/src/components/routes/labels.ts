@@ -1,5 +1,5 @@
 // Words for route states, actions and outcomes, shared by the route views.
-import type { AttemptOutcome, ManualAction, PendingOutcome, RouteSnapshot_Serialize, RouteState } from "../../bindings";
+import type { AttemptOutcome, ManualAction, Exhausted, RouteSnapshot_Serialize, RouteState } from "../../bindings";
 import { countdown } from "../../lib/format";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
@@ -42,7 +42,7 @@ export function actionHint(action: ManualAction, state: RouteState): string {
   return ACTION_HINT[action];
 }
 
-export const PENDING_TEXT: Record<PendingOutcome, string> = {
+export const PENDING_TEXT: Record<Exhausted, string> = {
   skip: "When exhausted: skip to the next candidate",
   stop: "When exhausted: stop for manual recovery",
 };

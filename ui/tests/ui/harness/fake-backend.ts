@@ -11,7 +11,7 @@ import type {
   ClassPolicy,
   FieldError,
   InboxItem_Serialize,
-  IpcError_Serialize,
+  IpcError,
   PlaygroundResult_Serialize,
   Profile_Serialize,
   RouteDetail_Serialize,
@@ -33,7 +33,7 @@ export type Scenario = {
    * The next call of a command fails with this error; a string is what
    * Tauri itself rejects a malformed request with.
    */
-  failNext?: Record<string, IpcError_Serialize | string>;
+  failNext?: Record<string, IpcError | string>;
 };
 
 const NOW = () => new Date().toISOString();
@@ -125,27 +125,27 @@ export class FakeBackend {
       case "catalogue_rules":
         return this.scenario.rules ?? { version: "test", rules: [] };
       case "classify_text":
-        if (!this.scenario.playground) throw { code: "validation", message: "no playground answer in scenario", field: null };
+        if (!this.scenario.playground) throw { code: "validation", message: "no playground answer in scenario", fields: [] };
         return this.scenario.playground;
       case "unclassified_inbox":
         return this.scenario.inbox ?? [];
       case "export_fixture":
         return { path: `/tmp/fixtures/unclassified-route${args.routeId}-attempt${args.attempt}.toml`, text: "description = \"exported\"\n" };
       default:
-        throw { code: "not_found", message: `fake backend has no command ${cmd}`, field: null };
+        throw { code: "not_found", message: `fake backend has no command ${cmd}`, fields: [] };
     }
   }
 
   private profile(id: number): Profile_Serialize {
     const p = this.profiles.find((x) => x.id === id);
-    if (!p) throw { code: "not_found", message: `profile ${id} does not exist`, field: null };
+    if (!p) throw { code: "not_found", message: `profile ${id} does not exist`, fields: [] };
     return p;
   }
 
   private createProfile(name: string): Profile_Serialize {
-    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", field: "name" };
+    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", fields: [{ path: "name", message: "must not be empty" }] };
     if (this.profiles.some((p) => p.name === name)) {
-      throw { code: "validation", message: `name: a profile named "${name}" already exists`, field: "name" };
+      throw { code: "validation", message: `name: a profile named "${name}" already exists`, fields: [{ path: "name", message: `a profile named "${name}" already exists` }] };
     }
     const p: Profile_Serialize = { id: this.nextId++, name, revision: 1, candidates: [], created_at: NOW(), updated_at: NOW() };
     this.profiles.push(p);
@@ -153,7 +153,7 @@ export class FakeBackend {
   }
 
   private renameProfile(id: number, name: string): Profile_Serialize {
-    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", field: "name" };
+    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", fields: [{ path: "name", message: "must not be empty" }] };
     const p = this.profile(id);
     p.name = name;
     return p;
@@ -161,9 +161,9 @@ export class FakeBackend {
 
   private saveCandidates(id: number, revision: number, inputs: CandidateInput_Deserialize[]): Profile_Serialize {
     const p = this.profile(id);
-    if (p.revision !== revision) throw { code: "conflict", message: "the profile changed since it was loaded; reload it", field: null };
+    if (p.revision !== revision) throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
     const errors = inputs.flatMap((c, i) => checkPolicy(i, c.policy));
-    if (errors.length > 0) throw { code: "validation", message: `${errors[0].path}: ${errors[0].message}`, field: errors[0].path };
+    if (errors.length > 0) throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
     p.candidates = inputs.map((c) => ({
       id: c.id ?? this.nextId++,
       name: c.name,
@@ -183,7 +183,7 @@ export class FakeBackend {
   private startRun(req: StartRun_Deserialize): RouteSnapshot_Serialize {
     const p = this.profile(req.profile_id);
     const first = p.candidates.find((c) => c.enabled);
-    if (!first) throw { code: "validation", message: "profile has no enabled candidate", field: "profile_id" };
+    if (!first) throw { code: "validation", message: "profile_id: profile has no enabled candidate", fields: [{ path: "profile_id", message: "profile has no enabled candidate" }] };
     const id = this.nextId++;
     const snapshot: RouteSnapshot_Serialize = {
       id, profile_name: p.name, state: "running", generation: 1, candidate_index: 0, candidate_name: first.name,
@@ -197,7 +197,7 @@ export class FakeBackend {
 
   private route(id: number): RouteDetail_Serialize {
     const r = this.routes.find((x) => x.snapshot.id === id);
-    if (!r) throw { code: "not_found", message: `route ${id} does not exist`, field: null };
+    if (!r) throw { code: "not_found", message: `route ${id} does not exist`, fields: [] };
     return r;
   }
 
@@ -216,7 +216,7 @@ export class FakeBackend {
     const r = this.route(req.route_id);
     const s = r.snapshot;
     if (s.generation !== req.expected_generation) {
-      throw { code: "stale", message: `the route changed (now generation ${s.generation}, ${s.state}); look again before acting`, field: null };
+      throw { code: "stale", message: `the route changed (now generation ${s.generation}, ${s.state}); look again before acting`, fields: [] };
     }
     s.generation += 1;
     s.deadline = null;

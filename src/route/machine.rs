@@ -6,16 +6,16 @@
 
 use chrono::{DateTime, Utc};
 
-use super::pipeline::{self, Next};
-use super::{AttemptOutcome, ManualAction, RouteState};
+use super::transitions::{self, Event};
+use super::{
+    AttemptOutcome, AttemptRecord, AttemptResultRecord, HoldReason, ManualAction, NewRoute,
+    RouteRow, RouteState, TransitionWrite,
+};
 use crate::classification::Classification;
+use crate::evaluator::{self, CandidateSlot, Decision, RouteCycle};
 use crate::evidence::Evidence;
-use crate::safety::EffectContext;
-use crate::store::{AttemptRecord, AttemptResultRecord, RouteRow, TransitionWrite};
-
-/// Shown when a person cancels a wait; also marks a cancel as already done.
-pub const WAIT_CANCELLED: &str =
-    "wait cancelled by you; retry now, skip to the next candidate, or stop";
+use crate::profile::{Candidate, Profile};
+use crate::safety::{self, EffectContext};
 
 /// What the engine does after the commit.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,36 +52,19 @@ pub enum Refusal {
     NoCandidateLeft,
 }
 
-/// Actions valid in the row's current state, in display order.
+/// Actions valid in the row's current state, in display order: the
+/// [`transitions`] table's, less a skip when no candidate is left to skip to.
 pub fn valid_actions(row: &RouteRow) -> Vec<ManualAction> {
     let skip = next_eligible(row).is_some();
-    let mut actions = match row.state {
-        RouteState::Running => vec![ManualAction::Stop],
-        RouteState::WaitingReset | RouteState::RetryScheduled => vec![
-            ManualAction::RetryNow,
-            ManualAction::SkipNow,
-            ManualAction::CancelWait,
-            ManualAction::Stop,
-        ],
-        RouteState::NeedsManual => vec![
-            ManualAction::RetryNow,
-            ManualAction::SkipNow,
-            ManualAction::Stop,
-        ],
-        RouteState::Stopped => vec![ManualAction::Resume],
-        RouteState::Succeeded => Vec::new(),
-    };
-    if !skip {
-        actions.retain(|a| *a != ManualAction::SkipNow);
-    }
-    actions
+    transitions::actions(row.state)
+        .filter(|a| skip || *a != ManualAction::SkipNow)
+        .collect()
 }
 
-/// First enabled candidate after the current one not excluded this cycle.
-pub fn next_eligible(row: &RouteRow) -> Option<usize> {
-    let current = row.candidate_index as usize;
-    (current + 1..row.candidates.len())
-        .find(|i| row.candidates[*i].enabled && !pipeline::cycle_excludes(&row.cycle, *i))
+/// Where a skip from the row's current candidate goes.
+fn next_eligible(row: &RouteRow) -> Option<u32> {
+    let enabled = row.candidates.iter().map(|c| c.enabled);
+    row.cycle.next_eligible(enabled, row.candidate_index + 1)
 }
 
 fn base(row: &RouteRow, now: DateTime<Utc>) -> RouteRow {
@@ -106,15 +89,70 @@ fn plan(row: &RouteRow, next: RouteRow, write: TransitionWrite, effect: Effect) 
 /// A new attempt of the row's current candidate, at the next generation.
 fn attempt(row: &RouteRow, owner: &str, now: DateTime<Utc>) -> AttemptRecord {
     let index = row.candidate_index as usize;
-    let number = row.attempts + 1;
+    let slot = (row.candidate_index, &row.candidates[index]);
+    attempt_record(
+        row.id,
+        row.attempts + 1,
+        row.generation + 1,
+        slot,
+        owner,
+        now,
+    )
+}
+
+/// The one place an attempt and its invocation id (`r<route>-a<number>-<owner>`)
+/// are made, for a route's first attempt and every later one.
+fn attempt_record(
+    route_id: u32,
+    number: u32,
+    generation: u32,
+    (candidate_index, candidate): (u32, &Candidate),
+    owner: &str,
+    now: DateTime<Utc>,
+) -> AttemptRecord {
     AttemptRecord {
         number,
-        generation: row.generation + 1,
-        candidate_index: row.candidate_index,
-        candidate_id: row.candidates[index].id,
-        candidate_name: row.candidates[index].name.clone(),
-        invocation_id: format!("r{}-a{}-{}", row.id, number, owner),
+        generation,
+        candidate_index,
+        candidate_id: candidate.id,
+        candidate_name: candidate.name.clone(),
+        invocation_id: format!("r{route_id}-a{number}-{owner}"),
         started_at: now,
+    }
+}
+
+/// A new route on `profile`, running its first enabled candidate; `None`
+/// when the profile has no enabled candidate.
+pub fn start(
+    profile: &Profile,
+    prompt: String,
+    cwd: Option<String>,
+    lease: Lease<'_>,
+    now: DateTime<Utc>,
+) -> Option<NewRoute> {
+    let enabled = profile.candidates.iter().map(|c| c.enabled);
+    let first = RouteCycle::default().next_eligible(enabled, 0)?;
+    Some(NewRoute {
+        profile_id: profile.id,
+        profile_name: profile.name.clone(),
+        prompt,
+        cwd,
+        candidates: profile.candidates.clone(),
+        cycle: RouteCycle::new(first),
+        candidate_index: first,
+        owner: lease.owner.to_string(),
+        lease_until: lease.until,
+        now,
+    })
+}
+
+impl NewRoute {
+    /// The route's first attempt (generation 1), once the store has given
+    /// the route its id.
+    pub fn first_attempt(&self, route_id: u32) -> AttemptRecord {
+        let index = self.candidate_index as usize;
+        let slot = (self.candidate_index, &self.candidates[index]);
+        attempt_record(route_id, 1, 1, slot, &self.owner, self.now)
     }
 }
 
@@ -144,7 +182,7 @@ pub struct Lease<'a> {
 
 /// A pending wait or retry came due.
 pub fn timer_fired(row: &RouteRow, lease: Lease<'_>, now: DateTime<Utc>) -> Option<Plan> {
-    if !row.state.is_waiting() {
+    if transitions::after(row.state, Event::TimerFired).is_empty() {
         return None;
     }
     let next = base(row, now);
@@ -200,18 +238,18 @@ pub fn manual(
         }
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
-            next.cycle = pipeline::skip_to(&row.cycle, index);
-            next.candidate_index = index as u32;
+            next.cycle = row.cycle.skip_to(index);
+            next.candidate_index = index;
             dispatch(row, next, write, lease.owner, lease.until, now)
         }
         ManualAction::CancelWait => {
             next.state = RouteState::NeedsManual;
-            next.manual_reason = Some(WAIT_CANCELLED.to_string());
+            next.manual_reason = Some(HoldReason::WaitCancelled);
             plan(row, next, write, Effect::Nothing)
         }
         ManualAction::Stop => stop(row, next, now),
         ManualAction::Resume => {
-            next.cycle = pipeline::new_cycle(row.candidate_index as usize);
+            next.cycle = RouteCycle::new(row.candidate_index);
             dispatch(row, next, write, lease.owner, lease.until, now)
         }
     })
@@ -222,7 +260,7 @@ fn already_done(row: &RouteRow, action: ManualAction) -> bool {
     match action {
         ManualAction::CancelWait => {
             row.state == RouteState::NeedsManual
-                && row.manual_reason.as_deref() == Some(WAIT_CANCELLED)
+                && row.manual_reason == Some(HoldReason::WaitCancelled)
         }
         ManualAction::Stop => row.state == RouteState::Stopped,
         ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume => false,
@@ -231,7 +269,7 @@ fn already_done(row: &RouteRow, action: ManualAction) -> bool {
 
 fn stop(row: &RouteRow, mut next: RouteRow, now: DateTime<Utc>) -> Plan {
     next.state = RouteState::Stopped;
-    next.manual_reason = Some("stopped by you".to_string());
+    next.manual_reason = Some(HoldReason::StoppedByYou);
     let mut write = TransitionWrite::default();
     let effect = if row.state == RouteState::Running {
         write.result = Some(bare_result(row.attempts, AttemptOutcome::Killed, now));
@@ -257,8 +295,11 @@ fn bare_result(number: u32, outcome: AttemptOutcome, now: DateTime<Utc>) -> Atte
     }
 }
 
-/// The running attempt succeeded.
-pub fn succeeded(row: &RouteRow, number: u32, now: DateTime<Utc>) -> Plan {
+/// The running attempt succeeded; `None` unless the route is running.
+pub fn succeeded(row: &RouteRow, number: u32, now: DateTime<Utc>) -> Option<Plan> {
+    if transitions::after(row.state, Event::AttemptSucceeded).is_empty() {
+        return None;
+    }
     let mut next = base(row, now);
     next.state = RouteState::Succeeded;
     next.owner = None;
@@ -268,7 +309,7 @@ pub fn succeeded(row: &RouteRow, number: u32, now: DateTime<Utc>) -> Plan {
         dispatch: None,
         result: Some(bare_result(number, AttemptOutcome::Succeeded, now)),
     };
-    plan(row, next, write, Effect::Nothing)
+    Some(plan(row, next, write, Effect::Nothing))
 }
 
 /// A failed attempt, already sanitized and classified.
@@ -280,31 +321,43 @@ pub struct Failure {
     pub effect: EffectContext,
 }
 
-/// The running attempt failed: gate, evaluate, and plan what the decision says.
-pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<Utc>) -> Plan {
+/// The running attempt failed: gate, evaluate, and plan what the decision
+/// says; `None` unless the route is running.
+pub fn failed(
+    row: &RouteRow,
+    failure: Failure,
+    lease: Lease<'_>,
+    now: DateTime<Utc>,
+) -> Option<Plan> {
+    if transitions::after(row.state, Event::AttemptFailed).is_empty() {
+        return None;
+    }
     let index = row.candidate_index as usize;
-    let slots = slots(row);
-    let verdict = pipeline::gate(&failure.effect);
-    let (decision, cycle) =
-        pipeline::evaluate(&row.cycle, &failure.classification, &verdict, &slots, now);
+    let verdict = safety::gate(&failure.effect);
+    let decision = evaluator::evaluate(
+        &row.cycle,
+        &failure.classification,
+        &verdict,
+        &slots(row),
+        now,
+    );
     let policy = row.candidates[index].policy.clone();
     let mut next = base(row, now);
-    next.cycle = cycle;
+    next.cycle = row.cycle.apply(&decision);
     next.classification = Some(failure.classification.clone());
     next.failed_candidate = Some(row.candidate_index);
     next.policy = Some(policy.clone());
-    next.decision = Some(pipeline::describe(&decision));
-    let step = pipeline::next_step(&decision);
+    next.decision = Some(evaluator::describe(&decision));
     // Pending only while this candidate waits or retries: after a skip it
     // belongs to a candidate no longer running, and after a stop by the
     // gate or policy it will never apply.
-    next.pending_outcome = match step {
-        Next::Wait { .. } | Next::Retry { .. } => failure
+    next.pending_outcome = match decision {
+        Decision::WaitForReset { .. } | Decision::Retry { .. } => failure
             .classification
             .class
             .policy_class()
-            .map(|c| pipeline::exhausted_outcome(&policy, c)),
-        Next::Dispatch { .. } | Next::Manual { .. } => None,
+            .map(|c| policy.section(c).on_exhausted),
+        Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => None,
     };
     let write = TransitionWrite {
         dispatch: None,
@@ -321,44 +374,46 @@ pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<
             evidence: Some(failure.evidence),
         }),
     };
-    follow(row, next, write, step, lease, now)
+    Some(follow(row, next, write, &decision, lease, now))
 }
 
+/// Plans what `decision` says: wait, retry, dispatch the next candidate, or
+/// hand the route to a person.
 fn follow(
     row: &RouteRow,
     mut next: RouteRow,
     write: TransitionWrite,
-    step: Next,
+    decision: &Decision,
     lease: Lease<'_>,
     now: DateTime<Utc>,
 ) -> Plan {
-    match step {
-        Next::Wait { until } => {
+    let reason = match decision {
+        Decision::WaitForReset { until, .. } => {
             next.state = RouteState::WaitingReset;
-            next.deadline = Some(until);
-            plan(row, next, write, Effect::Arm(until))
+            next.deadline = Some(*until);
+            return plan(row, next, write, Effect::Arm(*until));
         }
-        Next::Retry { at } => {
+        Decision::Retry { at, .. } => {
             next.state = RouteState::RetryScheduled;
-            next.deadline = Some(at);
-            plan(row, next, write, Effect::Arm(at))
+            next.deadline = Some(*at);
+            return plan(row, next, write, Effect::Arm(*at));
         }
-        Next::Dispatch { index } => {
-            next.candidate_index = index as u32;
-            dispatch(row, next, write, lease.owner, lease.until, now)
+        Decision::Skip { next: index, .. } => {
+            next.candidate_index = *index;
+            return dispatch(row, next, write, lease.owner, lease.until, now);
         }
-        Next::Manual { reason } => {
-            next.state = RouteState::NeedsManual;
-            next.manual_reason = Some(reason);
-            plan(row, next, write, Effect::Nothing)
-        }
-    }
+        Decision::Stop { reason } => reason.describe(),
+        Decision::Manual { reason } => reason.describe(),
+    };
+    next.state = RouteState::NeedsManual;
+    next.manual_reason = Some(HoldReason::Explained(reason));
+    plan(row, next, write, Effect::Nothing)
 }
 
-fn slots(row: &RouteRow) -> Vec<pipeline::CandidateSlot> {
+fn slots(row: &RouteRow) -> Vec<CandidateSlot> {
     row.candidates
         .iter()
-        .map(|c| pipeline::CandidateSlot {
+        .map(|c| CandidateSlot {
             enabled: c.enabled,
             name: c.name.clone(),
             policy: c.policy.clone(),
@@ -369,18 +424,18 @@ fn slots(row: &RouteRow) -> Vec<pipeline::CandidateSlot> {
 /// Found `Running` at restart: the attempt may have had effects, so it is
 /// recorded as interrupted and the route waits for a person.
 pub fn interrupted(row: &RouteRow, why: &str, now: DateTime<Utc>) -> Option<Plan> {
-    if row.state != RouteState::Running {
+    if transitions::after(row.state, Event::Interrupted).is_empty() {
         return None;
     }
     let mut next = base(row, now);
     next.state = RouteState::NeedsManual;
     next.owner = None;
     next.lease_until = None;
-    next.manual_reason = Some(format!(
+    next.manual_reason = Some(HoldReason::Explained(format!(
         "attempt {} was still running when {why}; it may have done work, so it is not replayed \
          automatically — check the workspace, then retry now, skip or stop",
         row.attempts
-    ));
+    )));
     let write = TransitionWrite {
         dispatch: None,
         result: Some(bare_result(row.attempts, AttemptOutcome::Interrupted, now)),
@@ -403,11 +458,16 @@ pub fn excerpt(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use chrono::TimeZone;
 
     use super::*;
-    use crate::engine::{AgentSpec, Candidate, SimStep};
+    use crate::agent::{AgentSpec, SimStep};
+    use crate::classification::SemanticCode;
+    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
     use crate::safety::PromptDelivery;
+    use crate::simulation::SimulatedFailure;
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap()
@@ -419,7 +479,7 @@ mod tests {
             name: format!("c{id}"),
             enabled,
             agent: AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
-            policy: pipeline::default_policy(),
+            policy: CandidatePolicy::default_for_new_candidate(),
             policy_revision: 1,
         }
     }
@@ -435,7 +495,7 @@ mod tests {
             generation: 4,
             candidate_index: 0,
             candidates,
-            cycle: pipeline::new_cycle(0),
+            cycle: RouteCycle::new(0),
             classification: None,
             policy: None,
             decision: None,
@@ -502,7 +562,7 @@ mod tests {
     #[test]
     fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
         let mut r = row(RouteState::NeedsManual, vec![candidate(1, true)]);
-        r.manual_reason = Some(WAIT_CANCELLED.to_string());
+        r.manual_reason = Some(HoldReason::WaitCancelled);
         let refusal = manual(&r, ManualAction::CancelWait, 1, lease(), now()).unwrap_err();
         assert_eq!(refusal, Refusal::AlreadyDone);
         let stopped = row(RouteState::Stopped, vec![candidate(1, true)]);
@@ -581,7 +641,7 @@ mod tests {
         );
         let plan = manual(&r, ManualAction::SkipNow, 4, lease(), now()).unwrap();
         assert_eq!(plan.next.candidate_index, 1);
-        assert!(pipeline::cycle_excludes(&plan.next.cycle, 0));
+        assert!(plan.next.cycle.excluded.contains(&0));
         assert_eq!(
             manual(&plan.next, ManualAction::SkipNow, 4, lease(), now()).unwrap_err(),
             Refusal::NoCandidateLeft
@@ -612,18 +672,7 @@ mod tests {
     #[test]
     fn failure_after_tool_use_goes_to_manual_whatever_the_policy() {
         let mut c = candidate(1, true);
-        c.policy = pipeline::build_policy(
-            pipeline::SectionSpec {
-                reset_wait_max_s: None,
-                retry: Some((5, 1)),
-                exhausted: pipeline::PendingOutcome::Skip,
-            },
-            pipeline::SectionSpec {
-                reset_wait_max_s: None,
-                retry: Some((5, 1)),
-                exhausted: pipeline::PendingOutcome::Skip,
-            },
-        );
+        c.policy = CandidatePolicy::both(ClassPolicy::new(None, Some((5, 1)), Exhausted::Skip));
         let r = row(RouteState::Running, vec![c, candidate(2, true)]);
         let evidence = crate::evidence::Evidence {
             provider: crate::evidence::Provider::ClaudeCode,
@@ -637,7 +686,7 @@ mod tests {
             occurred_at: now(),
             correlation: None,
         };
-        let classification = pipeline::classify(&evidence);
+        let classification = crate::catalogue::classify(&evidence, chrono_tz::UTC);
         let failure = Failure {
             number: 3,
             evidence,
@@ -650,14 +699,126 @@ mod tests {
                 evidence_current: Some(true),
             },
         };
-        let plan = failed(&r, failure, lease(), now());
+        let plan = failed(&r, failure, lease(), now()).expect("the route is running");
         assert_eq!(plan.next.state, RouteState::NeedsManual);
         assert_eq!(plan.effect, Effect::Nothing, "nothing dispatched");
         let reason = plan.next.manual_reason.unwrap();
         assert!(
-            reason.starts_with("not safe to recover automatically"),
-            "{reason}"
+            reason
+                .text()
+                .starts_with("not safe to recover automatically"),
+            "{reason:?}"
         );
+    }
+
+    /// A failed attempt of `code`; a reset hint `reset_in_s` ahead, if any.
+    fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
+        let mut simulated = SimulatedFailure::of(code);
+        simulated.reset_in_seconds = reset_in_s;
+        let evidence = crate::evidence::Evidence {
+            provider: crate::evidence::Provider::ClaudeCode,
+            message: "failed".into(),
+            truncated: false,
+            phase: None,
+            http_status: None,
+            headers: Default::default(),
+            error_type: None,
+            exit_code: Some(1),
+            occurred_at: now(),
+            correlation: None,
+        };
+        Failure {
+            number: 3,
+            evidence,
+            classification: simulated.classification(now()),
+            effect: simulated.effect_context(),
+        }
+    }
+
+    /// Every target of `event` from a route in `state` that the machine
+    /// reaches: the failure cases between them cover each decision.
+    fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
+        let waiting = CandidatePolicy {
+            transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
+            hard: ClassPolicy::new(Some(600), None, Exhausted::Stop),
+        };
+        let mut r = row(state, vec![candidate(1, true), candidate(2, true)]);
+        r.candidates[0].policy = waiting;
+        let reached: Vec<Option<RouteState>> = match event {
+            Event::TimerFired => vec![timer_fired(&r, lease(), now()).map(|p| p.next.state)],
+            Event::AttemptSucceeded => vec![succeeded(&r, 3, now()).map(|p| p.next.state)],
+            Event::Interrupted => vec![interrupted(&r, "it stopped", now()).map(|p| p.next.state)],
+            Event::AttemptFailed => {
+                let skipping = row(state, vec![candidate(1, true), candidate(2, true)]);
+                [
+                    (&r, failure_of(SemanticCode::ProviderOverloaded, None)),
+                    (&r, failure_of(SemanticCode::UsageLimitReached, Some(60))),
+                    (&r, failure_of(SemanticCode::TaskFailed, None)),
+                    (
+                        &skipping,
+                        failure_of(SemanticCode::ProviderOverloaded, None),
+                    ),
+                ]
+                .into_iter()
+                .map(|(r, f)| failed(r, f, lease(), now()).map(|p| p.next.state))
+                .collect()
+            }
+            Event::Manual(action) => {
+                vec![manual(&r, action, r.generation, lease(), now())
+                    .ok()
+                    .map(|p| p.next.state)]
+            }
+        };
+        reached
+            .into_iter()
+            .flatten()
+            .map(RouteState::as_str)
+            .collect()
+    }
+
+    #[test]
+    fn every_state_and_event_does_what_the_transition_table_says() {
+        for state in RouteState::ALL {
+            for event in Event::ALL {
+                let table: BTreeSet<&str> = transitions::after(state, event)
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect();
+                assert_eq!(
+                    machine_targets(state, event),
+                    table,
+                    "{event:?} from {state:?}: the machine and the table must agree, \
+                     including that a refused event changes nothing"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_route_runs_its_first_enabled_candidate_and_numbers_attempts_like_any_dispatch() {
+        let profile = Profile {
+            id: 1,
+            name: "p".into(),
+            revision: 1,
+            candidates: vec![candidate(1, false), candidate(2, true)],
+            created_at: now(),
+            updated_at: now(),
+        };
+        let new = start(&profile, "go".into(), None, lease(), now()).expect("one is enabled");
+        assert_eq!(
+            (new.candidate_index, new.cycle.current),
+            (1, 1),
+            "a disabled first candidate is passed over"
+        );
+        let first = new.first_attempt(7);
+        assert_eq!((first.number, first.generation), (1, 1));
+        assert_eq!(
+            first.invocation_id, "r7-a1-me",
+            "the same format as every later attempt"
+        );
+        let mut none = profile.clone();
+        none.candidates[1].enabled = false;
+        assert!(start(&none, "go".into(), None, lease(), now()).is_none());
     }
 
     #[test]

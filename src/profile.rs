@@ -1,0 +1,54 @@
+//! Profiles and their ordered candidates, as stored and as the editor sends
+//! them.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::agent::AgentSpec;
+use crate::policy::CandidatePolicy;
+
+/// A candidate as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct Candidate {
+    pub id: u32,
+    pub name: String,
+    pub enabled: bool,
+    pub agent: AgentSpec,
+    pub policy: CandidatePolicy,
+    /// Bumped whenever the policy document changes.
+    pub policy_revision: u32,
+}
+
+/// A candidate as the editor sends it; `id` is `None` for a new one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct CandidateInput {
+    pub id: Option<u32>,
+    pub name: String,
+    pub enabled: bool,
+    pub agent: AgentSpec,
+    pub policy: CandidatePolicy,
+}
+
+impl CandidateInput {
+    /// A new (not yet stored) enabled candidate.
+    pub fn new(name: impl Into<String>, agent: AgentSpec, policy: CandidatePolicy) -> Self {
+        CandidateInput {
+            id: None,
+            name: name.into(),
+            enabled: true,
+            agent,
+            policy,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct Profile {
+    pub id: u32,
+    pub name: String,
+    /// Send it back with `save_candidates`; a mismatch is a conflict.
+    pub revision: u32,
+    pub candidates: Vec<Candidate>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}

@@ -1,0 +1,14 @@
+//! Routes in the domain: their states and rows, the pure state machine that
+//! plans every change ([`machine`]), and the table that says which event and
+//! action is valid in which state ([`transitions`]).
+//!
+//! Nothing here does IO or reads a clock: `now` is an argument, and the
+//! engine commits what [`machine`] plans.
+
+pub mod machine;
+mod row;
+mod state;
+pub mod transitions;
+
+pub use row::{AttemptRecord, AttemptResultRecord, NewRoute, RouteRow, TransitionWrite};
+pub use state::{AttemptOutcome, HoldReason, ManualAction, RouteState};
