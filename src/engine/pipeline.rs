@@ -94,39 +94,6 @@ pub fn next_step(decision: &Decision) -> Next {
     }
 }
 
-/// The decision in words, for the attempt history.
-pub fn describe(decision: &Decision) -> String {
-    let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    match decision {
-        Decision::WaitForReset { class, until } => {
-            format!("wait for the {} reset until {}", class.as_str(), at(until))
-        }
-        Decision::Retry {
-            class,
-            at: when,
-            ordinal,
-            max_retries,
-            delay_seconds,
-        } => format!(
-            "{} retry {ordinal} of {max_retries} in {delay_seconds} s, at {}",
-            class.as_str(),
-            at(when)
-        ),
-        Decision::Skip {
-            class,
-            excluded,
-            next,
-        } => format!(
-            "{} recovery exhausted: skip candidate {} for candidate {}",
-            class.as_str(),
-            excluded + 1,
-            next + 1
-        ),
-        Decision::Stop { reason } => format!("stop: {}", reason.describe()),
-        Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
-    }
-}
-
 pub fn new_cycle(candidate: usize) -> RouteCycle {
     RouteCycle::new(candidate as u32)
 }

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use super::pipeline::{self, Next};
 use super::{AttemptOutcome, ManualAction, RouteState};
 use crate::classification::Classification;
+use crate::evaluator::HistoryWording;
 use crate::evidence::Evidence;
 use crate::safety::EffectContext;
 use crate::store::{AttemptRecord, AttemptResultRecord, RouteRow, TransitionWrite};
@@ -283,7 +284,7 @@ pub fn failed(row: &RouteRow, failure: Failure, lease: Lease<'_>, now: DateTime<
     next.cycle = cycle;
     next.classification = Some(failure.classification.clone());
     next.policy = Some(policy.clone());
-    next.decision = Some(pipeline::describe(&decision));
+    next.decision = Some(decision.describe(&HistoryWording));
     next.pending_outcome = failure
         .classification
         .class
