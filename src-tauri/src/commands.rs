@@ -6,10 +6,10 @@ use recourse::engine::{
     ActionRequest, AgentKindInfo, AgentSpec, CandidateInput, Profile, RouteDetail, RouteSnapshot,
     StartRun,
 };
-use recourse::evaluator::{CandidateSlot, Decision};
+use recourse::evaluator::CandidateSlot;
 use recourse::policy::validate::{validate_policy, FieldError};
-use recourse::policy::CandidatePolicy;
-use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
+use recourse::policy::{CandidatePolicy, ClassPolicy};
+use recourse::simulation::{simulate, SimulatedFailure, TimelineStep, TimelineWording};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -102,12 +102,12 @@ pub struct PreviewCandidate {
     pub policy: CandidatePolicy,
 }
 
-/// One step of a policy preview, with the evaluator's own words for why it
-/// stopped or went manual.
+/// One step of a policy preview, with the decision in the words `recourse
+/// simulate` prints, so the editor never writes its own.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct PreviewStep {
     pub step: TimelineStep,
-    pub reason: Option<String>,
+    pub text: String,
 }
 
 /// The evaluator's timeline for an example failure sequence: the same
@@ -126,19 +126,26 @@ pub fn preview_policy(
             policy: c.policy,
         })
         .collect();
-    simulate(&slots, &failures, Utc::now())
+    let start = Utc::now();
+    let words = TimelineWording {
+        start,
+        candidates: &slots,
+    };
+    simulate(&slots, &failures, start)
         .into_iter()
-        .map(|step| {
-            let reason = match &step.decision {
-                Decision::Stop { reason } => Some(reason.describe()),
-                Decision::Manual { reason } => Some(reason.describe()),
-                Decision::WaitForReset { .. } | Decision::Retry { .. } | Decision::Skip { .. } => {
-                    None
-                }
-            };
-            PreviewStep { step, reason }
+        .map(|step| PreviewStep {
+            text: step.decision.describe(&words),
+            step,
         })
         .collect()
+}
+
+/// What a class section does when every attempt fails, in words; `next`
+/// names the candidate a skip goes to.
+#[tauri::command]
+#[specta::specta]
+pub fn describe_schedule(section: ClassPolicy, next: Option<String>) -> String {
+    section.describe_schedule(next.as_deref())
 }
 
 #[tauri::command]

@@ -1,18 +1,18 @@
 // One way to call the backend: typed commands from the generated bindings,
 // with failures turned into a thrown `AppError` carrying the IPC error shape.
-import type { IpcError_Serialize } from "../bindings";
+import type { IpcError } from "./types";
 
 export class AppError extends Error {
-  readonly code: IpcError_Serialize["code"];
+  readonly code: IpcError["code"];
   readonly field: string | null;
-  constructor(err: IpcError_Serialize) {
+  constructor(err: IpcError) {
     super(err.message);
     this.code = err.code;
     this.field = err.field;
   }
 }
 
-type Reply<T> = { status: "ok"; data: T } | { status: "error"; error: IpcError_Serialize };
+type Reply<T> = { status: "ok"; data: T } | { status: "error"; error: IpcError };
 
 /**
  * Resolves to the command's data or throws an `AppError`. Tauri itself
