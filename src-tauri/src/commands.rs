@@ -176,3 +176,53 @@ pub async fn route_action(
 ) -> Reply<RouteSnapshot> {
     Ok(state.engine.act(request).await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use recourse::classification::SemanticCode;
+    use recourse::policy::{Exhausted, Retry};
+
+    use super::*;
+
+    fn retrying(max_retries: u32, initial_interval_seconds: u32) -> ClassPolicy {
+        ClassPolicy {
+            retry: Retry {
+                enabled: true,
+                max_retries,
+                initial_interval_seconds,
+            },
+            ..ClassPolicy::immediate(Exhausted::Skip)
+        }
+    }
+
+    #[test]
+    fn preview_steps_carry_the_words_recourse_simulate_prints() {
+        let candidate = |name: &str| PreviewCandidate {
+            name: name.into(),
+            enabled: true,
+            policy: CandidatePolicy::both(retrying(1, 5)),
+        };
+        let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 2];
+        let texts: Vec<String> =
+            preview_policy(vec![candidate("opus"), candidate("gemini")], failures)
+                .into_iter()
+                .map(|s| s.text)
+                .collect();
+        assert_eq!(
+            texts,
+            [
+                "transient retry 1 of 1 in 5s, at +5s",
+                "transient recovery exhausted: skip opus for gemini"
+            ],
+            "offsets from the preview's start and candidates by the draft's names"
+        );
+    }
+
+    #[test]
+    fn schedule_names_the_next_candidate_it_skips_to() {
+        assert_eq!(
+            describe_schedule(retrying(3, 5), Some("Codex".into())),
+            "Retry after 5 s, 10 s, 20 s, then skip to Codex."
+        );
+    }
+}
