@@ -194,38 +194,68 @@ impl Decision {
             Decision::Stop { .. } | Decision::Manual { .. } => false,
         }
     }
+
+    /// The decision in words: the attempt history, `recourse simulate` and
+    /// the editor's preview all say the same thing, each naming instants
+    /// and candidates its own way.
+    pub fn describe(&self, words: &impl Wording) -> String {
+        match self {
+            Decision::WaitForReset { class, until } => format!(
+                "wait for the {} reset until {}",
+                class.as_str(),
+                words.instant(*until)
+            ),
+            Decision::Retry {
+                class,
+                at,
+                ordinal,
+                max_retries,
+                delay_seconds,
+            } => format!(
+                "{} retry {ordinal} of {max_retries} in {}, at {}",
+                class.as_str(),
+                words.delay(*delay_seconds),
+                words.instant(*at)
+            ),
+            Decision::Skip {
+                class,
+                excluded,
+                next,
+            } => format!(
+                "{} recovery exhausted: skip {} for {}",
+                class.as_str(),
+                words.candidate(*excluded),
+                words.candidate(*next)
+            ),
+            Decision::Stop { reason } => format!("stop: {}", reason.describe()),
+            Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
+        }
+    }
 }
 
-/// The decision in words, for the attempt history.
-pub fn describe(decision: &Decision) -> String {
-    let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    match decision {
-        Decision::WaitForReset { class, until } => {
-            format!("wait for the {} reset until {}", class.as_str(), at(until))
-        }
-        Decision::Retry {
-            class,
-            at: when,
-            ordinal,
-            max_retries,
-            delay_seconds,
-        } => format!(
-            "{} retry {ordinal} of {max_retries} in {delay_seconds} s, at {}",
-            class.as_str(),
-            at(when)
-        ),
-        Decision::Skip {
-            class,
-            excluded,
-            next,
-        } => format!(
-            "{} recovery exhausted: skip candidate {} for candidate {}",
-            class.as_str(),
-            excluded + 1,
-            next + 1
-        ),
-        Decision::Stop { reason } => format!("stop: {}", reason.describe()),
-        Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
+/// How [`Decision::describe`] names instants, delays and candidates.
+pub trait Wording {
+    fn instant(&self, at: DateTime<Utc>) -> String;
+    fn delay(&self, seconds: u32) -> String;
+    fn candidate(&self, index: u32) -> String;
+}
+
+/// For the attempt history, read long after the decision: absolute RFC 3339
+/// instants, delays in seconds, and candidates by position, since a
+/// candidate's name can change after the fact.
+pub struct HistoryWording;
+
+impl Wording for HistoryWording {
+    fn instant(&self, at: DateTime<Utc>) -> String {
+        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
+    fn delay(&self, seconds: u32) -> String {
+        format!("{seconds} s")
+    }
+
+    fn candidate(&self, index: u32) -> String {
+        format!("candidate {}", index + 1)
     }
 }
 

@@ -6,7 +6,7 @@
 //! Pure: time starts at `start` and jumps to each decision's next attempt.
 
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
-use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle};
+use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle, Wording};
 use crate::policy::FieldError;
 use crate::safety::{gate, EffectContext, GateVerdict};
 use chrono::{DateTime, Duration, Utc};
@@ -173,6 +173,52 @@ fn step(
         gate: verdict,
         decision,
     }
+}
+
+/// For a timeline, read as a whole from its start: instants as offsets from
+/// that start (`+1m10s`), delays as spans (`10s`), candidates by name.
+pub struct TimelineWording<'a> {
+    pub start: DateTime<Utc>,
+    pub candidates: &'a [CandidateSlot],
+}
+
+impl Wording for TimelineWording<'_> {
+    fn instant(&self, at: DateTime<Utc>) -> String {
+        offset(at - self.start)
+    }
+
+    fn delay(&self, seconds: u32) -> String {
+        span(Duration::seconds(i64::from(seconds)))
+    }
+
+    fn candidate(&self, index: u32) -> String {
+        self.candidates
+            .get(index as usize)
+            .map_or("?", |slot| slot.name.as_str())
+            .to_string()
+    }
+}
+
+/// `+1h2m3s` relative to the start.
+pub fn offset(since_start: Duration) -> String {
+    format!("+{}", span(since_start))
+}
+
+/// `1d2h3m4s`, leaving out zero units; `0s` for nothing.
+pub fn span(duration: Duration) -> String {
+    let mut rest = duration.num_seconds().max(0);
+    let mut out = String::new();
+    for (unit, seconds) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+        let count = rest / seconds;
+        rest %= seconds;
+        if count > 0 {
+            out.push_str(&format!("{count}{unit}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 use chrono::Utc;
 use recourse::agent::AgentSpec;
 use recourse::engine::{ActionRequest, AgentKindInfo, RouteDetail, RouteSnapshot, StartRun};
-use recourse::evaluator::{CandidateSlot, Decision};
+use recourse::evaluator::CandidateSlot;
 use recourse::policy::validate::{validate_policy, FieldError};
-use recourse::policy::CandidatePolicy;
+use recourse::policy::{CandidatePolicy, ClassPolicy};
 use recourse::profile::{CandidateInput, Profile};
-use recourse::simulation::{simulate, SimulatedFailure, TimelineStep};
+use recourse::simulation::{simulate, SimulatedFailure, TimelineStep, TimelineWording};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -101,12 +101,12 @@ pub struct PreviewCandidate {
     pub policy: CandidatePolicy,
 }
 
-/// One step of a policy preview, with the evaluator's own words for why it
-/// stopped or went manual.
+/// One step of a policy preview, with the decision in the words `recourse
+/// simulate` prints, so the editor never writes its own.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct PreviewStep {
     pub step: TimelineStep,
-    pub reason: Option<String>,
+    pub text: String,
 }
 
 /// The evaluator's timeline for an example failure sequence: the same
@@ -125,19 +125,26 @@ pub fn preview_policy(
             policy: c.policy,
         })
         .collect();
-    simulate(&slots, &failures, Utc::now())
+    let start = Utc::now();
+    let words = TimelineWording {
+        start,
+        candidates: &slots,
+    };
+    simulate(&slots, &failures, start)
         .into_iter()
-        .map(|step| {
-            let reason = match &step.decision {
-                Decision::Stop { reason } => Some(reason.describe()),
-                Decision::Manual { reason } => Some(reason.describe()),
-                Decision::WaitForReset { .. } | Decision::Retry { .. } | Decision::Skip { .. } => {
-                    None
-                }
-            };
-            PreviewStep { step, reason }
+        .map(|step| PreviewStep {
+            text: step.decision.describe(&words),
+            step,
         })
         .collect()
+}
+
+/// What a class section does when every attempt fails, in words; `next`
+/// names the candidate a skip goes to.
+#[tauri::command]
+#[specta::specta]
+pub fn describe_schedule(section: ClassPolicy, next: Option<String>) -> String {
+    section.describe_schedule(next.as_deref())
 }
 
 #[tauri::command]
@@ -167,4 +174,51 @@ pub async fn route_action(
     request: ActionRequest,
 ) -> Reply<RouteSnapshot> {
     Ok(state.engine.act(request).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use recourse::classification::SemanticCode;
+    use recourse::policy::Exhausted;
+
+    use super::*;
+
+    fn retrying(max_retries: u32, initial_interval_seconds: u32) -> ClassPolicy {
+        ClassPolicy::new(
+            None,
+            Some((max_retries, initial_interval_seconds)),
+            Exhausted::Skip,
+        )
+    }
+
+    #[test]
+    fn preview_steps_carry_the_words_recourse_simulate_prints() {
+        let candidate = |name: &str| PreviewCandidate {
+            name: name.into(),
+            enabled: true,
+            policy: CandidatePolicy::both(retrying(1, 5)),
+        };
+        let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 2];
+        let texts: Vec<String> =
+            preview_policy(vec![candidate("opus"), candidate("gemini")], failures)
+                .into_iter()
+                .map(|s| s.text)
+                .collect();
+        assert_eq!(
+            texts,
+            [
+                "transient retry 1 of 1 in 5s, at +5s",
+                "transient recovery exhausted: skip opus for gemini"
+            ],
+            "offsets from the preview's start and candidates by the draft's names"
+        );
+    }
+
+    #[test]
+    fn schedule_names_the_next_candidate_it_skips_to() {
+        assert_eq!(
+            describe_schedule(retrying(3, 5), Some("Codex".into())),
+            "Retry after 5 s, 10 s, 20 s, then skip to Codex."
+        );
+    }
 }

@@ -4,6 +4,7 @@
 
 mod catalogue;
 mod commands;
+mod constants;
 mod error;
 mod events;
 mod logging;
@@ -38,6 +39,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::check_policy,
             commands::check_agent,
             commands::preview_policy,
+            commands::describe_schedule,
             commands::start_run,
             commands::list_routes,
             commands::route_detail,
@@ -48,6 +50,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             catalogue::export_fixture,
         ])
         .events(collect_events![events::RouteChanged])
+        .constant("POLICY_LIMITS", constants::PolicyLimits::current())
 }
 
 /// Writes the TypeScript bindings to `path`.

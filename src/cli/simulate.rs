@@ -7,11 +7,13 @@
 
 use super::policy::{read_policy, report_invalid, INVALID};
 use anyhow::anyhow;
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use clap::Args;
-use recourse::evaluator::{CandidateSlot, Decision};
+use recourse::evaluator::{CandidateSlot, Decision, Wording};
 use recourse::policy::document::field_path;
-use recourse::simulation::{check_failures, simulate, SimulatedFailure, TimelineStep};
+use recourse::simulation::{
+    check_failures, simulate, SimulatedFailure, TimelineStep, TimelineWording,
+};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -116,61 +118,24 @@ fn render(
     given: usize,
     start: DateTime<Utc>,
 ) -> String {
+    let words = TimelineWording { start, candidates };
     let mut out = format!("start {}\n", rfc3339(start));
     for step in steps {
         out.push_str(&format!(
             "#{:<3} {:>9}  {:<14} {:<12} {:<24} -> {}\n",
             step.failure + 1,
-            offset(step.at - start),
+            words.instant(step.at),
             step.candidate_name,
             step.class.as_str(),
             step.code.as_str(),
-            describe(&step.decision, candidates, step.at, start),
+            step.decision.describe(&words),
         ));
     }
-    out.push_str(&ending(candidates, steps, given, start));
+    out.push_str(&ending(&words, steps, given));
     out
 }
 
-fn describe(
-    decision: &Decision,
-    candidates: &[CandidateSlot],
-    now: DateTime<Utc>,
-    start: DateTime<Utc>,
-) -> String {
-    match decision {
-        Decision::WaitForReset { until, .. } => format!(
-            "wait for reset until {} ({} from now)",
-            offset(*until - start),
-            span(*until - now)
-        ),
-        Decision::Retry {
-            ordinal,
-            max_retries,
-            delay_seconds,
-            at,
-            ..
-        } => format!(
-            "retry {ordinal}/{max_retries} in {} at {}",
-            span(Duration::seconds(i64::from(*delay_seconds))),
-            offset(*at - start)
-        ),
-        Decision::Skip { excluded, next, .. } => format!(
-            "skip {} (excluded for this cycle), next: {}",
-            name(candidates, *excluded),
-            name(candidates, *next)
-        ),
-        Decision::Stop { reason } => format!("stop: {}", reason.describe()),
-        Decision::Manual { reason } => format!("manual recovery: {}", reason.describe()),
-    }
-}
-
-fn ending(
-    candidates: &[CandidateSlot],
-    steps: &[TimelineStep],
-    given: usize,
-    start: DateTime<Utc>,
-) -> String {
+fn ending(words: &TimelineWording<'_>, steps: &[TimelineStep], given: usize) -> String {
     let Some(last) = steps.last() else {
         return "no failures given\n".to_string();
     };
@@ -178,8 +143,8 @@ fn ending(
     match last.decision.next_attempt_at(last.at) {
         Some(at) => format!(
             "end: no more failures; the attempt at {} on {} is assumed to succeed\n",
-            offset(at - start),
-            name(candidates, next_candidate(last))
+            words.instant(at),
+            words.candidate(next_candidate(last))
         ),
         None if unused > 0 => format!(
             "end: the route left automatic recovery; {unused} later failure{} not used\n",
@@ -199,34 +164,6 @@ fn next_candidate(step: &TimelineStep) -> u32 {
     }
 }
 
-fn name(candidates: &[CandidateSlot], index: u32) -> &str {
-    candidates
-        .get(index as usize)
-        .map_or("?", |slot| slot.name.as_str())
-}
-
 fn rfc3339(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// `+1h2m3s` relative to the start.
-fn offset(since_start: Duration) -> String {
-    format!("+{}", span(since_start))
-}
-
-/// `1d2h3m4s`, leaving out zero units; `0s` for nothing.
-fn span(duration: Duration) -> String {
-    let mut rest = duration.num_seconds().max(0);
-    let mut out = String::new();
-    for (unit, seconds) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
-        let count = rest / seconds;
-        rest %= seconds;
-        if count > 0 {
-            out.push_str(&format!("{count}{unit}"));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("0s");
-    }
-    out
 }

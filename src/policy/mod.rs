@@ -3,12 +3,13 @@
 //!
 //! This module owns the policy types, their limits, normalization and the
 //! versioned document they are stored in ([`document`]), the reading of the
-//! old generic action maps ([`legacy`]) and field-addressed validation
-//! ([`validate`]). It decides nothing about a concrete failure: that is the
+//! old generic action maps ([`legacy`]), field-addressed validation
+//! ([`validate`]) and the schedule a section implies, in words ([`schedule`]). It decides nothing about a concrete failure: that is the
 //! evaluator's job.
 
 pub mod document;
 pub mod legacy;
+pub mod schedule;
 pub mod validate;
 
 pub use document::{load, CandidateEntry, DocumentSource, LoadedDocument, PolicyDocument};
@@ -237,6 +238,21 @@ mod tests {
             normalized.hard.wait_for_reset.max_wait_seconds, 300,
             "enabled sections are kept as configured"
         );
+    }
+
+    #[test]
+    fn the_documented_limits_are_the_enforced_ones() {
+        let doc = include_str!("../../docs/policy.md");
+        for (field, range) in [
+            ("max_retries", RETRIES_RANGE),
+            ("initial_interval_seconds", INITIAL_INTERVAL_RANGE),
+            ("max_wait_seconds", RESET_WAIT_RANGE),
+        ] {
+            let stated = format!("`{field}` {}–{}", range.start(), range.end());
+            assert!(doc.contains(&stated), "docs/policy.md states {stated}");
+        }
+        let cap = format!("≤ {MAX_DELAY_SECONDS} s (24 h)");
+        assert!(doc.contains(&cap), "docs/policy.md states the cap {cap}");
     }
 
     #[test]

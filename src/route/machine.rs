@@ -12,7 +12,7 @@ use super::{
     RouteRow, RouteState, TransitionWrite,
 };
 use crate::classification::Classification;
-use crate::evaluator::{self, CandidateSlot, Decision, RouteCycle};
+use crate::evaluator::{self, CandidateSlot, Decision, HistoryWording, RouteCycle};
 use crate::evidence::Evidence;
 use crate::profile::{Candidate, Profile};
 use crate::safety::{self, EffectContext};
@@ -347,7 +347,7 @@ pub fn failed(
     next.classification = Some(failure.classification.clone());
     next.failed_candidate = Some(row.candidate_index);
     next.policy = Some(policy.clone());
-    next.decision = Some(evaluator::describe(&decision));
+    next.decision = Some(decision.describe(&HistoryWording));
     // Pending only while this candidate waits or retries: after a skip it
     // belongs to a candidate no longer running, and after a stop by the
     // gate or policy it will never apply.

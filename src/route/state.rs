@@ -54,6 +54,15 @@ impl RouteState {
             | RouteState::Succeeded => false,
         }
     }
+
+    /// A timer is pending or an attempt is running: the route needs an
+    /// engine that owns it.
+    pub fn is_active(self) -> bool {
+        match self {
+            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => true,
+            RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => false,
+        }
+    }
 }
 
 /// What a person can do to a route.

@@ -312,17 +312,17 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
     let text = stdout(&simulate("reset-wait.json", &[]));
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[1].ends_with("-> wait for reset until +1m (1m from now)"),
+        lines[1].ends_with("-> wait for the hard reset until +1m"),
         "{}",
         lines[1]
     );
     assert!(
-        lines[2].ends_with("-> skip opus (excluded for this cycle), next: gemini"),
+        lines[2].ends_with("-> hard recovery exhausted: skip opus for gemini"),
         "a second reset wait for the same class is not allowed: {}",
         lines[2]
     );
     assert!(
-        lines[3].ends_with("-> retry 1/2 in 10s at +1m10s"),
+        lines[3].ends_with("-> transient retry 1 of 2 in 10s, at +1m10s"),
         "a 6 h reset is not waited for: {}",
         lines[3]
     );

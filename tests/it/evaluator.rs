@@ -7,11 +7,11 @@ use recourse::classification::{
     Class, Classification, Confidence, PolicyClass, Scope, SemanticCode,
 };
 use recourse::evaluator::{
-    evaluate, CandidateSlot, Decision, ManualReason, RouteCycle, StopReason,
+    evaluate, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle, StopReason,
 };
 use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted, ResetWait, Retry};
 use recourse::safety::{gate, EffectContext, GateVerdict, PromptDelivery, UnsafeReason};
-use recourse::simulation::{simulate, SimulatedFailure};
+use recourse::simulation::{simulate, SimulatedFailure, TimelineWording};
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
@@ -561,6 +561,75 @@ fn every_reason_reads_as_a_sentence() {
     for (text, expected) in cases {
         assert_eq!(text, expected);
     }
+}
+
+/// One decision of each kind, at `t0() + 70 s` where an instant is involved.
+fn one_of_each_decision() -> [Decision; 5] {
+    [
+        Decision::WaitForReset {
+            class: PolicyClass::Hard,
+            until: t0() + secs(70),
+        },
+        Decision::Retry {
+            class: PolicyClass::Transient,
+            at: t0() + secs(70),
+            ordinal: 2,
+            max_retries: 3,
+            delay_seconds: 10,
+        },
+        Decision::Skip {
+            class: PolicyClass::Transient,
+            excluded: 0,
+            next: 1,
+        },
+        Decision::Stop {
+            reason: StopReason::ExhaustedWithStop {
+                class: PolicyClass::Hard,
+            },
+        },
+        Decision::Manual {
+            reason: ManualReason::Unclassified {
+                code: SemanticCode::Unknown,
+            },
+        },
+    ]
+}
+
+#[test]
+fn history_names_absolute_instants_and_candidates_by_position() {
+    let texts = one_of_each_decision().map(|d| d.describe(&HistoryWording));
+    assert_eq!(
+        texts,
+        [
+            "wait for the hard reset until 2026-03-01T12:01:10Z",
+            "transient retry 2 of 3 in 10 s, at 2026-03-01T12:01:10Z",
+            "transient recovery exhausted: skip candidate 1 for candidate 2",
+            "stop: hard recovery is exhausted and the candidate's policy says stop",
+            "manual recovery: the failure is unclassified (unknown): unknown or outside provider policy",
+        ],
+        "the attempt history keeps these words: tests and old rows read them"
+    );
+}
+
+#[test]
+fn timeline_says_the_same_with_offsets_from_its_start_and_candidate_names() {
+    let policy = CandidatePolicy::default_for_new_candidate();
+    let slots = [slot("opus", policy.clone()), slot("gemini", policy)];
+    let words = TimelineWording {
+        start: t0(),
+        candidates: &slots,
+    };
+    let texts = one_of_each_decision().map(|d| d.describe(&words));
+    assert_eq!(
+        texts,
+        [
+            "wait for the hard reset until +1m10s",
+            "transient retry 2 of 3 in 10s, at +1m10s",
+            "transient recovery exhausted: skip opus for gemini",
+            "stop: hard recovery is exhausted and the candidate's policy says stop",
+            "manual recovery: the failure is unclassified (unknown): unknown or outside provider policy",
+        ]
+    );
 }
 
 // ---- properties ----

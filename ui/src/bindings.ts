@@ -28,7 +28,12 @@ export const commands = {
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
-	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep_Serialize[]>("preview_policy", { candidates, failures }),
+	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
+	/**
+	 *  What a class section does when every attempt fails, in words; `next`
+	 *  names the candidate a skip goes to.
+	 */
+	describeSchedule: (section: ClassPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
 	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("start_run", { request })),
 	listRoutes: () => typedError<RouteSnapshot_Serialize[], IpcError>(__TAURI_INVOKE("list_routes")),
 	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError>(__TAURI_INVOKE("route_detail", { id })),
@@ -51,6 +56,9 @@ export const commands = {
 export const events = {
 	routeChanged: makeEvent<RouteChanged_Serialize, RouteChanged_Deserialize>("route-changed"),
 };
+
+/* Constants */
+export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 /* Types */
 export type ActionRequest = {
@@ -699,27 +707,12 @@ export type PreviewCandidate = {
 };
 
 /**
- *  One step of a policy preview, with the evaluator's own words for why it
- *  stopped or went manual.
+ *  One step of a policy preview, with the decision in the words `recourse
+ *  simulate` prints, so the editor never writes its own.
  */
-export type PreviewStep = PreviewStep_Serialize | PreviewStep_Deserialize;
-
-/**
- *  One step of a policy preview, with the evaluator's own words for why it
- *  stopped or went manual.
- */
-export type PreviewStep_Deserialize = {
+export type PreviewStep = {
 	step: TimelineStep,
-	reason?: string | null,
-};
-
-/**
- *  One step of a policy preview, with the evaluator's own words for why it
- *  stopped or went manual.
- */
-export type PreviewStep_Serialize = {
-	step: TimelineStep,
-	reason: string | null,
+	text: string,
 };
 
 export type Profile = Profile_Serialize | Profile_Deserialize;

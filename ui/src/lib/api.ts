@@ -1,6 +1,6 @@
 // One way to call the backend: typed commands from the generated bindings,
 // with failures turned into a thrown `AppError` carrying the IPC error shape.
-import type { FieldError, IpcError } from "../bindings";
+import type { FieldError, IpcError } from "./types";
 
 export class AppError extends Error {
   readonly code: IpcError["code"];

@@ -1,15 +1,6 @@
 // Editable copies of a profile's candidates, and the conversions between
 // them and what the backend stores and accepts.
-import type {
-  AgentKind,
-  AgentSpec_Deserialize,
-  AgentKindInfo_Serialize,
-  Candidate_Serialize,
-  CandidateInput_Deserialize,
-  CandidatePolicy,
-  ClassPolicy,
-  SimStep,
-} from "../bindings";
+import type { AgentKind, AgentKindInfo, AgentSpec, Candidate, CandidateInput, CandidatePolicy, ClassPolicy, SimStep } from "./types";
 
 export type DraftCandidate = {
   /** Stable client-side key for keyed lists (ids are null until saved). */
@@ -40,7 +31,7 @@ export function clone<T>(value: T): T {
 let counter = 0;
 const nextKey = () => `c${++counter}`;
 
-export function draftOf(c: Candidate_Serialize): DraftCandidate {
+export function draftOf(c: Candidate): DraftCandidate {
   return {
     key: nextKey(),
     id: c.id,
@@ -59,7 +50,7 @@ export function draftOf(c: Candidate_Serialize): DraftCandidate {
 }
 
 /** The agent settings as the backend accepts them. */
-export function agentOf(d: DraftCandidate): AgentSpec_Deserialize {
+export function agentOf(d: DraftCandidate): AgentSpec {
   return {
     kind: d.kind,
     program: d.program.trim() || null,
@@ -77,7 +68,7 @@ export function newVariable(): DraftVariable {
   return { key: nextKey(), name: "", value: "" };
 }
 
-export function inputOf(d: DraftCandidate): CandidateInput_Deserialize {
+export function inputOf(d: DraftCandidate): CandidateInput {
   return {
     id: d.id,
     name: d.name.trim(),
@@ -106,7 +97,7 @@ export const SIM_SCRIPTS: { label: string; steps: SimStep[] }[] = [
 ];
 
 /** A new candidate: immediate skip for both classes, as the policy decision says. */
-export function newDraft(kind: AgentKindInfo_Serialize, taken: string[]): DraftCandidate {
+export function newDraft(kind: AgentKindInfo, taken: string[]): DraftCandidate {
   let name = kind.label;
   for (let n = 2; taken.includes(name); n++) name = `${kind.label} ${n}`;
   return {

@@ -1,5 +1,5 @@
 // Formatting of durations, countdowns and policy summaries, shared by views.
-import type { CandidatePolicy, ClassPolicy, PolicyClass } from "../bindings";
+import type { CandidatePolicy, ClassPolicy, PolicyClass } from "./types";
 
 /** `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`. */
 export function formatSeconds(total: number): string {
@@ -26,21 +26,6 @@ export function countdown(deadlineIso: string, nowMs: number): string {
 
 export const CLASS_LABEL: Record<PolicyClass, string> = { transient: "Transient", hard: "Hard" };
 
-/** The delays a retry section would wait, in order (each capped at 24 h). */
-export function retryDelays(section: ClassPolicy): number[] {
-  if (!section.retry.enabled) return [];
-  const out: number[] = [];
-  for (let i = 0; i < section.retry.max_retries; i++) {
-    out.push(Math.min(section.retry.initial_interval_seconds * 2 ** i, 86400));
-  }
-  return out;
-}
-
-function outcomeText(section: ClassPolicy, next: string | null): string {
-  if (section.on_exhausted === "stop") return "stop for manual recovery";
-  return next ? `skip to ${next}` : "skip (no candidate after this one: manual recovery)";
-}
-
 /** One clause: `retry 3× from 5 s, then skip`. */
 export function sectionSummary(section: ClassPolicy): string {
   const parts: string[] = [];
@@ -55,16 +40,6 @@ export function sectionSummary(section: ClassPolicy): string {
 /** `Transient: retry 3× from 5 s, then skip · Hard: stop`. */
 export function policySummary(policy: CandidatePolicy): string {
   return `Transient: ${sectionSummary(policy.transient)} · Hard: ${sectionSummary(policy.hard)}`;
-}
-
-/** The implied schedule written out: `5 s, 10 s, 20 s, then skip to Codex`. */
-export function scheduleText(section: ClassPolicy, next: string | null): string {
-  const delays = retryDelays(section).map(formatSeconds);
-  const wait = section.wait_for_reset.enabled
-    ? `If the provider gives a trusted reset within ${formatSeconds(section.wait_for_reset.max_wait_seconds)}, wait for it and try once more. `
-    : "";
-  const retries = delays.length > 0 ? `Retry after ${delays.join(", ")}, then ` : "Then ";
-  return `${wait}${retries}${outcomeText(section, next)}.`;
 }
 
 const UNITS: [string, number][] = [["d", 86_400], ["h", 3_600], ["min", 60], ["s", 1]];

@@ -1,34 +1,28 @@
 // Live route state for the Routes area: the list of snapshots (newest first),
 // the last generation seen per route (late events are dropped), the selected
 // route and its attempt history, and state-change announcements.
-import {
-  commands,
-  events,
-  type ActionRequest,
-  type RouteDetail_Serialize,
-  type RouteSnapshot_Serialize,
-  type StartRun_Deserialize,
-} from "../bindings";
+import { commands, events } from "../bindings";
+import type { ActionRequest, RouteDetail, RouteSnapshot, StartRun } from "./types";
 import { call, messageOf } from "./api";
 import { navigation } from "./navigation.svelte";
 import { STATE_TEXT } from "../components/routes/labels";
 
-let list = $state<RouteSnapshot_Serialize[]>([]);
+let list = $state<RouteSnapshot[]>([]);
 let loaded = $state(false);
 let loadError = $state<string | null>(null);
 let selected = $state<number | null>(null);
-let detail = $state<RouteDetail_Serialize | null>(null);
+let detail = $state<RouteDetail | null>(null);
 let detailError = $state<string | null>(null);
 /** Highest generation seen per route; never goes down. */
 const seen = new Map<number, number>();
 /** Only the newest detail request may write `detail`. */
 let detailRequest = 0;
 
-function newestFirst(a: RouteSnapshot_Serialize, b: RouteSnapshot_Serialize): number {
+function newestFirst(a: RouteSnapshot, b: RouteSnapshot): number {
   return Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id;
 }
 
-function announceChange(before: RouteSnapshot_Serialize | undefined, after: RouteSnapshot_Serialize) {
+function announceChange(before: RouteSnapshot | undefined, after: RouteSnapshot) {
   if (!before || before.state === after.state) return;
   const reason = after.state === "needs_manual" && after.manual_reason ? ` — ${after.manual_reason}` : "";
   navigation.announce(`Route ${after.id}: ${STATE_TEXT[after.state]}${reason}`);
@@ -38,7 +32,7 @@ function announceChange(before: RouteSnapshot_Serialize | undefined, after: Rout
  * Takes a snapshot if it is newer than what we have for its route; returns
  * whether it was applied.
  */
-function apply(snapshot: RouteSnapshot_Serialize): boolean {
+function apply(snapshot: RouteSnapshot): boolean {
   const last = seen.get(snapshot.id);
   if (last !== undefined && snapshot.generation <= last) return false;
   seen.set(snapshot.id, snapshot.generation);
@@ -76,11 +70,11 @@ export const routes = {
     return selected;
   },
   /** The freshest snapshot of the selected route. */
-  get current(): RouteSnapshot_Serialize | null {
+  get current(): RouteSnapshot | null {
     return list.find((r) => r.id === selected) ?? null;
   },
   /** Attempt history of the selected route (null until loaded). */
-  get detail(): RouteDetail_Serialize | null {
+  get detail(): RouteDetail | null {
     return detail && detail.snapshot.id === selected ? detail : null;
   },
   get detailError() {
@@ -121,7 +115,7 @@ export const routes = {
     return loadDetail(id);
   },
 
-  async start(request: StartRun_Deserialize): Promise<RouteSnapshot_Serialize> {
+  async start(request: StartRun): Promise<RouteSnapshot> {
     const snapshot = await call(commands.startRun(request));
     apply(snapshot);
     navigation.announce(`Route ${snapshot.id} started on ${snapshot.profile_name}`);

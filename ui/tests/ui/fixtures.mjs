@@ -1,5 +1,12 @@
 // Scenario data shared by UI tests: shaped like the backend's answers.
+import { readFileSync } from "node:fs";
+
 export const NOW = new Date().toISOString();
+
+/** The policy limits as the generated bindings export them from Rust. */
+export const POLICY_LIMITS = JSON.parse(
+  /export const POLICY_LIMITS = (.*) as const;/.exec(readFileSync(new URL("../../src/bindings.ts", import.meta.url), "utf8"))[1],
+);
 
 export function immediate(on_exhausted) {
   return {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
-import { demoProfile } from "./fixtures.mjs";
+import { demoProfile, POLICY_LIMITS } from "./fixtures.mjs";
 
 const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
 const saveCalls = async (app) => (await app.calls()).filter((c) => c.cmd === "save_candidates");
@@ -19,17 +19,46 @@ test("each candidate row summarises its policy on one line", async () => {
   }
 });
 
-test("expanded candidate writes out the implied schedule naming the next candidate", async () => {
+test("expanded candidate shows the backend's schedule for the draft, naming the next candidate", async () => {
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
-    assert.equal(
-      await app.page.getByTestId("schedule-transient").textContent(),
-      "Retry after 5 s, 10 s, 20 s, then skip to Codex.",
-    );
-    assert.equal(await app.page.getByTestId("schedule-hard").textContent(), "Then stop for manual recovery.");
+    const transient = app.page.getByTestId("schedule-transient");
+    // The fake answers with its arguments: the UI shows the backend's words
+    // as given, for the draft as it is now.
+    await app.page.getByText("[backend schedule] 3× from 5 s, then skip to Codex").waitFor();
+    await app.page.getByText("[backend schedule] no retry, then stop to Codex").waitFor();
+    assert.equal(await transient.textContent(), "[backend schedule] 3× from 5 s, then skip to Codex");
+    assert.equal(await app.page.getByTestId("schedule-hard").textContent(), "[backend schedule] no retry, then stop to Codex");
+    await app.page.locator("[data-testid=section-transient] input").first().fill("4");
+    await app.page.getByText("[backend schedule] 4× from 5 s, then skip to Codex").waitFor();
+    assert.equal(await transient.textContent(), "[backend schedule] 4× from 5 s, then skip to Codex",
+      "an edit asks the backend again; the UI works out no delay itself");
     assert.ok(await app.page.getByText("Temporary trouble that usually clears by itself", { exact: false }).isVisible(),
       "class explanations are visible text, not hover-only");
+  } finally {
+    await app.close();
+  }
+});
+
+test("policy fields are bounded by the limits the backend exports", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    await app.page.locator("[data-testid=section-transient]").getByRole("switch").first().click();
+    const field = (label) => app.page.locator("[data-testid=section-transient]").getByLabel(label, { exact: true });
+    const bounds = async (label) => [Number(await field(label).getAttribute("min")), Number(await field(label).getAttribute("max"))];
+    const help = async (label) => app.page.locator(`#${await field(label).getAttribute("aria-describedby")}`).textContent();
+    const { max_retries, initial_interval_seconds, max_wait_seconds } = POLICY_LIMITS;
+    // The generated bindings are checked against Rust by the bindings test,
+    // so these are the validator's own bounds.
+    assert.deepEqual(await bounds("Retries"), [max_retries.min, max_retries.max]);
+    assert.equal(await help("Retries"), `${max_retries.min}–${max_retries.max}`);
+    assert.deepEqual(await bounds("First delay (seconds)"), [initial_interval_seconds.min, initial_interval_seconds.max]);
+    assert.equal(await help("First delay (seconds)"), "1 s – 1 h, doubles each time");
+    assert.deepEqual(await bounds("Longest wait (seconds)"), [max_wait_seconds.min, max_wait_seconds.max]);
+    assert.equal(await help("Longest wait (seconds)"),
+      "= 5 min. 1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.");
   } finally {
     await app.close();
   }
@@ -126,21 +155,24 @@ test("leaving with unsaved changes asks first and keeps the edits on cancel", as
   }
 });
 
-test("preview runs the evaluator on the draft for the chosen example", async () => {
+test("preview shows the evaluator's decisions on the draft in the backend's words", async () => {
+  const text = "transient retry 1 of 3 in 5s, at +5s";
   const app = await openApp(
     {
       profiles: [demoProfile()],
       preview: [{
         step: { failure: 0, at: new Date().toISOString(), candidate: 0, candidate_name: "Claude (simulated)", code: "provider_overloaded", class: "transient", gate: "allowed",
           decision: { kind: "retry", class: "transient", at: new Date(Date.now() + 5000).toISOString(), ordinal: 1, max_retries: 3, delay_seconds: 5 } },
-        reason: null,
+        text,
       }],
     },
     { hash: "#/profiles" },
   );
   try {
     await app.page.getByLabel("Example error").selectOption({ label: "Usage limit, resets in 1 min" });
-    await app.page.getByTestId("preview-timeline").getByText("retry 1 of 3 after 5 s", { exact: false }).waitFor();
+    const line = app.page.getByTestId("preview-timeline").locator(".what");
+    await line.waitFor();
+    assert.equal(await line.textContent(), `→ ${text}`, "the step's text as the backend wrote it, nothing added");
     const last = (await app.calls()).filter((c) => c.cmd === "preview_policy").at(-1);
     assert.equal(last.args.failures[0].code, "usage_limit_reached");
     assert.equal(last.args.failures[0].reset_in_seconds, 60);

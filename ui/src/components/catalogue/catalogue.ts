@@ -1,7 +1,7 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
-import type { Class, HintSource, MatchOutcome, Provider, RuleView, Span } from "../../bindings";
+import type { Class, HintSource, MatchOutcome, Provider, RuleView, Span } from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal). */
 export const PLAYGROUND_PROVIDERS: readonly Provider[] = [

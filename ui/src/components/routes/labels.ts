@@ -1,5 +1,5 @@
 // Words for route states, actions and outcomes, shared by the route views.
-import type { AttemptOutcome, ManualAction, Exhausted, RouteSnapshot_Serialize, RouteState } from "../../bindings";
+import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState } from "../../lib/types";
 import { countdown } from "../../lib/format";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
@@ -55,7 +55,7 @@ export const OUTCOME_LABEL: Record<AttemptOutcome, string> = {
 };
 
 /** `Candidate 2 of 3: Codex`. */
-export function candidateText(s: RouteSnapshot_Serialize): string {
+export function candidateText(s: RouteSnapshot): string {
   return `Candidate ${s.candidate_index + 1} of ${s.candidate_count}: ${s.candidate_name}`;
 }
 
@@ -64,7 +64,7 @@ export function candidateText(s: RouteSnapshot_Serialize): string {
  * provider reset: 0:38`), or null. At the deadline it reads "due now": the
  * engine, not the browser, dispatches the attempt.
  */
-export function waitText(s: RouteSnapshot_Serialize, nowMs: number): string | null {
+export function waitText(s: RouteSnapshot, nowMs: number): string | null {
   if (!s.deadline || (s.state !== "waiting_reset" && s.state !== "retry_scheduled")) return null;
   const due = Date.parse(s.deadline) <= nowMs;
   const left = due ? "due now" : countdown(s.deadline, nowMs);

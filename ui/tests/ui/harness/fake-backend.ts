@@ -1,32 +1,35 @@
 // An in-memory stand-in for the Rust backend, shaped by the generated
 // bindings. It keeps just enough state for UI behaviour tests: profiles,
 // routes with generations (stale actions are refused like the engine does),
-// and canned catalogue answers. Policy limits mirror docs/policy.md.
+// and canned catalogue answers. Policy limits are the backend's own, from
+// the bindings; texts the backend writes (schedules, previews) come back
+// marked as the fake's, so a test sees whether the UI shows them as given.
+import { POLICY_LIMITS } from "../../../src/bindings";
 import type {
   ActionRequest,
-  AgentKindInfo_Serialize,
-  CandidateInput_Deserialize,
+  AgentKindInfo,
+  CandidateInput,
   CandidatePolicy,
   CatalogueView,
   ClassPolicy,
   FieldError,
-  InboxItem_Serialize,
+  InboxItem,
   IpcError,
-  PlaygroundResult_Serialize,
-  Profile_Serialize,
-  RouteDetail_Serialize,
-  RouteSnapshot_Serialize,
-  StartRun_Deserialize,
-  TimelineStep,
-} from "../../../src/bindings";
+  PlaygroundResult,
+  PreviewStep,
+  Profile,
+  RouteDetail,
+  RouteSnapshot,
+  StartRun,
+} from "../../../src/lib/types";
 
 export type Scenario = {
-  profiles?: Profile_Serialize[];
-  routes?: RouteDetail_Serialize[];
+  profiles?: Profile[];
+  routes?: RouteDetail[];
   rules?: CatalogueView;
-  inbox?: InboxItem_Serialize[];
-  playground?: PlaygroundResult_Serialize;
-  preview?: TimelineStep[];
+  inbox?: InboxItem[];
+  playground?: PlaygroundResult;
+  preview?: PreviewStep[];
   /** What `check_agent` answers, by field path. */
   agentErrors?: FieldError[];
   /**
@@ -46,7 +49,7 @@ export function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
   };
 }
 
-export const AGENT_KINDS: AgentKindInfo_Serialize[] = [
+export const AGENT_KINDS: AgentKindInfo[] = [
   { kind: "simulated", label: "Simulated provider", description: "Scripted failures, no network.", default_program: null, default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: null },
   { kind: "claude_code", label: "Claude Code", description: "claude -p --output-format stream-json", default_program: "claude", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "CLAUDE_CONFIG_DIR" },
   { kind: "codex", label: "Codex", description: "codex exec --json", default_program: "codex", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "CODEX_HOME" },
@@ -57,17 +60,24 @@ export const AGENT_KINDS: AgentKindInfo_Serialize[] = [
 
 function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   const errors: FieldError[] = [];
-  const range = (path: string, v: number, lo: number, hi: number, what: string) => {
-    if (v < lo || v > hi) errors.push({ path: `${prefix}.${path}`, message: `must be ${what} when enabled, got ${v}` });
+  const range = (path: string, v: number, { min, max }: { min: number; max: number }) => {
+    if (v < min || v > max) errors.push({ path: `${prefix}.${path}`, message: `must be ${min}–${max} when enabled, got ${v}` });
   };
   if (s.retry.enabled) {
-    range("retry.max_retries", s.retry.max_retries, 1, 10, "1–10");
-    range("retry.initial_interval_seconds", s.retry.initial_interval_seconds, 1, 3600, "1–3600 seconds (1 s–1 h)");
+    range("retry.max_retries", s.retry.max_retries, POLICY_LIMITS.max_retries);
+    range("retry.initial_interval_seconds", s.retry.initial_interval_seconds, POLICY_LIMITS.initial_interval_seconds);
   }
   if (s.wait_for_reset.enabled) {
-    range("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, 1, 604800, "1–604800 seconds (1 s–7 days)");
+    range("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, POLICY_LIMITS.max_wait_seconds);
   }
   return errors;
+}
+
+/** What the fake says for `describe_schedule`: the arguments, so a test can
+ * tell the UI sent the current draft and shows the answer as it came. */
+function fakeSchedule(section: ClassPolicy, next: string | null): string {
+  const retry = section.retry.enabled ? `${section.retry.max_retries}× from ${section.retry.initial_interval_seconds} s` : "no retry";
+  return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}`;
 }
 
 export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
@@ -75,8 +85,8 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
 }
 
 export class FakeBackend {
-  profiles: Profile_Serialize[];
-  routes: RouteDetail_Serialize[];
+  profiles: Profile[];
+  routes: RouteDetail[];
   private nextId = 100;
 
   constructor(private scenario: Scenario) {
@@ -105,7 +115,7 @@ export class FakeBackend {
         this.profiles = this.profiles.filter((p) => p.id !== Number(args.id));
         return null;
       case "save_candidates":
-        return this.saveCandidates(Number(args.profileId), Number(args.expectedRevision), args.candidates as CandidateInput_Deserialize[]);
+        return this.saveCandidates(Number(args.profileId), Number(args.expectedRevision), args.candidates as CandidateInput[]);
       case "check_policy":
         return checkPolicy(Number(args.index), args.policy as CandidatePolicy);
       case "check_agent":
@@ -114,8 +124,10 @@ export class FakeBackend {
         return (this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`));
       case "preview_policy":
         return this.scenario.preview ?? [];
+      case "describe_schedule":
+        return fakeSchedule(args.section as ClassPolicy, (args.next as string | null) ?? null);
       case "start_run":
-        return this.startRun(args.request as StartRun_Deserialize);
+        return this.startRun(args.request as StartRun);
       case "list_routes":
         return this.routes.map((r) => r.snapshot);
       case "route_detail":
@@ -136,30 +148,30 @@ export class FakeBackend {
     }
   }
 
-  private profile(id: number): Profile_Serialize {
+  private profile(id: number): Profile {
     const p = this.profiles.find((x) => x.id === id);
     if (!p) throw { code: "not_found", message: `profile ${id} does not exist`, fields: [] };
     return p;
   }
 
-  private createProfile(name: string): Profile_Serialize {
+  private createProfile(name: string): Profile {
     if (!name.trim()) throw { code: "validation", message: "name: must not be empty", fields: [{ path: "name", message: "must not be empty" }] };
     if (this.profiles.some((p) => p.name === name)) {
       throw { code: "validation", message: `name: a profile named "${name}" already exists`, fields: [{ path: "name", message: `a profile named "${name}" already exists` }] };
     }
-    const p: Profile_Serialize = { id: this.nextId++, name, revision: 1, candidates: [], created_at: NOW(), updated_at: NOW() };
+    const p: Profile = { id: this.nextId++, name, revision: 1, candidates: [], created_at: NOW(), updated_at: NOW() };
     this.profiles.push(p);
     return p;
   }
 
-  private renameProfile(id: number, name: string): Profile_Serialize {
+  private renameProfile(id: number, name: string): Profile {
     if (!name.trim()) throw { code: "validation", message: "name: must not be empty", fields: [{ path: "name", message: "must not be empty" }] };
     const p = this.profile(id);
     p.name = name;
     return p;
   }
 
-  private saveCandidates(id: number, revision: number, inputs: CandidateInput_Deserialize[]): Profile_Serialize {
+  private saveCandidates(id: number, revision: number, inputs: CandidateInput[]): Profile {
     const p = this.profile(id);
     if (p.revision !== revision) throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
     const errors = inputs.flatMap((c, i) => checkPolicy(i, c.policy));
@@ -180,12 +192,12 @@ export class FakeBackend {
     return p;
   }
 
-  private startRun(req: StartRun_Deserialize): RouteSnapshot_Serialize {
+  private startRun(req: StartRun): RouteSnapshot {
     const p = this.profile(req.profile_id);
     const first = p.candidates.find((c) => c.enabled);
     if (!first) throw { code: "validation", message: "profile_id: profile has no enabled candidate", fields: [{ path: "profile_id", message: "profile has no enabled candidate" }] };
     const id = this.nextId++;
-    const snapshot: RouteSnapshot_Serialize = {
+    const snapshot: RouteSnapshot = {
       id, profile_name: p.name, state: "running", generation: 1, candidate_index: 0, candidate_name: first.name,
       candidate_count: p.candidates.length, last_failure: null, retry: null, pending_outcome: null,
       deadline: null, manual_reason: null, prompt_excerpt: req.prompt.slice(0, 120), attempts: 1, owner: "test",
@@ -195,7 +207,7 @@ export class FakeBackend {
     return snapshot;
   }
 
-  private route(id: number): RouteDetail_Serialize {
+  private route(id: number): RouteDetail {
     const r = this.routes.find((x) => x.snapshot.id === id);
     if (!r) throw { code: "not_found", message: `route ${id} does not exist`, fields: [] };
     return r;
@@ -205,14 +217,14 @@ export class FakeBackend {
    * Commits a transition as the engine would (next generation, fresh object)
    * and returns the snapshot, ready to emit as a `route-changed` payload.
    */
-  revise(id: number, patch: Partial<RouteSnapshot_Serialize>, attempts?: RouteDetail_Serialize["attempts"]): RouteSnapshot_Serialize {
+  revise(id: number, patch: Partial<RouteSnapshot>, attempts?: RouteDetail["attempts"]): RouteSnapshot {
     const r = this.route(id);
     r.snapshot = { ...r.snapshot, ...patch, generation: r.snapshot.generation + 1, updated_at: NOW() };
     if (attempts) r.attempts = attempts;
     return r.snapshot;
   }
 
-  private act(req: ActionRequest): RouteSnapshot_Serialize {
+  private act(req: ActionRequest): RouteSnapshot {
     const r = this.route(req.route_id);
     const s = r.snapshot;
     if (s.generation !== req.expected_generation) {

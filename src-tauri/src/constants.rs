@@ -1,0 +1,42 @@
+//! Values the UI needs from the backend before it calls anything, exported
+//! as constants in the bindings so it never retypes a backend limit.
+
+use std::ops::RangeInclusive;
+
+use recourse::policy::{INITIAL_INTERVAL_RANGE, RESET_WAIT_RANGE, RETRIES_RANGE};
+use serde::Serialize;
+
+/// The bounds `validate_policy` enforces on an enabled section, for the
+/// editor's field limits and hints.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyLimits {
+    pub max_retries: Bounds,
+    pub initial_interval_seconds: Bounds,
+    pub max_wait_seconds: Bounds,
+}
+
+/// An inclusive range.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Bounds {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl PolicyLimits {
+    pub fn current() -> PolicyLimits {
+        PolicyLimits {
+            max_retries: Bounds::of(RETRIES_RANGE),
+            initial_interval_seconds: Bounds::of(INITIAL_INTERVAL_RANGE),
+            max_wait_seconds: Bounds::of(RESET_WAIT_RANGE),
+        }
+    }
+}
+
+impl Bounds {
+    fn of(range: RangeInclusive<u32>) -> Bounds {
+        Bounds {
+            min: *range.start(),
+            max: *range.end(),
+        }
+    }
+}

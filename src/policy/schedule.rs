@@ -1,0 +1,134 @@
+//! A class policy's schedule in words, for the profile editor: written from
+//! [`Retry::delay_seconds`], so the doubling and its 24 h cap have one owner
+//! and the editor never works out a delay itself.
+
+use super::{ClassPolicy, Exhausted, Retry};
+
+impl Retry {
+    /// The delay before each retry, in order; none when retry is off.
+    pub fn delays(&self) -> impl Iterator<Item = u32> + '_ {
+        let count = if self.enabled { self.max_retries } else { 0 };
+        (0..count).map(|ordinal| self.delay_seconds(ordinal))
+    }
+}
+
+impl ClassPolicy {
+    /// What this section does when every attempt fails, in order: `If the
+    /// provider gives a trusted reset within 5 min, wait for it and try once
+    /// more. Retry after 5 s, 10 s, 20 s, then skip to Codex.` `next` is the
+    /// candidate a skip would go to, if there is one.
+    pub fn describe_schedule(&self, next: Option<&str>) -> String {
+        let wait = if self.wait_for_reset.enabled {
+            format!(
+                "If the provider gives a trusted reset within {}, wait for it and try once more. ",
+                readable(self.wait_for_reset.max_wait_seconds)
+            )
+        } else {
+            String::new()
+        };
+        let delays: Vec<String> = self.retry.delays().map(readable).collect();
+        let retries = if delays.is_empty() {
+            "Then ".to_string()
+        } else {
+            format!("Retry after {}, then ", delays.join(", "))
+        };
+        let outcome = match (self.on_exhausted, next) {
+            (Exhausted::Stop, _) => "stop for manual recovery".to_string(),
+            (Exhausted::Skip, Some(next)) => format!("skip to {next}"),
+            (Exhausted::Skip, None) => {
+                "skip (no candidate after this one: manual recovery)".to_string()
+            }
+        };
+        format!("{wait}{retries}{outcome}.")
+    }
+}
+
+/// `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`: at most the two largest
+/// units, as the editor writes durations elsewhere.
+fn readable(seconds: u32) -> String {
+    if seconds < 60 {
+        return format!("{seconds} s");
+    }
+    let (d, h, m, s) = (
+        seconds / 86_400,
+        seconds % 86_400 / 3_600,
+        seconds % 3_600 / 60,
+        seconds % 60,
+    );
+    match (d, h, m, s) {
+        (1.., 1.., _, _) => format!("{d} d {h} h"),
+        (1.., 0, _, _) => format!("{d} d"),
+        (0, 1.., 1.., _) => format!("{h} h {m} min"),
+        (0, 1.., 0, _) => format!("{h} h"),
+        (0, 0, _, 1..) => format!("{m} min {s} s"),
+        (0, 0, _, 0) => format!("{m} min"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn retrying(max_retries: u32, initial_interval_seconds: u32, on: Exhausted) -> ClassPolicy {
+        ClassPolicy::new(None, Some((max_retries, initial_interval_seconds)), on)
+    }
+
+    #[test]
+    fn retries_double_from_the_first_delay_then_skip_to_the_next_candidate() {
+        assert_eq!(
+            retrying(3, 5, Exhausted::Skip).describe_schedule(Some("Codex")),
+            "Retry after 5 s, 10 s, 20 s, then skip to Codex."
+        );
+    }
+
+    #[test]
+    fn a_reset_wait_comes_first_and_stop_ends_it() {
+        let section = ClassPolicy::new(Some(300), None, Exhausted::Stop);
+        assert_eq!(
+            section.describe_schedule(Some("Codex")),
+            "If the provider gives a trusted reset within 5 min, wait for it and try once more. \
+             Then stop for manual recovery.",
+            "stop ignores the next candidate"
+        );
+    }
+
+    #[test]
+    fn a_skip_with_no_candidate_after_says_it_goes_manual() {
+        assert_eq!(
+            ClassPolicy::new(None, None, Exhausted::Skip).describe_schedule(None),
+            "Then skip (no candidate after this one: manual recovery)."
+        );
+    }
+
+    #[test]
+    fn a_delay_past_24_hours_is_written_as_the_cap() {
+        let delays: Vec<u32> = retrying(10, 3600, Exhausted::Skip).retry.delays().collect();
+        assert_eq!(
+            delays[5..],
+            [86_400; 5],
+            "an unvalidated budget stays bounded by the cap, as the evaluator waits"
+        );
+        assert!(retrying(10, 3600, Exhausted::Skip)
+            .describe_schedule(None)
+            .contains("16 h, 1 d, 1 d"));
+    }
+
+    #[test]
+    fn durations_use_the_two_largest_units() {
+        let written: Vec<String> = [5, 60, 125, 3_600, 15_540, 86_400, 183_600]
+            .map(readable)
+            .into();
+        assert_eq!(
+            written,
+            [
+                "5 s",
+                "1 min",
+                "2 min 5 s",
+                "1 h",
+                "4 h 19 min",
+                "1 d",
+                "2 d 3 h"
+            ]
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! The append-only attempt history: one row per dispatched attempt, its
+//! result once it ends, and the process it ran in.
+
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::opt_json;
+use crate::classification::Class;
+use crate::route::{AttemptOutcome, AttemptRecord, AttemptResultRecord};
+use crate::store::{parse_ts, to_json, ts, Store, StoreError};
+
+/// A stored attempt joined with its result, if it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredAttempt {
+    pub attempt: AttemptRecord,
+    pub result: Option<AttemptResultRecord>,
+}
+
+/// What a read of the `attempts` table selects; [`RawAttempt::read`] takes
+/// the columns by these names, which the `attempt_results` ones never share.
+const ATTEMPT_COLUMNS: &str =
+    "number, generation, candidate_index, candidate_id, candidate_name, invocation_id, started_at";
+
+/// What a read of the `attempt_results` table selects.
+const RESULT_COLUMNS: &str = "finished_at, outcome, classification_json, effect_json, \
+    policy_revision, policy_json, decision, evidence_json, excerpt";
+
+impl Store {
+    /// Stores the process (pid and kernel start time) attempt `number` of
+    /// route `route_id` runs in.
+    pub fn set_attempt_process(
+        &self,
+        route_id: u32,
+        number: u32,
+        pid: u32,
+        start: u64,
+    ) -> Result<(), StoreError> {
+        let start = i64::try_from(start).unwrap_or(i64::MAX);
+        self.conn().execute(
+            "INSERT INTO attempt_processes (attempt_id, pid, pid_start) \
+             SELECT id, ?3, ?4 FROM attempts WHERE route_id = ?1 AND number = ?2",
+            params![route_id, number, pid, start],
+        )?;
+        Ok(())
+    }
+
+    /// The process of route `route_id`'s latest attempt, when it was stored.
+    pub fn latest_attempt_process(&self, route_id: u32) -> Result<Option<(u32, u64)>, StoreError> {
+        let found = self
+            .conn()
+            .query_row(
+                "SELECT p.pid AS pid, p.pid_start AS pid_start FROM attempts a \
+                 LEFT JOIN attempt_processes p ON p.attempt_id = a.id \
+                 WHERE a.route_id = ?1 ORDER BY a.number DESC LIMIT 1",
+                [route_id],
+                |r| {
+                    Ok((
+                        r.get::<_, Option<u32>>("pid")?,
+                        r.get::<_, Option<i64>>("pid_start")?,
+                    ))
+                },
+            )
+            .optional()?;
+        Ok(match found {
+            Some((Some(pid), Some(start))) => Some((pid, u64::try_from(start).unwrap_or(0))),
+            _ => None,
+        })
+    }
+
+    /// Records how an attempt ended when its route has moved on (stopped,
+    /// superseded). At most once per attempt; a second call is ignored.
+    pub fn record_late_result(
+        &self,
+        route_id: u32,
+        result: &AttemptResultRecord,
+    ) -> Result<(), StoreError> {
+        insert_result(self.conn(), route_id, result)
+    }
+
+    pub fn attempts(&self, route_id: u32) -> Result<Vec<StoredAttempt>, StoreError> {
+        let sql = format!(
+            "SELECT {ATTEMPT_COLUMNS}, {RESULT_COLUMNS} \
+             FROM attempts a LEFT JOIN attempt_results r ON r.attempt_id = a.id \
+             WHERE a.route_id = ?1 ORDER BY a.number"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([route_id], RawAttempt::read)?
+            .collect::<Result<Vec<_>, _>>()?;
+        raws.into_iter().map(RawAttempt::parse).collect()
+    }
+
+    /// Attempts of `candidate_index` in this route so far.
+    pub fn candidate_attempts(
+        &self,
+        route_id: u32,
+        candidate_index: u32,
+    ) -> Result<u32, StoreError> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT COUNT(*) FROM attempts WHERE route_id = ?1 AND candidate_index = ?2",
+            )?
+            .query_row(params![route_id, candidate_index], |r| r.get(0))?)
+    }
+
+    /// Results classified unclassified, newest first, with their route.
+    pub fn unclassified_results(&self) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
+        let mut stmt = self.conn().prepare(
+            "SELECT a.route_id AS route_id FROM attempts a \
+             JOIN attempt_results r ON r.attempt_id = a.id \
+             WHERE r.class = ?1 GROUP BY a.route_id ORDER BY a.route_id DESC",
+        )?;
+        let routes = stmt
+            .query_map([Class::Unclassified.as_str()], |r| {
+                r.get::<_, u32>("route_id")
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = Vec::new();
+        for route_id in routes {
+            for a in self.attempts(route_id)? {
+                let unclassified = a
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.classification.as_ref())
+                    .is_some_and(|c| c.class == Class::Unclassified);
+                if unclassified {
+                    out.push((route_id, a));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub(super) fn insert_attempt(
+    tx: &rusqlite::Transaction<'_>,
+    route_id: u32,
+    a: &AttemptRecord,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_id, \
+         candidate_name, invocation_id, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        route_id,
+        a.number,
+        a.generation,
+        a.candidate_index,
+        a.candidate_id,
+        a.candidate_name,
+        a.invocation_id,
+        ts(a.started_at)
+    ])?;
+    Ok(())
+}
+
+pub(super) fn insert_result(
+    conn: &rusqlite::Connection,
+    route_id: u32,
+    r: &AttemptResultRecord,
+) -> Result<(), StoreError> {
+    let class = r.classification.as_ref().map(|c| c.class.as_str());
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO attempt_results (attempt_id, finished_at, outcome, code, class, \
+         rule_id, catalogue_version, classification_json, effect_json, policy_revision, policy_json, \
+         decision, evidence_json, excerpt) \
+         SELECT id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15 \
+         FROM attempts WHERE route_id = ?1 AND number = ?2",
+    )?
+    .execute(params![
+            route_id,
+            r.number,
+            ts(r.finished_at),
+            r.outcome.as_str(),
+            r.classification.as_ref().map(|c| c.code.as_str()),
+            class,
+            r.classification.as_ref().and_then(|c| c.rule_id.clone()),
+            r.classification.as_ref().map(|c| c.catalogue_version.clone()),
+            r.classification.as_ref().map(to_json),
+            r.effect.as_ref().map(to_json),
+            r.policy_revision,
+            r.policy.as_ref().map(to_json),
+            r.decision,
+            r.evidence.as_ref().map(to_json),
+            r.excerpt
+        ])?;
+    Ok(())
+}
+
+/// Column values before parsing, so parse errors surface as [`StoreError`].
+struct RawAttempt {
+    number: u32,
+    generation: u32,
+    candidate_index: u32,
+    candidate_id: u32,
+    candidate_name: String,
+    invocation_id: String,
+    started_at: String,
+    finished_at: Option<String>,
+    outcome: Option<String>,
+    classification: Option<String>,
+    effect: Option<String>,
+    policy_revision: Option<u32>,
+    policy: Option<String>,
+    decision: Option<String>,
+    evidence: Option<String>,
+    excerpt: Option<String>,
+}
+
+impl RawAttempt {
+    /// The [`ATTEMPT_COLUMNS`] and [`RESULT_COLUMNS`] of `r`, by name.
+    fn read(r: &Row<'_>) -> rusqlite::Result<RawAttempt> {
+        Ok(RawAttempt {
+            number: r.get("number")?,
+            generation: r.get("generation")?,
+            candidate_index: r.get("candidate_index")?,
+            candidate_id: r.get("candidate_id")?,
+            candidate_name: r.get("candidate_name")?,
+            invocation_id: r.get("invocation_id")?,
+            started_at: r.get("started_at")?,
+            finished_at: r.get("finished_at")?,
+            outcome: r.get("outcome")?,
+            classification: r.get("classification_json")?,
+            effect: r.get("effect_json")?,
+            policy_revision: r.get("policy_revision")?,
+            policy: r.get("policy_json")?,
+            decision: r.get("decision")?,
+            evidence: r.get("evidence_json")?,
+            excerpt: r.get("excerpt")?,
+        })
+    }
+
+    fn parse(self) -> Result<StoredAttempt, StoreError> {
+        let attempt = AttemptRecord {
+            number: self.number,
+            generation: self.generation,
+            candidate_index: self.candidate_index,
+            candidate_id: self.candidate_id,
+            candidate_name: self.candidate_name,
+            invocation_id: self.invocation_id,
+            started_at: parse_ts(&self.started_at)?,
+        };
+        let (Some(finished), Some(outcome)) = (self.finished_at, self.outcome) else {
+            return Ok(StoredAttempt {
+                attempt,
+                result: None,
+            });
+        };
+        let outcome = AttemptOutcome::parse(&outcome).ok_or(StoreError::Malformed {
+            what: "attempt outcome",
+            detail: outcome.clone(),
+        })?;
+        let result = AttemptResultRecord {
+            number: self.number,
+            finished_at: parse_ts(&finished)?,
+            outcome,
+            classification: opt_json("attempt classification", self.classification)?,
+            effect: opt_json("attempt effect", self.effect)?,
+            policy_revision: self.policy_revision,
+            policy: opt_json("attempt policy", self.policy)?,
+            decision: self.decision,
+            evidence: opt_json("attempt evidence", self.evidence)?,
+            excerpt: self.excerpt,
+        };
+        Ok(StoredAttempt {
+            attempt,
+            result: Some(result),
+        })
+    }
+}

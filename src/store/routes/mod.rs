@@ -1,0 +1,319 @@
+//! Routes, their durable state, ownership leases, and the append-only
+//! attempt history, one module per concern: the route row itself (here),
+//! the compare-and-set that changes it ([`cas`]), attempts ([`attempts`]),
+//! ownership leases ([`leases`]) and the change feed ([`changes`]).
+//!
+//! [`Store::commit_transition`] is the only way a route's state changes: a
+//! compare-and-set on (id, generation, state) inside one immediate
+//! transaction, together with the attempt rows the transition writes. The
+//! loser of a race gets the row as it is now.
+
+mod attempts;
+mod cas;
+mod changes;
+mod leases;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+
+use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
+use crate::policy::Exhausted;
+use crate::route::{AttemptRecord, HoldReason, NewRoute, RouteRow, RouteState};
+
+pub use attempts::StoredAttempt;
+pub use cas::Cas;
+pub use changes::{ChangeSeq, Generations, RouteChanges};
+pub use leases::Claim;
+
+/// One route row as [`Store::routes_each`] read it: its id, and the row or
+/// why it could not be read.
+pub type RouteRead = (u32, Result<RouteRow, StoreError>);
+
+/// What every read of a whole route selects; [`RawRoute::read`] takes the
+/// columns by these names.
+const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
+    candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
+    deadline, pending_outcome, manual_reason, owner, lease_until, created_at, updated_at, \
+    (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
+    (SELECT a.candidate_index FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
+     WHERE a.route_id = routes.id AND r.outcome = 'failed' ORDER BY a.number DESC LIMIT 1) \
+     AS failed_candidate";
+
+impl Store {
+    /// Creates a route already `Running` its first attempt (generation 1),
+    /// route and attempt in one transaction.
+    pub fn insert_route(
+        &mut self,
+        r: &NewRoute,
+        first_attempt: impl FnOnce(u32) -> AttemptRecord,
+    ) -> Result<RouteRow, StoreError> {
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO routes (profile_id, profile_name, prompt, cwd, state, generation, \
+             candidate_index, candidates_json, cycle_json, owner, lease_until, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+            params![
+                r.profile_id,
+                r.profile_name,
+                r.prompt,
+                r.cwd,
+                RouteState::Running.as_str(),
+                r.candidate_index,
+                to_json(&r.candidates),
+                to_json(&r.cycle),
+                r.owner,
+                ts(r.lease_until),
+                ts(r.now)
+            ],
+        )?;
+        let id = tx.last_insert_rowid() as u32;
+        attempts::insert_attempt(&tx, id, &first_attempt(id))?;
+        let stored = read_route(&tx, id)?;
+        tx.commit()?;
+        stored.ok_or(StoreError::Malformed {
+            what: "route",
+            detail: format!("route {id} vanished after insert"),
+        })
+    }
+
+    pub fn route(&self, id: u32) -> Result<Option<RouteRow>, StoreError> {
+        read_route(self.conn(), id)
+    }
+
+    /// Newest first.
+    pub fn routes(&self) -> Result<Vec<RouteRow>, StoreError> {
+        self.select_routes("ORDER BY id DESC", [])
+    }
+
+    /// Newest first, each row read on its own: a row whose columns or JSON
+    /// cannot be read is its id with the error, and the others are still
+    /// read. Damage below the rows (a broken page) still fails the whole
+    /// read.
+    pub fn routes_each(&self) -> Result<Vec<RouteRead>, StoreError> {
+        let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes ORDER BY id DESC");
+        let mut stmt = self.conn().prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let id: u32 = r.get("id")?;
+            let row = RawRoute::read(r)
+                .map_err(|e| unreadable_column("route", e))
+                .and_then(RawRoute::parse);
+            out.push((id, row));
+        }
+        Ok(out)
+    }
+
+    /// Whole routes matching `rest` (a `WHERE` and/or `ORDER BY` clause).
+    fn select_routes(
+        &self,
+        rest: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<RouteRow>, StoreError> {
+        let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes {rest}");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map(params, RawRoute::read)?
+            .collect::<Result<Vec<_>, _>>()?;
+        raws.into_iter().map(RawRoute::parse).collect()
+    }
+}
+
+fn read_route(conn: &rusqlite::Connection, id: u32) -> Result<Option<RouteRow>, StoreError> {
+    let sql = format!("SELECT {ROUTE_COLUMNS} FROM routes WHERE id = ?1");
+    let raw = conn
+        .prepare_cached(&sql)?
+        .query_row([id], RawRoute::read)
+        .optional()
+        .map_err(|e| unreadable_column("route", e))?;
+    raw.map(RawRoute::parse).transpose()
+}
+
+/// A stored value of the wrong type (text where a number belongs, say) is a
+/// malformed row, not a database error.
+fn unreadable_column(what: &'static str, e: rusqlite::Error) -> StoreError {
+    match e {
+        rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..) => StoreError::Malformed {
+            what,
+            detail: e.to_string(),
+        },
+        other => StoreError::Sqlite(other),
+    }
+}
+
+fn opt_ts(s: Option<String>) -> Result<Option<DateTime<Utc>>, StoreError> {
+    s.as_deref().map(parse_ts).transpose()
+}
+
+fn opt_json<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    s: Option<String>,
+) -> Result<Option<T>, StoreError> {
+    s.as_deref().map(|s| from_json(what, s)).transpose()
+}
+
+/// Column values before parsing, so parse errors surface as [`StoreError`].
+struct RawRoute {
+    id: u32,
+    profile_id: Option<u32>,
+    profile_name: String,
+    prompt: String,
+    cwd: Option<String>,
+    state: String,
+    generation: u32,
+    candidate_index: u32,
+    candidates: String,
+    cycle: String,
+    classification: Option<String>,
+    policy: Option<String>,
+    decision: Option<String>,
+    deadline: Option<String>,
+    pending_outcome: Option<String>,
+    manual_reason: Option<String>,
+    owner: Option<String>,
+    lease_until: Option<String>,
+    created_at: String,
+    updated_at: String,
+    attempts: u32,
+    failed_candidate: Option<u32>,
+}
+
+impl RawRoute {
+    /// The [`ROUTE_COLUMNS`] of `r`, by name: a query may select more.
+    fn read(r: &Row<'_>) -> rusqlite::Result<RawRoute> {
+        Ok(RawRoute {
+            id: r.get("id")?,
+            profile_id: r.get("profile_id")?,
+            profile_name: r.get("profile_name")?,
+            prompt: r.get("prompt")?,
+            cwd: r.get("cwd")?,
+            state: r.get("state")?,
+            generation: r.get("generation")?,
+            candidate_index: r.get("candidate_index")?,
+            candidates: r.get("candidates_json")?,
+            cycle: r.get("cycle_json")?,
+            classification: r.get("classification_json")?,
+            policy: r.get("policy_json")?,
+            decision: r.get("decision")?,
+            deadline: r.get("deadline")?,
+            pending_outcome: r.get("pending_outcome")?,
+            manual_reason: r.get("manual_reason")?,
+            owner: r.get("owner")?,
+            lease_until: r.get("lease_until")?,
+            created_at: r.get("created_at")?,
+            updated_at: r.get("updated_at")?,
+            attempts: r.get("attempts")?,
+            failed_candidate: r.get("failed_candidate")?,
+        })
+    }
+
+    fn parse(self) -> Result<RouteRow, StoreError> {
+        let state = RouteState::parse(&self.state).ok_or(StoreError::Malformed {
+            what: "route state",
+            detail: self.state.clone(),
+        })?;
+        let pending_outcome = match self.pending_outcome.as_deref() {
+            Some(s) => Some(Exhausted::parse(s).ok_or(StoreError::Malformed {
+                what: "pending outcome",
+                detail: s.to_string(),
+            })?),
+            None => None,
+        };
+        Ok(RouteRow {
+            id: self.id,
+            profile_id: self.profile_id,
+            profile_name: self.profile_name,
+            prompt: self.prompt,
+            cwd: self.cwd,
+            state,
+            generation: self.generation,
+            candidate_index: self.candidate_index,
+            candidates: from_json("route candidates", &self.candidates)?,
+            cycle: from_json("route cycle", &self.cycle)?,
+            classification: opt_json("route classification", self.classification)?,
+            policy: opt_json("route policy", self.policy)?,
+            decision: self.decision,
+            failed_candidate: self.failed_candidate,
+            deadline: opt_ts(self.deadline)?,
+            pending_outcome,
+            manual_reason: self.manual_reason.map(HoldReason::from_text),
+            owner: self.owner,
+            lease_until: opt_ts(self.lease_until)?,
+            attempts: self.attempts,
+            created_at: parse_ts(&self.created_at)?,
+            updated_at: parse_ts(&self.updated_at)?,
+        })
+    }
+}
+
+/// Routes and attempts for the tests of every routes module.
+#[cfg(test)]
+mod fixtures {
+    use chrono::Duration;
+
+    use super::*;
+    use crate::evaluator::RouteCycle;
+    use crate::route::machine;
+
+    pub(super) fn now() -> DateTime<Utc> {
+        "2026-12-02T12:00:00Z".parse().unwrap()
+    }
+
+    pub(super) fn running_route(store: &mut Store, owner: &str) -> RouteRow {
+        let new = NewRoute {
+            profile_id: 1,
+            profile_name: "p".into(),
+            prompt: "do it".into(),
+            cwd: None,
+            candidates: Vec::new(),
+            cycle: RouteCycle::new(0),
+            candidate_index: 0,
+            owner: owner.to_string(),
+            lease_until: now() + Duration::seconds(15),
+            now: now(),
+        };
+        store
+            .insert_route(&new, |id| AttemptRecord {
+                number: 1,
+                generation: 1,
+                candidate_index: 0,
+                candidate_id: 1,
+                candidate_name: "c".into(),
+                invocation_id: format!("r{id}-a1-{owner}"),
+                started_at: now(),
+            })
+            .unwrap()
+    }
+
+    pub(super) fn commit(store: &mut Store, plan: machine::Plan) -> RouteRow {
+        match store
+            .commit_transition(
+                plan.expected_generation,
+                plan.expected_state,
+                &plan.next,
+                &plan.write,
+            )
+            .unwrap()
+        {
+            Cas::Won(row) => row,
+            Cas::Lost(row) => panic!("no other writer, yet route {} moved", row.id),
+        }
+    }
+
+    pub(super) fn ids(rows: &[RouteRow]) -> Vec<u32> {
+        rows.iter().map(|r| r.id).collect()
+    }
+
+    /// Opens the database in `dir`, creating profile 1 if it has none.
+    pub(super) fn open(dir: &tempfile::TempDir) -> Store {
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        if store.profile_count().unwrap() == 0 {
+            store.create_profile("p", now()).unwrap();
+        }
+        store
+    }
+}

@@ -1,0 +1,51 @@
+// The backend's types under the names the UI uses; UI code imports types
+// from here only. Specta writes a type whose serde shape differs by
+// direction twice: what the backend sends (`_Serialize`, every field
+// present) and what it accepts (`_Deserialize`, defaulted fields optional).
+// Each name below is the one direction the UI uses it in.
+import type * as B from "../bindings";
+
+// Received from the backend.
+export type AgentKindInfo = B.AgentKindInfo_Serialize;
+export type AttemptView = B.AttemptView_Serialize;
+export type Candidate = B.Candidate_Serialize;
+export type ClassificationSummary = B.ClassificationSummary_Serialize;
+export type InboxItem = B.InboxItem_Serialize;
+export type PlaygroundResult = B.PlaygroundResult_Serialize;
+export type Profile = B.Profile_Serialize;
+export type RouteDetail = B.RouteDetail_Serialize;
+export type RouteSnapshot = B.RouteSnapshot_Serialize;
+/** Received as an inbox item's evidence and sent back, complete, to classify. */
+export type PlaygroundInput = B.PlaygroundInput_Serialize;
+
+// Sent to the backend.
+export type AgentSpec = B.AgentSpec_Deserialize;
+export type CandidateInput = B.CandidateInput_Deserialize;
+export type SimulatedFailure = B.SimulatedFailure_Deserialize;
+export type StartRun = B.StartRun_Deserialize;
+
+// The same shape both ways.
+export type {
+  ActionRequest,
+  AgentKind,
+  AttemptOutcome,
+  CandidatePolicy,
+  CatalogueView,
+  Class,
+  ClassPolicy,
+  FieldError,
+  Exhausted,
+  FixtureExport,
+  HintSource,
+  IpcError,
+  ManualAction,
+  MatchOutcome,
+  PolicyClass,
+  PreviewStep,
+  Provider,
+  RetryProgress,
+  RouteState,
+  RuleView,
+  SimStep,
+  Span,
+} from "../bindings";
