@@ -4,10 +4,15 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::policy::FieldError;
+
 /// Which agent CLI a candidate runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
     Simulated,
@@ -31,6 +36,22 @@ impl AgentKind {
         }
     }
 
+    /// The variable each CLI documents for its configuration directory.
+    pub fn config_dir_variable(self) -> Option<&'static str> {
+        match self {
+            AgentKind::ClaudeCode => Some("CLAUDE_CONFIG_DIR"),
+            AgentKind::Codex => Some("CODEX_HOME"),
+            AgentKind::Gemini => Some("GEMINI_CLI_HOME"),
+            AgentKind::Opencode => Some("OPENCODE_CONFIG_DIR"),
+            AgentKind::Generic | AgentKind::Simulated => None,
+        }
+    }
+
+    /// The kind a policy document's agent name stands for.
+    pub fn from_slug(slug: &str) -> Option<AgentKind> {
+        AgentKind::ALL.into_iter().find(|k| k.slug() == slug)
+    }
+
     pub const ALL: [AgentKind; 6] = [
         AgentKind::Simulated,
         AgentKind::ClaudeCode,
@@ -42,7 +63,7 @@ impl AgentKind {
 }
 
 /// One scripted outcome of the simulated provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum SimStep {
     /// Finishes the task.
@@ -73,7 +94,7 @@ impl SimStep {
 }
 
 /// How to launch a candidate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
 pub struct AgentSpec {
     pub kind: AgentKind,
     /// Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`.
@@ -103,7 +124,7 @@ pub struct AgentSpec {
 }
 
 /// Attempt deadlines: the process group is killed when one passes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type, JsonSchema)]
 pub struct AttemptTimeouts {
     /// Seconds without any output on stdout or stderr.
     pub idle_s: u32,
@@ -129,17 +150,141 @@ impl Default for AttemptTimeouts {
 }
 
 impl AgentSpec {
+    /// Every problem with this spec, each at `{prefix}.{field}`
+    /// (`candidates[2].agent.timeouts.idle_s`).
+    pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
+        let agent = self;
+        let mut errors = Vec::new();
+        let mut err = |field: &str, message: String| {
+            errors.push(FieldError::new(format!("{prefix}.{field}"), message))
+        };
+        let has_program = agent
+            .program
+            .as_deref()
+            .is_some_and(|p| !p.trim().is_empty());
+        match agent.kind {
+            AgentKind::Simulated if agent.script.is_empty() => err(
+                "script",
+                "a simulated candidate needs at least one scripted step".into(),
+            ),
+            AgentKind::Generic if !has_program => err(
+                "program",
+                "a generic candidate needs a program to run".into(),
+            ),
+            AgentKind::Simulated
+            | AgentKind::ClaudeCode
+            | AgentKind::Codex
+            | AgentKind::Gemini
+            | AgentKind::Opencode
+            | AgentKind::Generic => {}
+        }
+        let t = agent.timeouts;
+        let (idle, total) = (AttemptTimeouts::IDLE_S, AttemptTimeouts::TOTAL_S);
+        if !idle.contains(&t.idle_s) {
+            err(
+                "timeouts.idle_s",
+                format!(
+                    "must be {} s to {} s (24 h), got {}",
+                    idle.start(),
+                    idle.end(),
+                    t.idle_s
+                ),
+            );
+        }
+        if !total.contains(&t.total_s) {
+            err(
+                "timeouts.total_s",
+                format!(
+                    "must be {} s to {} s (7 d), got {}",
+                    total.start(),
+                    total.end(),
+                    t.total_s
+                ),
+            );
+        } else if idle.contains(&t.idle_s) && t.idle_s > t.total_s {
+            err(
+                "timeouts.idle_s",
+                format!(
+                    "must not exceed the total timeout ({} s), got {}",
+                    t.total_s, t.idle_s
+                ),
+            );
+        }
+        if agent.env.len() > MAX_ENV_VARS {
+            err(
+                "env",
+                format!("at most {MAX_ENV_VARS} variables, got {}", agent.env.len()),
+            );
+        }
+        for (name, value) in &agent.env {
+            let field = format!("env.{}", bounded_name(name));
+            let valid_name = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && name.len() <= 128;
+            if !valid_name {
+                err(
+                    &field,
+                    "a variable name is letters, digits and _, not starting with a digit, at most 128 long".into(),
+                );
+            }
+            if value.contains('\0') || value.len() > 8192 {
+                err(
+                    &field,
+                    "a value holds no NUL byte and is at most 8192 bytes".into(),
+                );
+            }
+        }
+        if let Some(dir) = &agent.config_dir {
+            if agent.kind.config_dir_variable().is_none() {
+                err(
+                    "config_dir",
+                    format!(
+                        "a {} candidate has no configuration directory; set a variable in env instead",
+                        agent.kind.slug()
+                    ),
+                );
+            } else if dir.trim().is_empty() || dir.contains('\0') {
+                err("config_dir", "must be a directory path".into());
+            }
+        }
+        errors
+    }
+
     /// A simulated-provider agent that plays `script`; no process, no network.
     pub fn simulated(script: Vec<SimStep>) -> AgentSpec {
         AgentSpec {
-            kind: AgentKind::Simulated,
+            script,
+            ..AgentSpec::default_for(AgentKind::Simulated)
+        }
+    }
+
+    /// `kind` with its default program, no arguments, no model, no
+    /// environment and the default deadlines.
+    pub fn default_for(kind: AgentKind) -> AgentSpec {
+        AgentSpec {
+            kind,
             program: None,
             args: Vec::new(),
             model: None,
-            script,
+            script: Vec::new(),
             env: BTreeMap::new(),
             config_dir: None,
             timeouts: AttemptTimeouts::default(),
         }
+    }
+}
+
+/// Most variables one candidate may set.
+const MAX_ENV_VARS: usize = 64;
+
+/// A field path never carries a whole hostile key.
+fn bounded_name(name: &str) -> String {
+    if name.chars().count() <= 64 {
+        name.to_string()
+    } else {
+        format!("{}…", name.chars().take(64).collect::<String>())
     }
 }

@@ -26,6 +26,9 @@ enum Command {
     Action(cli::action::ActionArgs),
     /// Take over routes whose process is gone and follow them until they rest
     Recover(cli::recover::RecoverArgs),
+    /// List, show, export, import, create, rename, delete, duplicate or edit profiles
+    #[command(subcommand)]
+    Profile(cli::profile::ProfileCommand),
     /// Check or normalize a candidate policy document.
     #[command(subcommand)]
     Policy(cli::policy::PolicyCommand),
@@ -38,14 +41,34 @@ enum Command {
     Classify(cli::classify::ClassifyArgs),
 }
 
+impl Command {
+    /// Runs no agent and writes only to its own output.
+    fn only_prints(&self) -> bool {
+        match self {
+            Command::Routes(_)
+            | Command::Route(_)
+            | Command::Profile(_)
+            | Command::Policy(_)
+            | Command::Simulate(_)
+            | Command::Db(_)
+            | Command::Classify(_) => true,
+            Command::Run(_) | Command::Action(_) | Command::Recover(_) => false,
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if cli.command.only_prints() {
+        cli::end_quietly_on_closed_pipe();
+    }
     match cli.command {
         Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
         Command::Routes(a) => cli::routes::run_sync(|| cli::routes::list(a)),
         Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
         Command::Recover(a) => cli::routes::block_on(cli::recover::run(a)),
+        Command::Profile(command) => cli::profile::run(command),
         Command::Policy(command) => cli::policy::run(command),
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Db(command) => cli::routes::run_sync(|| cli::db::run(command)),

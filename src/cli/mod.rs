@@ -2,6 +2,7 @@ pub mod action;
 pub mod classify;
 pub mod db;
 pub mod policy;
+pub mod profile;
 pub mod recover;
 pub mod routes;
 pub mod run;
@@ -14,6 +15,19 @@ use std::path::Path;
 /// above any real one (the largest fixture is a few KiB), small enough that
 /// `/dev/zero` or a log passed by mistake is refused at once.
 pub const MAX_INPUT_BYTES: u64 = 1024 * 1024;
+
+/// For commands that only print: a reader that goes away (`| head`) ends
+/// the command quietly, as it does any Unix tool, instead of a panic on the
+/// failed write. Not for commands that run agents, whose writes to an
+/// agent's stdin must see the error, not die of it.
+pub fn end_quietly_on_closed_pipe() {
+    // SAFETY: called first thing in `main`, before any thread exists;
+    // restoring the default disposition of one signal has no other effect.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
 
 /// `message: cause: cause…` of an error chain, leaving out a cause whose
 /// text the line already holds (SQLite's message is repeated by each layer

@@ -28,6 +28,7 @@ pub struct RunArgs {
 
 pub async fn run(args: RunArgs) -> Result<std::process::ExitCode> {
     let path = args.db.path();
+    check_profile_exists(&path, &args.profile)?;
     let opts = EngineOptions {
         adopt_orphans: false,
         ..EngineOptions::default()
@@ -39,6 +40,25 @@ pub async fn run(args: RunArgs) -> Result<std::process::ExitCode> {
     let result = start_and_follow(&engine, args).await;
     engine.shutdown().await;
     result
+}
+
+/// Refuses an unknown profile before anything is opened for writing, so a
+/// mistyped name creates no database and seeds nothing. A database not
+/// created yet holds only the demo profile its first start seeds.
+fn check_profile_exists(path: &std::path::Path, name: &str) -> Result<()> {
+    let profiles = if path.exists() {
+        recourse::engine::RouteViewer::open(path)
+            .with_context(|| format!("opening {}", path.display()))?
+            .list_profiles()?
+    } else if name == recourse::engine::DEMO_PROFILE {
+        return Ok(());
+    } else {
+        Vec::new()
+    };
+    if profiles.iter().any(|p| p.name == name) {
+        return Ok(());
+    }
+    bail!(super::profile::unknown_profile(name, &profiles))
 }
 
 /// Says on stderr which active routes (other than `except`) were left by a

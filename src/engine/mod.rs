@@ -12,6 +12,7 @@ mod error;
 mod flow;
 mod ownership;
 mod pending;
+mod profile_files;
 mod seed;
 mod types;
 mod viewer;
@@ -24,10 +25,10 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentKind, AgentSpec, AttemptTimeouts};
+use crate::agent::{AgentKind, AttemptTimeouts};
 use crate::classification::PolicyClass;
 use crate::clock::Clock;
-use crate::policy::validate::{validate_document, FieldError};
+use crate::policy::validate::validate_document;
 use crate::policy::{CandidateEntry, PolicyDocument, CURRENT_VERSION};
 use crate::profile::{CandidateInput, Profile};
 use crate::route::{machine, RouteRow, RouteState};
@@ -35,6 +36,10 @@ use crate::scheduler::Scheduler;
 use crate::store::{profiles::SaveRefusal, ChangeSeq, Store};
 
 pub use error::EngineError;
+pub use profile_files::{
+    preview_import, read_document, read_document_file, write_document_file, ExistingProfile,
+    ImportPreview, ImportTarget,
+};
 pub use seed::DEMO_PROFILE;
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
@@ -203,18 +208,8 @@ impl Engine {
         let outcome =
             self.store()
                 .save_candidates(profile_id, expected_revision, &candidates, now)?;
-        match outcome {
-            Ok(()) => self.get_profile(profile_id),
-            Err(SaveRefusal::ProfileMissing) => Err(EngineError::not_found("profile", profile_id)),
-            Err(SaveRefusal::RevisionMismatch { current }) => Err(EngineError::Conflict(format!(
-                "the profile was changed elsewhere (revision {current}, you edited {expected_revision}); \
-                 reload it and apply your edit again"
-            ))),
-            Err(SaveRefusal::ForeignCandidate { index, id }) => Err(EngineError::validation(
-                format!("candidates[{index}].id"),
-                format!("candidate {id} does not belong to this profile"),
-            )),
-        }
+        outcome.map_err(|r| refused(r, profile_id, expected_revision))?;
+        self.get_profile(profile_id)
     }
 
     pub fn list_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
@@ -289,17 +284,22 @@ impl Engine {
 }
 
 fn profile_name(name: &str) -> Result<String, EngineError> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(EngineError::validation("name", "a profile needs a name"));
+    crate::profile::validate_name(name).map_err(|e| EngineError::Validation(vec![e]))
+}
+
+/// The error for a save the store refused.
+fn refused(refusal: SaveRefusal, profile_id: u32, expected_revision: u32) -> EngineError {
+    match refusal {
+        SaveRefusal::ProfileMissing => EngineError::not_found("profile", profile_id),
+        SaveRefusal::RevisionMismatch { current } => EngineError::Conflict(format!(
+            "the profile was changed elsewhere (revision {current}, you edited {expected_revision}); \
+             reload it and apply your edit again"
+        )),
+        SaveRefusal::ForeignCandidate { index, id } => EngineError::validation(
+            format!("candidates[{index}].id"),
+            format!("candidate {id} does not belong to this profile"),
+        ),
     }
-    if name.chars().count() > 80 {
-        return Err(EngineError::validation(
-            "name",
-            "a profile name is at most 80 characters",
-        ));
-    }
-    Ok(name.to_string())
 }
 
 fn name_taken(e: crate::store::StoreError, name: &str) -> EngineError {
@@ -329,7 +329,7 @@ fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError>
     let mut errors = validate_document(&document);
     for (i, c) in candidates.iter().enumerate() {
         let index = u32::try_from(i).unwrap_or(u32::MAX);
-        errors.extend(validate_agent(index, &c.agent));
+        errors.extend(c.agent.validate(&format!("candidates[{index}].agent")));
     }
     if errors.is_empty() {
         Ok(())
@@ -340,121 +340,6 @@ fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError>
 
 /// Every problem with a candidate's agent settings, at
 /// `candidates[<index>].agent.…`: the save check and the editor's live check.
-pub fn validate_agent(index: u32, agent: &AgentSpec) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let mut err = |field: &str, message: String| {
-        errors.push(FieldError::new(
-            format!("candidates[{index}].agent.{field}"),
-            message,
-        ))
-    };
-    let has_program = agent
-        .program
-        .as_deref()
-        .is_some_and(|p| !p.trim().is_empty());
-    match agent.kind {
-        AgentKind::Simulated if agent.script.is_empty() => err(
-            "script",
-            "a simulated candidate needs at least one scripted step".into(),
-        ),
-        AgentKind::Generic if !has_program => err(
-            "program",
-            "a generic candidate needs a program to run".into(),
-        ),
-        AgentKind::Simulated
-        | AgentKind::ClaudeCode
-        | AgentKind::Codex
-        | AgentKind::Gemini
-        | AgentKind::Opencode
-        | AgentKind::Generic => {}
-    }
-    let t = agent.timeouts;
-    let (idle, total) = (AttemptTimeouts::IDLE_S, AttemptTimeouts::TOTAL_S);
-    if !idle.contains(&t.idle_s) {
-        err(
-            "timeouts.idle_s",
-            format!(
-                "must be {} s to {} s (24 h), got {}",
-                idle.start(),
-                idle.end(),
-                t.idle_s
-            ),
-        );
-    }
-    if !total.contains(&t.total_s) {
-        err(
-            "timeouts.total_s",
-            format!(
-                "must be {} s to {} s (7 d), got {}",
-                total.start(),
-                total.end(),
-                t.total_s
-            ),
-        );
-    } else if idle.contains(&t.idle_s) && t.idle_s > t.total_s {
-        err(
-            "timeouts.idle_s",
-            format!(
-                "must not exceed the total timeout ({} s), got {}",
-                t.total_s, t.idle_s
-            ),
-        );
-    }
-    if agent.env.len() > MAX_ENV_VARS {
-        err(
-            "env",
-            format!("at most {MAX_ENV_VARS} variables, got {}", agent.env.len()),
-        );
-    }
-    for (name, value) in &agent.env {
-        let field = format!("env.{}", bounded_name(name));
-        let valid_name = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && name.len() <= 128;
-        if !valid_name {
-            err(
-                &field,
-                "a variable name is letters, digits and _, not starting with a digit, at most 128 long".into(),
-            );
-        }
-        if value.contains('\0') || value.len() > 8192 {
-            err(
-                &field,
-                "a value holds no NUL byte and is at most 8192 bytes".into(),
-            );
-        }
-    }
-    if let Some(dir) = &agent.config_dir {
-        if crate::runner::config_dir_variable(agent.kind).is_none() {
-            err(
-                "config_dir",
-                format!(
-                    "a {} candidate has no configuration directory; set a variable in env instead",
-                    agent.kind.slug()
-                ),
-            );
-        } else if dir.trim().is_empty() || dir.contains('\0') {
-            err("config_dir", "must be a directory path".into());
-        }
-    }
-    errors
-}
-
-/// Most variables one candidate may set.
-const MAX_ENV_VARS: usize = 64;
-
-/// A field path never carries a whole hostile key.
-fn bounded_name(name: &str) -> String {
-    if name.chars().count() <= 64 {
-        name.to_string()
-    } else {
-        format!("{}…", name.chars().take(64).collect::<String>())
-    }
-}
-
 fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
     let (label, description, program) = match kind {
         AgentKind::Simulated => (
@@ -495,7 +380,7 @@ fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
         description: description.to_string(),
         default_program: program.map(str::to_string),
         default_timeouts: AttemptTimeouts::default(),
-        config_dir_variable: crate::runner::config_dir_variable(kind).map(str::to_string),
+        config_dir_variable: kind.config_dir_variable().map(str::to_string),
     }
 }
 

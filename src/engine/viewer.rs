@@ -29,6 +29,11 @@ impl RouteViewer {
         })
     }
 
+    /// Every profile, by name.
+    pub fn list_profiles(&self) -> Result<Vec<crate::profile::Profile>, EngineError> {
+        Ok(self.store.list_profiles()?)
+    }
+
     /// Newest first; a route whose row cannot be read is an
     /// [`UnreadableRoute`] in its place, and the others are still shown.
     pub fn list_routes(&self) -> Result<Vec<Result<RouteSnapshot, UnreadableRoute>>, EngineError> {

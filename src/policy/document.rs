@@ -137,7 +137,12 @@ pub struct LoadedDocument {
 /// Reads a current or legacy policy document from JSON text, validates it
 /// and returns it normalized.
 pub fn load(json: &str) -> Result<LoadedDocument, PolicyError> {
-    let value = parse_without_duplicates(json)?;
+    load_value(parse_without_duplicates(json)?)
+}
+
+/// [`load`] for a document already parsed with [`parse_without_duplicates`]
+/// (the profile document carries one inside it).
+pub fn load_value(value: Value) -> Result<LoadedDocument, PolicyError> {
     let Value::Object(fields) = &value else {
         return Err(shape("document", "expected a JSON object"));
     };
@@ -203,7 +208,7 @@ fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, PolicyError> {
 /// path): serde_json keeps the last one silently, so
 /// `{"rate_limited": "stop", "rate_limited": "try_next"}` would read as
 /// `try_next` and a repeated `transient` section would replace the first.
-fn parse_without_duplicates(json: &str) -> Result<Value, PolicyError> {
+pub fn parse_without_duplicates(json: &str) -> Result<Value, PolicyError> {
     let duplicate = std::cell::RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_str(json);
     let seed = StrictValue {

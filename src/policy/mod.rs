@@ -39,7 +39,9 @@ pub struct CandidatePolicy {
 
 /// The pipeline for one class: optional reset wait, optional doubling
 /// retries, then an explicit exhausted outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct ClassPolicy {
     pub wait_for_reset: ResetWait,
@@ -48,7 +50,9 @@ pub struct ClassPolicy {
 }
 
 /// Wait for a trusted provider reset instant, at most `max_wait_seconds` ahead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct ResetWait {
     pub enabled: bool,
@@ -57,7 +61,9 @@ pub struct ResetWait {
 
 /// Retry the same candidate `max_retries` times; the delay before retry `n`
 /// (0-based) is `initial_interval_seconds × 2^n`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Retry {
     pub enabled: bool,
@@ -66,7 +72,9 @@ pub struct Retry {
 }
 
 /// What happens once waiting and retrying are used up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Exhausted {
     /// Exclude this candidate for the rest of the route cycle and go on with the next one.

@@ -11,7 +11,7 @@ pub mod group;
 mod process;
 
 pub use group::AgentProcess;
-pub use process::{config_dir_variable, MAX_LINE};
+pub use process::MAX_LINE;
 mod simulated;
 
 use std::path::PathBuf;

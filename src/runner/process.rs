@@ -79,24 +79,13 @@ fn command(agent: &AgentSpec, line: &adapters::CommandLine) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let (Some(dir), Some(var)) = (&agent.config_dir, config_dir_variable(agent.kind)) {
+    if let (Some(dir), Some(var)) = (&agent.config_dir, agent.kind.config_dir_variable()) {
         cmd.env(var, dir);
     }
     // Its own process group, so a kill reaches the tools it started too.
     cmd.process_group(0);
     die_with_parent(&mut cmd);
     cmd
-}
-
-/// The variable each CLI documents for its configuration directory.
-pub fn config_dir_variable(kind: AgentKind) -> Option<&'static str> {
-    match kind {
-        AgentKind::ClaudeCode => Some("CLAUDE_CONFIG_DIR"),
-        AgentKind::Codex => Some("CODEX_HOME"),
-        AgentKind::Gemini => Some("GEMINI_CLI_HOME"),
-        AgentKind::Opencode => Some("OPENCODE_CONFIG_DIR"),
-        AgentKind::Generic | AgentKind::Simulated => None,
-    }
 }
 
 /// The agent gets SIGKILL when the thread that started it dies, so a

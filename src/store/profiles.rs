@@ -108,6 +108,43 @@ impl Store {
         inputs: &[CandidateInput],
         now: DateTime<Utc>,
     ) -> Result<Result<(), SaveRefusal>, StoreError> {
+        self.replace_profile(profile_id, expected_revision, None, inputs, now)
+    }
+
+    /// A new profile with its candidates, in one transaction: nothing is
+    /// left behind when a write fails. A unique-constraint error when the
+    /// name is taken.
+    pub fn create_profile_with_candidates(
+        &mut self,
+        name: &str,
+        inputs: &[CandidateInput],
+        now: DateTime<Utc>,
+    ) -> Result<Result<u32, SaveRefusal>, StoreError> {
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO profiles (name, revision, created_at, updated_at) VALUES (?1, 1, ?2, ?2)",
+            params![name, ts(now)],
+        )?;
+        let id = tx.last_insert_rowid() as u32;
+        if let Err(refusal) = write_candidates(&tx, id, inputs)? {
+            return Ok(Err(refusal));
+        }
+        tx.commit()?;
+        Ok(Ok(id))
+    }
+
+    /// Replaces the candidates (and the name, when given) in one
+    /// transaction, guarded by the revision the caller read.
+    pub fn replace_profile(
+        &mut self,
+        profile_id: u32,
+        expected_revision: u32,
+        name: Option<&str>,
+        inputs: &[CandidateInput],
+        now: DateTime<Utc>,
+    ) -> Result<Result<(), SaveRefusal>, StoreError> {
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -128,8 +165,9 @@ impl Store {
             return Ok(Err(refusal));
         }
         tx.execute(
-            "UPDATE profiles SET revision = revision + 1, updated_at = ?2 WHERE id = ?1",
-            params![profile_id, ts(now)],
+            "UPDATE profiles SET name = COALESCE(?2, name), revision = revision + 1, updated_at = ?3 \
+             WHERE id = ?1",
+            params![profile_id, name, ts(now)],
         )?;
         tx.commit()?;
         Ok(Ok(()))

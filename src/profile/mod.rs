@@ -1,11 +1,15 @@
 //! Profiles and their ordered candidates, as stored and as the editor sends
-//! them.
+//! them, and the profile document ([`document`]) that carries one in a file,
+//! with the changes an import would make ([`diff`]).
+
+pub mod diff;
+pub mod document;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentSpec;
-use crate::policy::CandidatePolicy;
+use crate::policy::{CandidatePolicy, FieldError};
 
 /// A candidate as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -51,4 +55,22 @@ pub struct Profile {
     pub candidates: Vec<Candidate>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// Longest profile name, in characters.
+pub const MAX_NAME_CHARS: usize = 80;
+
+/// The name trimmed, or why it cannot name a profile.
+pub fn validate_name(name: &str) -> Result<String, FieldError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(FieldError::new("name", "a profile needs a name"));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(FieldError::new(
+            "name",
+            format!("a profile name is at most {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    Ok(name.to_string())
 }

@@ -1,0 +1,184 @@
+//! Profiles as documents: export, what an import would change, the import
+//! itself, and duplicating a profile. Each write is one transaction under
+//! the profile's revision guard, so an edit made meanwhile in the app or
+//! another command is refused, never overwritten.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{name_taken, profile_name, refused, validate_candidates, Engine, EngineError};
+use crate::profile::diff::{changes, ProfileChange};
+use crate::profile::document::{self, LoadedProfile, ProfileDocument, MAX_DOCUMENT_BYTES};
+use crate::profile::Profile;
+
+/// What importing a document would do.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct ImportPreview {
+    /// The document's profile name.
+    pub name: String,
+    /// The stored profile of that name, which `--replace` would change.
+    pub existing: Option<ExistingProfile>,
+    /// Empty when the document equals the stored profile; for a new
+    /// profile, one `candidate … added` line per candidate.
+    pub changes: Vec<ProfileChange>,
+    /// True when the document used the old generic action maps and was
+    /// normalized.
+    pub legacy: bool,
+    /// The normalized document as it would be saved.
+    pub document_json: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ExistingProfile {
+    pub id: u32,
+    /// Send it back with [`ImportTarget::Replace`].
+    pub revision: u32,
+}
+
+/// Where an imported document goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportTarget {
+    /// A new profile; a name already taken is refused.
+    New,
+    /// Replace profile `id` (name and candidates) if it is still at
+    /// `expected_revision`.
+    Replace { id: u32, expected_revision: u32 },
+}
+
+/// The text of a profile document file, refusing one over 1 MiB without
+/// reading past it. The error is at field `file`, naming the path.
+pub fn read_document_file(path: &Path) -> Result<String, EngineError> {
+    let refuse = |why: String| {
+        EngineError::validation("file", format!("cannot read {}: {why}", path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(|e| refuse(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_DOCUMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(refuse("larger than 1 MiB; refusing to read it".into()));
+    }
+    String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".into()))
+}
+
+/// Writes `text` through a temporary file in the same folder and a rename,
+/// so a crash never leaves half a document where the old one was.
+pub fn write_document_file(path: &Path, text: &str) -> Result<(), EngineError> {
+    let refuse = |why: String| {
+        EngineError::validation("file", format!("cannot write {}: {why}", path.display()))
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| refuse("not a file name".into()))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        refuse(e.to_string())
+    })
+}
+
+/// Reads a profile document; every problem is a field error with its path.
+pub fn read_document(text: &str) -> Result<LoadedProfile, EngineError> {
+    document::load(text).map_err(|e| EngineError::Validation(e.errors()))
+}
+
+/// What importing `text` would change, compared with `stored` (the profile
+/// of the same name, if there is one).
+pub fn preview_import(text: &str, stored: Option<&Profile>) -> Result<ImportPreview, EngineError> {
+    let loaded = read_document(text)?;
+    let incoming = loaded.document;
+    let current = stored.map(ProfileDocument::from_profile);
+    let empty = ProfileDocument {
+        candidates: Vec::new(),
+        ..incoming.clone()
+    };
+    Ok(ImportPreview {
+        name: incoming.name.clone(),
+        existing: stored.map(|p| ExistingProfile {
+            id: p.id,
+            revision: p.revision,
+        }),
+        changes: changes(current.as_ref().unwrap_or(&empty), &incoming),
+        legacy: loaded.source == crate::policy::DocumentSource::Legacy,
+        document_json: incoming.to_json_pretty(),
+    })
+}
+
+impl Engine {
+    /// The document of profile `id`.
+    pub fn export_profile(&self, id: u32) -> Result<ProfileDocument, EngineError> {
+        Ok(ProfileDocument::from_profile(&self.get_profile(id)?))
+    }
+
+    /// What importing `text` would change; nothing is written.
+    pub fn preview_import(&self, text: &str) -> Result<ImportPreview, EngineError> {
+        let name = read_document(text)?.document.name;
+        let stored = self.store().profile_by_name(&name)?;
+        preview_import(text, stored.as_ref())
+    }
+
+    /// Saves a document as a new profile or over an existing one. The
+    /// document is validated again here, whoever built it.
+    pub fn import_profile(
+        &self,
+        doc: &ProfileDocument,
+        target: ImportTarget,
+    ) -> Result<Profile, EngineError> {
+        let name = profile_name(&doc.name)?;
+        let now = self.inner.clock.now();
+        match target {
+            ImportTarget::New => {
+                let inputs = doc.to_inputs(None);
+                validate_candidates(&inputs)?;
+                let id = self
+                    .store()
+                    .create_profile_with_candidates(&name, &inputs, now)
+                    .map_err(|e| name_taken(e, &name))?
+                    .map_err(|r| refused(r, 0, 0))?;
+                self.get_profile(id)
+            }
+            ImportTarget::Replace {
+                id,
+                expected_revision,
+            } => {
+                let existing = self.get_profile(id)?;
+                let inputs = doc.to_inputs(Some(&existing));
+                validate_candidates(&inputs)?;
+                self.store()
+                    .replace_profile(id, expected_revision, Some(&name), &inputs, now)
+                    .map_err(|e| name_taken(e, &name))?
+                    .map_err(|r| refused(r, id, expected_revision))?;
+                self.get_profile(id)
+            }
+        }
+    }
+
+    /// A copy of profile `id` under `name`, with new candidate ids (routes
+    /// of the original are not affected by edits to the copy).
+    pub fn duplicate_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {
+        let mut doc = self.export_profile(id)?;
+        if doc.candidates.is_empty() {
+            // Nothing to validate or copy: a profile not set up yet.
+            return self.create_profile(name);
+        }
+        doc.name = name.to_string();
+        self.import_profile(&doc, ImportTarget::New)
+    }
+}

@@ -1,0 +1,178 @@
+//! What importing a profile document would change, field by field, so a
+//! person sees it before anything is saved.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::document::{ProfileCandidate, ProfileDocument};
+
+/// One difference between the stored profile and the document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct ProfileChange {
+    /// The candidate it concerns; `None` for the profile itself.
+    pub candidate: Option<String>,
+    /// What changed: `name`, `order`, `candidate`, or a field path inside
+    /// the candidate (`transient.retry.max_retries`, `agent.model`).
+    pub field: String,
+    /// Absent when the thing is new.
+    pub before: Option<String>,
+    /// Absent when the thing is removed.
+    pub after: Option<String>,
+}
+
+impl ProfileChange {
+    /// One line: `candidate "opus": transient.retry.max_retries: 3 → 5`.
+    pub fn describe(&self) -> String {
+        let subject = match (&self.candidate, self.field.as_str()) {
+            (Some(c), "candidate") => format!("candidate {c:?}"),
+            (Some(c), field) => format!("candidate {c:?}: {field}"),
+            (None, field) => field.to_string(),
+        };
+        match (&self.before, &self.after) {
+            (None, Some(after)) => format!("{subject}: added ({after})"),
+            (Some(before), None) => format!("{subject}: removed ({before})"),
+            (Some(before), Some(after)) => format!("{subject}: {before} → {after}"),
+            (None, None) => subject,
+        }
+    }
+}
+
+/// Shown instead of an environment value: they often hold keys.
+const HIDDEN: &str = "(hidden)";
+
+/// Every change from `current` to `incoming`, in document order: the name,
+/// the candidates removed, added and reordered, then each field of each
+/// candidate kept.
+pub fn changes(current: &ProfileDocument, incoming: &ProfileDocument) -> Vec<ProfileChange> {
+    let mut out = Vec::new();
+    if current.name != incoming.name {
+        out.push(ProfileChange {
+            candidate: None,
+            field: "name".into(),
+            before: Some(current.name.clone()),
+            after: Some(incoming.name.clone()),
+        });
+    }
+    let before: BTreeMap<&str, &ProfileCandidate> = current
+        .candidates
+        .iter()
+        .map(|c| (c.name.as_str(), c))
+        .collect();
+    let after: BTreeMap<&str, &ProfileCandidate> = incoming
+        .candidates
+        .iter()
+        .map(|c| (c.name.as_str(), c))
+        .collect();
+    for (position, c) in current.candidates.iter().enumerate() {
+        if !after.contains_key(c.name.as_str()) {
+            out.push(whole(c, position, false));
+        }
+    }
+    for (position, c) in incoming.candidates.iter().enumerate() {
+        if !before.contains_key(c.name.as_str()) {
+            out.push(whole(c, position, true));
+        }
+    }
+    let kept_before: Vec<&str> = current
+        .candidates
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|n| after.contains_key(n))
+        .collect();
+    let kept_after: Vec<&str> = incoming
+        .candidates
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|n| before.contains_key(n))
+        .collect();
+    if kept_before != kept_after {
+        out.push(ProfileChange {
+            candidate: None,
+            field: "order".into(),
+            before: Some(kept_before.join(", ")),
+            after: Some(kept_after.join(", ")),
+        });
+    }
+    for c in &incoming.candidates {
+        if let Some(old) = before.get(c.name.as_str()) {
+            out.extend(field_changes(old, c));
+        }
+    }
+    out
+}
+
+fn whole(c: &ProfileCandidate, position: usize, added: bool) -> ProfileChange {
+    let text = format!("{} at position {}", c.agent.kind.slug(), position + 1);
+    ProfileChange {
+        candidate: Some(c.name.clone()),
+        field: "candidate".into(),
+        before: (!added).then(|| text.clone()),
+        after: added.then_some(text),
+    }
+}
+
+fn field_changes(old: &ProfileCandidate, new: &ProfileCandidate) -> Vec<ProfileChange> {
+    let before = flatten(old);
+    let after = flatten(new);
+    let fields: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    fields
+        .into_iter()
+        .filter(|f| before.get(*f) != after.get(*f))
+        .map(|f| {
+            let shown = |v: Option<&String>| {
+                v.map(|v| {
+                    if f.starts_with("agent.env.") {
+                        HIDDEN.to_string()
+                    } else {
+                        v.clone()
+                    }
+                })
+            };
+            let (b, a) = (shown(before.get(f)), shown(after.get(f)));
+            ProfileChange {
+                candidate: Some(new.name.clone()),
+                field: f.clone(),
+                // A changed secret reads "(hidden) → (hidden)": it did change.
+                before: b,
+                after: a,
+            }
+        })
+        .collect()
+}
+
+/// `path → compact JSON` of every leaf of a candidate but its name; lists
+/// (arguments, a script) are one leaf each.
+fn flatten(c: &ProfileCandidate) -> BTreeMap<String, String> {
+    let mut value = serde_json::to_value(c).expect("a candidate serializes");
+    if let Value::Object(fields) = &mut value {
+        fields.remove("name");
+    }
+    let mut out = BTreeMap::new();
+    walk(&value, String::new(), &mut out);
+    out
+}
+
+fn walk(value: &Value, path: String, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(fields) => {
+            for (key, v) in fields {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                walk(v, child, out);
+            }
+        }
+        Value::Null => {}
+        Value::Array(items) if items.is_empty() => {}
+        Value::String(s) => {
+            out.insert(path, s.clone());
+        }
+        Value::Array(_) | Value::Bool(_) | Value::Number(_) => {
+            out.insert(path, value.to_string());
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The profile document: a profile as a file a person can keep in git, edit
+//! in `$EDITOR`, move to another machine and import again.
+//!
+//! It is the policy document (`recourse policy check` reads the same
+//! candidates, legacy action maps included) plus the profile's `name` and,
+//! per candidate, how to launch it: `agent` is an object (`kind`, `program`,
+//! `args`, `model`, `env`, `config_dir`, `timeouts`, and `script` for the
+//! simulated provider) or just the policy document's agent name
+//! (`"claude-code"`), meaning that kind with its defaults. [`load`] is the one
+//! way to read it: duplicate keys, unknown fields and newer versions are
+//! refused, and every invalid value is reported with its path.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{validate_name, Candidate, CandidateInput, Profile};
+use crate::agent::{AgentKind, AgentSpec};
+use crate::policy::document::{field_path, load_value, parse_without_duplicates};
+use crate::policy::{CandidatePolicy, ClassPolicy, DocumentSource, FieldError, PolicyError};
+
+/// The profile document version this build writes and reads.
+pub const PROFILE_VERSION: u32 = 1;
+
+/// The largest document read (1 MiB): far above any real profile, small
+/// enough that a log or `/dev/zero` given by mistake is refused at once.
+pub const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
+
+/// A profile and its ordered candidates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "Recourse profile document",
+    description = "A dynamic profile: its name and ordered candidate agents, each with how it is launched and its complete per-class recovery policy."
+)]
+pub struct ProfileDocument {
+    /// Document format version; this build reads 1.
+    pub version: u32,
+    /// The profile's name (1–80 characters), unique in a database.
+    pub name: String,
+    /// Tried in this order; the first enabled one starts a route.
+    pub candidates: Vec<ProfileCandidate>,
+}
+
+/// One candidate: identity, how to launch it, and what it does per failure
+/// class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileCandidate {
+    /// Unique within the profile.
+    pub name: String,
+    /// A disabled candidate is never chosen.
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    pub agent: AgentSpec,
+    /// Temporary failures: overload, transport, short throttling.
+    pub transient: ClassPolicy,
+    /// Account, quota, credentials and configuration failures.
+    pub hard: ClassPolicy,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+/// A document read by [`load`] and the form it was written in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedProfile {
+    pub document: ProfileDocument,
+    /// `Legacy` when candidates used the old generic action maps.
+    pub source: DocumentSource,
+}
+
+/// Why a profile document could not be read. Nothing is written for any of
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("larger than 1 MiB; refusing to read it")]
+    TooLarge,
+    #[error("not valid JSON: {message}")]
+    Syntax { message: String },
+    /// JSON, but a field is unknown, missing, repeated or of the wrong type.
+    #[error("{path}: {message}")]
+    Shape { path: String, message: String },
+    #[error("version: {}", version_message(found))]
+    UnsupportedVersion { found: String },
+    /// Well-formed, but values break the rules; every problem is listed.
+    #[error("{}", list(errors))]
+    Invalid { errors: Vec<FieldError> },
+}
+
+fn version_message(found: &str) -> String {
+    match found.parse::<u64>() {
+        Ok(n) if n > u64::from(PROFILE_VERSION) => format!(
+            "{n} is newer than this build reads ({PROFILE_VERSION}); update Recourse to import it"
+        ),
+        _ => format!("unsupported profile document version {found}; this build reads version {PROFILE_VERSION}"),
+    }
+}
+
+fn list(errors: &[FieldError]) -> String {
+    let each: Vec<String> = errors.iter().map(FieldError::to_string).collect();
+    each.join("; ")
+}
+
+impl ProfileError {
+    /// Every problem as `path: message` items, whatever the variant.
+    pub fn errors(&self) -> Vec<FieldError> {
+        match self {
+            ProfileError::TooLarge | ProfileError::Syntax { .. } => {
+                vec![FieldError::new("document", self.to_string())]
+            }
+            ProfileError::Shape { path, message } => vec![FieldError::new(path, message)],
+            ProfileError::UnsupportedVersion { found } => {
+                vec![FieldError::new("version", version_message(found))]
+            }
+            ProfileError::Invalid { errors } => errors.clone(),
+        }
+    }
+}
+
+/// Reads, validates and normalizes a profile document.
+pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
+    if text.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(ProfileError::TooLarge);
+    }
+    let value = parse_without_duplicates(text).map_err(from_policy)?;
+    let Value::Object(mut fields) = value else {
+        return Err(shape("document", "expected a JSON object"));
+    };
+    match fields.remove("$schema") {
+        None | Some(Value::String(_)) => {}
+        Some(_) => return Err(shape("$schema", "expected a string (the schema's address)")),
+    }
+    if let Some(found) = fields.get("version").and_then(Value::as_u64) {
+        if found > u64::from(PROFILE_VERSION) {
+            return Err(ProfileError::UnsupportedVersion {
+                found: found.to_string(),
+            });
+        }
+    }
+    let name = match fields.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => return Err(shape("name", "expected a string")),
+        None => return Err(shape("name", "missing field `name`")),
+    };
+    let agents = take_agents(&mut fields)?;
+    let mut errors = Vec::new();
+    let name = validate_name(&name).unwrap_or_else(|e| {
+        errors.push(e);
+        name
+    });
+    for (index, agent) in agents.iter().enumerate() {
+        errors.extend(agent.validate(&format!("candidates[{index}].agent")));
+    }
+    let policies = match load_value(Value::Object(fields)) {
+        Ok(loaded) => Some(loaded),
+        Err(PolicyError::Invalid { errors: invalid }) => {
+            errors.splice(0..0, invalid);
+            None
+        }
+        Err(other) => return Err(from_policy(other)),
+    };
+    let loaded = match policies {
+        Some(loaded) if errors.is_empty() => loaded,
+        _ => {
+            errors.sort_by_key(|e| path_order(&e.path));
+            return Err(ProfileError::Invalid { errors });
+        }
+    };
+    let candidates = loaded
+        .document
+        .candidates
+        .into_iter()
+        .zip(agents)
+        .map(|(entry, agent)| ProfileCandidate {
+            name: entry.name,
+            enabled: entry.enabled,
+            agent,
+            transient: entry.policy.transient,
+            hard: entry.policy.hard,
+        })
+        .collect();
+    Ok(LoadedProfile {
+        document: ProfileDocument {
+            version: PROFILE_VERSION,
+            name,
+            candidates,
+        },
+        source: loaded.source,
+    })
+}
+
+/// Takes each candidate's `agent` out of the document, leaving the policy
+/// document's agent name in its place.
+fn take_agents(fields: &mut Map<String, Value>) -> Result<Vec<AgentSpec>, ProfileError> {
+    let Some(Value::Array(candidates)) = fields.get_mut("candidates") else {
+        // The policy loader names a missing or mistyped list.
+        return Ok(Vec::new());
+    };
+    let mut agents = Vec::with_capacity(candidates.len());
+    for (index, candidate) in candidates.iter_mut().enumerate() {
+        let Value::Object(candidate) = candidate else {
+            return Err(shape(format!("candidates[{index}]"), "expected an object"));
+        };
+        let path = format!("candidates[{index}].agent");
+        let spec = match candidate.get("agent") {
+            None => return Err(shape(path, "missing field `agent`")),
+            Some(Value::String(slug)) => {
+                let kind = AgentKind::from_slug(slug).ok_or_else(|| {
+                    shape(&path, format!("unknown agent; one of {}", agent_names()))
+                })?;
+                AgentSpec::default_for(kind)
+            }
+            Some(object @ Value::Object(_)) => agent_spec(&path, object.clone())?,
+            Some(_) => {
+                return Err(shape(
+                    path,
+                    "expected an agent object or an agent name like \"claude-code\"",
+                ))
+            }
+        };
+        candidate.insert("agent".into(), Value::from(spec.kind.slug()));
+        agents.push(spec);
+    }
+    Ok(agents)
+}
+
+/// An agent object, refusing fields `AgentSpec` does not have (a typo such
+/// as `modle` must not be dropped silently).
+fn agent_spec(path: &str, value: Value) -> Result<AgentSpec, ProfileError> {
+    let known = serde_json::to_value(AgentSpec::default_for(AgentKind::Generic))
+        .expect("an agent spec serializes");
+    if let (Value::Object(given), Value::Object(known)) = (&value, &known) {
+        if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
+            let expected: Vec<&str> = known.keys().map(String::as_str).collect();
+            return Err(shape(
+                format!("{path}.{unknown}"),
+                format!(
+                    "unknown field `{unknown}`, expected one of {}",
+                    expected.join(", ")
+                ),
+            ));
+        }
+    }
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let inner = field_path(error.path());
+        let full = if inner == "document" {
+            path.to_string()
+        } else {
+            format!("{path}.{inner}")
+        };
+        shape(full, error.into_inner().to_string())
+    })
+}
+
+fn agent_names() -> String {
+    let names: Vec<String> = AgentKind::ALL
+        .iter()
+        .map(|k| format!("\"{}\"", k.slug()))
+        .collect();
+    names.join(", ")
+}
+
+/// Sorts `candidates[10]` after `candidates[2]`; the document's own keys
+/// (`name`, `version`) first.
+fn path_order(path: &str) -> (usize, String) {
+    let index = path
+        .strip_prefix("candidates[")
+        .and_then(|rest| rest.split(']').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .map_or(0, |n| n + 1);
+    (index, path.to_string())
+}
+
+fn from_policy(error: PolicyError) -> ProfileError {
+    match error {
+        PolicyError::Syntax { message } => ProfileError::Syntax { message },
+        PolicyError::Shape { path, message } => ProfileError::Shape { path, message },
+        PolicyError::UnsupportedVersion { found } => ProfileError::UnsupportedVersion { found },
+        PolicyError::Invalid { errors } => ProfileError::Invalid { errors },
+    }
+}
+
+fn shape(path: impl Into<String>, message: impl Into<String>) -> ProfileError {
+    ProfileError::Shape {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+impl ProfileDocument {
+    /// The document of a stored profile.
+    pub fn from_profile(profile: &Profile) -> ProfileDocument {
+        ProfileDocument {
+            version: PROFILE_VERSION,
+            name: profile.name.clone(),
+            candidates: profile.candidates.iter().map(candidate_entry).collect(),
+        }
+    }
+
+    /// Pretty JSON with a trailing newline; agent fields left at their
+    /// defaults (no program, no args, no env…) are left out, so the file
+    /// reads like what a person would write.
+    pub fn to_json_pretty(&self) -> String {
+        let mut value = serde_json::to_value(self).expect("a profile document serializes");
+        if let Some(Value::Array(candidates)) = value.get_mut("candidates") {
+            for candidate in candidates {
+                if let Some(Value::Object(agent)) = candidate.get_mut("agent") {
+                    agent.retain(|_, v| !is_empty_value(v));
+                }
+            }
+        }
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        text
+    }
+
+    /// The candidates to save, keeping the ids of `existing`'s candidates
+    /// with the same name so running routes pick up their new policies.
+    pub fn to_inputs(&self, existing: Option<&Profile>) -> Vec<CandidateInput> {
+        let ids: BTreeMap<&str, u32> = existing
+            .map(|p| {
+                p.candidates
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.id))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.candidates
+            .iter()
+            .map(|c| CandidateInput {
+                id: ids.get(c.name.as_str()).copied(),
+                name: c.name.clone(),
+                enabled: c.enabled,
+                agent: c.agent.clone(),
+                policy: CandidatePolicy {
+                    transient: c.transient.clone(),
+                    hard: c.hard.clone(),
+                },
+            })
+            .collect()
+    }
+}
+
+fn candidate_entry(c: &Candidate) -> ProfileCandidate {
+    ProfileCandidate {
+        name: c.name.clone(),
+        enabled: c.enabled,
+        agent: c.agent.clone(),
+        transient: c.policy.transient.clone(),
+        hard: c.policy.hard.clone(),
+    }
+}
+
+fn is_empty_value(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => false,
+    }
+}
+
+/// The JSON Schema of the current document, generated from the Rust types
+/// (committed as `schemas/profile.schema.json`). `$schema` is allowed as a
+/// top-level key so editors can be pointed at it.
+pub fn json_schema() -> Value {
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(ProfileDocument)).expect("a schema serializes");
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            "$schema".into(),
+            serde_json::json!({
+                "description": "Where this schema is, for editors; ignored on import.",
+                "type": "string"
+            }),
+        );
+    }
+    schema
+}

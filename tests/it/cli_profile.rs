@@ -1,0 +1,517 @@
+//! `recourse profile …` through the binary: a profile created, exported,
+//! edited in `$EDITOR`, imported on a fresh database and run without the
+//! app; refusals that write nothing; the revision guard against an edit made
+//! meanwhile elsewhere; `run` on an unknown profile; a closed pipe.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use recourse::profile::document::load;
+use recourse::store::Store;
+
+fn recourse(db: &Path, args: &[&str]) -> Output {
+    recourse_env(db, args, &[])
+}
+
+fn recourse_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .envs(env.iter().copied())
+        .env_remove("VISUAL")
+        .stdin(Stdio::null())
+        .output()
+        .expect("recourse runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/profiles")
+        .join(name)
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn profile_names(db: &Path) -> Vec<String> {
+    Store::open_read_only(db)
+        .unwrap()
+        .list_profiles()
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect()
+}
+
+/// Writes an `$EDITOR` script that runs `body` with the file as `$1`.
+fn editor(dir: &Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\nset -e\n{body}\n")).unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&path, perms).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_profile_is_created_exported_edited_imported_on_a_fresh_database_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.db");
+    let out = recourse(
+        &first,
+        &["profile", "create", "Work", "--agent", "simulated"],
+    );
+    assert!(ok(&out).contains("created profile \"Work\" with one simulated candidate"));
+
+    // Edit: a second simulated candidate that fails once, then succeeds,
+    // goes first, with a retry of the transient class.
+    let edit = editor(
+        dir.path(),
+        "edit.sh",
+        r#"python3 - "$1" <<'PY'
+import json, sys
+p = sys.argv[1]
+doc = json.load(open(p))
+c = json.loads(json.dumps(doc["candidates"][0]))
+c["name"] = "flaky"
+c["agent"]["script"] = [{"outcome": "overloaded", "after_ms": 20}, {"outcome": "succeed", "after_ms": 20}]
+c["transient"]["retry"] = {"enabled": True, "max_retries": 2, "initial_interval_seconds": 1}
+doc["candidates"].insert(0, c)
+json.dump(doc, open(p, "w"), indent=2)
+PY"#,
+    );
+    let out = recourse_env(&first, &["profile", "edit", "Work"], &[("EDITOR", &edit)]);
+    let said = ok(&out);
+    assert!(
+        said.contains("saved profile \"Work\" (revision 2)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("candidate \"flaky\": added (simulated at position 1)"),
+        "the saved edit lists its changes: {said}"
+    );
+
+    let file = dir.path().join("work.json");
+    ok(&recourse(
+        &first,
+        &["profile", "export", "Work", file.to_str().unwrap()],
+    ));
+    let exported = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !exported.contains("\"program\"") && !exported.contains("\"env\""),
+        "defaults are left out of the file: {exported}"
+    );
+
+    let fresh = dir.path().join("fresh.db");
+    let said = ok(&recourse(
+        &fresh,
+        &["profile", "import", file.to_str().unwrap()],
+    ));
+    assert!(said.starts_with("created profile \"Work\":"), "{said}");
+    assert_eq!(
+        profile_names(&fresh),
+        vec!["Work"],
+        "an import seeds no demo profile"
+    );
+    let out = recourse(&fresh, &["run", "--profile", "Work", "--prompt", "go"]);
+    let said = ok(&out);
+    assert!(said.contains("candidate 1/2 flaky"), "{said}");
+    assert!(said.contains("succeeded"), "{said}");
+
+    // The same document exported from the fresh database is the same file.
+    let again = ok(&recourse(&fresh, &["profile", "export", "Work"]));
+    assert_eq!(again, exported, "export → import → export is stable");
+}
+
+#[test]
+fn every_policy_shape_and_agent_kind_round_trips_through_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("round.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    let exported = ok(&recourse(&db, &["profile", "export", "Daily driver"]));
+    let original = load(&std::fs::read_to_string(&example).unwrap()).unwrap();
+    let back = load(&exported).unwrap();
+    assert_eq!(back.document, original.document);
+    let kinds: std::collections::HashSet<_> = back
+        .document
+        .candidates
+        .iter()
+        .map(|c| c.agent.kind)
+        .collect();
+    assert_eq!(
+        kinds.len(),
+        recourse::agent::AgentKind::ALL.len(),
+        "the example covers every agent kind"
+    );
+    let said = ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap(), "--replace"],
+    ));
+    assert!(
+        said.contains("already matches") && said.contains("nothing to do"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_legacy_document_is_imported_normalized() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("legacy.db");
+    let out = recourse(
+        &db,
+        &[
+            "profile",
+            "import",
+            fixture("legacy.json").to_str().unwrap(),
+        ],
+    );
+    ok(&out);
+    assert!(
+        text(&out.stderr).contains("old generic action maps; they were normalized"),
+        "{}",
+        text(&out.stderr)
+    );
+    let doc = load(&ok(&recourse(
+        &db,
+        &["profile", "show", "Old routing", "--json"],
+    )))
+    .unwrap();
+    let gpt = &doc.document.candidates[1];
+    assert_eq!(gpt.agent.model.as_deref(), Some("gpt-5"));
+    assert_eq!(
+        (
+            gpt.transient.retry.max_retries,
+            gpt.transient.retry.initial_interval_seconds
+        ),
+        (1, 5),
+        "retry_same is one retry after 5 s"
+    );
+}
+
+#[test]
+fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let damaged = dir.path().join("damaged.json");
+    std::fs::write(&damaged, "{\"version\": 1, \"name\": \"X\", \"candi").unwrap();
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, vec![b' '; 1024 * 1024 + 1]).unwrap();
+    let cases = [
+        (
+            damaged,
+            "document: not valid JSON: EOF while parsing a string at line 1 column 34",
+        ),
+        (
+            fixture("invalid-newer-version.json"),
+            "version: 2 is newer than this build reads (1); update Recourse to import it",
+        ),
+        (big, "larger than 1 MiB; refusing to read it"),
+    ];
+    for (file, expected) in cases {
+        let out = recourse(&db, &["profile", "import", file.to_str().unwrap()]);
+        assert_ne!(out.status.code(), Some(0), "{}", file.display());
+        assert!(
+            text(&out.stderr).contains(expected),
+            "{}: {}",
+            file.display(),
+            text(&out.stderr)
+        );
+        assert!(!db.exists(), "a refused import creates no database");
+    }
+    // On an existing database, the refusal leaves the profiles as they were.
+    ok(&recourse(&db, &["profile", "create", "Kept"]));
+    let out = recourse(
+        &db,
+        &[
+            "profile",
+            "import",
+            fixture("invalid-values.json").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(said.contains("5 problems; nothing was written"), "{said}");
+    assert_eq!(profile_names(&db), vec!["Kept"]);
+}
+
+#[test]
+fn an_existing_name_needs_replace_and_the_changes_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("replace.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    let changed = dir.path().join("changed.json");
+    let edited = std::fs::read_to_string(&example)
+        .unwrap()
+        .replacen("\"max_retries\": 3", "\"max_retries\": 5", 1)
+        .replace("http://127.0.0.1:3128", "http://127.0.0.1:8080");
+    std::fs::write(&changed, edited).unwrap();
+
+    let out = recourse(&db, &["profile", "import", changed.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("a profile named \"Daily driver\" already exists; `--replace`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let dry = ok(&recourse(
+        &db,
+        &[
+            "profile",
+            "import",
+            changed.to_str().unwrap(),
+            "--replace",
+            "--dry-run",
+        ],
+    ));
+    assert!(
+        dry.contains("would replace profile \"Daily driver\":"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("candidate \"opus\": transient.retry.max_retries: 3 → 5"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("candidate \"opus\": agent.env.HTTPS_PROXY: (hidden) → (hidden)"),
+        "an environment value is never printed: {dry}"
+    );
+    assert!(!dry.contains("8080"), "{dry}");
+
+    let said = ok(&recourse(
+        &db,
+        &["profile", "import", changed.to_str().unwrap(), "--replace"],
+    ));
+    assert!(
+        said.starts_with("replaced profile \"Daily driver\":"),
+        "{said}"
+    );
+    let shown = ok(&recourse(&db, &["profile", "show", "Daily driver"]));
+    assert!(
+        shown.contains(
+            "transient: Retry after 5 s, 10 s, 20 s, 40 s, 1 min 20 s, then skip to codex."
+        ),
+        "{shown}"
+    );
+}
+
+#[test]
+fn an_edit_made_elsewhere_meanwhile_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("guard.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    let other = dir.path().join("other.json");
+    let text_other = std::fs::read_to_string(&example).unwrap().replacen(
+        "\"max_retries\": 3",
+        "\"max_retries\": 4",
+        1,
+    );
+    std::fs::write(&other, text_other).unwrap();
+    // While the editor is open, another command saves the same profile.
+    let edit = editor(
+        dir.path(),
+        "race.sh",
+        &format!(
+            "{bin} profile import {other} --replace --db {db} >/dev/null\n\
+             sed -i 's/\"max_retries\": 2/\"max_retries\": 9/' \"$1\"",
+            bin = env!("CARGO_BIN_EXE_recourse"),
+            other = other.display(),
+            db = db.display()
+        ),
+    );
+    let out = recourse_env(
+        &db,
+        &["profile", "edit", "Daily driver"],
+        &[("EDITOR", &edit)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("could not be saved: the profile was changed elsewhere"),
+        "{said}"
+    );
+    let kept = said
+        .split("your edit is kept at ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("the message names the kept file");
+    assert!(
+        std::fs::read_to_string(kept)
+            .unwrap()
+            .contains("\"max_retries\": 9"),
+        "the edit is kept, not lost"
+    );
+    let shown = load(&ok(&recourse(
+        &db,
+        &["profile", "show", "Daily driver", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(
+        shown.document.candidates[0].transient.retry.max_retries, 4,
+        "the other save stands"
+    );
+    let _ = std::fs::remove_file(kept);
+}
+
+#[test]
+fn an_invalid_edit_is_kept_and_nothing_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("invalid.db");
+    ok(&recourse(
+        &db,
+        &["profile", "create", "Work", "--agent", "codex"],
+    ));
+    let edit = editor(
+        dir.path(),
+        "bad.sh",
+        r#"sed -i 's/"on_exhausted": "skip"/"on_exhausted": "later"/' "$1""#,
+    );
+    let out = recourse_env(&db, &["profile", "edit", "Work"], &[("EDITOR", &edit)]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains(
+            "candidates[0].hard.on_exhausted: unknown variant `later`, expected `skip` or `stop`"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("nothing was saved; your edit is kept at "),
+        "{said}"
+    );
+    let revision = Store::open_read_only(&db).unwrap().list_profiles().unwrap()[0].revision;
+    assert_eq!(revision, 1, "the profile was not written");
+    let unchanged = editor(dir.path(), "same.sh", "true");
+    let said = ok(&recourse_env(
+        &db,
+        &["profile", "edit", "Work"],
+        &[("EDITOR", &unchanged)],
+    ));
+    assert!(said.contains("no changes"), "{said}");
+}
+
+#[test]
+fn run_on_an_unknown_profile_lists_the_profiles_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("missing.db");
+    let out = recourse(&db, &["run", "--profile", "Wrok", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("profile \"Wrok\" does not exist, and there are no profiles yet"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!db.exists(), "no database is created for a mistyped name");
+
+    ok(&recourse(&db, &["profile", "create", "Work"]));
+    ok(&recourse(&db, &["profile", "create", "Home"]));
+    let before = std::fs::read(&db).unwrap();
+    let out = recourse(&db, &["run", "--profile", "Wrok", "--prompt", "go"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("profile \"Wrok\" does not exist; the profiles are: \"Home\", \"Work\""),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "nothing was written");
+    assert_eq!(
+        profile_names(&db),
+        vec!["Home", "Work"],
+        "no demo profile was seeded"
+    );
+}
+
+#[test]
+fn rename_duplicate_delete_and_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    ok(&recourse(
+        &db,
+        &["profile", "create", "A", "--agent", "gemini"],
+    ));
+    ok(&recourse(&db, &["profile", "duplicate", "A", "B"]));
+    ok(&recourse(&db, &["profile", "rename", "A", "C"]));
+    let out = recourse(&db, &["profile", "rename", "B", "C"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("a profile named \"C\" already exists"),
+        "{}",
+        text(&out.stderr)
+    );
+    let listed = ok(&recourse(&db, &["profile", "list"]));
+    assert_eq!(
+        listed,
+        "B  (1 candidate: gemini)\nC  (1 candidate: gemini)\n"
+    );
+    ok(&recourse(&db, &["profile", "delete", "C"]));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&recourse(&db, &["profile", "list", "--json"]))).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    assert_eq!(json[0]["name"], "B");
+    let out = recourse(&db, &["profile", "show", "C"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("profile \"C\" does not exist; the profiles are: \"B\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn listing_into_a_closed_pipe_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pipe.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    for args in [
+        &["routes"][..],
+        &["profile", "show", "Daily driver"][..],
+        &["profile", "export", "Daily driver"][..],
+        &["profile", "list"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the command writes, as `| head -0` would.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let said = text(&out.stderr);
+        assert!(!said.contains("panicked"), "{args:?}: {said}");
+        assert!(!said.contains("Broken pipe"), "{args:?}: {said}");
+    }
+}
