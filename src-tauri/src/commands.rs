@@ -90,7 +90,7 @@ pub fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError> {
 #[tauri::command]
 #[specta::specta]
 pub fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
-    recourse::engine::validate_agent(index, &agent)
+    agent.validate(&format!("candidates[{index}].agent"))
 }
 
 /// A candidate of a policy preview.

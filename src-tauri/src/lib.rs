@@ -8,6 +8,7 @@ mod constants;
 mod error;
 mod events;
 mod logging;
+mod profile_files;
 
 use std::path::PathBuf;
 
@@ -36,6 +37,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::rename_profile,
             commands::delete_profile,
             commands::save_candidates,
+            profile_files::export_profile,
+            profile_files::preview_profile_file,
+            profile_files::import_profile,
+            profile_files::duplicate_profile,
             commands::check_policy,
             commands::check_agent,
             commands::preview_policy,
@@ -68,6 +73,7 @@ pub fn run() {
     let builder = specta_builder::<tauri::Wry>();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -374,3 +374,95 @@ fn a_page_from_another_origin_cannot_call_any_command() {
     );
     app.stop();
 }
+
+#[test]
+fn a_profile_exported_to_a_file_previews_and_imports_through_ipc() {
+    let app = App::start();
+    let demo = app.demo_profile();
+    let file = app.dir.path().join("demo.json");
+    let path = file.to_str().unwrap();
+    app.ok("export_profile", json!({"id": demo["id"], "path": path}));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"name\": \"Demo (simulated)\""), "{text}");
+
+    let same = app.ok("preview_profile_file", json!({"path": path}));
+    assert_eq!(same["existing"]["id"], demo["id"]);
+    assert_eq!(
+        same["changes"],
+        json!([]),
+        "an unchanged file changes nothing"
+    );
+
+    std::fs::write(
+        &file,
+        text.replacen("\"max_retries\": 3", "\"max_retries\": 4", 1),
+    )
+    .unwrap();
+    let preview = app.ok("preview_profile_file", json!({"path": path}));
+    assert_eq!(preview["changes"].as_array().unwrap().len(), 1, "{preview}");
+    assert_eq!(preview["changes"][0]["before"], "3");
+    assert_eq!(preview["changes"][0]["after"], "4");
+
+    // An edit saved meanwhile makes the preview's revision stale.
+    let candidates = app.demo_profile()["candidates"].clone();
+    app.ok(
+        "save_candidates",
+        json!({"profileId": demo["id"], "expectedRevision": demo["revision"], "candidates": candidates}),
+    );
+    let (code, message, _) = app.error(
+        "import_profile",
+        json!({"documentJson": preview["document_json"], "replace": preview["existing"]}),
+    );
+    assert_eq!(code, "conflict");
+    assert!(message.contains("changed elsewhere"), "{message}");
+
+    let fresh = app.ok("preview_profile_file", json!({"path": path}));
+    let saved = app.ok(
+        "import_profile",
+        json!({"documentJson": fresh["document_json"], "replace": fresh["existing"]}),
+    );
+    assert_eq!(saved["id"], demo["id"], "replaced in place");
+
+    let copy = app.ok(
+        "duplicate_profile",
+        json!({"id": demo["id"], "name": "Demo copy"}),
+    );
+    assert_eq!(copy["candidates"].as_array().unwrap().len(), 3);
+    app.stop();
+}
+
+#[test]
+fn an_oversized_or_invalid_profile_file_is_refused_at_its_field_and_nothing_is_written() {
+    let app = App::start();
+    let big = app.dir.path().join("big.json");
+    std::fs::write(&big, vec![b' '; 1024 * 1024 + 1]).unwrap();
+    let (code, message, fields) = app.error(
+        "preview_profile_file",
+        json!({"path": big.to_str().unwrap()}),
+    );
+    assert_eq!(code, "validation");
+    assert_eq!(fields[0]["path"], "file");
+    assert!(
+        message.ends_with("larger than 1 MiB; refusing to read it"),
+        "{message}"
+    );
+
+    let (code, _, fields) = app.error(
+        "import_profile",
+        json!({"documentJson": "{\"version\": 1, \"name\": \"\", \"candidates\": []}", "replace": null}),
+    );
+    assert_eq!(code, "validation");
+    let paths: Vec<&str> = fields
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["name", "candidates"], "every problem at its field");
+    assert_eq!(
+        app.ok("list_profiles", json!({})).as_array().unwrap().len(),
+        1,
+        "nothing was written"
+    );
+    app.stop();
+}

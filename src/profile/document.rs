@@ -264,15 +264,18 @@ fn agent_names() -> String {
     names.join(", ")
 }
 
-/// Sorts `candidates[10]` after `candidates[2]`; the document's own keys
-/// (`name`, `version`) first.
-fn path_order(path: &str) -> (usize, String) {
-    let index = path
-        .strip_prefix("candidates[")
-        .and_then(|rest| rest.split(']').next())
+/// The document's own keys (`name`, `version`) first, then the list, then
+/// each candidate in order (`candidates[10]` after `candidates[2]`).
+fn path_order(path: &str) -> (u8, usize, String) {
+    let Some(rest) = path.strip_prefix("candidates") else {
+        return (0, 0, path.to_string());
+    };
+    let index = rest
+        .strip_prefix('[')
+        .and_then(|r| r.split(']').next())
         .and_then(|n| n.parse::<usize>().ok())
         .map_or(0, |n| n + 1);
-    (index, path.to_string())
+    (1, index, path.to_string())
 }
 
 fn from_policy(error: PolicyError) -> ProfileError {
@@ -301,19 +304,17 @@ impl ProfileDocument {
         }
     }
 
-    /// Pretty JSON with a trailing newline; agent fields left at their
-    /// defaults (no program, no args, no env…) are left out, so the file
-    /// reads like what a person would write.
+    /// Pretty JSON with a trailing newline, keys in the order a person
+    /// reads them (`version`, `name`, `candidates`; a candidate's `name`
+    /// first); agent fields left at their defaults (no program, no args, no
+    /// env…) are left out, so the file reads like what a person would write.
     pub fn to_json_pretty(&self) -> String {
-        let mut value = serde_json::to_value(self).expect("a profile document serializes");
-        if let Some(Value::Array(candidates)) = value.get_mut("candidates") {
-            for candidate in candidates {
-                if let Some(Value::Object(agent)) = candidate.get_mut("agent") {
-                    agent.retain(|_, v| !is_empty_value(v));
-                }
-            }
-        }
-        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        let out = DocumentOut {
+            version: self.version,
+            name: &self.name,
+            candidates: self.candidates.iter().map(CandidateOut::from).collect(),
+        };
+        let mut text = serde_json::to_string_pretty(&out).expect("a profile document serializes");
         text.push('\n');
         text
     }
@@ -355,13 +356,62 @@ fn candidate_entry(c: &Candidate) -> ProfileCandidate {
     }
 }
 
-fn is_empty_value(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(items) => items.is_empty(),
-        Value::Object(fields) => fields.is_empty(),
-        Value::Bool(_) | Value::Number(_) | Value::String(_) => false,
+/// [`ProfileDocument`] as written to a file.
+#[derive(Serialize)]
+struct DocumentOut<'a> {
+    version: u32,
+    name: &'a str,
+    candidates: Vec<CandidateOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct CandidateOut<'a> {
+    name: &'a str,
+    enabled: bool,
+    agent: AgentOut<'a>,
+    transient: &'a ClassPolicy,
+    hard: &'a ClassPolicy,
+}
+
+impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
+    fn from(c: &'a ProfileCandidate) -> Self {
+        let a = &c.agent;
+        CandidateOut {
+            name: &c.name,
+            enabled: c.enabled,
+            agent: AgentOut {
+                kind: a.kind,
+                program: a.program.as_deref(),
+                args: &a.args,
+                model: a.model.as_deref(),
+                env: &a.env,
+                config_dir: a.config_dir.as_deref(),
+                timeouts: a.timeouts,
+                script: &a.script,
+            },
+            transient: &c.transient,
+            hard: &c.hard,
+        }
     }
+}
+
+/// [`AgentSpec`]'s fields, the ones at their defaults left out.
+#[derive(Serialize)]
+struct AgentOut<'a> {
+    kind: AgentKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    program: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    args: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    env: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_dir: Option<&'a str>,
+    timeouts: crate::agent::AttemptTimeouts,
+    #[serde(skip_serializing_if = "<[crate::agent::SimStep]>::is_empty")]
+    script: &'a [crate::agent::SimStep],
 }
 
 /// The JSON Schema of the current document, generated from the Rust types

@@ -14,6 +14,20 @@ export const commands = {
 	renameProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("rename_profile", { id, name })),
 	deleteProfile: (id: number) => typedError<null, IpcError>(__TAURI_INVOKE("delete_profile", { id })),
 	saveCandidates: (profileId: number, expectedRevision: number, candidates: CandidateInput_Deserialize[]) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("save_candidates", { profileId, expectedRevision, candidates })),
+	/**  Writes profile `id`'s document to `path` (replacing the file there). */
+	exportProfile: (id: number, path: string) => typedError<null, IpcError>(__TAURI_INVOKE("export_profile", { id, path })),
+	/**
+	 *  Reads the document at `path` and says what importing it would change;
+	 *  nothing is written.
+	 */
+	previewProfileFile: (path: string) => typedError<ImportPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_profile_file", { path })),
+	/**
+	 *  Saves a previewed document: a new profile, or over `replace` if that
+	 *  profile is still at the revision the preview saw.
+	 */
+	importProfile: (documentJson: string, replace: ExistingProfile | null) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("import_profile", { documentJson, replace })),
+	/**  A copy of profile `id` named `name`. */
+	duplicateProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("duplicate_profile", { id, name })),
 	/**
 	 *  Every field error of one candidate's policy, addressed as
 	 *  `candidates[<index>].<class>.…`, for inline validation while editing.
@@ -463,6 +477,12 @@ export type Exhausted =
 /**  Stop the route for manual recovery. */
 "stop";
 
+export type ExistingProfile = {
+	id: number,
+	/**  Send it back with [`ImportTarget::Replace`]. */
+	revision: number,
+};
+
 /**  A classification together with how it was reached. */
 export type Explanation = Explanation_Serialize | Explanation_Deserialize;
 
@@ -531,6 +551,49 @@ export type HintSource =
 "resets_in_field" | 
 /**  `try again in 4hr 19min`. */
 "relative";
+
+/**  What importing a document would do. */
+export type ImportPreview = ImportPreview_Serialize | ImportPreview_Deserialize;
+
+/**  What importing a document would do. */
+export type ImportPreview_Deserialize = {
+	/**  The document's profile name. */
+	name: string,
+	/**  The stored profile of that name, which `--replace` would change. */
+	existing?: ExistingProfile | null,
+	/**
+	 *  Empty when the document equals the stored profile; for a new
+	 *  profile, one `candidate … added` line per candidate.
+	 */
+	changes: ProfileChange_Deserialize[],
+	/**
+	 *  True when the document used the old generic action maps and was
+	 *  normalized.
+	 */
+	legacy: boolean,
+	/**  The normalized document as it would be saved. */
+	document_json: string,
+};
+
+/**  What importing a document would do. */
+export type ImportPreview_Serialize = {
+	/**  The document's profile name. */
+	name: string,
+	/**  The stored profile of that name, which `--replace` would change. */
+	existing: ExistingProfile | null,
+	/**
+	 *  Empty when the document equals the stored profile; for a new
+	 *  profile, one `candidate … added` line per candidate.
+	 */
+	changes: ProfileChange_Serialize[],
+	/**
+	 *  True when the document used the old generic action maps and was
+	 *  normalized.
+	 */
+	legacy: boolean,
+	/**  The normalized document as it would be saved. */
+	document_json: string,
+};
 
 /**  Evidence that no catalogue rule classified, for growing the catalogue. */
 export type InboxItem = InboxItem_Serialize | InboxItem_Deserialize;
@@ -716,6 +779,39 @@ export type PreviewStep = {
 };
 
 export type Profile = Profile_Serialize | Profile_Deserialize;
+
+/**  One difference between the stored profile and the document. */
+export type ProfileChange = ProfileChange_Serialize | ProfileChange_Deserialize;
+
+/**  One difference between the stored profile and the document. */
+export type ProfileChange_Deserialize = {
+	/**  The candidate it concerns; `None` for the profile itself. */
+	candidate?: string | null,
+	/**
+	 *  What changed: `name`, `order`, `candidate`, or a field path inside
+	 *  the candidate (`transient.retry.max_retries`, `agent.model`).
+	 */
+	field: string,
+	/**  Absent when the thing is new. */
+	before?: string | null,
+	/**  Absent when the thing is removed. */
+	after?: string | null,
+};
+
+/**  One difference between the stored profile and the document. */
+export type ProfileChange_Serialize = {
+	/**  The candidate it concerns; `None` for the profile itself. */
+	candidate: string | null,
+	/**
+	 *  What changed: `name`, `order`, `candidate`, or a field path inside
+	 *  the candidate (`transient.retry.max_retries`, `agent.model`).
+	 */
+	field: string,
+	/**  Absent when the thing is new. */
+	before: string | null,
+	/**  Absent when the thing is removed. */
+	after: string | null,
+};
 
 export type Profile_Deserialize = {
 	id: number,

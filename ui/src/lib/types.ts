@@ -10,6 +10,7 @@ export type AgentKindInfo = B.AgentKindInfo_Serialize;
 export type AttemptView = B.AttemptView_Serialize;
 export type Candidate = B.Candidate_Serialize;
 export type ClassificationSummary = B.ClassificationSummary_Serialize;
+export type ImportPreview = B.ImportPreview_Serialize;
 export type InboxItem = B.InboxItem_Serialize;
 export type PlaygroundResult = B.PlaygroundResult_Serialize;
 export type Profile = B.Profile_Serialize;
@@ -35,6 +36,7 @@ export type {
   ClassPolicy,
   FieldError,
   Exhausted,
+  ExistingProfile,
   FixtureExport,
   HintSource,
   IpcError,

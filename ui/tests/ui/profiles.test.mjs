@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
-import { demoProfile, POLICY_LIMITS } from "./fixtures.mjs";
+import { candidate, demoProfile, immediate, POLICY_LIMITS } from "./fixtures.mjs";
 
 const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
 const saveCalls = async (app) => (await app.calls()).filter((c) => c.cmd === "save_candidates");
@@ -258,6 +258,120 @@ test("an agent field error from the backend validator shows at its field", async
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
     await app.page.getByText("must not exceed the total timeout (14400 s), got 86400").waitFor();
     assert.equal(await app.page.getByLabel("Idle timeout").getAttribute("aria-invalid"), "true");
+  } finally {
+    await app.close();
+  }
+});
+
+test("export asks where to save, then writes the selected profile there", async () => {
+  const app = await open();
+  try {
+    await openAndSave(app, { savePath: null });
+  } finally {
+    await app.close();
+  }
+  const saving = await openApp({ profiles: [demoProfile()], savePath: "/home/me/Demo.json" }, { hash: "#/profiles" });
+  try {
+    await saving.page.getByRole("button", { name: "Export…" }).click();
+    await saving.page.getByRole("status").filter({ hasText: "Exported" }).waitFor();
+    assert.equal(await saving.page.getByRole("status").filter({ hasText: "Exported" }).textContent(),
+      "Exported “Demo (simulated)” to /home/me/Demo.json.");
+    const exports = (await saving.calls()).filter((c) => c.cmd === "export_profile");
+    assert.deepEqual(exports.map((c) => c.args), [{ id: 1, path: "/home/me/Demo.json" }]);
+  } finally {
+    await saving.close();
+  }
+});
+
+/** A cancelled save dialog exports nothing. */
+async function openAndSave(app) {
+  await app.page.getByRole("button", { name: "Export…" }).click();
+  await app.page.waitForTimeout(100);
+  const calls = await app.calls();
+  assert.ok(calls.some((c) => c.cmd === "plugin:dialog|save"), "the native save dialog was asked");
+  assert.ok(!calls.some((c) => c.cmd === "export_profile"), "a cancelled dialog writes nothing");
+}
+
+const IMPORT_PREVIEW = {
+  name: "Demo (simulated)",
+  existing: { id: 1, revision: 1 },
+  legacy: false,
+  document_json: "{\"version\": 1}",
+  changes: [
+    { candidate: "Claude (simulated)", field: "transient.retry.max_retries", before: "3", after: "5" },
+    { candidate: "Claude (simulated)", field: "agent.env.ANTHROPIC_API_KEY", before: null, after: "(hidden)" },
+    { candidate: "Gemini", field: "candidate", before: null, after: "gemini at position 3" },
+  ],
+};
+
+test("import shows what the file changes and saves only when confirmed", async () => {
+  const imported = { ...demoProfile(), revision: 2, candidates: [...demoProfile().candidates, candidate(13, "Gemini", "gemini", { transient: immediate("skip"), hard: immediate("skip") })] };
+  const app = await openApp({ profiles: [demoProfile()], openPath: "/home/me/demo.json", importPreview: IMPORT_PREVIEW, imported }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    const dialog = app.page.getByRole("dialog", { name: "Import “Demo (simulated)”" });
+    await dialog.waitFor();
+    const rows = await dialog.locator("tbody tr").allInnerTexts();
+    assert.deepEqual(rows.map((r) => r.split("\t").map((c) => c.trim())), [
+      ["Claude (simulated)", "transient.retry.max_retries", "3", "5"],
+      ["Claude (simulated)", "agent.env.ANTHROPIC_API_KEY", "—", "(hidden)"],
+      ["Gemini", "candidate", "—", "gemini at position 3"],
+    ]);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    assert.ok(!(await app.calls()).some((c) => c.cmd === "import_profile"), "cancel saves nothing");
+
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    await dialog.getByRole("button", { name: "Replace “Demo (simulated)”" }).click();
+    await app.page.getByRole("status").filter({ hasText: "Replaced" }).waitFor();
+    const imports = (await app.calls()).filter((c) => c.cmd === "import_profile");
+    assert.deepEqual(imports.map((c) => c.args), [{ documentJson: "{\"version\": 1}", replace: { id: 1, revision: 1 } }],
+      "the previewed document goes back with the revision the preview saw");
+    assert.equal(await app.page.getByRole("button", { name: /Demo \(simulated\)/ }).locator(".hint").textContent(), "3 candidates");
+    assert.equal(await app.page.evaluate(() => document.activeElement?.id), "profile-heading", "focus lands on the imported profile");
+  } finally {
+    await app.close();
+  }
+});
+
+test("an import over unsaved edits of the same profile asks first", async () => {
+  const app = await openApp({ profiles: [demoProfile()], openPath: "/home/me/demo.json", importPreview: IMPORT_PREVIEW, imported: { ...demoProfile(), revision: 2 } }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    await app.page.locator("[data-testid=section-transient] input").first().fill("4");
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    await app.page.getByRole("dialog", { name: "Import “Demo (simulated)”" }).getByRole("button", { name: "Replace “Demo (simulated)”" }).click();
+    const ask = app.page.getByRole("dialog", { name: "Discard unsaved changes?" });
+    await ask.waitFor();
+    await ask.getByRole("button", { name: "Cancel" }).click();
+    assert.ok(!(await app.calls()).some((c) => c.cmd === "import_profile"), "the unsaved edit is kept");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a file the backend refuses shows why and opens no preview", async () => {
+  const app = await openApp({
+    profiles: [demoProfile()], openPath: "/home/me/big.json",
+    failNext: { preview_profile_file: { code: "validation", message: "file: cannot read /home/me/big.json: larger than 1 MiB; refusing to read it", fields: [{ path: "file", message: "cannot read /home/me/big.json: larger than 1 MiB; refusing to read it" }] } },
+  }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    const alert = app.page.getByRole("alert");
+    await alert.waitFor();
+    assert.match(await alert.textContent(), /larger than 1 MiB; refusing to read it/);
+    assert.equal(await app.page.getByRole("dialog").count(), 0);
+  } finally {
+    await app.close();
+  }
+});
+
+test("duplicate makes a copy under a free name and selects it", async () => {
+  const app = await openApp({ profiles: [demoProfile(), { ...demoProfile(), id: 2, name: "Demo (simulated) (copy)" }] }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Duplicate" }).click();
+    await app.page.getByRole("heading", { name: "Demo (simulated) (copy 2)" }).waitFor();
+    const dup = (await app.calls()).filter((c) => c.cmd === "duplicate_profile");
+    assert.deepEqual(dup.map((c) => c.args), [{ id: 1, name: "Demo (simulated) (copy 2)" }]);
   } finally {
     await app.close();
   }

@@ -13,6 +13,7 @@ import type {
   CatalogueView,
   ClassPolicy,
   FieldError,
+  ImportPreview,
   InboxItem,
   IpcError,
   PlaygroundResult,
@@ -30,6 +31,13 @@ export type Scenario = {
   inbox?: InboxItem[];
   playground?: PlaygroundResult;
   preview?: PreviewStep[];
+  /** The path the native save / open dialog returns; null: cancelled. */
+  savePath?: string | null;
+  openPath?: string | null;
+  /** What `preview_profile_file` answers. */
+  importPreview?: ImportPreview;
+  /** The profile `import_profile` saves (its id decides new or replaced). */
+  imported?: Profile;
   /** What `check_agent` answers, by field path. */
   agentErrors?: FieldError[];
   /**
@@ -141,6 +149,20 @@ export class FakeBackend {
         return this.scenario.playground;
       case "unclassified_inbox":
         return this.scenario.inbox ?? [];
+      case "plugin:dialog|save":
+        return this.scenario.savePath ?? null;
+      case "plugin:dialog|open":
+        return this.scenario.openPath ?? null;
+      case "export_profile":
+        this.profile(Number(args.id));
+        return null;
+      case "preview_profile_file":
+        if (!this.scenario.importPreview) throw { code: "validation", message: "no import preview in scenario", fields: [] };
+        return this.scenario.importPreview;
+      case "import_profile":
+        return this.importProfile();
+      case "duplicate_profile":
+        return this.duplicateProfile(Number(args.id), String(args.name));
       case "export_fixture":
         return { path: `/tmp/fixtures/unclassified-route${args.routeId}-attempt${args.attempt}.toml`, text: "description = \"exported\"\n" };
       default:
@@ -152,6 +174,20 @@ export class FakeBackend {
     const p = this.profiles.find((x) => x.id === id);
     if (!p) throw { code: "not_found", message: `profile ${id} does not exist`, fields: [] };
     return p;
+  }
+
+  private importProfile(): Profile {
+    const saved = structuredClone(this.scenario.imported);
+    if (!saved) throw { code: "validation", message: "no imported profile in scenario", fields: [] };
+    const known = this.profiles.some((p) => p.id === saved.id);
+    this.profiles = known ? this.profiles.map((p) => (p.id === saved.id ? saved : p)) : [...this.profiles, saved];
+    return saved;
+  }
+
+  private duplicateProfile(id: number, name: string): Profile {
+    const copy = { ...structuredClone(this.profile(id)), id: this.nextId++, name, revision: 1 };
+    this.profiles = [...this.profiles, copy];
+    return copy;
   }
 
   private createProfile(name: string): Profile {
