@@ -2,7 +2,7 @@
 //! action. When the action dispatches an attempt, this process owns it and
 //! follows the route until it rests.
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use chrono::Utc;
 use clap::Args;
 use recourse::engine::{ActionRequest, Engine};
@@ -15,8 +15,9 @@ use super::run::follow;
 pub struct ActionArgs {
     /// Route id
     id: u32,
-    /// retry-now, skip-now, cancel-wait, stop or resume
-    action: String,
+    /// What to do
+    #[arg(value_parser = super::one_of(&ManualAction::ALL, ManualAction::as_str))]
+    action: ManualAction,
     /// The generation you saw (`recourse route ID`)
     #[arg(long)]
     generation: u32,
@@ -25,12 +26,7 @@ pub struct ActionArgs {
 }
 
 pub async fn run(args: ActionArgs) -> Result<std::process::ExitCode> {
-    let action = ManualAction::parse(&args.action).ok_or_else(|| {
-        anyhow!(
-            "unknown action {:?}; use retry-now, skip-now, cancel-wait, stop or resume",
-            args.action
-        )
-    })?;
+    let action = args.action;
     let engine = open_viewer(&args.db).await?;
     super::run::note_orphans(&engine, Some(args.id));
     let result = act(&engine, args.id, action, args.generation).await;

@@ -16,6 +16,20 @@ use std::path::Path;
 /// `/dev/zero` or a log passed by mistake is refused at once.
 pub const MAX_INPUT_BYTES: u64 = 1024 * 1024;
 
+/// Parses one of a domain enum's values by its stable name, so `--help`
+/// lists them and the list has one owner (the enum's `ALL` and `as_str`).
+pub fn one_of<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(all.iter().map(|v| name(*v))).map(move |s| {
+        *all.iter()
+            .find(|v| name(**v) == s)
+            .expect("clap accepts only the listed names")
+    })
+}
+
 /// For commands that only print: a reader that goes away (`| head`) ends
 /// the command quietly, as it does any Unix tool, instead of a panic on the
 /// failed write. Not for commands that run agents, whose writes to an

@@ -75,6 +75,9 @@ pub struct RoutesArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
+    /// Only routes in these states (repeat or comma-separate)
+    #[arg(long, value_delimiter = ',', value_parser = super::one_of(&RouteState::ALL, RouteState::as_str))]
+    state: Vec<RouteState>,
     #[command(flatten)]
     db: DbArg,
 }
@@ -136,8 +139,10 @@ pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
     let mut routes = Vec::with_capacity(total);
     let mut unreadable = Vec::new();
     let now = Utc::now();
+    let wanted = |s: &RouteSnapshot| args.state.is_empty() || args.state.contains(&s.state);
     for r in all {
         match r {
+            Ok(s) if !wanted(&s) => {}
             Ok(s) => {
                 if !args.json {
                     println!("{}{}", line(&s, now), orphan_note(&orphaned, s.id));

@@ -135,7 +135,7 @@ fn bad_ids_and_values_leave_the_database_unchanged() {
         ),
         (
             &["run", "--profile", "Nope", "--prompt", "go"],
-            "error: profile \"Nope\" does not exist\n",
+            "error: profile \"Nope\" does not exist; the profiles are: \"Quick\"\n",
         ),
         (
             &["run", "--profile", "Quick", "--prompt", "   "],

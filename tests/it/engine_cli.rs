@@ -116,11 +116,23 @@ fn bad_input_is_reported_clearly() {
     profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
     let out = recourse(&db, &["run", "--profile", "Nope", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out), "error: profile \"Nope\" does not exist\n");
-    let out = recourse(&db, &["action", "1", "bogus", "--generation", "1"]);
     assert_eq!(
         stderr(&out),
-        "error: unknown action \"bogus\"; use retry-now, skip-now, cancel-wait, stop or resume\n"
+        "error: profile \"Nope\" does not exist; the profiles are: \"Quick\"\n"
+    );
+    let out = recourse(&db, &["action", "1", "bogus", "--generation", "1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap refuses it as a usage error"
+    );
+    assert!(
+        stderr(&out).starts_with(
+            "error: invalid value 'bogus' for '<ACTION>'\n  \
+             [possible values: retry-now, skip-now, cancel-wait, stop, resume]"
+        ),
+        "{}",
+        stderr(&out)
     );
     let out = recourse(&db, &["route", "9"]);
     assert_eq!(stderr(&out), "error: route 9 does not exist\n");
@@ -242,5 +254,45 @@ fn route_after_a_skip_names_the_failed_candidate_apart_from_the_current_one() {
     assert!(
         !shown.contains("retries:") && !shown.contains("when exhausted"),
         "no budget or outcome of the skipped candidate: {shown}"
+    );
+}
+
+#[test]
+fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
+    profile(&db, "Unsafe", vec![SimStep::ToolThenReset { after_ms: 10 }]);
+    assert_eq!(
+        recourse(&db, &["run", "--profile", "Quick", "--prompt", "a"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        recourse(&db, &["run", "--profile", "Unsafe", "--prompt", "b"])
+            .status
+            .code(),
+        Some(3)
+    );
+    let out = recourse(&db, &["routes", "--state", "needs_manual"]);
+    let listed = stdout(&out);
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    assert!(listed.starts_with("route 2 "), "{listed}");
+    let out = recourse(&db, &["routes", "--state", "succeeded,needs_manual"]);
+    assert_eq!(stdout(&out).lines().count(), 2);
+    let out = recourse(&db, &["routes", "--state", "done"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "[possible values: running, waiting_reset, retry_scheduled, needs_manual, stopped, succeeded]"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let help = stdout(&recourse(&db, &["action", "--help"]));
+    assert!(
+        help.contains("[possible values: retry-now, skip-now, cancel-wait, stop, resume]"),
+        "{help}"
     );
 }
