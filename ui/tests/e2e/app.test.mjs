@@ -2,6 +2,8 @@
 // database with the seeded demo profile on the simulated provider.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { startApp } from "./webdriver.mjs";
 
 let app;
@@ -62,4 +64,54 @@ test("a run on the simulated provider shows live countdowns, and manual actions 
   assert.ok(await app.execute(
     "return [...document.querySelectorAll('[data-testid=route-detail] button')].some((b) => b.textContent.trim() === 'Resume')",
   ), "a stopped route offers Resume");
+});
+
+/**
+ * Answers the native GTK file dialog whose title matches `title` as a person
+ * would: pastes `path` into its location field and presses Enter (xdotool
+ * and xclip on the same Xvfb display; pasting, because the field completes
+ * names while one types).
+ */
+function answerFileDialog(title, path) {
+  // xclip serves the clipboard until it is stopped; it is stopped at the end.
+  const script = `set -e
+    printf %s '${path}' | xclip -quiet -selection clipboard >/dev/null 2>&1 &
+    clip=$!
+    trap 'kill $clip 2>/dev/null || true' EXIT
+    id=$(xdotool search --sync --onlyvisible --name '${title}' | head -1)
+    xdotool windowactivate --sync "$id" || true
+    sleep 0.5
+    xdotool key ctrl+l
+    sleep 0.3
+    xdotool key ctrl+a ctrl+v
+    sleep 0.3
+    xdotool key Return`;
+  return new Promise((resolve, reject) => {
+    execFile("bash", ["-c", script], { timeout: 30000 }, (e, _out, err) => (e ? reject(new Error(`${e.message}: ${err}`)) : resolve()));
+  });
+}
+
+test("a profile exported to a file imports back in the app after showing what changed", async () => {
+  const file = `${app.dir}/demo-profile.json`;
+  await app.execute("location.hash = '#/profiles'");
+  await app.waitForText("[data-testid=candidate-row]");
+  const saved = answerFileDialog("^Export", file);
+  assert.ok(await clickByText("button", "Export…"));
+  await saved;
+  await app.waitForText("[data-testid=file-note], [role=alert]", (t) => t.includes("Exported"));
+  const exported = readFileSync(file, "utf8");
+  assert.match(exported, /"name": "Demo \(simulated\)"/);
+  writeFileSync(file, exported.replace('"max_retries": 3', '"max_retries": 5'));
+
+  const opened = answerFileDialog("^Import a profile", file);
+  assert.ok(await clickByText("button", "Import from file…"));
+  await opened;
+  const table = await app.waitForText("dialog[open] tbody", (t) => t.includes("max_retries"));
+  assert.match(table, /transient\.retry\.max_retries\s*3\s*5/, "the one change, before and after");
+  assert.ok(await clickByText("dialog[open] button", "Replace “Demo (simulated)”"));
+  await app.waitForText("[data-testid=file-note], [role=alert]", (t) => t.includes("Replaced"));
+  const summaries = await app.execute(
+    "return [...document.querySelectorAll('[data-testid=policy-summary]')].map((e) => e.textContent).join('\\n');",
+  );
+  assert.match(summaries, /retry 5× from 2 s/, "the imported policy is what the editor now shows");
 });
