@@ -9,10 +9,12 @@
 pub mod adapters;
 pub mod group;
 mod process;
+mod simulated;
+mod streams;
 
 pub use group::AgentProcess;
-pub use process::{config_dir_variable, MAX_LINE};
-mod simulated;
+pub use process::config_dir_variable;
+pub use streams::MAX_LINE;
 
 use std::path::PathBuf;
 
