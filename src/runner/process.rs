@@ -40,6 +40,9 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
             return spawn_failed(launch, &line.program, why);
         }
     }
+    // The spec's Debug masks secret-looking env values and arguments; the
+    // command line is not logged, as it holds the prompt.
+    tracing::debug!(agent = ?launch.agent, step = launch.step, "starting the agent");
     let mut cmd = command(&launch.agent, &line);
     if let Some(dir) = &launch.cwd {
         cmd.current_dir(dir);
@@ -301,7 +304,11 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
     let message = if why.starts_with("working directory") {
         format!("cannot start {name}: {why}")
     } else {
-        format!("cannot start {name}: {why} ({program})")
+        let home = std::env::var("HOME").unwrap_or_default();
+        format!(
+            "cannot start {name}: {why} ({})",
+            shown_path(program, &home)
+        )
     };
     let raw = runtime_evidence(launch, message.into_bytes(), Phase::Spawn);
     let effect = EffectContext {
@@ -315,6 +322,18 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
         failure: RuntimeFailure::SpawnFailed,
         raw,
         effect,
+    }
+}
+
+/// The program as the user configured it, so they can see which one failed:
+/// it is not a secret. Under `home` it is written `~/…`, which the evidence
+/// sanitizer keeps (a `/home/u/…` path it replaces with `[path]`, as the
+/// user's name is in it).
+fn shown_path(program: &str, home: &str) -> String {
+    let home = home.trim_end_matches('/');
+    match program.strip_prefix(home) {
+        Some(rest) if !home.is_empty() && rest.starts_with('/') => format!("~{rest}"),
+        _ => program.to_string(),
     }
 }
 
@@ -341,5 +360,66 @@ pub(super) fn provider_of(kind: AgentKind) -> Provider {
         AgentKind::Gemini => Provider::Gemini,
         AgentKind::Opencode => Provider::Opencode,
         AgentKind::Generic => Provider::Generic,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_under_home_is_shown_from_tilde_and_others_as_configured() {
+        for (program, home, shown) in [
+            (
+                "/home/ann/.local/bin/claude",
+                "/home/ann",
+                "~/.local/bin/claude",
+            ),
+            (
+                "/home/ann/.local/bin/claude",
+                "/home/ann/",
+                "~/.local/bin/claude",
+            ),
+            (
+                "/home/anne/bin/claude",
+                "/home/ann",
+                "/home/anne/bin/claude",
+            ),
+            (
+                "/opt/claude-2/bin/agent",
+                "/home/ann",
+                "/opt/claude-2/bin/agent",
+            ),
+            ("/opt/claude-2/bin/agent", "", "/opt/claude-2/bin/agent"),
+            ("/opt/claude-2/bin/agent", "/", "/opt/claude-2/bin/agent"),
+            ("claude", "/home/ann", "claude"),
+        ] {
+            assert_eq!(
+                shown_path(program, home),
+                shown,
+                "{program} with HOME={home}"
+            );
+        }
+    }
+
+    #[test]
+    fn after_output_a_deadline_makes_delivery_ambiguous() {
+        let quiet = EffectContext {
+            prompt_delivery: Some(PromptDelivery::NotDelivered),
+            assistant_output_seen: Some(false),
+            tool_activity_seen: Some(false),
+            partial_result_seen: Some(false),
+            evidence_current: None,
+        };
+        assert_eq!(
+            effect_at_deadline(quiet.clone(), false),
+            quiet,
+            "nothing printed: the adapter's view stands"
+        );
+        assert_eq!(
+            effect_at_deadline(quiet, true).prompt_delivery,
+            Some(PromptDelivery::Ambiguous),
+            "a start line the adapter does not count is still output"
+        );
     }
 }

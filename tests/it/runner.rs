@@ -284,3 +284,87 @@ async fn candidate_env_and_config_dir_reach_the_agent() {
         "config_dir goes in the variable Codex documents"
     );
 }
+
+/// A `tracing` writer into a buffer the test reads.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_spawn_log_never_shows_a_secret_from_the_candidate_env() {
+    const KEY: &str = "sk-ant-api03-Zq7XbR2mK9pLw4TnV8cY1dF6hJ3sG5aE0uIoPzQxWvBnMkLjHgFdSa";
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    // This thread only: the runtime is single-threaded, so the runner's
+    // spawn (and its log) happens here.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let mut agent = shell("echo \"$ANTHROPIC_API_KEY\" >/dev/null; exit 1");
+    agent.env.insert("ANTHROPIC_API_KEY".into(), KEY.into());
+    agent
+        .env
+        .insert("HTTPS_PROXY".into(), "http://127.0.0.1:3128".into());
+    let report = go(agent).await;
+    assert!(matches!(report, RunReport::Failed { .. }), "{report:?}");
+    let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("starting the agent") && logs.contains("ANTHROPIC_API_KEY"),
+        "the spawn is logged with the spec, so the check below means something: {logs}"
+    );
+    assert!(
+        logs.contains("http://127.0.0.1:3128"),
+        "a value that is no secret stays readable: {logs}"
+    );
+    assert!(!logs.contains(KEY), "the key leaked into the log: {logs}");
+    assert!(!logs.contains("sk-ant-"), "not even its prefix: {logs}");
+}
+
+/// The stored evidence of a spawn failure: what the route shows.
+fn stored_message(report: &RunReport) -> String {
+    match report {
+        RunReport::Runtime { raw, .. } => {
+            recourse::evidence::Evidence::from_raw(raw.clone()).message
+        }
+        other => panic!("expected a runtime failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_spawn_error_shows_the_configured_program_path_readable() {
+    let program = "/some/long/path/claude-2/bin/agent";
+    let mut agent = shell("");
+    agent.program = Some(program.into());
+    let shown = stored_message(&go(agent).await);
+    assert_eq!(
+        shown,
+        format!("cannot start agent: no such file ({program})"),
+        "a program path the user configured is no secret: not a blob, not [path]"
+    );
+}
+
+#[tokio::test]
+async fn a_spawn_error_shows_a_program_under_home_from_tilde() {
+    let home = std::env::var("HOME").expect("tests run with a HOME");
+    let home = home.trim_end_matches('/');
+    assert!(!home.is_empty(), "HOME is a directory below /");
+    let mut agent = shell("");
+    agent.program = Some(format!("{home}/recourse-missing/claude-2/bin/agent"));
+    let shown = stored_message(&go(agent).await);
+    assert_eq!(
+        shown, "cannot start agent: no such file (~/recourse-missing/claude-2/bin/agent)",
+        "the user's name in the home path is left out; the rest is readable"
+    );
+}
