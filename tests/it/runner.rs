@@ -368,3 +368,139 @@ async fn a_spawn_error_shows_a_program_under_home_from_tilde() {
         "the user's name in the home path is left out; the rest is readable"
     );
 }
+
+/// Peak resident memory of this process so far (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// Runs `test`, an ignored test of this binary, alone in a new process, so
+/// the peak memory it reports is its own and not other tests'.
+fn run_alone(test: &str) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("RECOURSE_RUN_ALONE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{test} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A Claude Code `result` line as 2.1.332 prints it (`type` after the
+/// text: fixtures/agents/recorded/claude-2.1.332/ok), its text `mib` MiB
+/// of `x` after `text_start`, then exit `code`.
+fn huge_claude_result(dir: &Path, is_error: bool, text_start: &str, mib: usize) -> AgentSpec {
+    let prefix = format!(
+        r#"{{"duration_api_ms":33,"stop_reason":"end_turn","session_id":"s","usage":{{"input_tokens":12,"server_tool_use":{{"web_search_requests":0}},"iterations":[]}},"modelUsage":{{}},"is_error":{is_error},"num_turns":1,"subtype":"success","result":"{text_start}"#
+    );
+    let suffix = r#"","type":"result","duration_ms":1833,"uuid":"u"}"#;
+    std::fs::write(dir.join("prefix"), prefix).unwrap();
+    std::fs::write(dir.join("suffix"), format!("{suffix}\n")).unwrap();
+    let init = r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s","tools":[]}"#;
+    let script = dir.join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho '{init}'\ncd {}\ncat prefix; head -c {} /dev/zero | tr '\\0' x; cat suffix\nexit {}\n",
+            dir.display(),
+            mib << 20,
+            u8::from(is_error)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut agent = shell("");
+    agent.kind = AgentKind::ClaudeCode;
+    agent.program = Some(script.display().to_string());
+    agent.args.clear();
+    agent
+}
+
+#[test]
+fn huge_stdout_lines_go_through_the_runner_in_bounded_memory() {
+    let out = run_alone("runner::huge_lines_probe");
+    let growth: u64 = out
+        .lines()
+        .find_map(|l| l.split("peak growth KiB: ").nth(1))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the probe reports its peak: {out}"));
+    assert!(
+        growth < 48 * 1024,
+        "a 100 MiB line must not be held whole: peak memory grew by {growth} KiB\n{out}"
+    );
+}
+
+/// Run by `huge_stdout_lines_go_through_the_runner_in_bounded_memory` in a
+/// process of its own.
+#[test]
+#[ignore = "run alone by huge_stdout_lines_go_through_the_runner_in_bounded_memory"]
+fn huge_lines_probe() {
+    assert!(
+        std::env::var_os("RECOURSE_RUN_ALONE").is_some(),
+        "run through run_alone, so the peak is this test's"
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let before = peak_rss_kib();
+    let dir = tempfile::tempdir().unwrap();
+    rt.block_on(async {
+        // 100 MiB of answer: a success, read from the head of its line.
+        let ok = huge_claude_result(dir.path(), false, "", 100);
+        assert_eq!(
+            go(ok).await,
+            RunReport::Succeeded,
+            "a long answer is a success"
+        );
+        // 100 MiB of error text after the CLI's words: a failure whose
+        // evidence is those words, bounded.
+        let err = huge_claude_result(
+            dir.path(),
+            true,
+            "API Error: 500 Internal server error. ",
+            100,
+        );
+        let report = go(err).await;
+        let RunReport::Failed { raw, effect } = &report else {
+            panic!("expected a failure: {report:?}");
+        };
+        assert!(
+            String::from_utf8_lossy(&raw.message)
+                .starts_with("API Error: 500 Internal server error."),
+            "the evidence is the CLI's words"
+        );
+        assert!(
+            raw.message.len() <= 8192,
+            "and bounded: {} bytes",
+            raw.message.len()
+        );
+        assert_eq!(raw.http_status, Some(500));
+        assert_eq!(
+            effect.tool_activity_seen,
+            Some(false),
+            "a long result is a known event, not an unknown one"
+        );
+        // A 512 MiB line of a generic command, drained to its end.
+        let report = go(shell("head -c 536870912 /dev/zero | tr '\\0' x; exit 0")).await;
+        assert_eq!(report, RunReport::Succeeded);
+    });
+    println!("peak growth KiB: {}", peak_rss_kib().saturating_sub(before));
+}
