@@ -73,9 +73,8 @@ impl SimStep {
     }
 }
 
-/// How to launch a candidate. Its `Debug` masks secret-looking `env`
-/// values and arguments (see [`looks_secret`]), so a `{:?}` in a log line
-/// cannot print a key.
+/// How to launch a candidate.
+// Its `Debug` (below) masks secret-looking `env` values and arguments.
 #[derive(Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct AgentSpec {
     pub kind: AgentKind,
@@ -159,6 +158,8 @@ pub fn looks_secret(name: &str, value: &str) -> bool {
     crate::evidence::sanitize::sanitize(&pair) != pair
 }
 
+/// Masks secret-looking `env` values and arguments (see [`looks_secret`]),
+/// so a `{:?}` in a log line cannot print a key.
 impl fmt::Debug for AgentSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Destructured, so a new field cannot be added without a decision
