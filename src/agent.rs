@@ -3,6 +3,7 @@
 //! turns it into a process.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -94,7 +95,8 @@ impl SimStep {
 }
 
 /// How to launch a candidate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
+// Its `Debug` (below) masks secret-looking `env` values and arguments.
+#[derive(Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
 pub struct AgentSpec {
     pub kind: AgentKind,
     /// Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`.
@@ -286,5 +288,139 @@ fn bounded_name(name: &str) -> String {
         name.to_string()
     } else {
         format!("{}…", name.chars().take(64).collect::<String>())
+    }
+}
+
+/// Shown in place of a masked value.
+pub const MASKED: &str = "[masked]";
+
+/// Whether `NAME=value` holds something the evidence sanitizer would redact
+/// (an API key, a token, a password, credentials in a URL, a home path):
+/// one notion of "looks like a secret" for evidence and for logs, not a
+/// second keyword list to keep in step with it.
+pub fn looks_secret(name: &str, value: &str) -> bool {
+    let pair = format!("{name}={value}");
+    crate::evidence::sanitize::sanitize(&pair) != pair
+}
+
+/// Masks secret-looking `env` values and arguments (see [`looks_secret`]),
+/// so a `{:?}` in a log line cannot print a key.
+impl fmt::Debug for AgentSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Destructured, so a new field cannot be added without a decision
+        // here about whether it may be printed.
+        let AgentSpec {
+            kind,
+            program,
+            args,
+            model,
+            script,
+            env,
+            config_dir,
+            timeouts,
+        } = self;
+        f.debug_struct("AgentSpec")
+            .field("kind", kind)
+            .field("program", program)
+            .field("args", &MaskedArgs(args))
+            .field("model", model)
+            .field("script", script)
+            .field("env", &MaskedEnv(env))
+            .field("config_dir", config_dir)
+            .field("timeouts", timeouts)
+            .finish()
+    }
+}
+
+/// `{"HTTPS_PROXY": "http://127.0.0.1:3128", "ANTHROPIC_API_KEY": "[masked]"}`.
+struct MaskedEnv<'a>(&'a BTreeMap<String, String>);
+
+impl fmt::Debug for MaskedEnv<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(name, value)| {
+                let shown = if looks_secret(name, value) {
+                    MASKED
+                } else {
+                    value.as_str()
+                };
+                (name, shown)
+            }))
+            .finish()
+    }
+}
+
+/// The arguments as the sanitizer sees the command line (`--api-key X` is
+/// one secret over two arguments); unchanged when nothing in them is.
+struct MaskedArgs<'a>(&'a [String]);
+
+impl fmt::Debug for MaskedArgs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let line = self.0.join(" ");
+        let clean = crate::evidence::sanitize::sanitize(&line);
+        if clean == line {
+            f.debug_list().entries(self.0).finish()
+        } else {
+            f.debug_tuple("sanitized").field(&clean).finish()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-ant-api03-Zq7XbR2mK9pLw4TnV8cY1dF6hJ3sG5aE0uIoPzQxWvBnMkLjHgFdSa";
+
+    fn spec_with(env: &[(&str, &str)], args: &[&str]) -> AgentSpec {
+        let mut spec = AgentSpec::simulated(Vec::new());
+        spec.kind = AgentKind::ClaudeCode;
+        spec.args = args.iter().map(|a| a.to_string()).collect();
+        spec.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        spec
+    }
+
+    #[test]
+    fn debug_output_never_shows_a_secret_env_value_or_argument() {
+        let spec = spec_with(
+            &[
+                ("ANTHROPIC_API_KEY", KEY),
+                ("OPENAI_KEY_FOR_WORK", "sk-proj-abcdefghijklmnopqrstuvwx"),
+                ("GH_TOKEN", "plain"),
+                ("HTTPS_PROXY", "http://alice:hunter2@proxy.example:3128"),
+            ],
+            &["--api-key", "hunter2-but-longer"],
+        );
+        let debug = format!("{spec:?} {spec:#?}");
+        for secret in [KEY, "sk-proj-abcdefghijklmnopqrstuvwx", "plain", "hunter2"] {
+            assert!(!debug.contains(secret), "{secret} leaked: {debug}");
+        }
+        assert!(
+            debug.contains("ANTHROPIC_API_KEY"),
+            "the names stay readable"
+        );
+        assert!(debug.contains(MASKED));
+    }
+
+    #[test]
+    fn debug_output_keeps_values_that_are_not_secrets() {
+        let spec = spec_with(
+            &[
+                ("HTTPS_PROXY", "http://127.0.0.1:3128"),
+                ("CLAUDE_CODE_MAX_RETRIES", "1"),
+            ],
+            &["--max-turns", "5"],
+        );
+        let debug = format!("{spec:?}");
+        assert!(
+            debug.contains(r#""HTTPS_PROXY": "http://127.0.0.1:3128""#),
+            "{debug}"
+        );
+        assert!(debug.contains(r#""CLAUDE_CODE_MAX_RETRIES": "1""#));
+        assert!(debug.contains(r#"["--max-turns", "5"]"#), "{debug}");
+        assert!(!debug.contains(MASKED), "nothing to mask: {debug}");
     }
 }

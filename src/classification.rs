@@ -296,6 +296,16 @@ impl RuntimeFailure {
     pub const SPAWN_RULE: &'static str = "runtime.spawn_failed.v1";
     pub const TIMEOUT_RULE: &'static str = "runtime.attempt_timed_out.v1";
 
+    /// The agent had printed something (stdout or stderr) before a
+    /// deadline ended it: then it had the prompt and may have acted on it.
+    pub fn output_seen(self) -> bool {
+        match self {
+            RuntimeFailure::SpawnFailed => false,
+            RuntimeFailure::IdleTimeout { output_seen, .. }
+            | RuntimeFailure::TotalTimeout { output_seen, .. } => output_seen,
+        }
+    }
+
     pub fn classify(self, catalogue_version: &str) -> Classification {
         let (code, scope, rule, explanation) = match self {
             RuntimeFailure::SpawnFailed => (

@@ -13,7 +13,7 @@
 //! | `[redacted:cookie]`      | the whole value of `Cookie:` / `Set-Cookie:` lines and fields |
 //! | `[redacted:jwt]`         | JSON Web Tokens (`eyJ….….…`)                                  |
 //! | `[redacted:email]`       | e-mail addresses                                              |
-//! | `[redacted:blob]`        | runs of ≥ 32 base64/hex-ish characters containing a digit     |
+//! | `[redacted:blob]`        | runs of ≥ 32 base64/hex-ish characters containing a digit (not an absolute path of short lowercase parts) |
 //! | `[path]`                 | home-directory paths (`/home/u/…`, `/Users/u/…`, `C:\Users\u\…`, JSON-escaped `\/home\/u\/…`) and URL paths + queries (`https://host/[path]`, also `https:\/\/host\/…`) |
 //!
 //! Kept on purpose: HTTP status numbers, error type names
@@ -580,11 +580,30 @@ fn pem_body_before(text: &str) -> usize {
 
 fn blob(c: &Captures<'_>) -> Cow<'static, str> {
     let run = c.get(0).map_or("", |m| m.as_str());
-    if run.bytes().any(|b| b.is_ascii_digit()) {
+    if run.bytes().any(|b| b.is_ascii_digit()) && !is_plain_path(run) {
         Cow::Borrowed(BLOB)
     } else {
         Cow::Owned(run.to_owned())
     }
+}
+
+/// An absolute path of lowercase parts, none a blob on its own
+/// (`/opt/agents/claude-2/bin/agent`, the program a spawn error names): the
+/// `/` would otherwise join its parts into one long "blob". Base64 that
+/// starts with `/` and has no capital letter in 32 characters is about
+/// (38/64)^32 ≈ 6·10⁻⁸ likely; a long part still makes it a blob.
+fn is_plain_path(run: &str) -> bool {
+    let Some(rest) = run.strip_prefix('/') else {
+        return false;
+    };
+    rest.contains('/')
+        && rest.split('/').all(|part| {
+            !part.is_empty()
+                && part.len() < MIN_BLOB_LEN
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        })
 }
 
 /// Removes ANSI/VT escape sequences and control characters.

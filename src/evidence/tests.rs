@@ -27,6 +27,9 @@ const PLANTED: &[(&str, &str)] = &[
     ("alice.smith+work@example.co.uk", EMAIL),
     ("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", BLOB),
     ("dGhpcyBpcyBhIHNlY3JldCB2YWx1ZSAxMjM0NTY3ODkw/+==", BLOB),
+    // A path whose part is a blob on its own, or base64 that starts with `/`.
+    ("/srv/keys/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", BLOB),
+    ("/dGhpcyBp/cyBhIHNlY3JldCB2YWx1ZSAx", BLOB),
 ];
 
 /// (input, secret that must vanish, marker expected)
@@ -765,6 +768,8 @@ fn prose_near_the_new_patterns_is_kept() {
         r#"{"path":"\/tmp\/build","home":"~\/x"}"#,
         "ghp_ tokens start with a prefix\nand that is all",
         "2 failed, 3 passed",
+        "cannot start agent: no such file (/some/long/path/claude-2/bin/agent)",
+        "/opt/recourse-agents/node_modules/claude-code-2/bin/claude",
     ];
     for text in kept {
         assert_eq!(sanitize(text), text, "must be unchanged");

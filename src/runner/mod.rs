@@ -9,10 +9,11 @@
 pub mod adapters;
 pub mod group;
 mod process;
+mod simulated;
+mod streams;
 
 pub use group::AgentProcess;
-pub use process::MAX_LINE;
-mod simulated;
+pub use streams::MAX_LINE;
 
 use std::path::PathBuf;
 

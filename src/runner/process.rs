@@ -4,16 +4,16 @@
 //! cancelled. However it ends, the whole process group is killed and the
 //! agent reaped before the report is returned.
 //!
-//! Bounds: a stdout line is kept up to [`MAX_LINE`] bytes (the rest is
-//! dropped and the adapter told), stderr to its last [`STDERR_TAIL`] bytes,
-//! invalid UTF-8 is decoded lossily, and stdin is written concurrently with
-//! reading so a large prompt cannot deadlock against a chatty agent.
+//! Bounds ([`super::streams`]): a stdout line is kept up to its bound (the
+//! rest is dropped and the adapter told), stderr to its tail, invalid UTF-8
+//! is decoded lossily, and stdin is written concurrently with reading so a
+//! large prompt cannot deadlock against a chatty agent.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
@@ -21,24 +21,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::adapters::{self, Exit, Finished, StreamAdapter};
 use super::group::AgentProcess;
+use super::streams::{read_chunks, read_lines, Output, Tail};
 use super::{Launch, RunReport};
 use crate::agent::{AgentKind, AgentSpec};
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
-/// Bytes of stderr kept (the tail).
-const STDERR_TAIL: usize = 8192;
-/// Bytes of one stdout line kept; the rest of the line is dropped.
-pub const MAX_LINE: usize = 1 << 20;
 /// How long output may still arrive after the agent exited: a background
 /// child it left holding the pipes does not keep the attempt open.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
-
-enum Output {
-    Line { bytes: Vec<u8>, oversized: bool },
-    Stderr(Vec<u8>),
-}
 
 pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport {
     let line = adapters::command_line(&launch.agent, &launch.prompt);
@@ -48,6 +40,9 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
             return spawn_failed(launch, &line.program, why);
         }
     }
+    // The spec's Debug masks secret-looking env values and arguments; the
+    // command line is not logged, as it holds the prompt.
+    tracing::debug!(agent = ?launch.agent, step = launch.step, "starting the agent");
     let mut cmd = command(&launch.agent, &line);
     if let Some(dir) = &launch.cwd {
         cmd.current_dir(dir);
@@ -169,13 +164,13 @@ async fn supervise(
             () = sleep_until(idle_deadline), if exited.is_none() => {
                 break Some(Ended::TimedOut(RuntimeFailure::IdleTimeout {
                     idle_s: timeouts.idle_s,
-                    output_seen: stdout_seen,
+                    output_seen: stdout_seen || stderr_tail.any_output(),
                 }));
             }
             () = sleep_until(total_deadline), if exited.is_none() => {
                 break Some(Ended::TimedOut(RuntimeFailure::TotalTimeout {
                     total_s: timeouts.total_s,
-                    output_seen: stdout_seen,
+                    output_seen: stdout_seen || stderr_tail.any_output(),
                 }));
             }
             () = sleep_until(grace_end.unwrap_or_else(Instant::now)), if grace_end.is_some() => {
@@ -249,80 +244,6 @@ async fn reap(child: &mut Child) {
     }
 }
 
-async fn read_lines(out: impl AsyncRead + Unpin, tx: mpsc::Sender<Output>) {
-    let mut reader = BufReader::with_capacity(64 * 1024, out);
-    let mut line = Vec::new();
-    let mut oversized = false;
-    loop {
-        let (consumed, complete) = match reader.fill_buf().await {
-            Ok([]) | Err(_) => break,
-            Ok(buf) => {
-                let (chunk, complete) = match buf.iter().position(|&b| b == b'\n') {
-                    Some(i) => (&buf[..=i], true),
-                    None => (buf, false),
-                };
-                let room = MAX_LINE.saturating_sub(line.len());
-                oversized |= chunk.len() > room;
-                line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-                (chunk.len(), complete)
-            }
-        };
-        reader.consume(consumed);
-        if complete {
-            let bytes = std::mem::take(&mut line);
-            if tx.send(Output::Line { bytes, oversized }).await.is_err() {
-                return;
-            }
-            oversized = false;
-        }
-    }
-    if !line.is_empty() {
-        let _ = tx
-            .send(Output::Line {
-                bytes: line,
-                oversized,
-            })
-            .await;
-    }
-}
-
-async fn read_chunks(mut err: impl AsyncRead + Unpin, tx: mpsc::Sender<Output>) {
-    let mut buf = vec![0u8; 4096];
-    while let Ok(n) = err.read(&mut buf).await {
-        if n == 0 || tx.send(Output::Stderr(buf[..n].to_vec())).await.is_err() {
-            break;
-        }
-    }
-}
-
-/// The last [`STDERR_TAIL`] bytes; when bytes were dropped, the partial
-/// first line goes too, so no fragment of a cut secret is kept.
-#[derive(Default)]
-struct Tail {
-    bytes: Vec<u8>,
-    cut: bool,
-}
-
-impl Tail {
-    fn push(&mut self, chunk: &[u8]) {
-        self.bytes.extend_from_slice(chunk);
-        if self.bytes.len() > STDERR_TAIL {
-            self.bytes.drain(..self.bytes.len() - STDERR_TAIL);
-            self.cut = true;
-        }
-    }
-
-    fn finish(mut self) -> Vec<u8> {
-        if self.cut {
-            match self.bytes.iter().position(|&b| b == b'\n') {
-                Some(i) => drop(self.bytes.drain(..=i)),
-                None => self.bytes.clear(),
-            }
-        }
-        self.bytes
-    }
-}
-
 fn timed_out(
     launch: &Launch,
     failure: RuntimeFailure,
@@ -337,8 +258,21 @@ fn timed_out(
     RunReport::Runtime {
         failure,
         raw: runtime_evidence(launch, message, Phase::Stream),
-        effect: adapter.effect_so_far(),
+        effect: effect_at_deadline(adapter.effect_so_far(), failure.output_seen()),
     }
+}
+
+/// A deadline cuts the agent off at no known boundary. Once it printed
+/// anything at all, on stdout or stderr, it was running with the prompt, and
+/// what it did in the silence since is unknown, even when no line was one
+/// the adapter counts as the stream starting (Codex's `thread.started`,
+/// Gemini's `init`, a warning on stderr): delivery is ambiguous, so the gate
+/// sends it to a person. With no output at all the adapter's view stands.
+fn effect_at_deadline(mut effect: EffectContext, output_seen: bool) -> EffectContext {
+    if output_seen {
+        effect.prompt_delivery = Some(PromptDelivery::Ambiguous);
+    }
+    effect
 }
 
 /// `claude: not found on PATH`, `/opt/x/codex: not executable`.
@@ -359,7 +293,11 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
     let message = if why.starts_with("working directory") {
         format!("cannot start {name}: {why}")
     } else {
-        format!("cannot start {name}: {why} ({program})")
+        let home = std::env::var("HOME").unwrap_or_default();
+        format!(
+            "cannot start {name}: {why} ({})",
+            shown_path(program, &home)
+        )
     };
     let raw = runtime_evidence(launch, message.into_bytes(), Phase::Spawn);
     let effect = EffectContext {
@@ -373,6 +311,18 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
         failure: RuntimeFailure::SpawnFailed,
         raw,
         effect,
+    }
+}
+
+/// The program as the user configured it, so they can see which one failed:
+/// it is not a secret. Under `home` it is written `~/…`, which the evidence
+/// sanitizer keeps (a `/home/u/…` path it replaces with `[path]`, as the
+/// user's name is in it).
+fn shown_path(program: &str, home: &str) -> String {
+    let home = home.trim_end_matches('/');
+    match program.strip_prefix(home) {
+        Some(rest) if !home.is_empty() && rest.starts_with('/') => format!("~{rest}"),
+        _ => program.to_string(),
     }
 }
 
@@ -399,5 +349,66 @@ pub(super) fn provider_of(kind: AgentKind) -> Provider {
         AgentKind::Gemini => Provider::Gemini,
         AgentKind::Opencode => Provider::Opencode,
         AgentKind::Generic => Provider::Generic,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_under_home_is_shown_from_tilde_and_others_as_configured() {
+        for (program, home, shown) in [
+            (
+                "/home/ann/.local/bin/claude",
+                "/home/ann",
+                "~/.local/bin/claude",
+            ),
+            (
+                "/home/ann/.local/bin/claude",
+                "/home/ann/",
+                "~/.local/bin/claude",
+            ),
+            (
+                "/home/anne/bin/claude",
+                "/home/ann",
+                "/home/anne/bin/claude",
+            ),
+            (
+                "/opt/claude-2/bin/agent",
+                "/home/ann",
+                "/opt/claude-2/bin/agent",
+            ),
+            ("/opt/claude-2/bin/agent", "", "/opt/claude-2/bin/agent"),
+            ("/opt/claude-2/bin/agent", "/", "/opt/claude-2/bin/agent"),
+            ("claude", "/home/ann", "claude"),
+        ] {
+            assert_eq!(
+                shown_path(program, home),
+                shown,
+                "{program} with HOME={home}"
+            );
+        }
+    }
+
+    #[test]
+    fn after_output_a_deadline_makes_delivery_ambiguous() {
+        let quiet = EffectContext {
+            prompt_delivery: Some(PromptDelivery::NotDelivered),
+            assistant_output_seen: Some(false),
+            tool_activity_seen: Some(false),
+            partial_result_seen: Some(false),
+            evidence_current: None,
+        };
+        assert_eq!(
+            effect_at_deadline(quiet.clone(), false),
+            quiet,
+            "nothing printed: the adapter's view stands"
+        );
+        assert_eq!(
+            effect_at_deadline(quiet, true).prompt_delivery,
+            Some(PromptDelivery::Ambiguous),
+            "a start line the adapter does not count is still output"
+        );
     }
 }

@@ -144,18 +144,24 @@ fn check(expect: &Expect, o: &Outcome) -> Vec<String> {
             expect.decision, o.decision
         ));
     }
-    if let (Some(code), Some(c)) = (&expect.code, &o.classification) {
-        if c.code.as_str() != code {
-            problems.push(format!(
+    // A named code or excerpt with nothing stored to compare is a failure,
+    // not a pass: the contract asked for something the run did not give.
+    if let Some(code) = &expect.code {
+        match &o.classification {
+            Some(c) if c.code.as_str() == code => {}
+            Some(c) => problems.push(format!(
                 "code {} (rule {:?}), expected {code}",
                 c.code.as_str(),
                 c.rule_id
-            ));
+            )),
+            None => problems.push(format!("no classification, expected code {code}")),
         }
     }
-    if let (Some(excerpt), Some(e)) = (&expect.excerpt, &o.evidence) {
-        if !e.message.contains(excerpt.as_str()) {
-            problems.push(format!("evidence lacks {excerpt:?}: {:?}", e.message));
+    if let Some(excerpt) = &expect.excerpt {
+        match &o.evidence {
+            Some(e) if e.message.contains(excerpt.as_str()) => {}
+            Some(e) => problems.push(format!("evidence lacks {excerpt:?}: {:?}", e.message)),
+            None => problems.push(format!("no evidence, expected {excerpt:?} in it")),
         }
     }
     if let Some(reset_in) = expect.reset_in_s {
@@ -252,5 +258,43 @@ async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
         "{} of {ran} cases failed:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// The README's table of verified versions is written by hand; it must say
+/// what agents/package.json pins, for every pinned CLI and nothing else.
+#[test]
+fn the_readme_table_lists_the_pinned_versions() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let pkg: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("agents/package.json")).unwrap(),
+    )
+    .unwrap();
+    let pinned = pkg["dependencies"].as_object().expect("dependencies");
+    // Rows of the table: `| CLI | `package` | version |`.
+    let rows: BTreeMap<String, String> = readme
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+            let [_, package, version] = cells[..] else {
+                return None;
+            };
+            let package = package.trim().strip_prefix('`')?.strip_suffix('`')?;
+            Some((package.to_string(), version.trim().to_string()))
+        })
+        .collect();
+    assert_eq!(pinned.len(), 4, "the four CLIs are pinned: {pinned:?}");
+    for (package, version) in pinned {
+        let version = version.as_str().unwrap();
+        assert_eq!(
+            rows.get(package).map(String::as_str),
+            Some(version),
+            "README's table must list {package} at {version}, the pinned version"
+        );
+    }
+    assert_eq!(
+        rows.len(),
+        pinned.len(),
+        "the README lists no CLI that is not pinned: {rows:?}"
     );
 }

@@ -190,8 +190,11 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
             attempts.len()
         ));
     }
-    let classification = result.and_then(|r| r.classification.as_ref());
-    if let (Some(code), Some(c)) = (&expect.code, classification) {
+    // A named code or excerpt with nothing stored is a failure, not a pass.
+    if let Some(code) = &expect.code {
+        let c = result
+            .and_then(|r| r.classification.as_ref())
+            .ok_or_else(|| format!("no classification stored, expected code {code}"))?;
         if c.code.as_str() != code {
             return Err(format!(
                 "code {} (rule {:?}), expected {code}",
@@ -201,10 +204,10 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
         }
     }
     if let Some(excerpt) = &expect.excerpt {
-        let message = result
+        let message = &result
             .and_then(|r| r.evidence.as_ref())
-            .map(|e| e.message.clone())
-            .unwrap_or_default();
+            .ok_or_else(|| format!("no evidence stored, expected {excerpt:?} in it"))?
+            .message;
         if !message.contains(excerpt.as_str()) {
             return Err(format!("evidence lacks {excerpt:?}: {message:?}"));
         }

@@ -27,6 +27,7 @@ mod engine_recover;
 mod engine_redaction;
 mod engine_restart;
 mod engine_soak;
+mod engine_timeouts;
 mod evaluator;
 mod fuzz_regressions;
 mod layers;

@@ -284,3 +284,223 @@ async fn candidate_env_and_config_dir_reach_the_agent() {
         "config_dir goes in the variable Codex documents"
     );
 }
+
+/// A `tracing` writer into a buffer the test reads.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_spawn_log_never_shows_a_secret_from_the_candidate_env() {
+    const KEY: &str = "sk-ant-api03-Zq7XbR2mK9pLw4TnV8cY1dF6hJ3sG5aE0uIoPzQxWvBnMkLjHgFdSa";
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    // This thread only: the runtime is single-threaded, so the runner's
+    // spawn (and its log) happens here.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let mut agent = shell("echo \"$ANTHROPIC_API_KEY\" >/dev/null; exit 1");
+    agent.env.insert("ANTHROPIC_API_KEY".into(), KEY.into());
+    agent
+        .env
+        .insert("HTTPS_PROXY".into(), "http://127.0.0.1:3128".into());
+    let report = go(agent).await;
+    assert!(matches!(report, RunReport::Failed { .. }), "{report:?}");
+    let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("starting the agent") && logs.contains("ANTHROPIC_API_KEY"),
+        "the spawn is logged with the spec, so the check below means something: {logs}"
+    );
+    assert!(
+        logs.contains("http://127.0.0.1:3128"),
+        "a value that is no secret stays readable: {logs}"
+    );
+    assert!(!logs.contains(KEY), "the key leaked into the log: {logs}");
+    assert!(!logs.contains("sk-ant-"), "not even its prefix: {logs}");
+}
+
+/// The stored evidence of a spawn failure: what the route shows.
+fn stored_message(report: &RunReport) -> String {
+    match report {
+        RunReport::Runtime { raw, .. } => {
+            recourse::evidence::Evidence::from_raw(raw.clone()).message
+        }
+        other => panic!("expected a runtime failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_spawn_error_shows_the_configured_program_path_readable() {
+    let program = "/some/long/path/claude-2/bin/agent";
+    let mut agent = shell("");
+    agent.program = Some(program.into());
+    let shown = stored_message(&go(agent).await);
+    assert_eq!(
+        shown,
+        format!("cannot start agent: no such file ({program})"),
+        "a program path the user configured is no secret: not a blob, not [path]"
+    );
+}
+
+#[tokio::test]
+async fn a_spawn_error_shows_a_program_under_home_from_tilde() {
+    let home = std::env::var("HOME").expect("tests run with a HOME");
+    let home = home.trim_end_matches('/');
+    assert!(!home.is_empty(), "HOME is a directory below /");
+    let mut agent = shell("");
+    agent.program = Some(format!("{home}/recourse-missing/claude-2/bin/agent"));
+    let shown = stored_message(&go(agent).await);
+    assert_eq!(
+        shown, "cannot start agent: no such file (~/recourse-missing/claude-2/bin/agent)",
+        "the user's name in the home path is left out; the rest is readable"
+    );
+}
+
+/// Peak resident memory of this process so far (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// Runs `test`, an ignored test of this binary, alone in a new process, so
+/// the peak memory it reports is its own and not other tests'.
+fn run_alone(test: &str) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("RECOURSE_RUN_ALONE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{test} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A Claude Code `result` line as 2.1.332 prints it (`type` after the
+/// text: fixtures/agents/recorded/claude-2.1.332/ok), its text `mib` MiB
+/// of `x` after `text_start`, then exit `code`.
+fn huge_claude_result(dir: &Path, is_error: bool, text_start: &str, mib: usize) -> AgentSpec {
+    let prefix = format!(
+        r#"{{"duration_api_ms":33,"stop_reason":"end_turn","session_id":"s","usage":{{"input_tokens":12,"server_tool_use":{{"web_search_requests":0}},"iterations":[]}},"modelUsage":{{}},"is_error":{is_error},"num_turns":1,"subtype":"success","result":"{text_start}"#
+    );
+    let suffix = r#"","type":"result","duration_ms":1833,"uuid":"u"}"#;
+    std::fs::write(dir.join("prefix"), prefix).unwrap();
+    std::fs::write(dir.join("suffix"), format!("{suffix}\n")).unwrap();
+    let init = r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s","tools":[]}"#;
+    let script = dir.join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho '{init}'\ncd {}\ncat prefix; head -c {} /dev/zero | tr '\\0' x; cat suffix\nexit {}\n",
+            dir.display(),
+            mib << 20,
+            u8::from(is_error)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut agent = shell("");
+    agent.kind = AgentKind::ClaudeCode;
+    agent.program = Some(script.display().to_string());
+    agent.args.clear();
+    agent
+}
+
+#[test]
+fn huge_stdout_lines_go_through_the_runner_in_bounded_memory() {
+    let out = run_alone("runner::huge_lines_probe");
+    let growth: u64 = out
+        .lines()
+        .find_map(|l| l.split("peak growth KiB: ").nth(1))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the probe reports its peak: {out}"));
+    assert!(
+        growth < 48 * 1024,
+        "a 100 MiB line must not be held whole: peak memory grew by {growth} KiB\n{out}"
+    );
+}
+
+/// Run by `huge_stdout_lines_go_through_the_runner_in_bounded_memory` in a
+/// process of its own.
+#[test]
+#[ignore = "run alone by huge_stdout_lines_go_through_the_runner_in_bounded_memory"]
+fn huge_lines_probe() {
+    assert!(
+        std::env::var_os("RECOURSE_RUN_ALONE").is_some(),
+        "run through run_alone, so the peak is this test's"
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let before = peak_rss_kib();
+    let dir = tempfile::tempdir().unwrap();
+    rt.block_on(async {
+        // 100 MiB of answer: a success, read from the head of its line.
+        let ok = huge_claude_result(dir.path(), false, "", 100);
+        assert_eq!(
+            go(ok).await,
+            RunReport::Succeeded,
+            "a long answer is a success"
+        );
+        // 100 MiB of error text after the CLI's words: a failure whose
+        // evidence is those words, bounded.
+        let err = huge_claude_result(
+            dir.path(),
+            true,
+            "API Error: 500 Internal server error. ",
+            100,
+        );
+        let report = go(err).await;
+        let RunReport::Failed { raw, effect } = &report else {
+            panic!("expected a failure: {report:?}");
+        };
+        assert!(
+            String::from_utf8_lossy(&raw.message)
+                .starts_with("API Error: 500 Internal server error."),
+            "the evidence is the CLI's words"
+        );
+        assert!(
+            raw.message.len() <= 8192,
+            "and bounded: {} bytes",
+            raw.message.len()
+        );
+        assert_eq!(raw.http_status, Some(500));
+        assert_eq!(
+            effect.tool_activity_seen,
+            Some(false),
+            "a long result is a known event, not an unknown one"
+        );
+        // A 512 MiB line of a generic command, drained to its end.
+        let report = go(shell("head -c 536870912 /dev/zero | tr '\\0' x; exit 0")).await;
+        assert_eq!(report, RunReport::Succeeded);
+    });
+    println!("peak growth KiB: {}", peak_rss_kib().saturating_sub(before));
+}

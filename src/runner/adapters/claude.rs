@@ -10,7 +10,9 @@
 //!   `api_error_type`): that is evidence, not assistant output;
 //! - a final `result` with `is_error`, `result` text and `api_error_status`.
 
-use super::{json, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use super::{
+    json, json_head, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter,
+};
 use crate::evidence::{Phase, Provider};
 use crate::safety::EffectContext;
 
@@ -73,22 +75,39 @@ impl StreamAdapter for Claude {
         }
     }
 
-    /// A huge `result` (a long final answer) is recognised from its head:
-    /// the CLI prints `type`, `subtype` and `is_error` first.
+    /// A huge `result` (a long final answer, or an error with a long text)
+    /// is recognised from its head. 2.1.x prints `type` after the `result`
+    /// text (fixtures/agents/recorded/claude-*/ok), so a head without
+    /// `type` whose cut falls in a top-level `result` string next to
+    /// `is_error` is the result event; only it has those fields.
     fn on_oversized_line(&mut self, head: &str) {
         self.seen.stream_started = true;
-        let head_only = head.get(..head.len().min(256)).unwrap_or(head);
-        if head_only.starts_with(r#"{"type":"result""#) && head_only.contains(r#""is_error":false"#)
-        {
-            self.result = Some(Outcome {
-                is_error: false,
-                text: String::new(),
-                subtype: "success".to_string(),
-                status: None,
-            });
-        } else {
-            self.seen.oversized(head);
+        let Some(h) = json_head::scan(head) else {
+            return self.seen.oversized(head);
+        };
+        let is_result = match h.str("type") {
+            Some(t) => t == "result",
+            None => h.cut_in.as_deref() == Some("result") && h.bool("is_error").is_some(),
+        };
+        if !is_result {
+            return self.seen.oversized(head);
         }
+        let status = h
+            .fields
+            .get("api_error_status")
+            .and_then(|v| v.as_u64())
+            .and_then(|n| u16::try_from(n).ok())
+            .filter(|s| (100..600).contains(s));
+        self.result = Some(Outcome {
+            is_error: h.bool("is_error").unwrap_or(true),
+            text: h
+                .str("result")
+                .or(h.cut_text.as_deref())
+                .unwrap_or_default()
+                .to_string(),
+            subtype: h.str("subtype").unwrap_or_default().to_string(),
+            status,
+        });
     }
 
     fn effect_so_far(&self) -> EffectContext {

@@ -10,6 +10,7 @@ mod claude;
 mod codex;
 mod gemini;
 mod generic;
+mod json_head;
 mod opencode;
 
 use std::collections::BTreeMap;
@@ -460,6 +461,24 @@ mod tests {
             }),
             Finished::Succeeded
         );
+        // As 2.1.332 prints it: `type` comes after the text, so it is cut off.
+        let mut adapter = for_kind(AgentKind::ClaudeCode);
+        adapter.on_stdout_line(CLAUDE_INIT);
+        adapter.on_oversized_line(r#"{"duration_api_ms":33,"usage":{"input_tokens":12,"iterations":[]},"is_error":false,"num_turns":1,"subtype":"success","result":"a very long answer"#);
+        assert_eq!(
+            adapter.finish(exit(0)),
+            Finished::Succeeded,
+            "a result whose type is past the cut is still the result"
+        );
+        let mut adapter = for_kind(AgentKind::ClaudeCode);
+        adapter.on_stdout_line(CLAUDE_INIT);
+        adapter.on_oversized_line(
+            r#"{"duration_api_ms":33,"is_error":false,"note":"a very long note"#,
+        );
+        assert!(
+            adapter.effect_so_far().tool_activity_seen.is_none(),
+            "without the cut in `result` it is not known to be the result"
+        );
         let mut adapter = for_kind(AgentKind::ClaudeCode);
         adapter.on_stdout_line(CLAUDE_INIT);
         adapter.on_oversized_line(
@@ -468,6 +487,47 @@ mod tests {
         assert!(
             adapter.effect_so_far().tool_activity_seen.is_none(),
             "an oversized line that is not a result could have been anything"
+        );
+    }
+
+    /// Claude Code's `system`/`api_retry` (as recorded, with a long delay):
+    /// the CLI's own backoff before its next try, not the provider's reset.
+    #[test]
+    fn claude_api_retry_is_progress_not_effects_and_not_a_reset_hint() {
+        let retry = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":1800000,"error_status":529,"error":"overloaded","session_id":"s"}"#;
+        let mut adapter = for_kind(AgentKind::ClaudeCode);
+        adapter.on_stdout_line(CLAUDE_INIT);
+        adapter.on_stdout_line(retry);
+        let so_far = adapter.effect_so_far();
+        assert_eq!(so_far.assistant_output_seen, Some(false), "not output");
+        assert_eq!(
+            so_far.tool_activity_seen,
+            Some(false),
+            "a known event, no effects"
+        );
+        adapter.on_stdout_line(
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: Repeated server errors."}"#,
+        );
+        let Finished::Failed { raw, effect } = adapter.finish(exit(1)) else {
+            panic!("a failure was expected");
+        };
+        assert_eq!(effect.tool_activity_seen, Some(false));
+        assert!(
+            raw.headers.is_empty(),
+            "no retry-after made up: {:?}",
+            raw.headers
+        );
+        assert_eq!(
+            raw.http_status,
+            Some(529),
+            "the retried status is a fallback status"
+        );
+        let c =
+            crate::catalogue::classify(&crate::evidence::Evidence::from_raw(raw), chrono_tz::UTC);
+        assert_eq!(
+            (c.retry_after_s, c.reset_at),
+            (None, None),
+            "retry_delay_ms is the CLI's own backoff, not a trusted reset: {c:?}"
         );
     }
 
