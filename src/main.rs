@@ -40,7 +40,7 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let exit = match cli.command {
         Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
         Command::Routes(a) => cli::routes::run_sync(|| cli::routes::list(a)),
         Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
@@ -50,5 +50,6 @@ fn main() -> std::process::ExitCode {
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Db(command) => cli::routes::run_sync(|| cli::db::run(command)),
         Command::Classify(args) => cli::classify::run(args),
-    }
+    };
+    exit.into()
 }
