@@ -4,7 +4,6 @@
 //!
 //! Run: `cargo bench --bench classify` (about 30 s). Figures go in docs/catalogue.md.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -30,17 +29,8 @@ fn raw_four_kib(provider: Provider, tail: &str) -> RawEvidence {
         text.push_str(STACK);
     }
     text.push_str(tail);
-    RawEvidence {
-        provider,
-        message: text.into_bytes(),
-        phase: None,
-        http_status: None,
-        headers: BTreeMap::new(),
-        error_type: None,
-        exit_code: Some(1),
-        occurred_at: "2026-01-15T12:00:00Z".parse().expect("valid instant"),
-        correlation: None,
-    }
+    let occurred_at = "2026-01-15T12:00:00Z".parse().expect("valid instant");
+    RawEvidence::new(provider, text, occurred_at).with_exit_code(1)
 }
 
 /// Both groups use the same settings so their per-evidence figures compare.

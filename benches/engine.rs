@@ -23,7 +23,7 @@
 //! statements (`copy_route`); nothing else in this file writes SQL to the
 //! store's tables.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -207,17 +207,10 @@ const OVERLOADED: &str =
     r#"API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
 
 fn raw(message: String, http_status: Option<u16>) -> RawEvidence {
-    RawEvidence {
-        provider: Provider::ClaudeCode,
-        message: message.into_bytes(),
-        phase: Some(Phase::Request),
-        http_status,
-        headers: BTreeMap::new(),
-        error_type: None,
-        exit_code: Some(1),
-        occurred_at: Utc::now(),
-        correlation: None,
-    }
+    RawEvidence::new(Provider::ClaudeCode, message, Utc::now())
+        .with_phase(Phase::Request)
+        .with_http_status(http_status)
+        .with_exit_code(1)
 }
 
 /// A 529 after a run of retry progress lines and stack frames, as long as

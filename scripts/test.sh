@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole suite, exactly what CI runs: setup, format, lint, Rust tests, UI
-# type-check and tests, then end-to-end tests in the real app window.
+# type-check, format and tests, then end-to-end tests in the real app window.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -27,6 +27,9 @@ cargo test --workspace
 
 step "ui type-check (svelte-check, TypeScript strict)"
 npm --prefix ui run check --silent
+
+step "ui format (prettier --check; bindings.ts is generated and ignored)"
+npm --prefix ui run format:check --silent
 
 step "ui tests (headless Chromium, mocked IPC)"
 npm --prefix ui test --silent

@@ -2,7 +2,7 @@
 //! recovery policy, and owns durable route state.
 //!
 //! Layers, lowest first; a layer never imports one above it, which
-//! `tests/layers.rs` enforces (see `docs/architecture.md`):
+//! `tests/it/layers.rs` enforces (see `docs/architecture.md`):
 //! the domain (`agent`, `profile`, `route`, `clock`, `evidence`,
 //! `classification`, `catalogue`, `timing`, `safety`, `policy`, `evaluator`,
 //! `simulation`), then `store`, then `runner` (with `scheduler`), then

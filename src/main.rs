@@ -62,7 +62,7 @@ fn main() -> std::process::ExitCode {
     if cli.command.only_prints() {
         cli::end_quietly_on_closed_pipe();
     }
-    match cli.command {
+    let exit = match cli.command {
         Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
         Command::Routes(a) => cli::routes::run_sync(|| cli::routes::list(a)),
         Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
@@ -73,5 +73,6 @@ fn main() -> std::process::ExitCode {
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Db(command) => cli::routes::run_sync(|| cli::db::run(command)),
         Command::Classify(args) => cli::classify::run(args),
-    }
+    };
+    exit.into()
 }

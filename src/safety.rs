@@ -34,15 +34,26 @@ pub struct EffectContext {
 }
 
 impl EffectContext {
-    /// A failure known to be effect-safe: nothing delivered, nothing seen,
-    /// evidence current. What a simulated clean provider failure looks like.
-    pub fn effect_safe() -> EffectContext {
+    /// What a runner reports for a failure before the prompt went out:
+    /// nothing delivered, nothing seen. Whether the evidence is current is
+    /// left unknown; only the engine, which knows the route's generation,
+    /// can say.
+    pub fn not_delivered() -> EffectContext {
         EffectContext {
             prompt_delivery: Some(PromptDelivery::NotDelivered),
             assistant_output_seen: Some(false),
             tool_activity_seen: Some(false),
             partial_result_seen: Some(false),
+            evidence_current: None,
+        }
+    }
+
+    /// A failure known to be effect-safe: nothing delivered, nothing seen,
+    /// evidence current. What a simulated clean provider failure looks like.
+    pub fn effect_safe() -> EffectContext {
+        EffectContext {
             evidence_current: Some(true),
+            ..EffectContext::not_delivered()
         }
     }
 }

@@ -33,20 +33,14 @@ pub const TARGETS: [(&str, Check); 5] = [
 /// header value and error type): no panic, a bounded message.
 pub fn evidence_from_raw(data: &[u8]) {
     let (header_value, message) = data.split_at(data.len().min(64));
-    let raw = RawEvidence {
-        provider: Provider::Generic,
-        message: message.to_vec(),
-        phase: None,
-        http_status: Some(429),
-        headers: BTreeMap::from([(
+    let occurred_at = Utc.with_ymd_and_hms(2025, 6, 14, 17, 56, 6).unwrap();
+    let raw = RawEvidence::new(Provider::Generic, message, occurred_at)
+        .with_http_status(429)
+        .with_headers(BTreeMap::from([(
             "anthropic-ratelimit-requests-reset".to_owned(),
             String::from_utf8_lossy(header_value).into_owned(),
-        )]),
-        error_type: Some(String::from_utf8_lossy(header_value).into_owned()),
-        exit_code: None,
-        occurred_at: Utc.with_ymd_and_hms(2025, 6, 14, 17, 56, 6).unwrap(),
-        correlation: None,
-    };
+        )]))
+        .with_error_type(Some(String::from_utf8_lossy(header_value).into_owned()));
     let evidence = Evidence::from_raw(raw);
     assert!(
         evidence.message.len() <= MAX_MESSAGE_BYTES,

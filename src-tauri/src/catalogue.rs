@@ -99,17 +99,11 @@ pub fn classify_text(input: PlaygroundInput) -> Result<PlaygroundResult, IpcErro
             message,
         });
     }
-    let evidence = Evidence::from_raw(RawEvidence {
-        provider: input.provider,
-        message: input.message.into_bytes(),
-        phase: None,
-        http_status: input.http_status,
-        headers: input.headers,
-        error_type: None,
-        exit_code: None,
-        occurred_at: Utc::now(),
-        correlation: None,
-    });
+    let evidence = Evidence::from_raw(
+        RawEvidence::new(input.provider, input.message, Utc::now())
+            .with_http_status(input.http_status)
+            .with_headers(input.headers),
+    );
     let explanation = catalogue::explain(&evidence, machine_local_tz());
     Ok(PlaygroundResult {
         explanation,
@@ -210,17 +204,14 @@ mod tests {
     }
 
     fn inbox_item() -> InboxItem {
-        let evidence = Evidence::from_raw(RawEvidence {
-            provider: Provider::Generic,
-            message: b"segfault in the flux capacitor".to_vec(),
-            phase: None,
-            http_status: None,
-            headers: BTreeMap::new(),
-            error_type: None,
-            exit_code: Some(139),
-            occurred_at: Utc::now(),
-            correlation: None,
-        });
+        let evidence = Evidence::from_raw(
+            RawEvidence::new(
+                Provider::Generic,
+                "segfault in the flux capacitor",
+                Utc::now(),
+            )
+            .with_exit_code(139),
+        );
         InboxItem {
             route_id: 3,
             attempt: 2,

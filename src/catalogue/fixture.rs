@@ -141,17 +141,14 @@ impl Fixture {
                 .parse()
                 .expect("DEFAULT_OCCURRED_AT is RFC 3339")
         });
-        Evidence::from_raw(RawEvidence {
-            provider: self.input.provider,
-            message: self.input.message.clone().into_bytes(),
-            phase: self.input.phase,
-            http_status: self.input.http_status,
-            headers: self.input.headers.clone(),
-            error_type: self.input.error_type.clone(),
-            exit_code: self.input.exit_code,
-            occurred_at,
-            correlation: None,
-        })
+        Evidence::from_raw(
+            RawEvidence::new(self.input.provider, self.input.message.clone(), occurred_at)
+                .with_phase(self.input.phase)
+                .with_http_status(self.input.http_status)
+                .with_headers(self.input.headers.clone())
+                .with_error_type(self.input.error_type.clone())
+                .with_exit_code(self.input.exit_code),
+        )
     }
 
     /// Runs the case with the built-in catalogue; every difference from the

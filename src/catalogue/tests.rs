@@ -1,8 +1,6 @@
 //! Behaviour of selection, hints and export, on small synthetic catalogues
 //! where the rule set is part of the test, and on the built-in catalogue.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, TimeDelta, Utc};
 use chrono_tz::Tz;
 
@@ -19,20 +17,15 @@ fn evidence(message: &str) -> Evidence {
 }
 
 fn evidence_with(message: &str, status: Option<u16>, headers: &[(&str, &str)]) -> Evidence {
-    Evidence::from_raw(RawEvidence {
-        provider: Provider::Generic,
-        message: message.as_bytes().to_vec(),
-        phase: None,
-        http_status: status,
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<BTreeMap<_, _>>(),
-        error_type: None,
-        exit_code: None,
-        occurred_at: at(),
-        correlation: None,
-    })
+    let headers = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Evidence::from_raw(
+        RawEvidence::new(Provider::Generic, message, at())
+            .with_http_status(status)
+            .with_headers(headers),
+    )
 }
 
 /// A catalogue of `rules`, each `(id, priority, code, confidence, scope, role, match)`.

@@ -8,6 +8,7 @@ use clap::Args;
 use recourse::engine::{ActionRequest, Engine};
 use recourse::route::{ManualAction, RouteState};
 
+use super::exit::Exit;
 use super::routes::{line, open_viewer, DbArg};
 use super::run::follow;
 
@@ -25,7 +26,7 @@ pub struct ActionArgs {
     db: DbArg,
 }
 
-pub async fn run(args: ActionArgs) -> Result<std::process::ExitCode> {
+pub async fn run(args: ActionArgs) -> Result<Exit> {
     let action = args.action;
     let engine = open_viewer(&args.db).await?;
     super::run::note_orphans(&engine, Some(args.id));
@@ -39,7 +40,7 @@ async fn act(
     route_id: u32,
     action: ManualAction,
     generation: u32,
-) -> Result<std::process::ExitCode> {
+) -> Result<Exit> {
     let mut events = engine.subscribe();
     let s = engine
         .act(ActionRequest {
@@ -54,5 +55,5 @@ async fn act(
         return follow(engine, &mut events, route_id).await;
     }
     println!("{}", line(&s, Utc::now()));
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufWriter, Write};
-use std::process::ExitCode;
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -27,15 +26,14 @@ use recourse::classification::{Class, Confidence, Scope, SemanticCode, Span};
 use recourse::evidence::{Evidence, Phase, Provider, RawEvidence};
 use recourse::timing::{machine_local_tz, TimingHint};
 
+use super::exit::Exit;
+
 /// Longest accepted input line; longer lines are an error, not a memory hazard.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Names taken from the input (unknown fields, header names, option
 /// arguments) are cut to this many characters in error messages.
 pub const MAX_SHOWN_CHARS: usize = 64;
-
-/// Exit code for malformed input or usage.
-const EXIT_BAD_INPUT: u8 = 2;
 
 const PROVIDERS: &str =
     "anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated";
@@ -85,7 +83,7 @@ pub struct ClassifyArgs {
 }
 
 /// Runs the subcommand.
-pub fn run(args: ClassifyArgs) -> ExitCode {
+pub fn run(args: ClassifyArgs) -> Exit {
     let tz = match args.tz.as_deref().map(parse_tz).transpose() {
         Ok(tz) => tz.unwrap_or_else(machine_local_tz),
         Err(message) => return usage_error(&message),
@@ -102,14 +100,14 @@ pub fn run(args: ClassifyArgs) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            Exit::Failure
         }
     }
 }
 
-fn usage_error(message: &str) -> ExitCode {
+fn usage_error(message: &str) -> Exit {
     eprintln!("error: {message}");
-    ExitCode::from(EXIT_BAD_INPUT)
+    Exit::BadInput
 }
 
 fn parse_tz(name: &str) -> Result<Tz, String> {
@@ -136,7 +134,7 @@ struct JsonResult {
     explanation: String,
 }
 
-fn run_json(tz: Tz) -> anyhow::Result<ExitCode> {
+fn run_json(tz: Tz) -> anyhow::Result<Exit> {
     let mut input = io::stdin().lock();
     let mut out = BufWriter::new(io::stdout().lock());
     let now = Utc::now();
@@ -153,12 +151,12 @@ fn run_json(tz: Tz) -> anyhow::Result<ExitCode> {
             Err(message) => {
                 out.flush().context("writing stdout")?;
                 eprintln!("line {number}: {message}");
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                return Ok(Exit::BadInput);
             }
         }
     }
     out.flush().context("writing stdout")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 fn write_result(out: &mut impl Write, raw: RawEvidence, tz: Tz) -> anyhow::Result<()> {
@@ -374,7 +372,7 @@ fn headers_field(object: &Map<String, Value>) -> Result<BTreeMap<String, String>
 
 // ─── Human-readable mode ─────────────────────────────────────────────────────
 
-fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<ExitCode> {
+fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<Exit> {
     let raw = match raw_from_args(args, text) {
         Ok(raw) => raw,
         Err(message) => return Ok(usage_error(&message)),
@@ -384,7 +382,7 @@ fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<ExitCod
     let mut out = io::stdout().lock();
     out.write_all(render(&evidence, &explanation).as_bytes())
         .context("writing stdout")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, String> {

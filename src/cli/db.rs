@@ -9,12 +9,12 @@
 //! `--force`.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use recourse::store::{Store, StoreError};
 
+use super::exit::Exit;
 use super::routes::DbArg;
 
 #[derive(Subcommand)]
@@ -39,7 +39,7 @@ pub struct BackupArgs {
     db: DbArg,
 }
 
-pub fn run(command: DbCommand) -> Result<ExitCode> {
+pub fn run(command: DbCommand) -> Result<Exit> {
     match command {
         DbCommand::Check { db } => check(&db.path()),
         DbCommand::Backup(args) => backup(&args),
@@ -53,7 +53,7 @@ fn existing(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn check(path: &Path) -> Result<ExitCode> {
+fn check(path: &Path) -> Result<Exit> {
     existing(path)?;
     let problems = match Store::check_file(path) {
         Ok(problems) => problems,
@@ -62,7 +62,7 @@ fn check(path: &Path) -> Result<ExitCode> {
     };
     if problems.is_empty() {
         println!("ok: {} passed SQLite's integrity check", path.display());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     for p in &problems {
         println!("{p}");
@@ -74,10 +74,10 @@ fn check(path: &Path) -> Result<ExitCode> {
         problems.len(),
         if problems.len() == 1 { "" } else { "s" }
     );
-    Ok(ExitCode::FAILURE)
+    Ok(Exit::Failure)
 }
 
-fn backup(args: &BackupArgs) -> Result<ExitCode> {
+fn backup(args: &BackupArgs) -> Result<Exit> {
     let source = args.db.path();
     existing(&source)?;
     let dest = &args.dest;
@@ -109,7 +109,7 @@ fn backup(args: &BackupArgs) -> Result<ExitCode> {
     }
     copied?;
     println!("backed up {} to {}", source.display(), dest.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// Moves the finished copy to `dest`: `rename` replaces (with --force),

@@ -1,6 +1,7 @@
 pub mod action;
 pub mod classify;
 pub mod db;
+pub mod exit;
 pub mod policy;
 pub mod profile;
 pub mod recover;

@@ -5,14 +5,11 @@
 //! [`super::MAX_INPUT_BYTES`], 1 MiB), 2 the document is invalid (every
 //! error is printed as `path: message`).
 
+use super::exit::Exit;
 use anyhow::anyhow;
 use clap::Subcommand;
 use recourse::policy::{load, DocumentSource, LoadedDocument, PolicyError};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-/// Exit code for a document that is unreadable as policy.
-pub const INVALID: u8 = 2;
 
 #[derive(Subcommand)]
 pub enum PolicyCommand {
@@ -22,17 +19,17 @@ pub enum PolicyCommand {
     Normalize { file: PathBuf },
 }
 
-pub fn run(command: PolicyCommand) -> ExitCode {
+pub fn run(command: PolicyCommand) -> Exit {
     match execute(&command) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", super::error_text(&error));
-            ExitCode::FAILURE
+            Exit::Failure
         }
     }
 }
 
-fn execute(command: &PolicyCommand) -> anyhow::Result<ExitCode> {
+fn execute(command: &PolicyCommand) -> anyhow::Result<Exit> {
     let (file, normalize) = match command {
         PolicyCommand::Check { file } => (file, false),
         PolicyCommand::Normalize { file } => (file, true),
@@ -46,7 +43,7 @@ fn execute(command: &PolicyCommand) -> anyhow::Result<ExitCode> {
     } else {
         println!("{}", summary(&loaded));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// Reads and loads a policy file: the outer error is IO, the inner one the
@@ -57,8 +54,8 @@ pub fn read_policy(file: &Path) -> anyhow::Result<Result<LoadedDocument, PolicyE
     Ok(load(&text))
 }
 
-/// Prints every error of an invalid document to stderr; exit code 2.
-pub fn report_invalid(file: &Path, error: &PolicyError) -> ExitCode {
+/// Prints every error of an invalid document to stderr; [`Exit::BadInput`].
+pub fn report_invalid(file: &Path, error: &PolicyError) -> Exit {
     let errors = error.errors();
     for item in &errors {
         eprintln!("{item}");
@@ -69,7 +66,7 @@ pub fn report_invalid(file: &Path, error: &PolicyError) -> ExitCode {
         errors.len(),
         if errors.len() == 1 { "" } else { "s" }
     );
-    ExitCode::from(INVALID)
+    Exit::BadInput
 }
 
 fn summary(loaded: &LoadedDocument) -> String {

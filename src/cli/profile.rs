@@ -5,7 +5,6 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Subcommand, ValueEnum};
@@ -18,6 +17,7 @@ use recourse::policy::CandidatePolicy;
 use recourse::profile::document::{ProfileCandidate, ProfileDocument, MAX_DOCUMENT_BYTES};
 use recourse::profile::Profile;
 
+use super::exit::Exit;
 use super::routes::DbArg;
 
 #[derive(Subcommand)]
@@ -119,10 +119,7 @@ impl AgentArg {
     }
 }
 
-/// Exit code of a document or name that was refused.
-const REFUSED: u8 = 2;
-
-pub fn run(command: ProfileCommand) -> ExitCode {
+pub fn run(command: ProfileCommand) -> Exit {
     match command {
         ProfileCommand::List { json, db } => super::routes::run_sync(|| list(&db, json)),
         ProfileCommand::Show { name, json, db } => {
@@ -145,21 +142,21 @@ pub fn run(command: ProfileCommand) -> ExitCode {
                 let p = e.profile_by_name(&name)?;
                 let renamed = e.rename_profile(p.id, &new_name)?;
                 println!("renamed profile {:?} to {:?}", name, renamed.name);
-                Ok(ExitCode::SUCCESS)
+                Ok(Exit::Success)
             }))
         }
         ProfileCommand::Delete { name, db } => super::routes::block_on(with_engine(db, move |e| {
             let p = e.profile_by_name(&name)?;
             e.delete_profile(p.id)?;
             println!("deleted profile {name:?} (its routes are kept)");
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Success)
         })),
         ProfileCommand::Duplicate { name, new_name, db } => {
             super::routes::block_on(with_engine(db, move |e| {
                 let p = e.profile_by_name(&name)?;
                 let copy = e.duplicate_profile(p.id, &new_name)?;
                 println!("copied profile {name:?} to {:?}", copy.name);
-                Ok(ExitCode::SUCCESS)
+                Ok(Exit::Success)
             }))
         }
         ProfileCommand::Edit { name, db } => {
@@ -201,7 +198,7 @@ pub fn unknown_profile(name: &str, profiles: &[Profile]) -> String {
     )
 }
 
-fn list(db: &DbArg, json: bool) -> Result<ExitCode> {
+fn list(db: &DbArg, json: bool) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
     if json {
         let items: Vec<serde_json::Value> = profiles
@@ -234,16 +231,16 @@ fn list(db: &DbArg, json: bool) -> Result<ExitCode> {
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
-fn show(db: &DbArg, name: &str, json: bool) -> Result<ExitCode> {
+fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
     let profile = find(&profiles, name)?;
     let doc = ProfileDocument::from_profile(profile);
     if json {
         print!("{}", doc.to_json_pretty());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     println!(
         "{} (revision {}, updated {})",
@@ -276,10 +273,10 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<ExitCode> {
         println!("   transient: {}", c.transient.describe_schedule(next));
         println!("   hard: {}", c.hard.describe_schedule(next));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
-fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<ExitCode> {
+fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
     let doc = ProfileDocument::from_profile(find(&profiles, name)?);
     if doc.candidates.is_empty() {
@@ -295,7 +292,7 @@ fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<ExitCode> {
             eprintln!("wrote {}", path.display());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// The document text of FILE, or of standard input for `-`, bounded.
@@ -323,7 +320,7 @@ fn plain(e: EngineError) -> anyhow::Error {
 }
 
 /// Prints every problem of a refused document, one per line.
-fn print_refusal(source: &str, error: &EngineError) -> ExitCode {
+fn print_refusal(source: &str, error: &EngineError) -> Exit {
     let errors = error.field_errors();
     if errors.is_empty() {
         eprintln!("error: {source}: {error}");
@@ -337,7 +334,7 @@ fn print_refusal(source: &str, error: &EngineError) -> ExitCode {
             eprintln!("  {e}");
         }
     }
-    ExitCode::from(REFUSED)
+    Exit::BadInput
 }
 
 fn print_changes(preview: &ImportPreview) {
@@ -346,7 +343,7 @@ fn print_changes(preview: &ImportPreview) {
     }
 }
 
-async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Result<ExitCode> {
+async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Result<Exit> {
     let text = read_input(&file)?;
     let source = file.display().to_string();
     if dry_run {
@@ -358,7 +355,7 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
         let preview = preview_import(&text, stored.iter().find(|p| p.name == name))
             .expect("the document was read above");
         describe_import(&preview, replace, true);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let loaded = match read_document(&text) {
         Ok(loaded) => loaded,
@@ -376,14 +373,14 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
                      (`--dry-run` shows what would change)",
                     preview.name
                 );
-                return Ok(ExitCode::from(REFUSED));
+                return Ok(Exit::BadInput);
             }
             (Some(_), true) if preview.changes.is_empty() => {
                 println!(
                     "profile {:?} already matches {source}; nothing to do",
                     preview.name
                 );
-                return Ok(ExitCode::SUCCESS);
+                return Ok(Exit::Success);
             }
             (Some(existing), true) => ImportTarget::Replace {
                 id: existing.id,
@@ -394,7 +391,7 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
         match engine.import_profile(&loaded.document, target) {
             Ok(_) => {
                 describe_import(&preview, replace, false);
-                Ok(ExitCode::SUCCESS)
+                Ok(Exit::Success)
             }
             Err(e) => Ok(print_refusal(&source, &e)),
         }
@@ -434,7 +431,7 @@ fn describe_import(preview: &ImportPreview, replace: bool, dry_run: bool) {
 
 /// Opens the engine for a write (a missing database is created, without
 /// the demo profile), runs `f`, and shuts the engine down.
-async fn with_engine(db: DbArg, f: impl FnOnce(&Engine) -> Result<ExitCode>) -> Result<ExitCode> {
+async fn with_engine(db: DbArg, f: impl FnOnce(&Engine) -> Result<Exit>) -> Result<Exit> {
     let path = db.path();
     let opts = EngineOptions {
         seed_demo: false,
@@ -449,14 +446,14 @@ async fn with_engine(db: DbArg, f: impl FnOnce(&Engine) -> Result<ExitCode>) -> 
     result
 }
 
-fn create(engine: &Engine, name: &str, agent: Option<AgentArg>) -> Result<ExitCode> {
+fn create(engine: &Engine, name: &str, agent: Option<AgentArg>) -> Result<Exit> {
     let Some(agent) = agent else {
         let p = engine.create_profile(name)?;
         println!(
             "created profile {:?}; add candidates with `recourse profile edit {:?}`",
             p.name, p.name
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     };
     let doc = ProfileDocument {
         version: recourse::profile::document::PROFILE_VERSION,
@@ -471,7 +468,7 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentArg>) -> Result<ExitCo
                 agent.kind().slug(),
                 p.name
             );
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Success)
         }
         Err(e @ EngineError::Validation(_)) => Ok(print_refusal("--agent", &e)),
         Err(e) => Err(e.into()),
@@ -500,7 +497,7 @@ fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
     }
 }
 
-fn edit(engine: &Engine, name: &str) -> Result<ExitCode> {
+fn edit(engine: &Engine, name: &str) -> Result<Exit> {
     let profiles = engine.list_profiles()?;
     let profile = find(&profiles, name)?.clone();
     let mut doc = ProfileDocument::from_profile(&profile);
@@ -529,7 +526,7 @@ fn edit(engine: &Engine, name: &str) -> Result<ExitCode> {
         if text == original {
             let _ = std::fs::remove_file(&file);
             println!("no changes; profile {name:?} is as it was");
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Exit::Success);
         }
         let loaded = match read_document(&text) {
             Ok(loaded) => loaded,
@@ -555,7 +552,7 @@ fn edit(engine: &Engine, name: &str) -> Result<ExitCode> {
                     saved.name, saved.revision
                 );
                 print_changes(&preview);
-                return Ok(ExitCode::SUCCESS);
+                return Ok(Exit::Success);
             }
             Err(EngineError::Conflict(why)) => {
                 return Err(kept(&format!("profile {name:?} could not be saved: {why}")))

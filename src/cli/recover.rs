@@ -9,6 +9,7 @@ use chrono::Utc;
 use clap::Args;
 use recourse::route::RouteState;
 
+use super::exit::Exit;
 use super::routes::{line, open_viewer, DbArg};
 use super::run::follow_all;
 
@@ -18,22 +19,23 @@ pub struct RecoverArgs {
     db: DbArg,
 }
 
-pub async fn run(args: RecoverArgs) -> Result<std::process::ExitCode> {
+pub async fn run(args: RecoverArgs) -> Result<Exit> {
     let engine = open_viewer(&args.db).await?;
     let result = recover(&engine).await;
     engine.shutdown().await;
     result
 }
 
-/// Exit code 0 when there was nothing to recover or every route succeeded,
-/// 3 when one needs a person, 4 when another process took one over, 130 on
-/// Ctrl-C.
-async fn recover(engine: &recourse::engine::Engine) -> Result<std::process::ExitCode> {
+/// [`Exit::Success`] when there was nothing to recover or every route
+/// succeeded, [`Exit::NeedsYou`] when one needs a person,
+/// [`Exit::TakenOver`] when another process took one over,
+/// [`Exit::Interrupted`] on Ctrl-C (the greatest of these that applies).
+async fn recover(engine: &recourse::engine::Engine) -> Result<Exit> {
     let mut events = engine.subscribe();
     let recovered = engine.recover_orphans()?;
     if recovered.is_empty() {
         println!("no orphaned routes");
-        return Ok(std::process::ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     println!(
         "recovering {} orphaned route{}",
@@ -41,14 +43,14 @@ async fn recover(engine: &recourse::engine::Engine) -> Result<std::process::Exit
         if recovered.len() == 1 { "" } else { "s" }
     );
     let mut follow = std::collections::BTreeMap::new();
-    let mut code = 0u8;
+    let mut exit = Exit::Success;
     let now = Utc::now();
     for s in &recovered {
         println!("{}", line(s, now));
         match s.state {
             RouteState::NeedsManual | RouteState::Stopped => {
                 super::run::print_needs_you(s);
-                code = 3;
+                exit = Exit::NeedsYou;
             }
             RouteState::Succeeded => {}
             RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
@@ -57,13 +59,5 @@ async fn recover(engine: &recourse::engine::Engine) -> Result<std::process::Exit
         }
     }
     let followed = follow_all(engine, &mut events, follow).await?;
-    if code == 0 {
-        return Ok(followed);
-    }
-    // 130 (Ctrl-C) and 4 say more than 3; a plain 0 or 3 is 3.
-    if followed == std::process::ExitCode::from(130) || followed == std::process::ExitCode::from(4)
-    {
-        return Ok(followed);
-    }
-    Ok(std::process::ExitCode::from(code))
+    Ok(exit.max(followed))
 }

@@ -12,11 +12,11 @@ use recourse::engine::{
 use recourse::route::RouteState;
 use recourse::store::StoreError;
 
+use super::exit::Exit;
+
 /// Runs a route command on a fresh tokio runtime with warn-level logs on
 /// stderr (`RECOURSE_LOG` overrides), printing any error.
-pub fn block_on<T: Into<std::process::ExitCode>>(
-    command: impl std::future::Future<Output = Result<T>>,
-) -> std::process::ExitCode {
+pub fn block_on(command: impl std::future::Future<Output = Result<Exit>>) -> Exit {
     init_logs();
     let result = tokio::runtime::Runtime::new()
         .context("starting the async runtime")
@@ -25,9 +25,7 @@ pub fn block_on<T: Into<std::process::ExitCode>>(
 }
 
 /// Runs a command that needs no runtime, like [`block_on`].
-pub fn run_sync<T: Into<std::process::ExitCode>>(
-    command: impl FnOnce() -> Result<T>,
-) -> std::process::ExitCode {
+pub fn run_sync(command: impl FnOnce() -> Result<Exit>) -> Exit {
     init_logs();
     report(command())
 }
@@ -42,12 +40,12 @@ fn init_logs() {
 }
 
 /// The exit code of a command's result; an error is one line on stderr.
-fn report<T: Into<std::process::ExitCode>>(result: Result<T>) -> std::process::ExitCode {
+fn report(result: Result<Exit>) -> Exit {
     match result {
-        Ok(code) => code.into(),
+        Ok(exit) => exit,
         Err(e) => {
             eprintln!("error: {}", super::error_text(&e));
-            std::process::ExitCode::FAILURE
+            Exit::Failure
         }
     }
 }
@@ -126,10 +124,10 @@ fn open_read_only(db: &DbArg) -> Result<RouteViewer> {
 }
 
 /// Exit code 1 when a route's row could not be read; the others are shown.
-pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
+pub fn list(args: RoutesArgs) -> Result<Exit> {
     if !args.db.path().exists() {
         println!("{NO_ROUTES}");
-        return Ok(std::process::ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let viewer = open_read_only(&args.db)?;
     let all = viewer.list_routes()?;
@@ -167,7 +165,7 @@ pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
         println!("{NO_ROUTES}");
     }
     if unreadable.is_empty() {
-        return Ok(std::process::ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     for e in &unreadable {
         eprintln!("error: {e}");
@@ -177,10 +175,10 @@ pub fn list(args: RoutesArgs) -> Result<std::process::ExitCode> {
         unreadable.len(),
         if total == 1 { "" } else { "s" }
     );
-    Ok(std::process::ExitCode::FAILURE)
+    Ok(Exit::Failure)
 }
 
-pub fn show(args: RouteArgs) -> Result<std::process::ExitCode> {
+pub fn show(args: RouteArgs) -> Result<Exit> {
     let viewer = open_read_only(&args.db)?;
     let detail = viewer.route_detail(args.id).map_err(|e| match e {
         EngineError::Store(error @ StoreError::Malformed { .. }) => anyhow!(
@@ -191,11 +189,11 @@ pub fn show(args: RouteArgs) -> Result<std::process::ExitCode> {
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&detail)?);
-        return Ok(std::process::ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let orphaned = viewer.orphaned_ids().unwrap_or_default();
     print_detail(&detail, &orphaned);
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// Marks an orphaned route in `routes` and `route ID`.

@@ -9,6 +9,7 @@ use clap::Args;
 use recourse::engine::{Engine, EngineOptions, StartRun};
 use recourse::route::RouteState;
 
+use super::exit::Exit;
 use super::routes::{actions, line, DbArg};
 
 #[derive(Args)]
@@ -26,7 +27,7 @@ pub struct RunArgs {
     db: DbArg,
 }
 
-pub async fn run(args: RunArgs) -> Result<std::process::ExitCode> {
+pub async fn run(args: RunArgs) -> Result<Exit> {
     let path = args.db.path();
     check_profile_exists(&path, &args.profile)?;
     let opts = EngineOptions {
@@ -87,7 +88,7 @@ pub fn note_orphans(engine: &Engine, except: Option<u32>) {
     }
 }
 
-async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<std::process::ExitCode> {
+async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<Exit> {
     let profile = engine.profile_by_name(&args.profile)?;
     let mut events = engine.subscribe();
     let start = engine
@@ -106,22 +107,23 @@ pub async fn follow(
     engine: &Engine,
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     route_id: u32,
-) -> Result<std::process::ExitCode> {
+) -> Result<Exit> {
     follow_all(engine, events, [(route_id, 0)].into()).await
 }
 
 /// Prints the routes' transitions until each rests; `routes` maps each to
-/// the last generation already printed. Exit code 0 when all
-/// succeeded, 3 when one needs a person, 4 when another process took one
-/// over, 130 on Ctrl-C: a running agent is stopped (its route then needs a
-/// person), and a wait is left at its deadline for `recourse recover` or
-/// the app, as the message says.
+/// the last generation already printed. [`Exit::Success`] when all
+/// succeeded, [`Exit::NeedsYou`] when one needs a person,
+/// [`Exit::TakenOver`] when another process took one over,
+/// [`Exit::Interrupted`] on Ctrl-C: a running agent is stopped (its route
+/// then needs a person), and a wait is left at its deadline for
+/// `recourse recover` or the app, as the message says.
 pub async fn follow_all(
     engine: &Engine,
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     mut routes: BTreeMap<u32, u32>,
-) -> Result<std::process::ExitCode> {
-    let mut code = 0u8;
+) -> Result<Exit> {
+    let mut exit = Exit::Success;
     // One Ctrl-C listener for the whole follow: a listener made anew each
     // turn would miss a signal that arrives between two turns.
     let ctrl_c = tokio::signal::ctrl_c();
@@ -150,7 +152,7 @@ pub async fn follow_all(
             RouteState::Succeeded => {}
             RouteState::NeedsManual | RouteState::Stopped => {
                 print_needs_you(&s);
-                code = code.max(3);
+                exit = exit.max(Exit::NeedsYou);
             }
             RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled
                 if owned_elsewhere =>
@@ -160,7 +162,7 @@ pub async fn follow_all(
                     s.id,
                     s.owner.unwrap_or_default()
                 );
-                code = code.max(4);
+                exit = exit.max(Exit::TakenOver);
             }
             RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
                 continue;
@@ -168,7 +170,7 @@ pub async fn follow_all(
         }
         routes.remove(&s.id);
     }
-    Ok(std::process::ExitCode::from(code))
+    Ok(exit)
 }
 
 /// Ctrl-C: stops this engine (killing its agents: their routes need a
@@ -176,7 +178,7 @@ pub async fn follow_all(
 /// stop so the words match the stored state. A wait is not cancelled: it
 /// stays pending at its deadline with no owner, for `recourse recover` or
 /// the app, and the message says until when.
-async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<std::process::ExitCode> {
+async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<Exit> {
     let mut running = BTreeSet::new();
     for id in routes {
         if engine.route_detail(*id)?.snapshot.state == RouteState::Running {
@@ -191,7 +193,7 @@ async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<std::pro
             eprintln!("{note}");
         }
     }
-    Ok(std::process::ExitCode::from(130))
+    Ok(Exit::Interrupted)
 }
 
 /// What became of a followed route once this engine stopped, from its

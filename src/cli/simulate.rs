@@ -5,7 +5,8 @@
 //! Exit codes: 0 printed, 1 a file could not be read (or is larger than
 //! [`super::MAX_INPUT_BYTES`], 1 MiB), 2 a file is invalid.
 
-use super::policy::{read_policy, report_invalid, INVALID};
+use super::exit::Exit;
+use super::policy::{read_policy, report_invalid};
 use anyhow::anyhow;
 use chrono::{DateTime, SecondsFormat, Utc};
 use clap::Args;
@@ -16,7 +17,6 @@ use recourse::simulation::{
 };
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct SimulateArgs {
@@ -41,17 +41,17 @@ struct FailureFile {
     failures: Vec<SimulatedFailure>,
 }
 
-pub fn run(args: SimulateArgs) -> ExitCode {
+pub fn run(args: SimulateArgs) -> Exit {
     match execute(&args) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", super::error_text(&error));
-            ExitCode::FAILURE
+            Exit::Failure
         }
     }
 }
 
-fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+fn execute(args: &SimulateArgs) -> anyhow::Result<Exit> {
     let document = match read_policy(&args.policy)? {
         Ok(loaded) => loaded.document,
         Err(error) => return Ok(report_invalid(&args.policy, &error)),
@@ -63,7 +63,7 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("{message}");
             }
             eprintln!("{}: invalid failure sequence", args.errors.display());
-            return Ok(ExitCode::from(INVALID));
+            return Ok(Exit::BadInput);
         }
     };
     let candidates: Vec<CandidateSlot> = document
@@ -76,7 +76,7 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             "{}: no enabled candidate to simulate",
             args.policy.display()
         );
-        return Ok(ExitCode::from(INVALID));
+        return Ok(Exit::BadInput);
     }
     let start = failures.start.unwrap_or_else(Utc::now);
     let steps = simulate(&candidates, &failures.failures, start);
@@ -88,7 +88,7 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             render(&candidates, &steps, failures.failures.len(), start)
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// The failure file, or every `path: message` problem with it.

@@ -97,6 +97,61 @@ pub struct RawEvidence {
     pub correlation: Option<Correlation>,
 }
 
+impl RawEvidence {
+    /// Evidence with only what every failure has: who reported it, what it
+    /// said and when. Phase, status, headers, error type and exit code are
+    /// absent until set with the `with_*` methods; the engine sets the
+    /// correlation.
+    pub fn new(
+        provider: Provider,
+        message: impl Into<Vec<u8>>,
+        occurred_at: DateTime<Utc>,
+    ) -> RawEvidence {
+        RawEvidence {
+            provider,
+            message: message.into(),
+            phase: None,
+            http_status: None,
+            headers: BTreeMap::new(),
+            error_type: None,
+            exit_code: None,
+            occurred_at,
+            correlation: None,
+        }
+    }
+
+    /// Where in the invocation it failed (`None` keeps it unknown).
+    pub fn with_phase(mut self, phase: impl Into<Option<Phase>>) -> RawEvidence {
+        self.phase = phase.into();
+        self
+    }
+
+    /// The HTTP status, when one was seen.
+    pub fn with_http_status(mut self, status: impl Into<Option<u16>>) -> RawEvidence {
+        self.http_status = status.into();
+        self
+    }
+
+    /// Response headers as received; [`Evidence::from_raw`] keeps only the
+    /// timing and retry ones.
+    pub fn with_headers(mut self, headers: BTreeMap<String, String>) -> RawEvidence {
+        self.headers = headers;
+        self
+    }
+
+    /// The provider's own error type (`overloaded_error`, …).
+    pub fn with_error_type(mut self, error_type: Option<String>) -> RawEvidence {
+        self.error_type = error_type;
+        self
+    }
+
+    /// The program's exit code, when it exited.
+    pub fn with_exit_code(mut self, code: impl Into<Option<i32>>) -> RawEvidence {
+        self.exit_code = code.into();
+        self
+    }
+}
+
 /// Sanitized, bounded evidence; safe to match, store and show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Evidence {

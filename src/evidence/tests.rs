@@ -234,17 +234,11 @@ fn unterminated_escape_at_end_is_dropped() {
 }
 
 fn raw(message: &[u8]) -> RawEvidence {
-    RawEvidence {
-        provider: Provider::ClaudeCode,
-        message: message.to_vec(),
-        phase: Some(Phase::Exit),
-        http_status: Some(429),
-        headers: BTreeMap::new(),
-        error_type: None,
-        exit_code: Some(1),
-        occurred_at: Utc.with_ymd_and_hms(2025, 6, 14, 17, 56, 6).unwrap(),
-        correlation: None,
-    }
+    let occurred_at = Utc.with_ymd_and_hms(2025, 6, 14, 17, 56, 6).unwrap();
+    RawEvidence::new(Provider::ClaudeCode, message, occurred_at)
+        .with_phase(Phase::Exit)
+        .with_http_status(429)
+        .with_exit_code(1)
 }
 
 #[test]

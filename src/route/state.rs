@@ -155,7 +155,7 @@ impl HoldReason {
         "wait cancelled by you; retry now, skip to the next candidate, or stop";
     const STOPPED_BY_YOU: &'static str = "stopped by you";
 
-    /// The reason in words: what the route view shows and the store keeps.
+    /// The reason in words: what the route view shows.
     pub fn text(&self) -> &str {
         match self {
             HoldReason::WaitCancelled => Self::WAIT_CANCELLED,
@@ -164,13 +164,23 @@ impl HoldReason {
         }
     }
 
-    /// The reason a stored text stands for; the inverse of [`HoldReason::text`].
-    pub fn from_text(text: String) -> HoldReason {
-        match text.as_str() {
-            Self::WAIT_CANCELLED => HoldReason::WaitCancelled,
-            Self::STOPPED_BY_YOU => HoldReason::StoppedByYou,
-            _ => HoldReason::Explained(text),
+    /// The stable code a reason the machine acts on is stored under;
+    /// `None` for one that is only words. Codes never change: stored rows
+    /// are read back by them, whatever the words become.
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            HoldReason::WaitCancelled => Some("wait_cancelled"),
+            HoldReason::StoppedByYou => Some("stopped_by_you"),
+            HoldReason::Explained(_) => None,
         }
+    }
+
+    /// The reason a stored code stands for; the inverse of
+    /// [`HoldReason::code`]. `None` for a code this build does not know.
+    pub fn from_code(code: &str) -> Option<HoldReason> {
+        [HoldReason::WaitCancelled, HoldReason::StoppedByYou]
+            .into_iter()
+            .find(|reason| reason.code() == Some(code))
     }
 }
 
@@ -179,13 +189,23 @@ mod tests {
     use super::HoldReason;
 
     #[test]
-    fn hold_reasons_read_back_from_their_text() {
-        for reason in [
-            HoldReason::WaitCancelled,
-            HoldReason::StoppedByYou,
-            HoldReason::Explained("attempt 2 was still running".into()),
-        ] {
-            assert_eq!(HoldReason::from_text(reason.text().to_string()), reason);
+    fn coded_hold_reasons_read_back_from_their_code() {
+        for reason in [HoldReason::WaitCancelled, HoldReason::StoppedByYou] {
+            let code = reason
+                .code()
+                .expect("a reason the machine acts on has a code");
+            assert_eq!(HoldReason::from_code(code), Some(reason));
         }
+    }
+
+    #[test]
+    fn an_explained_reason_has_no_code_even_with_a_variants_words() {
+        let lookalike = HoldReason::Explained(HoldReason::WaitCancelled.text().to_string());
+        assert_eq!(
+            lookalike.code(),
+            None,
+            "words that read like a cancelled wait are still only words"
+        );
+        assert_eq!(HoldReason::from_code("cancelled"), None, "unknown code");
     }
 }

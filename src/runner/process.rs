@@ -300,13 +300,7 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
         )
     };
     let raw = runtime_evidence(launch, message.into_bytes(), Phase::Spawn);
-    let effect = EffectContext {
-        prompt_delivery: Some(PromptDelivery::NotDelivered),
-        assistant_output_seen: Some(false),
-        tool_activity_seen: Some(false),
-        partial_result_seen: Some(false),
-        evidence_current: None,
-    };
+    let effect = EffectContext::not_delivered();
     RunReport::Runtime {
         failure: RuntimeFailure::SpawnFailed,
         raw,
@@ -328,17 +322,7 @@ fn shown_path(program: &str, home: &str) -> String {
 
 /// Evidence the runner itself writes: no status, no headers, no exit code.
 fn runtime_evidence(launch: &Launch, message: Vec<u8>, phase: Phase) -> RawEvidence {
-    RawEvidence {
-        provider: provider_of(launch.agent.kind),
-        message,
-        phase: Some(phase),
-        http_status: None,
-        headers: Default::default(),
-        error_type: None,
-        exit_code: None,
-        occurred_at: launch.clock.now(),
-        correlation: None,
-    }
+    RawEvidence::new(provider_of(launch.agent.kind), message, launch.clock.now()).with_phase(phase)
 }
 
 pub(super) fn provider_of(kind: AgentKind) -> Provider {

@@ -32,66 +32,52 @@ fn step_for(script: &[SimStep], step: u32) -> Option<&SimStep> {
 fn report(step: &SimStep, launch: &Launch) -> RunReport {
     let now = launch.clock.now();
     let failed = |raw: RawEvidence, effect: EffectContext| RunReport::Failed { raw, effect };
-    let evidence = |message: String| RawEvidence {
-        provider: Provider::Simulated,
-        message: message.into_bytes(),
-        phase: Some(Phase::Request),
-        http_status: None,
-        headers: BTreeMap::new(),
-        error_type: None,
-        exit_code: Some(1),
-        occurred_at: now,
-        correlation: None,
+    let evidence = |message: String| {
+        RawEvidence::new(Provider::Simulated, message, now)
+            .with_phase(Phase::Request)
+            .with_exit_code(1)
     };
     match step {
         SimStep::Succeed { .. } => RunReport::Succeeded,
         SimStep::Overloaded { .. } => {
-            let mut raw = evidence(
+            let raw = evidence(
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
                     .to_string(),
-            );
-            raw.http_status = Some(529);
-            raw.error_type = Some("overloaded_error".to_string());
-            failed(raw, before_delivery())
+            )
+            .with_http_status(529)
+            .with_error_type(Some("overloaded_error".to_string()));
+            failed(raw, EffectContext::not_delivered())
         }
         SimStep::RateLimited { retry_after_s, .. } => {
-            let mut raw = evidence(
+            let raw = evidence(
                 r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#
                     .to_string(),
-            );
-            raw.http_status = Some(429);
-            raw.error_type = Some("rate_limit_error".to_string());
-            raw.headers
-                .insert("retry-after".to_string(), retry_after_s.to_string());
-            failed(raw, before_delivery())
+            )
+            .with_http_status(429)
+            .with_error_type(Some("rate_limit_error".to_string()))
+            .with_headers(BTreeMap::from([(
+                "retry-after".to_string(),
+                retry_after_s.to_string(),
+            )]));
+            failed(raw, EffectContext::not_delivered())
         }
         SimStep::UsageLimit { resets_in_s, .. } => {
             let reset = now.timestamp() + i64::from(*resets_in_s);
             let raw = evidence(format!("Claude AI usage limit reached|{reset}"));
-            failed(raw, before_delivery())
+            failed(raw, EffectContext::not_delivered())
         }
         SimStep::ToolThenReset { .. } => {
-            let mut raw = evidence(
+            let raw = evidence(
                 "API Error: Connection error. (read ECONNRESET: connection reset by peer)"
                     .to_string(),
-            );
-            raw.phase = Some(Phase::Stream);
+            )
+            .with_phase(Phase::Stream);
             failed(raw, after_tool_use())
         }
         SimStep::Unrecognised { message, .. } => {
             let raw = evidence(message.clone());
-            failed(raw, before_delivery())
+            failed(raw, EffectContext::not_delivered())
         }
-    }
-}
-
-fn before_delivery() -> EffectContext {
-    EffectContext {
-        prompt_delivery: Some(PromptDelivery::NotDelivered),
-        assistant_output_seen: Some(false),
-        tool_activity_seen: Some(false),
-        partial_result_seen: Some(false),
-        evidence_current: None,
     }
 }
 
@@ -141,7 +127,7 @@ mod tests {
     fn scripted_failures_classify_as_the_real_ones_would() {
         let (code, _, effect) = play(SimStep::Overloaded { after_ms: 0 });
         assert_eq!(code, SemanticCode::ProviderOverloaded);
-        assert_eq!(effect, before_delivery());
+        assert_eq!(effect, EffectContext::not_delivered());
         let (code, _, _) = play(SimStep::RateLimited {
             after_ms: 0,
             retry_after_s: 12,

@@ -19,6 +19,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_attempt_process",
         include_str!("migrations/0003_attempt_process.sql"),
     ),
+    (
+        "0004_manual_reason_code",
+        include_str!("migrations/0004_manual_reason_code.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -58,7 +58,7 @@ impl Store {
         let id: Option<u32> = self
             .conn()
             .query_row("SELECT id FROM profiles WHERE name = ?1", [name], |r| {
-                r.get(0)
+                r.get("id")
             })
             .optional()?;
         id.map_or(Ok(None), |id| self.get_profile(id))
@@ -152,7 +152,7 @@ impl Store {
             .query_row(
                 "SELECT revision FROM profiles WHERE id = ?1",
                 [profile_id],
-                |r| r.get(0),
+                |r| r.get("revision"),
             )
             .optional()?;
         let Some(current) = revision else {
@@ -211,21 +211,21 @@ impl Store {
 
 fn profile_row(r: &Row<'_>) -> rusqlite::Result<ProfileRow> {
     Ok(ProfileRow {
-        id: r.get(0)?,
-        name: r.get(1)?,
-        revision: r.get(2)?,
-        created_at: r.get(3)?,
-        updated_at: r.get(4)?,
+        id: r.get("id")?,
+        name: r.get("name")?,
+        revision: r.get("revision")?,
+        created_at: r.get("created_at")?,
+        updated_at: r.get("updated_at")?,
     })
 }
 
 fn candidate_row(r: &Row<'_>) -> rusqlite::Result<Result<Candidate, StoreError>> {
-    let agent: String = r.get(3)?;
-    let policy: String = r.get(4)?;
-    let id: u32 = r.get(0)?;
-    let name: String = r.get(1)?;
-    let enabled: bool = r.get(2)?;
-    let policy_revision: u32 = r.get(5)?;
+    let agent: String = r.get("agent_json")?;
+    let policy: String = r.get("policy_json")?;
+    let id: u32 = r.get("id")?;
+    let name: String = r.get("name")?;
+    let enabled: bool = r.get("enabled")?;
+    let policy_revision: u32 = r.get("policy_revision")?;
     Ok((|| {
         Ok(Candidate {
             id,
@@ -271,7 +271,7 @@ fn write_candidates(
 fn existing_ids(tx: &rusqlite::Transaction<'_>, profile_id: u32) -> Result<Vec<u32>, StoreError> {
     let mut stmt = tx.prepare("SELECT id FROM candidates WHERE profile_id = ?1")?;
     let ids = stmt
-        .query_map([profile_id], |r| r.get(0))?
+        .query_map([profile_id], |r| r.get("id"))?
         .collect::<Result<Vec<u32>, _>>()?;
     Ok(ids)
 }

@@ -15,24 +15,10 @@ fn occurred() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 6, 14, 17, 56, 6).unwrap()
 }
 
-fn raw(message: Vec<u8>) -> RawEvidence {
-    RawEvidence {
-        provider: Provider::Generic,
-        message,
-        phase: None,
-        http_status: None,
-        headers: BTreeMap::new(),
-        error_type: None,
-        exit_code: None,
-        occurred_at: occurred(),
-        correlation: None,
-    }
-}
-
 /// Runs an input through every entry point and checks the bounds.
 fn exercise(message: Vec<u8>) -> Evidence {
     let lossy = String::from_utf8_lossy(&message).into_owned();
-    let evidence = Evidence::from_raw(raw(message));
+    let evidence = Evidence::from_raw(RawEvidence::new(Provider::Generic, message, occurred()));
     assert!(
         evidence.message.len() <= MAX_MESSAGE_BYTES,
         "message bounded, got {} bytes",
@@ -149,13 +135,11 @@ fn sanitize_on_huge_unbounded_input_completes() {
 
 #[test]
 fn huge_headers_are_bounded() {
-    let mut input = raw(b"429".to_vec());
-    input
-        .headers
-        .insert("retry-after".into(), "9".repeat(1 << 20));
-    input
-        .headers
-        .insert("x-ratelimit-reset-tokens".into(), "1m".repeat(100_000));
+    let input =
+        RawEvidence::new(Provider::Generic, "429", occurred()).with_headers(BTreeMap::from([
+            ("retry-after".into(), "9".repeat(1 << 20)),
+            ("x-ratelimit-reset-tokens".into(), "1m".repeat(100_000)),
+        ]));
     let evidence = Evidence::from_raw(input.clone());
     assert!(evidence
         .headers

@@ -47,25 +47,6 @@ fn at() -> DateTime<Utc> {
     "2026-01-15T12:00:00Z".parse().expect("valid instant")
 }
 
-fn raw(
-    provider: Provider,
-    message: Vec<u8>,
-    status: Option<u16>,
-    headers: BTreeMap<String, String>,
-) -> RawEvidence {
-    RawEvidence {
-        provider,
-        message,
-        phase: None,
-        http_status: status,
-        headers,
-        error_type: None,
-        exit_code: None,
-        occurred_at: at(),
-        correlation: None,
-    }
-}
-
 fn assert_well_formed(evidence: &Evidence, result: &Classification) {
     if let Some(span) = result.matched {
         let (start, end) = (span.start as usize, span.end as usize);
@@ -104,7 +85,7 @@ proptest! {
         retry_after in prop::option::of(".{0,20}"),
     ) {
         let headers = retry_after.map(|v| BTreeMap::from([("retry-after".to_owned(), v)])).unwrap_or_default();
-        check(raw(provider, bytes, status, headers));
+        check(RawEvidence::new(provider, bytes, at()).with_http_status(status).with_headers(headers));
     }
 
     #[test]
@@ -113,19 +94,14 @@ proptest! {
         parts in prop::collection::vec((prop::sample::select(FRAGMENTS.to_vec()), "[ \n:{}\"\\\\|·⎿]{0,3}"), 0..40),
     ) {
         let text: String = parts.iter().map(|(f, sep)| format!("{f}{sep}")).collect();
-        check(raw(provider, text.into_bytes(), None, BTreeMap::new()));
+        check(RawEvidence::new(provider, text, at()));
     }
 }
 
 #[test]
 fn huge_repetitive_input_is_bounded_before_matching() {
     let huge = "overloaded_error ".repeat(1 << 20);
-    let evidence = Evidence::from_raw(raw(
-        Provider::Generic,
-        huge.into_bytes(),
-        None,
-        BTreeMap::new(),
-    ));
+    let evidence = Evidence::from_raw(RawEvidence::new(Provider::Generic, huge, at()));
     assert!(
         evidence.message.len() <= MAX_MESSAGE_BYTES,
         "the matcher only ever sees bounded text"
@@ -140,12 +116,7 @@ fn deeply_nested_json_is_just_text() {
         "{\"error\":".repeat(2000),
         "}".repeat(2000)
     );
-    let evidence = Evidence::from_raw(raw(
-        Provider::Generic,
-        nested.into_bytes(),
-        None,
-        BTreeMap::new(),
-    ));
+    let evidence = Evidence::from_raw(RawEvidence::new(Provider::Generic, nested, at()));
     assert_well_formed(&evidence, &classify(&evidence, Tz::UTC));
 }
 
@@ -153,7 +124,7 @@ fn deeply_nested_json_is_just_text() {
 fn invalid_utf8_and_terminal_escapes_are_tolerated() {
     let mut bytes = b"\x1b[1;31mAPI Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\x1b[0m ".to_vec();
     bytes.extend_from_slice(&[0xff, 0xfe, 0xc3, 0x28, b'\n']);
-    let evidence = Evidence::from_raw(raw(Provider::ClaudeCode, bytes, None, BTreeMap::new()));
+    let evidence = Evidence::from_raw(RawEvidence::new(Provider::ClaudeCode, bytes, at()));
     let result = classify(&evidence, Tz::UTC);
     assert_well_formed(&evidence, &result);
     assert_eq!(

@@ -37,10 +37,7 @@ fn text(raw: &RawEvidence) -> String {
 fn confirmed_without_effects() -> EffectContext {
     EffectContext {
         prompt_delivery: Some(PromptDelivery::Confirmed),
-        assistant_output_seen: Some(false),
-        tool_activity_seen: Some(false),
-        partial_result_seen: Some(false),
-        evidence_current: None,
+        ..EffectContext::not_delivered()
     }
 }
 
@@ -166,10 +163,7 @@ async fn opencode_error_event_keeps_status_headers_and_provider_type() {
         .contains_key("anthropic-ratelimit-requests-reset"));
     assert_eq!(
         effect,
-        EffectContext {
-            prompt_delivery: Some(PromptDelivery::NotDelivered),
-            ..confirmed_without_effects()
-        },
+        EffectContext::not_delivered(),
         "the error came before any step started"
     );
 }

@@ -4,7 +4,6 @@
 //! commits; every loser gets the winner's row back; no attempt is
 //! dispatched twice.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
@@ -17,7 +16,7 @@ use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::route::machine::{self, Effect, Failure, Lease, Plan};
 use recourse::route::{ManualAction, RouteRow, RouteState};
-use recourse::safety::{EffectContext, PromptDelivery};
+use recourse::safety::EffectContext;
 use recourse::store::{Cas, Store};
 use recourse::timing::machine_local_tz;
 
@@ -46,30 +45,19 @@ fn new_route(store: &mut Store, profile_id: u32) -> RouteRow {
 
 /// A transient failure before delivery: the evaluator schedules a retry.
 fn overloaded(row: &RouteRow) -> Failure {
-    let raw = RawEvidence {
-        provider: Provider::AnthropicApi,
-        message: br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
-            .to_vec(),
-        phase: None,
-        http_status: Some(529),
-        headers: BTreeMap::new(),
-        error_type: Some("overloaded_error".into()),
-        exit_code: None,
-        occurred_at: Utc::now(),
-        correlation: None,
-    };
+    let raw = RawEvidence::new(
+        Provider::AnthropicApi,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        Utc::now(),
+    )
+    .with_http_status(529)
+    .with_error_type(Some("overloaded_error".into()));
     let evidence = Evidence::from_raw(raw);
     Failure {
         number: row.attempts,
         classification: catalogue::classify(&evidence, machine_local_tz()),
         evidence,
-        effect: EffectContext {
-            prompt_delivery: Some(PromptDelivery::NotDelivered),
-            assistant_output_seen: Some(false),
-            tool_activity_seen: Some(false),
-            partial_result_seen: Some(false),
-            evidence_current: Some(true),
-        },
+        effect: EffectContext::effect_safe(),
     }
 }
 

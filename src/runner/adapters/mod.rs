@@ -13,8 +13,6 @@ mod generic;
 mod json_head;
 mod opencode;
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 
 use crate::agent::{AgentKind, AgentSpec};
@@ -206,17 +204,9 @@ pub(crate) fn raw(
         Some(m) => m.into_bytes(),
         None => exit.stderr_tail.clone(),
     };
-    RawEvidence {
-        provider,
-        message,
-        phase: Some(phase),
-        http_status: None,
-        headers: BTreeMap::new(),
-        error_type: None,
-        exit_code: exit.code,
-        occurred_at: exit.occurred_at,
-        correlation: None,
-    }
+    RawEvidence::new(provider, message, exit.occurred_at)
+        .with_phase(phase)
+        .with_exit_code(exit.code)
 }
 
 static STATUS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

@@ -67,7 +67,8 @@ fn update_route(
     Ok(tx.prepare_cached(
         "UPDATE routes SET state = ?4, generation = ?2 + 1, candidate_index = ?5, cycle_json = ?6, \
          classification_json = ?7, policy_json = ?8, decision = ?9, deadline = ?10, \
-         pending_outcome = ?11, manual_reason = ?12, owner = ?13, lease_until = ?14, updated_at = ?15 \
+         pending_outcome = ?11, manual_reason = ?12, manual_reason_code = ?16, owner = ?13, \
+         lease_until = ?14, updated_at = ?15 \
          WHERE id = ?1 AND generation = ?2 AND state = ?3",
     )?
     .execute(params![
@@ -85,6 +86,7 @@ fn update_route(
             next.manual_reason.as_ref().map(HoldReason::text),
             next.owner,
             next.lease_until.map(ts),
-            ts(next.updated_at)
+            ts(next.updated_at),
+            next.manual_reason.as_ref().and_then(HoldReason::code)
         ])?)
 }

@@ -33,7 +33,7 @@ pub type RouteRead = (u32, Result<RouteRow, StoreError>);
 /// columns by these names.
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
-    deadline, pending_outcome, manual_reason, owner, lease_until, created_at, updated_at, \
+    deadline, pending_outcome, manual_reason, manual_reason_code, owner, lease_until, created_at, updated_at, \
     (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
     (SELECT a.candidate_index FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
      WHERE a.route_id = routes.id AND r.outcome = 'failed' ORDER BY a.number DESC LIMIT 1) \
@@ -174,6 +174,7 @@ struct RawRoute {
     deadline: Option<String>,
     pending_outcome: Option<String>,
     manual_reason: Option<String>,
+    manual_reason_code: Option<String>,
     owner: Option<String>,
     lease_until: Option<String>,
     created_at: String,
@@ -202,6 +203,7 @@ impl RawRoute {
             deadline: r.get("deadline")?,
             pending_outcome: r.get("pending_outcome")?,
             manual_reason: r.get("manual_reason")?,
+            manual_reason_code: r.get("manual_reason_code")?,
             owner: r.get("owner")?,
             lease_until: r.get("lease_until")?,
             created_at: r.get("created_at")?,
@@ -223,6 +225,14 @@ impl RawRoute {
             })?),
             None => None,
         };
+        let manual_reason = match (self.manual_reason_code, self.manual_reason) {
+            (Some(code), _) => Some(HoldReason::from_code(&code).ok_or(StoreError::Malformed {
+                what: "manual reason code",
+                detail: code,
+            })?),
+            (None, Some(text)) => Some(HoldReason::Explained(text)),
+            (None, None) => None,
+        };
         Ok(RouteRow {
             id: self.id,
             profile_id: self.profile_id,
@@ -240,7 +250,7 @@ impl RawRoute {
             failed_candidate: self.failed_candidate,
             deadline: opt_ts(self.deadline)?,
             pending_outcome,
-            manual_reason: self.manual_reason.map(HoldReason::from_text),
+            manual_reason,
             owner: self.owner,
             lease_until: opt_ts(self.lease_until)?,
             attempts: self.attempts,
@@ -315,5 +325,158 @@ mod fixtures {
             store.create_profile("p", now()).unwrap();
         }
         store
+    }
+}
+
+#[cfg(test)]
+mod manual_reason_tests {
+    use rusqlite::{params, Connection};
+
+    use super::fixtures::{now, open, running_route};
+    use super::*;
+    use crate::evaluator::RouteCycle;
+    use crate::route::TransitionWrite;
+    use crate::store::{to_json, ts, MIGRATIONS};
+
+    /// The route moved to `state` for `reason`, committed through the store.
+    fn held(store: &mut Store, state: RouteState, reason: HoldReason) -> RouteRow {
+        let row = running_route(store, "me");
+        let mut next = row.clone();
+        next.state = state;
+        next.manual_reason = Some(reason);
+        match store
+            .commit_transition(
+                row.generation,
+                row.state,
+                &next,
+                &TransitionWrite::default(),
+            )
+            .unwrap()
+        {
+            Cas::Won(row) => row,
+            Cas::Lost(row) => panic!("no other writer, yet route {} moved", row.id),
+        }
+    }
+
+    fn stored_code(store: &Store, id: u32) -> Option<String> {
+        store
+            .conn()
+            .query_row(
+                "SELECT manual_reason_code FROM routes WHERE id = ?1",
+                [id],
+                |r| r.get("manual_reason_code"),
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn a_cancelled_wait_is_stored_as_its_code_and_read_back_by_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let row = held(
+            &mut store,
+            RouteState::NeedsManual,
+            HoldReason::WaitCancelled,
+        );
+        assert_eq!(
+            stored_code(&store, row.id).as_deref(),
+            Some("wait_cancelled")
+        );
+        let read = store.route(row.id).unwrap().unwrap();
+        assert_eq!(read.manual_reason, Some(HoldReason::WaitCancelled));
+    }
+
+    #[test]
+    fn an_explained_reason_in_a_cancelled_waits_words_stays_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let words = HoldReason::WaitCancelled.text().to_string();
+        let row = held(
+            &mut store,
+            RouteState::NeedsManual,
+            HoldReason::Explained(words.clone()),
+        );
+        assert_eq!(stored_code(&store, row.id), None, "words have no code");
+        assert_eq!(
+            store.route(row.id).unwrap().unwrap().manual_reason,
+            Some(HoldReason::Explained(words)),
+            "the code decides the variant, not the sentence"
+        );
+    }
+
+    #[test]
+    fn an_unknown_reason_code_is_a_malformed_row_not_a_guess() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let row = held(&mut store, RouteState::Stopped, HoldReason::StoppedByYou);
+        store
+            .conn()
+            .execute(
+                "UPDATE routes SET manual_reason_code = 'paused' WHERE id = ?1",
+                [row.id],
+            )
+            .unwrap();
+        let err = store.route(row.id).expect_err("unknown code refused");
+        assert!(
+            matches!(
+                err,
+                StoreError::Malformed {
+                    what: "manual reason code",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn an_older_database_reads_its_stored_sentences_as_their_reasons() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let rows = [
+            (
+                1,
+                "needs_manual",
+                "wait cancelled by you; retry now, skip to the next candidate, or stop",
+            ),
+            (2, "stopped", "stopped by you"),
+            (3, "needs_manual", "attempt 2 was still running"),
+        ];
+        {
+            let c = Connection::open(&path).unwrap();
+            for (_, sql) in &MIGRATIONS[..3] {
+                c.execute_batch(sql).unwrap();
+            }
+            c.pragma_update(None, "user_version", 3).unwrap();
+            for (id, state, reason) in rows {
+                c.execute(
+                    "INSERT INTO routes (id, profile_name, prompt, state, generation, \
+                     candidate_index, candidates_json, cycle_json, manual_reason, created_at, \
+                     updated_at) VALUES (?1, 'p', 'x', ?2, 3, 0, '[]', ?3, ?4, ?5, ?5)",
+                    params![id, state, to_json(&RouteCycle::new(0)), reason, ts(now())],
+                )
+                .unwrap();
+            }
+        }
+        let store = open(&dir);
+        let mut reasons: Vec<_> = store
+            .routes()
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.id, r.manual_reason))
+            .collect();
+        reasons.sort_by_key(|(id, _)| *id);
+        assert_eq!(
+            reasons,
+            vec![
+                (1, Some(HoldReason::WaitCancelled)),
+                (2, Some(HoldReason::StoppedByYou)),
+                (
+                    3,
+                    Some(HoldReason::Explained("attempt 2 was still running".into()))
+                ),
+            ],
+            "the upgrade gives the sentences earlier builds wrote their codes"
+        );
     }
 }

@@ -1,6 +1,15 @@
 // Editable copies of a profile's candidates, and the conversions between
 // them and what the backend stores and accepts.
-import type { AgentKind, AgentKindInfo, AgentSpec, Candidate, CandidateInput, CandidatePolicy, ClassPolicy, SimStep } from "./types";
+import type {
+  AgentKind,
+  AgentKindInfo,
+  AgentSpec,
+  Candidate,
+  CandidateInput,
+  CandidatePolicy,
+  ClassPolicy,
+  SimStep,
+} from "./types";
 
 export type DraftCandidate = {
   /** Stable client-side key for keyed lists (ids are null until saved). */
@@ -57,7 +66,9 @@ export function agentOf(d: DraftCandidate): AgentSpec {
     args: d.args.split(/\s+/).filter((a) => a.length > 0),
     model: d.model.trim() || null,
     script: d.kind === "simulated" ? d.script : [],
-    env: Object.fromEntries(d.env.filter((v) => v.name.trim() !== "" || v.value !== "").map((v) => [v.name.trim(), v.value])),
+    env: Object.fromEntries(
+      d.env.filter((v) => v.name.trim() !== "" || v.value !== "").map((v) => [v.name.trim(), v.value]),
+    ),
     config_dir: d.configDir.trim() || null,
     timeouts: { ...d.timeouts },
   };
@@ -88,11 +99,33 @@ function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
 
 /** Scripts a simulated candidate can play, for demos and trying policies. */
 export const SIM_SCRIPTS: { label: string; steps: SimStep[] }[] = [
-  { label: "529 overloaded twice, then succeed", steps: [{ outcome: "overloaded", after_ms: 800 }, { outcome: "overloaded", after_ms: 800 }, { outcome: "succeed", after_ms: 1500 }] },
-  { label: "Usage limit that resets in 40 s, then succeed", steps: [{ outcome: "usage_limit", after_ms: 800, resets_in_s: 40 }, { outcome: "succeed", after_ms: 1500 }] },
-  { label: "429 with retry-after 12 s, then succeed", steps: [{ outcome: "rate_limited", after_ms: 800, retry_after_s: 12 }, { outcome: "succeed", after_ms: 1500 }] },
+  {
+    label: "529 overloaded twice, then succeed",
+    steps: [
+      { outcome: "overloaded", after_ms: 800 },
+      { outcome: "overloaded", after_ms: 800 },
+      { outcome: "succeed", after_ms: 1500 },
+    ],
+  },
+  {
+    label: "Usage limit that resets in 40 s, then succeed",
+    steps: [
+      { outcome: "usage_limit", after_ms: 800, resets_in_s: 40 },
+      { outcome: "succeed", after_ms: 1500 },
+    ],
+  },
+  {
+    label: "429 with retry-after 12 s, then succeed",
+    steps: [
+      { outcome: "rate_limited", after_ms: 800, retry_after_s: 12 },
+      { outcome: "succeed", after_ms: 1500 },
+    ],
+  },
   { label: "A tool ran, then the connection reset", steps: [{ outcome: "tool_then_reset", after_ms: 1200 }] },
-  { label: "An error no rule knows", steps: [{ outcome: "unrecognised", after_ms: 800, message: "segfault in the flux capacitor" }] },
+  {
+    label: "An error no rule knows",
+    steps: [{ outcome: "unrecognised", after_ms: 800, message: "segfault in the flux capacitor" }],
+  },
   { label: "Always succeed", steps: [{ outcome: "succeed", after_ms: 1500 }] },
 ];
 

@@ -29,7 +29,8 @@ export const CLASS_LABEL: Record<PolicyClass, string> = { transient: "Transient"
 /** One clause: `retry 3× from 5 s, then skip`. */
 export function sectionSummary(section: ClassPolicy): string {
   const parts: string[] = [];
-  if (section.wait_for_reset.enabled) parts.push(`wait for reset ≤ ${formatSeconds(section.wait_for_reset.max_wait_seconds)}`);
+  if (section.wait_for_reset.enabled)
+    parts.push(`wait for reset ≤ ${formatSeconds(section.wait_for_reset.max_wait_seconds)}`);
   if (section.retry.enabled) {
     parts.push(`retry ${section.retry.max_retries}× from ${formatSeconds(section.retry.initial_interval_seconds)}`);
   }
@@ -42,7 +43,12 @@ export function policySummary(policy: CandidatePolicy): string {
   return `Transient: ${sectionSummary(policy.transient)} · Hard: ${sectionSummary(policy.hard)}`;
 }
 
-const UNITS: [string, number][] = [["d", 86_400], ["h", 3_600], ["min", 60], ["s", 1]];
+const UNITS: [string, number][] = [
+  ["d", 86_400],
+  ["h", 3_600],
+  ["min", 60],
+  ["s", 1],
+];
 
 /** "90 s", "15 min", "4 h", "1 d": the largest unit that divides exactly. */
 export function formatDuration(seconds: number): string {

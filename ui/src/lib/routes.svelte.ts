@@ -85,7 +85,9 @@ export const routes = {
   async load(): Promise<void> {
     try {
       const fresh = await call(commands.listRoutes());
-      const kept = list.filter((r) => (seen.get(r.id) ?? 0) > (fresh.find((f) => f.id === r.id)?.generation ?? Infinity));
+      const kept = list.filter(
+        (r) => (seen.get(r.id) ?? 0) > (fresh.find((f) => f.id === r.id)?.generation ?? Infinity),
+      );
       const taken = fresh.filter((f) => !kept.some((k) => k.id === f.id));
       for (const s of taken) seen.set(s.id, Math.max(seen.get(s.id) ?? 0, s.generation));
       list = [...kept, ...taken].sort(newestFirst);

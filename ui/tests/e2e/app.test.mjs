@@ -15,7 +15,8 @@ after(async () => {
   await app?.stop();
 });
 
-const text = (css) => app.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
+const text = (css) =>
+  app.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
 const clickByText = (css, label) =>
   app.execute(
     `const el = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);
@@ -49,7 +50,11 @@ test("a run on the simulated provider shows live countdowns, and manual actions 
   await app.type("#run-prompt", "Rename the config loader");
   assert.ok(await clickByText("[data-testid=start-run] button", "Start run"));
   // Candidate 1 hits a usage limit that resets in 40 s: a trusted reset within its 1 min max wait.
-  const first = await app.waitForText("[data-testid=countdown]", (t) => /Waiting for provider reset: 0:[0-5]\d/.test(t), 30000);
+  const first = await app.waitForText(
+    "[data-testid=countdown]",
+    (t) => /Waiting for provider reset: 0:[0-5]\d/.test(t),
+    30000,
+  );
   await new Promise((r) => setTimeout(r, 2200));
   const later = await text("[data-testid=countdown]");
   const secs = (t) => Number(t.match(/0:(\d\d)/)[1]);
@@ -61,9 +66,12 @@ test("a run on the simulated provider shows live countdowns, and manual actions 
   assert.match(await text("[data-testid=route-detail]"), /Candidate 2 of 3/);
   assert.ok(await clickByText("[data-testid=route-detail] button", "Stop"), "stop is offered while a retry is pending");
   await app.waitForText("[data-testid=route-detail] .badge", (t) => /stopped/i.test(t), 15000);
-  assert.ok(await app.execute(
-    "return [...document.querySelectorAll('[data-testid=route-detail] button')].some((b) => b.textContent.trim() === 'Resume')",
-  ), "a stopped route offers Resume");
+  assert.ok(
+    await app.execute(
+      "return [...document.querySelectorAll('[data-testid=route-detail] button')].some((b) => b.textContent.trim() === 'Resume')",
+    ),
+    "a stopped route offers Resume",
+  );
 });
 
 /**

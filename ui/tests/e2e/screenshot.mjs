@@ -19,7 +19,10 @@ try {
     "[...document.querySelectorAll('[data-testid=start-run] button')].find((b) => b.textContent.trim() === 'Start run').click()",
   );
   await app.waitForText("[data-testid=countdown]", (t) => t.length > 0, 30000);
-  for (const [label, width, height] of [["desktop", 1280, 820], ["phone", 390, 844]]) {
+  for (const [label, width, height] of [
+    ["desktop", 1280, 820],
+    ["phone", 390, 844],
+  ]) {
     await app.cmd("POST", "/window/rect", { width, height });
     for (const view of views) {
       await app.execute(`location.hash = '#/${view}'`);

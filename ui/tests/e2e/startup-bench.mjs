@@ -106,7 +106,9 @@ async function oneRun(index, expectedRoutes) {
     }
     if (!marks) throw new Error(`run ${index}: the route list was not painted within 2 min`);
     if (marks.rows + marks.notShown !== expectedRoutes) {
-      throw new Error(`run ${index}: ${marks.rows} routes listed and ${marks.notShown} behind "show more", the database holds ${expectedRoutes}`);
+      throw new Error(
+        `run ${index}: ${marks.rows} routes listed and ${marks.notShown} behind "show more", the database holds ${expectedRoutes}`,
+      );
     }
     const root = appProcess(db);
     const startedAt = startedAtEpochMs(root.startTicks);
@@ -137,14 +139,18 @@ const fmt = (x, digits = 0) => (x === null ? "n/a" : x.toFixed(digits));
 const expectedRoutes = Number(process.env.APP_DB_ROUTES ?? 1000);
 console.log(`# App start-up: ${binary}, ${expectedRoutes} routes, ${runs} runs, memory after ${settleMs} ms idle`);
 let listed = null;
-console.log("| run | start → first paint (ms) | start → route list painted (ms) | app RSS (MiB) | all processes RSS (MiB) | all processes PSS (MiB) | PSS by process (MiB) |");
+console.log(
+  "| run | start → first paint (ms) | start → route list painted (ms) | app RSS (MiB) | all processes RSS (MiB) | all processes PSS (MiB) | PSS by process (MiB) |",
+);
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 const results = [];
 for (let i = 1; i <= runs; i++) {
   const r = await oneRun(i, expectedRoutes);
   results.push(r);
   listed ??= r.rows;
-  console.log(`| ${i} | ${fmt(r.fcpMs)} | ${fmt(r.listMs)} | ${fmt(r.appRssMiB, 1)} | ${fmt(r.rssMiB, 1)} | ${fmt(r.pssMiB, 1)} | ${r.processes} |`);
+  console.log(
+    `| ${i} | ${fmt(r.fcpMs)} | ${fmt(r.listMs)} | ${fmt(r.appRssMiB, 1)} | ${fmt(r.rssMiB, 1)} | ${fmt(r.pssMiB, 1)} | ${r.processes} |`,
+  );
 }
 const pick = (k) => median(results.map((r) => r[k]));
 console.log(

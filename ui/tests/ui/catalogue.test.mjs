@@ -3,34 +3,69 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
 
-const LONG_PATTERN =
-  String.raw`Request was aborted|Request cancelled\.|\[Request interrupted by user[^\]]*\]|Interrupted by user|Interrupted · What should Claude do instead|\bAbortError\b|The operation was aborted|\bSIGINT\b|cancelled_by_the_user_without_any_spaces_in_this_very_long_alternative_token`;
+const LONG_PATTERN = String.raw`Request was aborted|Request cancelled\.|\[Request interrupted by user[^\]]*\]|Interrupted by user|Interrupted · What should Claude do instead|\bAbortError\b|The operation was aborted|\bSIGINT\b|cancelled_by_the_user_without_any_spaces_in_this_very_long_alternative_token`;
 
 const RULES = {
   version: "2026.12.1",
   rules: [
     {
-      id: "anthropic.overloaded.v1", description: "Anthropic API overloaded_error (HTTP 529)", priority: 80, providers: [],
-      code: "provider_overloaded", class: "transient", confidence: "high", scope: "provider", wrapper: false,
+      id: "anthropic.overloaded.v1",
+      description: "Anthropic API overloaded_error (HTTP 529)",
+      priority: 80,
+      providers: [],
+      code: "provider_overloaded",
+      class: "transient",
+      confidence: "high",
+      scope: "provider",
+      wrapper: false,
       patterns: [String.raw`\btype\W{1,8}overloaded_error\b`],
     },
     {
-      id: "claude_code.usage_limit.v1", description: "Claude Code reports that the subscription usage window is used up", priority: 90,
-      providers: ["claude-code"], code: "usage_limit_reached", class: "hard", confidence: "high", scope: "account", wrapper: false,
+      id: "claude_code.usage_limit.v1",
+      description: "Claude Code reports that the subscription usage window is used up",
+      priority: 90,
+      providers: ["claude-code"],
+      code: "usage_limit_reached",
+      class: "hard",
+      confidence: "high",
+      scope: "account",
+      wrapper: false,
       patterns: [String.raw`(?i)\bClaude (?:AI )?usage limit reached`],
     },
     {
-      id: "runtime.cancelled.v1", description: "the run was cancelled or interrupted by the user", priority: 95, providers: [],
-      code: "cancelled", class: "unclassified", confidence: "high", scope: "out_of_scope", wrapper: false, patterns: [LONG_PATTERN],
+      id: "runtime.cancelled.v1",
+      description: "the run was cancelled or interrupted by the user",
+      priority: 95,
+      providers: [],
+      code: "cancelled",
+      class: "unclassified",
+      confidence: "high",
+      scope: "out_of_scope",
+      wrapper: false,
+      patterns: [LONG_PATTERN],
     },
     {
-      id: "codex.usage_limit.v1", description: "Codex reports that the ChatGPT plan usage limit is reached", priority: 92,
-      providers: ["codex", "openai-api"], code: "usage_limit_reached", class: "hard", confidence: "high", scope: "account", wrapper: false,
+      id: "codex.usage_limit.v1",
+      description: "Codex reports that the ChatGPT plan usage limit is reached",
+      priority: 92,
+      providers: ["codex", "openai-api"],
+      code: "usage_limit_reached",
+      class: "hard",
+      confidence: "high",
+      scope: "account",
+      wrapper: false,
       patterns: [],
     },
     {
-      id: "wrapper.retry_limit.v1", description: "an exceeded retry limit around some other cause", priority: 30, providers: [],
-      code: "provider_unavailable", class: "transient", confidence: "medium", scope: "provider", wrapper: true,
+      id: "wrapper.retry_limit.v1",
+      description: "an exceeded retry limit around some other cause",
+      priority: 30,
+      providers: [],
+      code: "provider_unavailable",
+      class: "transient",
+      confidence: "medium",
+      scope: "provider",
+      wrapper: true,
       patterns: [String.raw`exceeded retry limit`],
     },
   ],
@@ -46,15 +81,45 @@ function playground(sanitized, needle, extra = {}) {
     sanitized,
     explanation: {
       classification: {
-        code: "provider_overloaded", class: "transient", confidence: "high", scope: "provider",
-        rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.12.1", retry_after_s: 30,
-        reset_at: "2026-12-02T17:00:30Z", matched: span,
+        code: "provider_overloaded",
+        class: "transient",
+        confidence: "high",
+        scope: "provider",
+        rule_id: "anthropic.overloaded.v1",
+        catalogue_version: "2026.12.1",
+        retry_after_s: 30,
+        reset_at: "2026-12-02T17:00:30Z",
+        matched: span,
         explanation: `Rule anthropic.overloaded.v1 (priority 80) matched the text "${needle}": Anthropic API overloaded_error (HTTP 529); provider_overloaded is transient.`,
       },
       matches: [
-        { rule_id: "anthropic.overloaded.v1", priority: 80, code: "provider_overloaded", class: "transient", structured: false, span, outcome: "selected" },
-        { rule_id: "wrapper.retry_limit.v1", priority: 30, code: "provider_unavailable", class: "transient", structured: false, span: null, outcome: "wrapped" },
-        { rule_id: "http.status_529.v1", priority: 20, code: "provider_overloaded", class: "transient", structured: true, span: null, outcome: "outranked" },
+        {
+          rule_id: "anthropic.overloaded.v1",
+          priority: 80,
+          code: "provider_overloaded",
+          class: "transient",
+          structured: false,
+          span,
+          outcome: "selected",
+        },
+        {
+          rule_id: "wrapper.retry_limit.v1",
+          priority: 30,
+          code: "provider_unavailable",
+          class: "transient",
+          structured: false,
+          span: null,
+          outcome: "wrapped",
+        },
+        {
+          rule_id: "http.status_529.v1",
+          priority: 20,
+          code: "provider_overloaded",
+          class: "transient",
+          structured: true,
+          span: null,
+          outcome: "outranked",
+        },
       ],
       progress_lines_ignored: 2,
       hint: { reset_at: "2026-12-02T17:00:30Z", retry_after_s: 30, source: "retry_after_header", span: null },
@@ -65,11 +130,22 @@ function playground(sanitized, needle, extra = {}) {
 
 const INBOX = [
   {
-    route_id: 7, attempt: 2, candidate_name: "Claude Code", code: "unknown", catalogue_version: "2026.12.1",
+    route_id: 7,
+    attempt: 2,
+    candidate_name: "Claude Code",
+    code: "unknown",
+    catalogue_version: "2026.12.1",
     evidence: {
-      provider: "claude-code", message: "Error: the flux capacitor refused token [redacted:api_key] at /home/[redacted:user]/project",
-      truncated: false, phase: "exit", http_status: null, headers: {}, error_type: null, exit_code: 1,
-      occurred_at: "2026-12-02T15:00:00Z", correlation: null,
+      provider: "claude-code",
+      message: "Error: the flux capacitor refused token [redacted:api_key] at /home/[redacted:user]/project",
+      truncated: false,
+      phase: "exit",
+      http_status: null,
+      headers: {},
+      error_type: null,
+      exit_code: 1,
+      occurred_at: "2026-12-02T15:00:00Z",
+      correlation: null,
     },
   },
 ];
@@ -84,7 +160,8 @@ const panel = (app, name) => app.page.getByRole("tabpanel", { name });
 test("searching and filtering the rules narrows the list", async () => {
   const app = await openApp({ rules: RULES }, { hash: "#/catalogue" });
   try {
-    const ids = () => app.page.locator("[data-testid=rule]:visible").evaluateAll((els) => els.map((e) => e.dataset.ruleId));
+    const ids = () =>
+      app.page.locator("[data-testid=rule]:visible").evaluateAll((els) => els.map((e) => e.dataset.ruleId));
     await app.page.waitForSelector("[data-testid=rule]");
     assert.equal(await app.page.getByTestId("catalogue-version").textContent(), "2026.12.1");
     assert.equal((await ids()).length, 5);
@@ -121,13 +198,28 @@ test("a rule card shows its class, code, providers, wrapper flag and patterns", 
     const card = app.page.locator("[data-rule-id='wrapper.retry_limit.v1']");
     await card.waitFor();
     const text = await card.textContent();
-    for (const part of ["Transient", "provider_unavailable", "Wrapper", "medium", "30", "any", "exceeded retry limit"]) {
+    for (const part of [
+      "Transient",
+      "provider_unavailable",
+      "Wrapper",
+      "medium",
+      "30",
+      "any",
+      "exceeded retry limit",
+    ]) {
       assert.ok(text.includes(part), `card shows ${part}: ${text}`);
     }
     const structured = await app.page.locator("[data-rule-id='codex.usage_limit.v1']").textContent();
     assert.match(structured, /codex, openai-api/);
-    assert.match(structured, /structured fields only/, "a rule without text patterns says so instead of showing nothing");
-    assert.ok(await app.page.getByText("What the classes mean").isVisible(), "the class legend is visible, not hover-only");
+    assert.match(
+      structured,
+      /structured fields only/,
+      "a rule without text patterns says so instead of showing nothing",
+    );
+    assert.ok(
+      await app.page.getByText("What the classes mean").isVisible(),
+      "the class legend is visible, not hover-only",
+    );
   } finally {
     await app.close();
   }
@@ -135,7 +227,10 @@ test("a rule card shows its class, code, providers, wrapper flag and patterns", 
 
 test("the playground sends the typed input and highlights the matched span", async () => {
   const sanitized = 'retry 1/3\nAPI Error: 529 {"type":"error","error":{"type":"overloaded_error"}}';
-  const app = await openApp({ rules: RULES, playground: playground(sanitized, '"type":"overloaded_error"') }, { hash: "#/catalogue/playground" });
+  const app = await openApp(
+    { rules: RULES, playground: playground(sanitized, '"type":"overloaded_error"') },
+    { hash: "#/catalogue/playground" },
+  );
   try {
     const page = app.page;
     const form = panel(app, "Playground");
@@ -147,15 +242,27 @@ test("the playground sends the typed input and highlights the matched span", asy
     await page.getByTestId("playground-result").waitFor();
 
     const sent = (await app.calls()).filter((c) => c.cmd === "classify_text");
-    assert.deepEqual(sent.map((c) => c.args), [{
-      input: {
-        provider: "anthropic-api", message: "API Error: 529 overloaded", http_status: 529,
-        headers: { "retry-after": "30", "x-request-id": "abc" },
-      },
-    }], "one call with the status as a number, blank header lines skipped and names lowercased");
+    assert.deepEqual(
+      sent.map((c) => c.args),
+      [
+        {
+          input: {
+            provider: "anthropic-api",
+            message: "API Error: 529 overloaded",
+            http_status: 529,
+            headers: { "retry-after": "30", "x-request-id": "abc" },
+          },
+        },
+      ],
+      "one call with the status as a number, blank header lines skipped and names lowercased",
+    );
 
     assert.equal(await page.getByTestId("matched-span").textContent(), '"type":"overloaded_error"');
-    assert.equal(await page.getByTestId("sanitized").textContent(), sanitized, "the whole sanitized text is shown, unchanged");
+    assert.equal(
+      await page.getByTestId("sanitized").textContent(),
+      sanitized,
+      "the whole sanitized text is shown, unchanged",
+    );
     assert.equal(await page.getByTestId("result-code").textContent(), "provider_overloaded");
     assert.equal(await page.getByTestId("result-class").textContent(), "Transient");
     assert.match(await page.getByTestId("result-rule").textContent(), /anthropic\.overloaded\.v1/);
@@ -168,7 +275,10 @@ test("the playground sends the typed input and highlights the matched span", asy
 
     const outcomes = await page.locator("[data-testid=match]").evaluateAll((els) => els.map((e) => e.dataset.outcome));
     assert.deepEqual(outcomes, ["selected", "wrapped", "outranked"]);
-    assert.ok(await page.getByText("dropped because a cause matched inside it").isVisible(), "outcomes are explained in words");
+    assert.ok(
+      await page.getByText("dropped because a cause matched inside it").isVisible(),
+      "outcomes are explained in words",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -179,37 +289,59 @@ test("the highlight lands on the exact span after multi-byte characters", async 
   // Byte offsets run ahead of string indices after "é", "—" and "🚧" (a
   // surrogate pair); a naive slice would mark text shifted to the right.
   const sanitized = "Błąd — zażółć 🚧 gęślą: overloaded_error, spróbuj później";
-  const app = await openApp({ playground: playground(sanitized, "overloaded_error") }, { hash: "#/catalogue/playground" });
+  const app = await openApp(
+    { playground: playground(sanitized, "overloaded_error") },
+    { hash: "#/catalogue/playground" },
+  );
   try {
     await app.page.getByLabel("Failure text").fill("anything");
     await app.page.getByRole("button", { name: "Classify" }).click();
     assert.equal(await app.page.getByTestId("matched-span").textContent(), "overloaded_error");
     assert.equal(await app.page.getByTestId("sanitized").textContent(), sanitized);
-    assert.ok(await app.page.getByText("Matched “overloaded_error”").isVisible(), "the match list quotes the same span");
+    assert.ok(
+      await app.page.getByText("Matched “overloaded_error”").isVisible(),
+      "the match list quotes the same span",
+    );
   } finally {
     await app.close();
   }
 });
 
 test("a header line without a colon is named and nothing is sent", async () => {
-  const app = await openApp({ playground: playground("x overloaded_error", "overloaded_error") }, { hash: "#/catalogue/playground" });
+  const app = await openApp(
+    { playground: playground("x overloaded_error", "overloaded_error") },
+    { hash: "#/catalogue/playground" },
+  );
   try {
     await app.page.getByLabel("Failure text").fill("some failure");
     await app.page.getByLabel("Response headers").fill("retry-after: 30\nthis line has no colon");
     await app.page.getByRole("button", { name: "Classify" }).click();
     assert.match(await app.page.getByTestId("error-headers").textContent(), /^Line 2: .*no colon/);
     assert.equal(await app.page.getByLabel("Response headers").getAttribute("aria-invalid"), "true");
-    assert.equal((await app.calls()).filter((c) => c.cmd === "classify_text").length, 0, "invalid input never reaches the backend");
+    assert.equal(
+      (await app.calls()).filter((c) => c.cmd === "classify_text").length,
+      0,
+      "invalid input never reaches the backend",
+    );
   } finally {
     await app.close();
   }
 });
 
 test("a backend validation error appears at its field", async () => {
-  const app = await openApp({
-    playground: playground("x overloaded_error", "overloaded_error"),
-    failNext: { classify_text: { code: "validation", message: "HTTP status must be 100–599, got 99", fields: [{ path: "http_status", message: "HTTP status must be 100–599, got 99" }] } },
-  }, { hash: "#/catalogue/playground" });
+  const app = await openApp(
+    {
+      playground: playground("x overloaded_error", "overloaded_error"),
+      failNext: {
+        classify_text: {
+          code: "validation",
+          message: "HTTP status must be 100–599, got 99",
+          fields: [{ path: "http_status", message: "HTTP status must be 100–599, got 99" }],
+        },
+      },
+    },
+    { hash: "#/catalogue/playground" },
+  );
   try {
     await app.page.getByLabel("Failure text").fill("some failure");
     await app.page.getByLabel("HTTP status").fill("404");
@@ -219,8 +351,11 @@ test("a backend validation error appears at its field", async () => {
 
     await app.page.getByLabel("HTTP status").fill("700");
     await app.page.getByRole("button", { name: "Classify" }).click();
-    assert.equal(await app.page.getByTestId("error-http_status").textContent(), "HTTP status must be 100–599, got 700",
-      "the UI applies the backend's range before sending");
+    assert.equal(
+      await app.page.getByTestId("error-http_status").textContent(),
+      "HTTP status must be 100–599, got 700",
+      "the UI applies the backend's range before sending",
+    );
     assert.equal((await app.calls()).filter((c) => c.cmd === "classify_text").length, 1);
   } finally {
     await app.close();
@@ -233,10 +368,17 @@ test("exporting inbox evidence shows where the fixture was written and its text"
     const item = app.page.getByTestId("inbox-item");
     await item.waitFor();
     assert.match(await item.textContent(), /flux capacitor/);
-    assert.match(await app.page.getByRole("tab", { name: /Inbox/ }).textContent(), /1/, "the tab shows how many items wait");
+    assert.match(
+      await app.page.getByRole("tab", { name: /Inbox/ }).textContent(),
+      /1/,
+      "the tab shows how many items wait",
+    );
     await item.getByRole("button", { name: "Export as fixture" }).click();
     await app.page.getByTestId("fixture-export").waitFor();
-    assert.equal(await app.page.getByTestId("fixture-path").textContent(), "/tmp/fixtures/unclassified-route7-attempt2.toml");
+    assert.equal(
+      await app.page.getByTestId("fixture-path").textContent(),
+      "/tmp/fixtures/unclassified-route7-attempt2.toml",
+    );
     assert.equal(await app.page.getByTestId("fixture-text").textContent(), 'description = "exported"\n');
     assert.match(await app.page.getByTestId("fixture-export").textContent(), /fixtures\/catalogue\/claude-code\//);
     const sent = (await app.calls()).filter((c) => c.cmd === "export_fixture").map((c) => c.args);
@@ -248,25 +390,37 @@ test("exporting inbox evidence shows where the fixture was written and its text"
 
 test("inbox evidence opens in the playground, ready to classify again", async () => {
   const item = { ...INBOX[0], evidence: { ...INBOX[0].evidence, http_status: 503, headers: { "retry-after": "12" } } };
-  const app = await openApp({ inbox: [item], playground: playground("x overloaded_error", "overloaded_error") }, { hash: "#/catalogue/inbox" });
+  const app = await openApp(
+    { inbox: [item], playground: playground("x overloaded_error", "overloaded_error") },
+    { hash: "#/catalogue/inbox" },
+  );
   try {
     await app.page.getByRole("button", { name: "Try in playground" }).click();
     assert.equal(await app.page.getByRole("tab", { name: "Playground" }).getAttribute("aria-selected"), "true");
     await app.page.getByRole("button", { name: "Classify" }).click();
     await app.page.getByTestId("playground-result").waitFor();
     const sent = (await app.calls()).filter((c) => c.cmd === "classify_text").map((c) => c.args.input);
-    assert.deepEqual(sent, [{ provider: "claude-code", message: item.evidence.message, http_status: 503, headers: { "retry-after": "12" } }],
-      "the stored sanitized evidence is sent as it was recorded");
+    assert.deepEqual(
+      sent,
+      [{ provider: "claude-code", message: item.evidence.message, http_status: 503, headers: { "retry-after": "12" } }],
+      "the stored sanitized evidence is sent as it was recorded",
+    );
   } finally {
     await app.close();
   }
 });
 
 test("an export failure is shown on the item", async () => {
-  const app = await openApp({ inbox: INBOX, failNext: { export_fixture: { code: "io", message: "could not write /x: denied", fields: [] } } }, { hash: "#/catalogue/inbox" });
+  const app = await openApp(
+    { inbox: INBOX, failNext: { export_fixture: { code: "io", message: "could not write /x: denied", fields: [] } } },
+    { hash: "#/catalogue/inbox" },
+  );
   try {
     await app.page.getByRole("button", { name: "Export as fixture" }).click();
-    assert.match(await app.page.getByRole("alert").textContent(), /Could not export the fixture: could not write \/x: denied/);
+    assert.match(
+      await app.page.getByRole("alert").textContent(),
+      /Could not export the fixture: could not write \/x: denied/,
+    );
   } finally {
     await app.close();
   }
@@ -302,7 +456,11 @@ for (const tab of ["Rules", "Playground", "Inbox"]) {
   test(`${tab} tab at 390×844: no sideways overflow, one scroll owner, 44 px targets`, async () => {
     const sanitized = "x".repeat(300) + " 🚧 " + LONG_PATTERN + " overloaded_error";
     const app = await openApp(
-      { rules: RULES, inbox: [{ ...INBOX[0], evidence: { ...INBOX[0].evidence, message: "y".repeat(400) } }], playground: playground(sanitized, "overloaded_error") },
+      {
+        rules: RULES,
+        inbox: [{ ...INBOX[0], evidence: { ...INBOX[0].evidence, message: "y".repeat(400) } }],
+        playground: playground(sanitized, "overloaded_error"),
+      },
       { width: 390, height: 844, hash: "#/catalogue" },
     );
     try {

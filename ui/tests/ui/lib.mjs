@@ -32,8 +32,14 @@ export async function openApp(scenario = {}, { width = 1280, height = 820, hash 
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     args: [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
     ],
   });
   const server = await serve();
@@ -53,7 +59,9 @@ async function load(browser, server, scenario, { width, height, hash }, close) {
   const page = await browser.newPage({ viewport: { width, height } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.addInitScript((s) => { window.__SCENARIO__ = s; }, scenario);
+  await page.addInitScript((s) => {
+    window.__SCENARIO__ = s;
+  }, scenario);
   const { port } = server.address();
   await page.goto(`http://127.0.0.1:${port}/${hash}`);
   await page.waitForSelector("[data-testid=app-ready]", { state: "attached" });
@@ -86,7 +94,10 @@ export async function smallTargets(page) {
       .filter((el) => el.getClientRects().length > 0)
       .map((el) => ({ el, r: el.getBoundingClientRect() }))
       .filter(({ r }) => r.width > 0 && (r.width < 44 || r.height < 44))
-      .map(({ el, r }) => `${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute("aria-label") || "").trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`),
+      .map(
+        ({ el, r }) =>
+          `${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute("aria-label") || "").trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`,
+      ),
   );
 }
 

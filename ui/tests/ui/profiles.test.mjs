@@ -29,13 +29,21 @@ test("expanded candidate shows the backend's schedule for the draft, naming the 
     await app.page.getByText("[backend schedule] 3× from 5 s, then skip to Codex").waitFor();
     await app.page.getByText("[backend schedule] no retry, then stop to Codex").waitFor();
     assert.equal(await transient.textContent(), "[backend schedule] 3× from 5 s, then skip to Codex");
-    assert.equal(await app.page.getByTestId("schedule-hard").textContent(), "[backend schedule] no retry, then stop to Codex");
+    assert.equal(
+      await app.page.getByTestId("schedule-hard").textContent(),
+      "[backend schedule] no retry, then stop to Codex",
+    );
     await app.page.locator("[data-testid=section-transient] input").first().fill("4");
     await app.page.getByText("[backend schedule] 4× from 5 s, then skip to Codex").waitFor();
-    assert.equal(await transient.textContent(), "[backend schedule] 4× from 5 s, then skip to Codex",
-      "an edit asks the backend again; the UI works out no delay itself");
-    assert.ok(await app.page.getByText("Temporary trouble that usually clears by itself", { exact: false }).isVisible(),
-      "class explanations are visible text, not hover-only");
+    assert.equal(
+      await transient.textContent(),
+      "[backend schedule] 4× from 5 s, then skip to Codex",
+      "an edit asks the backend again; the UI works out no delay itself",
+    );
+    assert.ok(
+      await app.page.getByText("Temporary trouble that usually clears by itself", { exact: false }).isVisible(),
+      "class explanations are visible text, not hover-only",
+    );
   } finally {
     await app.close();
   }
@@ -47,18 +55,27 @@ test("policy fields are bounded by the limits the backend exports", async () => 
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
     await app.page.locator("[data-testid=section-transient]").getByRole("switch").first().click();
     const field = (label) => app.page.locator("[data-testid=section-transient]").getByLabel(label, { exact: true });
-    const bounds = async (label) => [Number(await field(label).getAttribute("min")), Number(await field(label).getAttribute("max"))];
-    const help = async (label) => app.page.locator(`#${await field(label).getAttribute("aria-describedby")}`).textContent();
+    const bounds = async (label) => [
+      Number(await field(label).getAttribute("min")),
+      Number(await field(label).getAttribute("max")),
+    ];
+    const help = async (label) =>
+      app.page.locator(`#${await field(label).getAttribute("aria-describedby")}`).textContent();
     const { max_retries, initial_interval_seconds, max_wait_seconds } = POLICY_LIMITS;
     // The generated bindings are checked against Rust by the bindings test,
     // so these are the validator's own bounds.
     assert.deepEqual(await bounds("Retries"), [max_retries.min, max_retries.max]);
     assert.equal(await help("Retries"), `${max_retries.min}–${max_retries.max}`);
-    assert.deepEqual(await bounds("First delay (seconds)"), [initial_interval_seconds.min, initial_interval_seconds.max]);
+    assert.deepEqual(await bounds("First delay (seconds)"), [
+      initial_interval_seconds.min,
+      initial_interval_seconds.max,
+    ]);
     assert.equal(await help("First delay (seconds)"), "1 s – 1 h, doubles each time");
     assert.deepEqual(await bounds("Longest wait (seconds)"), [max_wait_seconds.min, max_wait_seconds.max]);
-    assert.equal(await help("Longest wait (seconds)"),
-      "= 5 min. 1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.");
+    assert.equal(
+      await help("Longest wait (seconds)"),
+      "= 5 min. 1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.",
+    );
   } finally {
     await app.close();
   }
@@ -72,8 +89,10 @@ test("an out-of-range value shows the backend's field error inline and blocks no
     await retries.fill("0");
     await app.page.getByText("must be 1–10 when enabled, got 0").waitFor();
     assert.equal(await retries.getAttribute("aria-invalid"), "true");
-    assert.ok((await app.calls()).some((c) => c.cmd === "check_policy" && c.args.index === 0),
-      "validation comes from the backend validator");
+    assert.ok(
+      (await app.calls()).some((c) => c.cmd === "check_policy" && c.args.index === 0),
+      "validation comes from the backend validator",
+    );
     await app.page.getByRole("button", { name: "Save" }).click();
     await app.page.getByText("Not saved: candidates[0].transient.retry.max_retries", { exact: false }).waitFor();
     assert.equal((await saveCalls(app)).length, 1, "save was attempted and refused by the backend");
@@ -84,11 +103,14 @@ test("an out-of-range value shows the backend's field error inline and blocks no
 
 test("a save the backend refuses with several problems shows each at its own field", async () => {
   const fields = [
-    { path: "candidates[0].name", message: "duplicate candidate name \"x\" (also candidates[1])" },
+    { path: "candidates[0].name", message: 'duplicate candidate name "x" (also candidates[1])' },
     { path: "candidates[1].agent.script", message: "a simulated candidate needs at least one scripted step" },
   ];
   const message = fields.map((f) => `${f.path}: ${f.message}`).join("; ");
-  const scenario = { profiles: [demoProfile()], failNext: { save_candidates: { code: "validation", message, fields } } };
+  const scenario = {
+    profiles: [demoProfile()],
+    failNext: { save_candidates: { code: "validation", message, fields } },
+  };
   const app = await openApp(scenario, { hash: "#/profiles" });
   try {
     await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
@@ -97,8 +119,11 @@ test("a save the backend refuses with several problems shows each at its own fie
     // Each opened row's button turns into "Collapse", so the first "Edit policy" is the next closed row.
     for (let i = 0; i < 2; i++) await app.page.getByRole("button", { name: "Edit policy" }).first().click();
     const shown = await app.page.locator("[data-testid=candidate-row] .field-error").allTextContents();
-    assert.deepEqual(shown, fields.map((f) => f.message),
-      "every field error appears at its field, as the backend worded it, with no path left in");
+    assert.deepEqual(
+      shown,
+      fields.map((f) => f.message),
+      "every field error appears at its field, as the backend worded it, with no path left in",
+    );
   } finally {
     await app.close();
   }
@@ -110,13 +135,19 @@ test("moving a candidate down by button reorders it and save sends the new order
     await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
     const names = await app.page.locator("[data-testid=candidate-row] .name").allTextContents();
     assert.deepEqual(names, ["Codex", "Claude (simulated)"]);
-    assert.equal(await app.page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "Move Claude (simulated) up",
-      "focus follows the moved row so keyboard users can keep moving it");
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.getAttribute("aria-label")),
+      "Move Claude (simulated) up",
+      "focus follows the moved row so keyboard users can keep moving it",
+    );
     await app.page.getByRole("button", { name: "Save" }).click();
     await app.page.getByText("All changes saved").waitFor();
     const [call] = await saveCalls(app);
     assert.equal(call.args.expectedRevision, 1);
-    assert.deepEqual(call.args.candidates.map((c) => c.name), ["Codex", "Claude (simulated)"]);
+    assert.deepEqual(
+      call.args.candidates.map((c) => c.name),
+      ["Codex", "Claude (simulated)"],
+    );
   } finally {
     await app.close();
   }
@@ -160,11 +191,28 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
   const app = await openApp(
     {
       profiles: [demoProfile()],
-      preview: [{
-        step: { failure: 0, at: new Date().toISOString(), candidate: 0, candidate_name: "Claude (simulated)", code: "provider_overloaded", class: "transient", gate: "allowed",
-          decision: { kind: "retry", class: "transient", at: new Date(Date.now() + 5000).toISOString(), ordinal: 1, max_retries: 3, delay_seconds: 5 } },
-        text,
-      }],
+      preview: [
+        {
+          step: {
+            failure: 0,
+            at: new Date().toISOString(),
+            candidate: 0,
+            candidate_name: "Claude (simulated)",
+            code: "provider_overloaded",
+            class: "transient",
+            gate: "allowed",
+            decision: {
+              kind: "retry",
+              class: "transient",
+              at: new Date(Date.now() + 5000).toISOString(),
+              ordinal: 1,
+              max_retries: 3,
+              delay_seconds: 5,
+            },
+          },
+          text,
+        },
+      ],
     },
     { hash: "#/profiles" },
   );
@@ -176,7 +224,10 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
     const last = (await app.calls()).filter((c) => c.cmd === "preview_policy").at(-1);
     assert.equal(last.args.failures[0].code, "usage_limit_reached");
     assert.equal(last.args.failures[0].reset_in_seconds, 60);
-    assert.deepEqual(last.args.candidates.map((c) => c.name), ["Claude (simulated)", "Codex"]);
+    assert.deepEqual(
+      last.args.candidates.map((c) => c.name),
+      ["Claude (simulated)", "Codex"],
+    );
   } finally {
     await app.close();
   }
@@ -191,7 +242,10 @@ test("profile editor fits a phone: no sideways scroll, one scroll owner, 44 px t
     assert.ok(o.scrollWidth <= o.width && o.over.filter((x) => x !== "a.tab").length === 0, JSON.stringify(o));
     assert.deepEqual(await smallTargets(app.page), []);
     const owners = await scrollOwners(app.page);
-    assert.ok(owners.every((o) => o === "main#main"), `only <main> scrolls: ${owners}`);
+    assert.ok(
+      owners.every((o) => o === "main#main"),
+      `only <main> scrolls: ${owners}`,
+    );
   } finally {
     await app.close();
   }
@@ -242,18 +296,28 @@ test("environment variables are edited as rows and secret-looking values stay ma
     const agent = (await saveCalls(app)).at(-1).args.candidates[1].agent;
     assert.deepEqual(agent.env, { OPENAI_API_KEY: "sk-test-not-a-real-key", HTTPS_PROXY: "http://127.0.0.1:3128" });
     assert.equal(agent.config_dir, "/srv/codex-b");
-    assert.ok((await app.calls()).some((c) => c.cmd === "check_agent" && c.args.index === 1),
-      "agent fields are checked by the backend's validator as they change");
+    assert.ok(
+      (await app.calls()).some((c) => c.cmd === "check_agent" && c.args.index === 1),
+      "agent fields are checked by the backend's validator as they change",
+    );
   } finally {
     await app.close();
   }
 });
 
 test("an agent field error from the backend validator shows at its field", async () => {
-  const app = await openApp({
-    profiles: [demoProfile()],
-    agentErrors: [{ path: "candidates[1].agent.timeouts.idle_s", message: "must not exceed the total timeout (14400 s), got 86400" }],
-  }, { hash: "#/profiles" });
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      agentErrors: [
+        {
+          path: "candidates[1].agent.timeouts.idle_s",
+          message: "must not exceed the total timeout (14400 s), got 86400",
+        },
+      ],
+    },
+    { hash: "#/profiles" },
+  );
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
     await app.page.getByText("must not exceed the total timeout (14400 s), got 86400").waitFor();

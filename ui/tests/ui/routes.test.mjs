@@ -28,29 +28,65 @@ function profile(id, name, candidates) {
 
 function snapshot(id, state, extra = {}) {
   return {
-    id, profile_name: "Everyday", state, generation: 3, candidate_index: 0, candidate_name: "Claude",
-    candidate_count: 3, last_failure: null, retry: null, pending_outcome: null, deadline: null,
-    manual_reason: null, prompt_excerpt: `Fix the flaky test in module ${id}`, attempts: 1, owner: "engine-1",
-    created_at: iso(-(100 - id) * 60e3), updated_at: iso(-1000), actions: [], ...extra,
+    id,
+    profile_name: "Everyday",
+    state,
+    generation: 3,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    candidate_count: 3,
+    last_failure: null,
+    retry: null,
+    pending_outcome: null,
+    deadline: null,
+    manual_reason: null,
+    prompt_excerpt: `Fix the flaky test in module ${id}`,
+    attempts: 1,
+    owner: "engine-1",
+    created_at: iso(-(100 - id) * 60e3),
+    updated_at: iso(-1000),
+    actions: [],
+    ...extra,
   };
 }
 
 function attempt(number, extra = {}) {
   return {
-    number, generation: number, candidate_index: 0, candidate_name: "Claude", invocation_id: `inv-${number}`,
-    started_at: iso(-120e3), finished_at: iso(-110e3), outcome: "failed",
-    classification: { code: "provider_overloaded", class: "transient", rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.11" },
-    decision: `retry ${number} at 12:00:05`, policy_revision: 2,
+    number,
+    generation: number,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    invocation_id: `inv-${number}`,
+    started_at: iso(-120e3),
+    finished_at: iso(-110e3),
+    outcome: "failed",
+    classification: {
+      code: "provider_overloaded",
+      class: "transient",
+      rule_id: "anthropic.overloaded.v1",
+      catalogue_version: "2026.11",
+    },
+    decision: `retry ${number} at 12:00:05`,
+    policy_revision: 2,
     excerpt: `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}} request_id=req_${"x".repeat(60)}`,
     ...extra,
   };
 }
 
-const overloaded = { code: "provider_overloaded", class: "transient", rule_id: "anthropic.overloaded.v1", catalogue_version: "2026.11" };
+const overloaded = {
+  code: "provider_overloaded",
+  class: "transient",
+  rule_id: "anthropic.overloaded.v1",
+  catalogue_version: "2026.11",
+};
 
 /** The snapshot's last failure: `classification` on candidate `index`. */
-const failure = (classification, index = 0, name = "Claude") =>
-  ({ candidate_index: index, candidate_name: name, classification, decision: null });
+const failure = (classification, index = 0, name = "Claude") => ({
+  candidate_index: index,
+  candidate_name: name,
+  classification,
+  decision: null,
+});
 
 /** One route of every state; route 6 waits for retry 2 of 3 about 90 s ahead. */
 function richScenario() {
@@ -62,30 +98,73 @@ function richScenario() {
     routes: [
       {
         snapshot: snapshot(7, "needs_manual", {
-          generation: 5, candidate_index: 1, candidate_name: "Codex", last_failure: failure({ code: "network_reset", class: "transient", rule_id: "codex.stream.reset.v1", catalogue_version: "2026.11" }, 1, "Codex"),
+          generation: 5,
+          candidate_index: 1,
+          candidate_name: "Codex",
+          last_failure: failure(
+            {
+              code: "network_reset",
+              class: "transient",
+              rule_id: "codex.stream.reset.v1",
+              catalogue_version: "2026.11",
+            },
+            1,
+            "Codex",
+          ),
           manual_reason: "a tool ran before the connection reset, so replaying the prompt is not safe",
-          actions: ["retry_now", "skip_now", "stop"], attempts: 3,
+          actions: ["retry_now", "skip_now", "stop"],
+          attempts: 3,
         }),
-        attempts: [attempt(1), attempt(2), attempt(3, { candidate_index: 1, candidate_name: "Codex", decision: "manual: tool activity seen" })],
+        attempts: [
+          attempt(1),
+          attempt(2),
+          attempt(3, { candidate_index: 1, candidate_name: "Codex", decision: "manual: tool activity seen" }),
+        ],
       },
       {
         snapshot: snapshot(6, "retry_scheduled", {
-          generation: 4, last_failure: failure(overloaded), retry: { class: "transient", ordinal: 2, max: 3 },
-          pending_outcome: "skip", deadline: iso(90e3), actions: ["retry_now", "skip_now", "cancel_wait", "stop"], attempts: 2,
+          generation: 4,
+          last_failure: failure(overloaded),
+          retry: { class: "transient", ordinal: 2, max: 3 },
+          pending_outcome: "skip",
+          deadline: iso(90e3),
+          actions: ["retry_now", "skip_now", "cancel_wait", "stop"],
+          attempts: 2,
         }),
         attempts: [attempt(1), attempt(2)],
       },
       {
         snapshot: snapshot(5, "waiting_reset", {
-          profile_name: "Night batch", candidate_count: 1, candidate_name: "Codex",
-          last_failure: failure({ code: "usage_limit_reached", class: "hard", rule_id: "codex.usage_limit.v1", catalogue_version: "2026.11" }, 0, "Codex"),
-          retry: { class: "hard", ordinal: 0, max: 0 }, pending_outcome: "stop", deadline: iso(38e3),
+          profile_name: "Night batch",
+          candidate_count: 1,
+          candidate_name: "Codex",
+          last_failure: failure(
+            {
+              code: "usage_limit_reached",
+              class: "hard",
+              rule_id: "codex.usage_limit.v1",
+              catalogue_version: "2026.11",
+            },
+            0,
+            "Codex",
+          ),
+          retry: { class: "hard", ordinal: 0, max: 0 },
+          pending_outcome: "stop",
+          deadline: iso(38e3),
           actions: ["retry_now", "cancel_wait", "stop"],
         }),
         attempts: [attempt(1, { classification: null, decision: null, excerpt: null })],
       },
-      { snapshot: snapshot(4, "running", { actions: ["stop"] }), attempts: [attempt(1, { finished_at: null, outcome: null, classification: null, decision: null, excerpt: null })] },
-      { snapshot: snapshot(3, "succeeded"), attempts: [attempt(1, { outcome: "succeeded", classification: null, decision: null, excerpt: null })] },
+      {
+        snapshot: snapshot(4, "running", { actions: ["stop"] }),
+        attempts: [
+          attempt(1, { finished_at: null, outcome: null, classification: null, decision: null, excerpt: null }),
+        ],
+      },
+      {
+        snapshot: snapshot(3, "succeeded"),
+        attempts: [attempt(1, { outcome: "succeeded", classification: null, decision: null, excerpt: null })],
+      },
       { snapshot: snapshot(2, "stopped", { manual_reason: "stopped by you", actions: ["resume"] }), attempts: [] },
     ],
   };
@@ -111,15 +190,31 @@ test("the route list shows every route newest first with all of its live facts",
     assert.match(await r6.textContent(), /Everyday/);
     assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: Claude/);
     assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
-    assert.match(await r6.locator("[data-testid=classification]").textContent(), /provider_overloaded.*anthropic\.overloaded\.v1/);
+    assert.match(
+      await r6.locator("[data-testid=classification]").textContent(),
+      /provider_overloaded.*anthropic\.overloaded\.v1/,
+    );
     assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
     assert.match(await r6.locator("[data-testid=pending]").textContent(), /skip to the next candidate/);
-    assert.equal(await row(app.page, 5).locator("[data-testid=retry]").textContent(), "Hard retries: off in this policy");
+    assert.equal(
+      await row(app.page, 5).locator("[data-testid=retry]").textContent(),
+      "Hard retries: off in this policy",
+    );
     assert.match(await row(app.page, 5).locator("[data-testid=pending]").textContent(), /stop for manual recovery/);
-    assert.match(await row(app.page, 5).locator("[data-testid=countdown]").textContent(), /^Waiting for provider reset: 0:3\d$/);
-    assert.match(await row(app.page, 7).locator("[data-testid=manual-reason]").textContent(), /replaying the prompt is not safe/,
-      "a route that needs you says why in the list itself");
-    assert.equal(await row(app.page, 2).locator("[data-testid=manual-reason]").count(), 0, "a stopped route is not flagged as needing recovery");
+    assert.match(
+      await row(app.page, 5).locator("[data-testid=countdown]").textContent(),
+      /^Waiting for provider reset: 0:3\d$/,
+    );
+    assert.match(
+      await row(app.page, 7).locator("[data-testid=manual-reason]").textContent(),
+      /replaying the prompt is not safe/,
+      "a route that needs you says why in the list itself",
+    );
+    assert.equal(
+      await row(app.page, 2).locator("[data-testid=manual-reason]").count(),
+      0,
+      "a stopped route is not flagged as needing recovery",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -129,17 +224,30 @@ test("the route list shows every route newest first with all of its live facts",
 test("after a skip the route names the candidate that failed and shows no retries of the one running", async () => {
   const scenario = richScenario();
   scenario.routes[3].snapshot = snapshot(4, "running", {
-    candidate_index: 1, candidate_name: "Codex", last_failure: failure(overloaded, 0, "Claude"), actions: ["stop"],
+    candidate_index: 1,
+    candidate_name: "Codex",
+    last_failure: failure(overloaded, 0, "Claude"),
+    actions: ["stop"],
   });
   const app = await openApp(scenario);
   try {
     const r4 = row(app.page, 4);
     assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: Codex/);
-    assert.match(await r4.locator("[data-testid=failed-candidate]").textContent(), /Last failure on candidate 1 \(Claude\):/);
+    assert.match(
+      await r4.locator("[data-testid=failed-candidate]").textContent(),
+      /Last failure on candidate 1 \(Claude\):/,
+    );
     assert.match(await r4.locator("[data-testid=classification]").textContent(), /provider_overloaded/);
-    assert.equal(await r4.locator("[data-testid=retry]").count(), 0, "Codex has not failed: no retry count of Claude's");
-    assert.equal(await row(app.page, 6).locator("[data-testid=failed-candidate]").count(), 0,
-      "the current candidate's own failure needs no name");
+    assert.equal(
+      await r4.locator("[data-testid=retry]").count(),
+      0,
+      "Codex has not failed: no retry count of Claude's",
+    );
+    assert.equal(
+      await row(app.page, 6).locator("[data-testid=failed-candidate]").count(),
+      0,
+      "the current candidate's own failure needs no name",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -152,8 +260,10 @@ test("retry now says what it does: renewed retries after a stop, the scheduled a
     await row(app.page, 7).click();
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.locator("[data-testid=action-hint]").first().waitFor();
-    assert.equal(await detail.locator("[data-testid=action-hint]").first().textContent(),
-      "Run the current candidate again now, with its retries and reset wait renewed.");
+    assert.equal(
+      await detail.locator("[data-testid=action-hint]").first().textContent(),
+      "Run the current candidate again now, with its retries and reset wait renewed.",
+    );
     await row(app.page, 6).click();
     await detail.getByText("Run the scheduled attempt now instead of at the deadline.").waitFor();
     assert.deepEqual(app.errors, []);
@@ -165,7 +275,10 @@ test("retry now says what it does: renewed retries after a stop, the scheduled a
 test("a long history is listed a page at a time, and showing more moves focus to the first new route", async () => {
   const scenario = richScenario();
   // 250 routes: ids 1..250, newest (highest id) first.
-  scenario.routes = Array.from({ length: 250 }, (_, i) => ({ snapshot: snapshot(i + 1, "succeeded", { created_at: iso(-(300 - i) * 60e3) }), attempts: [] }));
+  scenario.routes = Array.from({ length: 250 }, (_, i) => ({
+    snapshot: snapshot(i + 1, "succeeded", { created_at: iso(-(300 - i) * 60e3) }),
+    attempts: [],
+  }));
   const app = await openApp(scenario);
   try {
     const ids = () => app.page.locator("[data-route]").evaluateAll((els) => els.map((e) => Number(e.dataset.route)));
@@ -176,8 +289,11 @@ test("a long history is listed a page at a time, and showing more moves focus to
     await more.focus();
     await app.page.keyboard.press("Enter");
     await app.page.waitForFunction(() => document.querySelectorAll("[data-route]").length === 200);
-    assert.equal(await app.page.evaluate(() => document.activeElement?.getAttribute("data-route")), "150",
-      "keyboard focus lands on the first newly shown route, not back at the top");
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.getAttribute("data-route")),
+      "150",
+      "keyboard focus lands on the first newly shown route, not back at the top",
+    );
     assert.equal((await more.textContent()).replace(/\s+/g, " ").trim(), "Show 50 older routes (50 not shown)");
     await more.click();
     await app.page.waitForFunction(() => document.querySelectorAll("[data-route]").length === 250);
@@ -195,13 +311,25 @@ test("a waiting route counts down to its absolute deadline and reads due now at 
   try {
     const cd = row(app.page, 6).locator("[data-testid=countdown]");
     const first = await cd.textContent();
-    assert.match(first, /^Retry 2 of 3 in 1:(2\d|30)$/, "about 90 s left, computed from the deadline, not from a relative delay");
+    assert.match(
+      first,
+      /^Retry 2 of 3 in 1:(2\d|30)$/,
+      "about 90 s left, computed from the deadline, not from a relative delay",
+    );
     await app.page.waitForTimeout(2200);
     assert.ok(secondsIn(await cd.textContent()) < secondsIn(first), "the countdown decreases with the shared clock");
-    await app.page.waitForFunction(() => document.querySelector('[data-route="5"] [data-testid=countdown]')?.textContent?.includes("due now"));
-    assert.equal(await row(app.page, 5).locator("[data-testid=countdown]").textContent(), "Waiting for provider reset: due now");
+    await app.page.waitForFunction(() =>
+      document.querySelector('[data-route="5"] [data-testid=countdown]')?.textContent?.includes("due now"),
+    );
+    assert.equal(
+      await row(app.page, 5).locator("[data-testid=countdown]").textContent(),
+      "Waiting for provider reset: due now",
+    );
     const sent = (await app.calls()).map((c) => c.cmd).filter((c) => !c.startsWith("plugin:event"));
-    assert.ok(sent.every((c) => c === "list_routes" || c === "list_profiles"), `the browser dispatches nothing at zero: ${sent}`);
+    assert.ok(
+      sent.every((c) => c === "list_routes" || c === "list_profiles"),
+      `the browser dispatches nothing at zero: ${sent}`,
+    );
   } finally {
     await app.close();
   }
@@ -212,20 +340,39 @@ test("a newer route-changed event updates the row and announces the state change
   try {
     await row(app.page, 4).waitFor();
     const fresh = await app.page.evaluate(() =>
-      window.__BACKEND__.revise(4, { state: "needs_manual", manual_reason: "the failure matched no catalogue rule", actions: ["retry_now", "stop"] }));
+      window.__BACKEND__.revise(4, {
+        state: "needs_manual",
+        manual_reason: "the failure matched no catalogue rule",
+        actions: ["retry_now", "stop"],
+      }),
+    );
     await app.emit("route-changed", { route_id: 4, generation: fresh.generation, snapshot: fresh });
     await row(app.page, 4).locator(".badge.state-needs_manual").waitFor();
     await app.page.waitForFunction(() => document.querySelector("[data-testid=announcer]")?.textContent !== "");
-    assert.equal(await announcer(app.page).textContent(), "Route 4: needs manual recovery — the failure matched no catalogue rule");
+    assert.equal(
+      await announcer(app.page).textContent(),
+      "Route 4: needs manual recovery — the failure matched no catalogue rule",
+    );
 
     const late = { ...fresh, generation: fresh.generation - 1, state: "succeeded", manual_reason: null, actions: [] };
     await app.emit("route-changed", { route_id: 4, generation: late.generation, snapshot: late });
-    const sameState = await app.page.evaluate(() => window.__BACKEND__.revise(6, { deadline: new Date(Date.now() + 300e3).toISOString() }));
+    const sameState = await app.page.evaluate(() =>
+      window.__BACKEND__.revise(6, { deadline: new Date(Date.now() + 300e3).toISOString() }),
+    );
     await app.emit("route-changed", { route_id: 6, generation: sameState.generation, snapshot: sameState });
-    await row(app.page, 6).locator("[data-testid=countdown]", { hasText: /in [45]:\d\d/ }).waitFor();
-    assert.equal(await row(app.page, 4).locator(".badge").first().textContent(), "Needs manual recovery", "the late event (lower generation) is dropped");
-    assert.equal(await announcer(app.page).textContent(), "Route 4: needs manual recovery — the failure matched no catalogue rule",
-      "a new deadline without a state change is not announced");
+    await row(app.page, 6)
+      .locator("[data-testid=countdown]", { hasText: /in [45]:\d\d/ })
+      .waitFor();
+    assert.equal(
+      await row(app.page, 4).locator(".badge").first().textContent(),
+      "Needs manual recovery",
+      "the late event (lower generation) is dropped",
+    );
+    assert.equal(
+      await announcer(app.page).textContent(),
+      "Route 4: needs manual recovery — the failure matched no catalogue rule",
+      "a new deadline without a state change is not announced",
+    );
   } finally {
     await app.close();
   }
@@ -239,14 +386,26 @@ test("an event for the open route reloads its attempt history", async () => {
     await detail.locator("[data-testid=attempt]").nth(1).waitFor();
     assert.equal(await detail.locator("[data-testid=attempt]").count(), 2);
     const first = detail.locator("[data-testid=attempt]").first();
-    assert.match(await first.textContent(), /provider_overloaded[\s\S]*anthropic\.overloaded\.v1[\s\S]*catalogue 2026\.11/);
+    assert.match(
+      await first.textContent(),
+      /provider_overloaded[\s\S]*anthropic\.overloaded\.v1[\s\S]*catalogue 2026\.11/,
+    );
     assert.match(await first.textContent(), /retry 1 at 12:00:05/);
     assert.match(await first.textContent(), /Policy revision\s*2/);
     assert.match(await first.locator(".excerpt").textContent(), /overloaded_error/);
     const fresh = await app.page.evaluate(() => {
       const b = window.__BACKEND__;
       const old = b.routes.find((r) => r.snapshot.id === 6).attempts;
-      const third = { ...old[1], number: 3, generation: 3, finished_at: null, outcome: null, classification: null, decision: null, excerpt: null };
+      const third = {
+        ...old[1],
+        number: 3,
+        generation: 3,
+        finished_at: null,
+        outcome: null,
+        classification: null,
+        decision: null,
+        excerpt: null,
+      };
       return b.revise(6, { state: "running", deadline: null, actions: ["stop"], attempts: 3 }, [...old, third]);
     });
     await app.emit("route-changed", { route_id: 6, generation: fresh.generation, snapshot: fresh });
@@ -264,14 +423,26 @@ test("the open route offers only its valid actions, and an action sends the gene
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.locator("[data-testid=attempt]").first().waitFor();
     const labels = await detail.locator(".buttons button").allTextContents();
-    assert.deepEqual(labels.map((l) => l.trim()), ["Retry now", "Skip now", "Cancel wait", "Stop"]);
-    assert.ok(await detail.getByRole("button", { name: "Stop" }).evaluate((b) => b.classList.contains("danger")), "Stop is marked dangerous");
+    assert.deepEqual(
+      labels.map((l) => l.trim()),
+      ["Retry now", "Skip now", "Cancel wait", "Stop"],
+    );
+    assert.ok(
+      await detail.getByRole("button", { name: "Stop" }).evaluate((b) => b.classList.contains("danger")),
+      "Stop is marked dangerous",
+    );
     await detail.getByRole("button", { name: "Cancel wait" }).click();
     await detail.locator(".badge.state-needs_manual").waitFor();
     const sent = (await app.calls()).filter((c) => c.cmd === "route_action");
-    assert.deepEqual(sent.map((c) => c.args.request), [{ route_id: 6, action: "cancel_wait", expected_generation: 4 }]);
-    assert.deepEqual((await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()), ["Retry now", "Stop"],
-      "the buttons follow the new snapshot's actions");
+    assert.deepEqual(
+      sent.map((c) => c.args.request),
+      [{ route_id: 6, action: "cancel_wait", expected_generation: 4 }],
+    );
+    assert.deepEqual(
+      (await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()),
+      ["Retry now", "Stop"],
+      "the buttons follow the new snapshot's actions",
+    );
     assert.match(await detail.locator("[data-testid=detail-manual-reason]").textContent(), /the wait was cancelled/);
   } finally {
     await app.close();
@@ -297,7 +468,11 @@ test("action buttons are disabled while a request is in flight", async () => {
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.getByRole("button", { name: "Stop" }).click();
     await detail.getByRole("button", { name: "Stop…" }).waitFor();
-    assert.equal(await detail.getByRole("button", { name: "Stop…" }).isDisabled(), true, "no second click while the first is pending");
+    assert.equal(
+      await detail.getByRole("button", { name: "Stop…" }).isDisabled(),
+      true,
+      "no second click while the first is pending",
+    );
     await app.page.evaluate(() => window.__RELEASE__());
     await detail.getByRole("button", { name: "Resume" }).waitFor();
     assert.equal(await detail.getByRole("button", { name: "Resume" }).isEnabled(), true);
@@ -314,13 +489,21 @@ test("a stale action shows a notice with the route's current state instead of fa
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.locator("[data-testid=attempt]").first().waitFor();
     // The engine moves on (the retry fires) without the UI hearing about it.
-    await app.page.evaluate(() => window.__BACKEND__.revise(6, { state: "running", deadline: null, actions: ["stop"] }));
+    await app.page.evaluate(() =>
+      window.__BACKEND__.revise(6, { state: "running", deadline: null, actions: ["stop"] }),
+    );
     await detail.getByRole("button", { name: "Skip now" }).click();
     const notice = detail.locator("[data-testid=action-notice]");
     await notice.waitFor();
-    assert.match(await notice.textContent(), /^This route changed before your action \(the route changed \(now generation 5, running\).*\)\. Here is its current state; choose again\.$/);
+    assert.match(
+      await notice.textContent(),
+      /^This route changed before your action \(the route changed \(now generation 5, running\).*\)\. Here is its current state; choose again\.$/,
+    );
     assert.equal(await detail.locator(".badge.state-running").count(), 1, "the fresh snapshot is shown");
-    assert.deepEqual((await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()), ["Stop"]);
+    assert.deepEqual(
+      (await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()),
+      ["Stop"],
+    );
     assert.equal(await row(app.page, 6).locator(".badge.state-running").count(), 1, "the list row is refreshed too");
   } finally {
     await app.close();
@@ -335,8 +518,15 @@ test("a refused action other than stale is reported with the backend's message",
     await row(app.page, 2).click();
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.getByRole("button", { name: "Resume" }).click();
-    assert.equal(await detail.locator("[data-testid=action-notice]").textContent(), "Resume failed: database is locked");
-    assert.equal(await detail.getByRole("button", { name: "Resume" }).isEnabled(), true, "buttons come back after the request ends");
+    assert.equal(
+      await detail.locator("[data-testid=action-notice]").textContent(),
+      "Resume failed: database is locked",
+    );
+    assert.equal(
+      await detail.getByRole("button", { name: "Resume" }).isEnabled(),
+      true,
+      "buttons come back after the request ends",
+    );
   } finally {
     await app.close();
   }
@@ -349,7 +539,11 @@ test("starting a run checks the form, then sends it and opens the new route", as
     await form.getByRole("button", { name: "Start run" }).click();
     assert.match(await form.textContent(), /Choose the profile/);
     assert.match(await form.textContent(), /Write the prompt/);
-    assert.equal((await app.calls()).filter((c) => c.cmd === "start_run").length, 0, "nothing is sent while the form is incomplete");
+    assert.equal(
+      (await app.calls()).filter((c) => c.cmd === "start_run").length,
+      0,
+      "nothing is sent while the form is incomplete",
+    );
 
     await form.getByLabel("Profile").selectOption({ label: "Everyday (3 enabled)" });
     await form.getByLabel("Prompt").fill("Add a changelog entry");
@@ -359,7 +553,11 @@ test("starting a run checks the form, then sends it and opens the new route", as
     await detail.getByRole("heading", { name: "Route 100" }).waitFor();
     const sent = (await app.calls()).filter((c) => c.cmd === "start_run").map((c) => c.args.request);
     assert.deepEqual(sent, [{ profile_id: 1, prompt: "Add a changelog entry", cwd: "/home/me/repo" }]);
-    assert.equal(await row(app.page, 100).getAttribute("aria-current"), "true", "the new route is selected in the list");
+    assert.equal(
+      await row(app.page, 100).getAttribute("aria-current"),
+      "true",
+      "the new route is selected in the list",
+    );
     assert.equal(await form.getByLabel("Prompt").inputValue(), "", "the prompt is cleared for the next run");
   } finally {
     await app.close();
@@ -384,14 +582,19 @@ test("a refused start shows the backend's reason at the profile field", async ()
 test("a request Tauri refuses as malformed still tells the person why", async () => {
   const scenario = richScenario();
   // What Tauri rejects with when arguments do not deserialize: a bare string.
-  scenario.failNext = { start_run: "invalid args `request` for command `start_run`: invalid value: integer `-1`, expected u32" };
+  scenario.failNext = {
+    start_run: "invalid args `request` for command `start_run`: invalid value: integer `-1`, expected u32",
+  };
   const app = await openApp(scenario);
   try {
     const form = app.page.locator("[data-testid=start-run]");
     await form.getByLabel("Profile").selectOption({ label: "Everyday (3 enabled)" });
     await form.getByLabel("Prompt").fill("Anything");
     await form.getByRole("button", { name: "Start run" }).click();
-    await form.getByRole("alert").filter({ hasText: "Could not start the run: invalid args `request` for command `start_run`" }).waitFor();
+    await form
+      .getByRole("alert")
+      .filter({ hasText: "Could not start the run: invalid args `request` for command `start_run`" })
+      .waitFor();
   } finally {
     await app.close();
   }
@@ -447,7 +650,11 @@ test("desktop shows list and detail side by side", async () => {
     const list = await row(app.page, 2).boundingBox();
     const box = await detail.boundingBox();
     assert.ok(box.x > list.x + list.width, "detail sits to the right of the list");
-    assert.equal(await detail.getByRole("button", { name: "← All routes" }).isVisible(), false, "no back button when both are visible");
+    assert.equal(
+      await detail.getByRole("button", { name: "← All routes" }).isVisible(),
+      false,
+      "no back button when both are visible",
+    );
     assert.deepEqual(await scrollOwners(app.page), ["main#main"]);
   } finally {
     await app.close();
@@ -473,7 +680,10 @@ test("at phone size the list and the detail stack, fit the width, and have 44 px
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.locator("[data-testid=attempt]").nth(2).waitFor();
     assert.equal(await row(app.page, 7).isVisible(), false, "the detail replaces the list on a phone");
-    assert.ok(await detail.getByRole("heading", { name: "Route 7" }).evaluate((h) => h === document.activeElement), "focus moves to the detail");
+    assert.ok(
+      await detail.getByRole("heading", { name: "Route 7" }).evaluate((h) => h === document.activeElement),
+      "focus moves to the detail",
+    );
     o = await overflowOfArea(app.page);
     assert.ok(o.scrollWidth <= o.width && o.over.length === 0, `detail overflows: ${JSON.stringify(o)}`);
     assert.deepEqual(await smallTargets(app.page), []);
@@ -481,7 +691,10 @@ test("at phone size the list and the detail stack, fit the width, and have 44 px
 
     await detail.getByRole("button", { name: "← All routes" }).click();
     await row(app.page, 7).waitFor();
-    assert.ok(await row(app.page, 7).evaluate((b) => b === document.activeElement), "back returns focus to the route it left");
+    assert.ok(
+      await row(app.page, 7).evaluate((b) => b === document.activeElement),
+      "back returns focus to the route it left",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();

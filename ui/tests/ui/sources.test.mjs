@@ -15,7 +15,10 @@ test("UI code imports backend types only from lib/types.ts, by their clean names
     const text = readFileSync(file, "utf8");
     const problems = [];
     if (/\w+_(Serialize|Deserialize)\b/.test(text)) problems.push("names a direction-suffixed type");
-    if (/import\s+type[^;]*from\s+"[./]*bindings"/.test(text) || /import\s*\{[^}]*\btype\s[^}]*\}\s*from\s+"[./]*bindings"/.test(text)) {
+    if (
+      /import\s+type[^;]*from\s+"[./]*bindings"/.test(text) ||
+      /import\s*\{[^}]*\btype\s[^}]*\}\s*from\s+"[./]*bindings"/.test(text)
+    ) {
       problems.push("imports a type from the bindings");
     }
     return problems.map((p) => `${relative(src, file)}: ${p}`);

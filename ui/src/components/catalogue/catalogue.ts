@@ -5,7 +5,13 @@ import type { Class, HintSource, MatchOutcome, Provider, RuleView, Span } from "
 
 /** Providers a person can pick in the playground (simulated is internal). */
 export const PLAYGROUND_PROVIDERS: readonly Provider[] = [
-  "anthropic-api", "claude-code", "codex", "openai-api", "gemini", "opencode", "generic",
+  "anthropic-api",
+  "claude-code",
+  "codex",
+  "openai-api",
+  "gemini",
+  "opencode",
+  "generic",
 ];
 
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
@@ -27,15 +33,18 @@ export const OUTCOME_WORDS: Record<MatchOutcome, { label: string; meaning: strin
   selected: { label: "Selected", meaning: "This rule decided the result." },
   wrapped: {
     label: "Wrapped",
-    meaning: "An envelope around a more specific cause (like “exceeded retry limit” or a bare status); dropped because a cause matched inside it.",
+    meaning:
+      "An envelope around a more specific cause (like “exceeded retry limit” or a bare status); dropped because a cause matched inside it.",
   },
   outranked: {
     label: "Outranked",
-    meaning: "Lost to a rule with higher priority, to a structured match at equal priority, or to a rule listed earlier in the catalogue.",
+    meaning:
+      "Lost to a rule with higher priority, to a structured match at equal priority, or to a rule listed earlier in the catalogue.",
   },
   conflicting: {
     label: "Conflicting",
-    meaning: "Tied at equal priority with a rule of a different class, so no rule was selected and the result is unclassified.",
+    meaning:
+      "Tied at equal priority with a rule of a different class, so no rule was selected and the result is unclassified.",
   },
 };
 
@@ -57,7 +66,12 @@ export const HINT_SOURCE_WORDS: Record<HintSource, string> = {
 
 /** Whether evidence from `provider` is matched against `rule` (generic sees every rule). */
 export function ruleAppliesTo(rule: RuleView, provider: Provider): boolean {
-  return provider === "generic" || provider === "simulated" || rule.providers.length === 0 || rule.providers.includes(provider);
+  return (
+    provider === "generic" ||
+    provider === "simulated" ||
+    rule.providers.length === 0 ||
+    rule.providers.includes(provider)
+  );
 }
 
 export type RuleFilter = { query: string; cls: Class | "all"; provider: Provider | "all" };
@@ -91,7 +105,8 @@ export function parseHeaders(text: string): HeaderParse {
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) {
       return { headers, error: `Line ${n}: “${name}” is not a valid header name (letters, digits and - only).` };
     }
-    if (name in firstLine) return { headers, error: `Line ${n}: header “${name}” was already given on line ${firstLine[name]}.` };
+    if (name in firstLine)
+      return { headers, error: `Line ${n}: header “${name}” was already given on line ${firstLine[name]}.` };
     firstLine[name] = n;
     headers[name] = value;
   }

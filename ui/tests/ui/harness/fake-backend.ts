@@ -58,18 +58,61 @@ export function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
 }
 
 export const AGENT_KINDS: AgentKindInfo[] = [
-  { kind: "simulated", label: "Simulated provider", description: "Scripted failures, no network.", default_program: null, default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: null },
-  { kind: "claude_code", label: "Claude Code", description: "claude -p --output-format stream-json", default_program: "claude", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "CLAUDE_CONFIG_DIR" },
-  { kind: "codex", label: "Codex", description: "codex exec --json", default_program: "codex", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "CODEX_HOME" },
-  { kind: "gemini", label: "Gemini CLI", description: "gemini -p", default_program: "gemini", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "GEMINI_CLI_HOME" },
-  { kind: "opencode", label: "OpenCode", description: "opencode run", default_program: "opencode", default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: "OPENCODE_CONFIG_DIR" },
-  { kind: "generic", label: "Generic command", description: "Any command; exit code and stderr.", default_program: null, default_timeouts: { idle_s: 900, total_s: 14400 }, config_dir_variable: null },
+  {
+    kind: "simulated",
+    label: "Simulated provider",
+    description: "Scripted failures, no network.",
+    default_program: null,
+    default_timeouts: { idle_s: 900, total_s: 14400 },
+    config_dir_variable: null,
+  },
+  {
+    kind: "claude_code",
+    label: "Claude Code",
+    description: "claude -p --output-format stream-json",
+    default_program: "claude",
+    default_timeouts: { idle_s: 900, total_s: 14400 },
+    config_dir_variable: "CLAUDE_CONFIG_DIR",
+  },
+  {
+    kind: "codex",
+    label: "Codex",
+    description: "codex exec --json",
+    default_program: "codex",
+    default_timeouts: { idle_s: 900, total_s: 14400 },
+    config_dir_variable: "CODEX_HOME",
+  },
+  {
+    kind: "gemini",
+    label: "Gemini CLI",
+    description: "gemini -p",
+    default_program: "gemini",
+    default_timeouts: { idle_s: 900, total_s: 14400 },
+    config_dir_variable: "GEMINI_CLI_HOME",
+  },
+  {
+    kind: "opencode",
+    label: "OpenCode",
+    description: "opencode run",
+    default_program: "opencode",
+    default_timeouts: { idle_s: 900, total_s: 14400 },
+    config_dir_variable: "OPENCODE_CONFIG_DIR",
+  },
+  {
+    kind: "generic",
+    label: "Generic command",
+    description: "Any command; exit code and stderr.",
+    default_program: null,
+    default_timeouts: { idle_s: 900, total_s: 14400 },
+    config_dir_variable: null,
+  },
 ];
 
 function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   const errors: FieldError[] = [];
   const range = (path: string, v: number, { min, max }: { min: number; max: number }) => {
-    if (v < min || v > max) errors.push({ path: `${prefix}.${path}`, message: `must be ${min}–${max} when enabled, got ${v}` });
+    if (v < min || v > max)
+      errors.push({ path: `${prefix}.${path}`, message: `must be ${min}–${max} when enabled, got ${v}` });
   };
   if (s.retry.enabled) {
     range("retry.max_retries", s.retry.max_retries, POLICY_LIMITS.max_retries);
@@ -84,12 +127,17 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
 /** What the fake says for `describe_schedule`: the arguments, so a test can
  * tell the UI sent the current draft and shows the answer as it came. */
 function fakeSchedule(section: ClassPolicy, next: string | null): string {
-  const retry = section.retry.enabled ? `${section.retry.max_retries}× from ${section.retry.initial_interval_seconds} s` : "no retry";
+  const retry = section.retry.enabled
+    ? `${section.retry.max_retries}× from ${section.retry.initial_interval_seconds} s`
+    : "no retry";
   return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}`;
 }
 
 export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
-  return [...checkSection(`candidates[${index}].transient`, p.transient), ...checkSection(`candidates[${index}].hard`, p.hard)];
+  return [
+    ...checkSection(`candidates[${index}].transient`, p.transient),
+    ...checkSection(`candidates[${index}].hard`, p.hard),
+  ];
 }
 
 export class FakeBackend {
@@ -123,7 +171,11 @@ export class FakeBackend {
         this.profiles = this.profiles.filter((p) => p.id !== Number(args.id));
         return null;
       case "save_candidates":
-        return this.saveCandidates(Number(args.profileId), Number(args.expectedRevision), args.candidates as CandidateInput[]);
+        return this.saveCandidates(
+          Number(args.profileId),
+          Number(args.expectedRevision),
+          args.candidates as CandidateInput[],
+        );
       case "check_policy":
         return checkPolicy(Number(args.index), args.policy as CandidatePolicy);
       case "check_agent":
@@ -145,7 +197,8 @@ export class FakeBackend {
       case "catalogue_rules":
         return this.scenario.rules ?? { version: "test", rules: [] };
       case "classify_text":
-        if (!this.scenario.playground) throw { code: "validation", message: "no playground answer in scenario", fields: [] };
+        if (!this.scenario.playground)
+          throw { code: "validation", message: "no playground answer in scenario", fields: [] };
         return this.scenario.playground;
       case "unclassified_inbox":
         return this.scenario.inbox ?? [];
@@ -164,7 +217,10 @@ export class FakeBackend {
       case "duplicate_profile":
         return this.duplicateProfile(Number(args.id), String(args.name));
       case "export_fixture":
-        return { path: `/tmp/fixtures/unclassified-route${args.routeId}-attempt${args.attempt}.toml`, text: "description = \"exported\"\n" };
+        return {
+          path: `/tmp/fixtures/unclassified-route${args.routeId}-attempt${args.attempt}.toml`,
+          text: 'description = "exported"\n',
+        };
       default:
         throw { code: "not_found", message: `fake backend has no command ${cmd}`, fields: [] };
     }
@@ -191,9 +247,18 @@ export class FakeBackend {
   }
 
   private createProfile(name: string): Profile {
-    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", fields: [{ path: "name", message: "must not be empty" }] };
+    if (!name.trim())
+      throw {
+        code: "validation",
+        message: "name: must not be empty",
+        fields: [{ path: "name", message: "must not be empty" }],
+      };
     if (this.profiles.some((p) => p.name === name)) {
-      throw { code: "validation", message: `name: a profile named "${name}" already exists`, fields: [{ path: "name", message: `a profile named "${name}" already exists` }] };
+      throw {
+        code: "validation",
+        message: `name: a profile named "${name}" already exists`,
+        fields: [{ path: "name", message: `a profile named "${name}" already exists` }],
+      };
     }
     const p: Profile = { id: this.nextId++, name, revision: 1, candidates: [], created_at: NOW(), updated_at: NOW() };
     this.profiles.push(p);
@@ -201,7 +266,12 @@ export class FakeBackend {
   }
 
   private renameProfile(id: number, name: string): Profile {
-    if (!name.trim()) throw { code: "validation", message: "name: must not be empty", fields: [{ path: "name", message: "must not be empty" }] };
+    if (!name.trim())
+      throw {
+        code: "validation",
+        message: "name: must not be empty",
+        fields: [{ path: "name", message: "must not be empty" }],
+      };
     const p = this.profile(id);
     p.name = name;
     return p;
@@ -209,16 +279,24 @@ export class FakeBackend {
 
   private saveCandidates(id: number, revision: number, inputs: CandidateInput[]): Profile {
     const p = this.profile(id);
-    if (p.revision !== revision) throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
+    if (p.revision !== revision)
+      throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
     const errors = inputs.flatMap((c, i) => checkPolicy(i, c.policy));
-    if (errors.length > 0) throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
+    if (errors.length > 0)
+      throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
     p.candidates = inputs.map((c) => ({
       id: c.id ?? this.nextId++,
       name: c.name,
       enabled: c.enabled,
       agent: {
-        kind: c.agent.kind, program: c.agent.program ?? null, args: c.agent.args ?? [], model: c.agent.model ?? null, script: c.agent.script ?? [],
-        env: c.agent.env ?? {}, config_dir: c.agent.config_dir ?? null, timeouts: c.agent.timeouts ?? { idle_s: 900, total_s: 14400 },
+        kind: c.agent.kind,
+        program: c.agent.program ?? null,
+        args: c.agent.args ?? [],
+        model: c.agent.model ?? null,
+        script: c.agent.script ?? [],
+        env: c.agent.env ?? {},
+        config_dir: c.agent.config_dir ?? null,
+        timeouts: c.agent.timeouts ?? { idle_s: 900, total_s: 14400 },
       },
       policy: c.policy,
       policy_revision: 1,
@@ -231,13 +309,32 @@ export class FakeBackend {
   private startRun(req: StartRun): RouteSnapshot {
     const p = this.profile(req.profile_id);
     const first = p.candidates.find((c) => c.enabled);
-    if (!first) throw { code: "validation", message: "profile_id: profile has no enabled candidate", fields: [{ path: "profile_id", message: "profile has no enabled candidate" }] };
+    if (!first)
+      throw {
+        code: "validation",
+        message: "profile_id: profile has no enabled candidate",
+        fields: [{ path: "profile_id", message: "profile has no enabled candidate" }],
+      };
     const id = this.nextId++;
     const snapshot: RouteSnapshot = {
-      id, profile_name: p.name, state: "running", generation: 1, candidate_index: 0, candidate_name: first.name,
-      candidate_count: p.candidates.length, last_failure: null, retry: null, pending_outcome: null,
-      deadline: null, manual_reason: null, prompt_excerpt: req.prompt.slice(0, 120), attempts: 1, owner: "test",
-      created_at: NOW(), updated_at: NOW(), actions: ["stop"],
+      id,
+      profile_name: p.name,
+      state: "running",
+      generation: 1,
+      candidate_index: 0,
+      candidate_name: first.name,
+      candidate_count: p.candidates.length,
+      last_failure: null,
+      retry: null,
+      pending_outcome: null,
+      deadline: null,
+      manual_reason: null,
+      prompt_excerpt: req.prompt.slice(0, 120),
+      attempts: 1,
+      owner: "test",
+      created_at: NOW(),
+      updated_at: NOW(),
+      actions: ["stop"],
     };
     this.routes.unshift({ snapshot, attempts: [] });
     return snapshot;
@@ -264,19 +361,31 @@ export class FakeBackend {
     const r = this.route(req.route_id);
     const s = r.snapshot;
     if (s.generation !== req.expected_generation) {
-      throw { code: "stale", message: `the route changed (now generation ${s.generation}, ${s.state}); look again before acting`, fields: [] };
+      throw {
+        code: "stale",
+        message: `the route changed (now generation ${s.generation}, ${s.state}); look again before acting`,
+        fields: [],
+      };
     }
     s.generation += 1;
     s.deadline = null;
     switch (req.action) {
       case "stop":
-        s.state = "stopped"; s.actions = ["resume"]; break;
+        s.state = "stopped";
+        s.actions = ["resume"];
+        break;
       case "cancel_wait":
-        s.state = "needs_manual"; s.manual_reason = "the wait was cancelled"; s.actions = ["retry_now", "stop"]; break;
+        s.state = "needs_manual";
+        s.manual_reason = "the wait was cancelled";
+        s.actions = ["retry_now", "stop"];
+        break;
       case "retry_now":
       case "skip_now":
       case "resume":
-        s.state = "running"; s.actions = ["stop"]; s.attempts += 1; break;
+        s.state = "running";
+        s.actions = ["stop"];
+        s.attempts += 1;
+        break;
     }
     return s;
   }
