@@ -95,7 +95,9 @@ function answerFileDialog(title, path) {
     sleep 0.3
     xdotool key Return`;
   return new Promise((resolve, reject) => {
-    execFile("bash", ["-c", script], { timeout: 30000 }, (e, _out, err) => (e ? reject(new Error(`${e.message}: ${err}`)) : resolve()));
+    execFile("bash", ["-c", script], { timeout: 30000 }, (e, _out, err) =>
+      e ? reject(new Error(`${e.message}: ${err}`)) : resolve(),
+    );
   });
 }
 

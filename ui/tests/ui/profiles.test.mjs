@@ -338,10 +338,15 @@ test("export asks where to save, then writes the selected profile there", async 
   try {
     await saving.page.getByRole("button", { name: "Export…" }).click();
     await saving.page.getByRole("status").filter({ hasText: "Exported" }).waitFor();
-    assert.equal(await saving.page.getByRole("status").filter({ hasText: "Exported" }).textContent(),
-      "Exported “Demo (simulated)” to /home/me/Demo.json.");
+    assert.equal(
+      await saving.page.getByRole("status").filter({ hasText: "Exported" }).textContent(),
+      "Exported “Demo (simulated)” to /home/me/Demo.json.",
+    );
     const exports = (await saving.calls()).filter((c) => c.cmd === "export_profile");
-    assert.deepEqual(exports.map((c) => c.args), [{ id: 1, path: "/home/me/Demo.json" }]);
+    assert.deepEqual(
+      exports.map((c) => c.args),
+      [{ id: 1, path: "/home/me/Demo.json" }],
+    );
   } finally {
     await saving.close();
   }
@@ -352,7 +357,10 @@ async function openAndSave(app) {
   await app.page.getByRole("button", { name: "Export…" }).click();
   await app.page.waitForTimeout(100);
   const calls = await app.calls();
-  assert.ok(calls.some((c) => c.cmd === "plugin:dialog|save"), "the native save dialog was asked");
+  assert.ok(
+    calls.some((c) => c.cmd === "plugin:dialog|save"),
+    "the native save dialog was asked",
+  );
   assert.ok(!calls.some((c) => c.cmd === "export_profile"), "a cancelled dialog writes nothing");
 }
 
@@ -360,7 +368,7 @@ const IMPORT_PREVIEW = {
   name: "Demo (simulated)",
   existing: { id: 1, revision: 1 },
   legacy: false,
-  document_json: "{\"version\": 1}",
+  document_json: '{"version": 1}',
   changes: [
     { candidate: "Claude (simulated)", field: "transient.retry.max_retries", before: "3", after: "5" },
     { candidate: "Claude (simulated)", field: "agent.env.ANTHROPIC_API_KEY", before: null, after: "(hidden)" },
@@ -369,18 +377,31 @@ const IMPORT_PREVIEW = {
 };
 
 test("import shows what the file changes and saves only when confirmed", async () => {
-  const imported = { ...demoProfile(), revision: 2, candidates: [...demoProfile().candidates, candidate(13, "Gemini", "gemini", { transient: immediate("skip"), hard: immediate("skip") })] };
-  const app = await openApp({ profiles: [demoProfile()], openPath: "/home/me/demo.json", importPreview: IMPORT_PREVIEW, imported }, { hash: "#/profiles" });
+  const imported = {
+    ...demoProfile(),
+    revision: 2,
+    candidates: [
+      ...demoProfile().candidates,
+      candidate(13, "Gemini", "gemini", { transient: immediate("skip"), hard: immediate("skip") }),
+    ],
+  };
+  const app = await openApp(
+    { profiles: [demoProfile()], openPath: "/home/me/demo.json", importPreview: IMPORT_PREVIEW, imported },
+    { hash: "#/profiles" },
+  );
   try {
     await app.page.getByRole("button", { name: "Import from file…" }).click();
     const dialog = app.page.getByRole("dialog", { name: "Import “Demo (simulated)”" });
     await dialog.waitFor();
     const rows = await dialog.locator("tbody tr").allInnerTexts();
-    assert.deepEqual(rows.map((r) => r.split("\t").map((c) => c.trim())), [
-      ["Claude (simulated)", "transient.retry.max_retries", "3", "5"],
-      ["Claude (simulated)", "agent.env.ANTHROPIC_API_KEY", "—", "(hidden)"],
-      ["Gemini", "candidate", "—", "gemini at position 3"],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => r.split("\t").map((c) => c.trim())),
+      [
+        ["Claude (simulated)", "transient.retry.max_retries", "3", "5"],
+        ["Claude (simulated)", "agent.env.ANTHROPIC_API_KEY", "—", "(hidden)"],
+        ["Gemini", "candidate", "—", "gemini at position 3"],
+      ],
+    );
     await dialog.getByRole("button", { name: "Cancel" }).click();
     assert.ok(!(await app.calls()).some((c) => c.cmd === "import_profile"), "cancel saves nothing");
 
@@ -388,22 +409,46 @@ test("import shows what the file changes and saves only when confirmed", async (
     await dialog.getByRole("button", { name: "Replace “Demo (simulated)”" }).click();
     await app.page.getByRole("status").filter({ hasText: "Replaced" }).waitFor();
     const imports = (await app.calls()).filter((c) => c.cmd === "import_profile");
-    assert.deepEqual(imports.map((c) => c.args), [{ documentJson: "{\"version\": 1}", replace: { id: 1, revision: 1 } }],
-      "the previewed document goes back with the revision the preview saw");
-    assert.equal(await app.page.getByRole("button", { name: /Demo \(simulated\)/ }).locator(".hint").textContent(), "3 candidates");
-    assert.equal(await app.page.evaluate(() => document.activeElement?.id), "profile-heading", "focus lands on the imported profile");
+    assert.deepEqual(
+      imports.map((c) => c.args),
+      [{ documentJson: '{"version": 1}', replace: { id: 1, revision: 1 } }],
+      "the previewed document goes back with the revision the preview saw",
+    );
+    assert.equal(
+      await app.page
+        .getByRole("button", { name: /Demo \(simulated\)/ })
+        .locator(".hint")
+        .textContent(),
+      "3 candidates",
+    );
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.id),
+      "profile-heading",
+      "focus lands on the imported profile",
+    );
   } finally {
     await app.close();
   }
 });
 
 test("an import over unsaved edits of the same profile asks first", async () => {
-  const app = await openApp({ profiles: [demoProfile()], openPath: "/home/me/demo.json", importPreview: IMPORT_PREVIEW, imported: { ...demoProfile(), revision: 2 } }, { hash: "#/profiles" });
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      openPath: "/home/me/demo.json",
+      importPreview: IMPORT_PREVIEW,
+      imported: { ...demoProfile(), revision: 2 },
+    },
+    { hash: "#/profiles" },
+  );
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
     await app.page.locator("[data-testid=section-transient] input").first().fill("4");
     await app.page.getByRole("button", { name: "Import from file…" }).click();
-    await app.page.getByRole("dialog", { name: "Import “Demo (simulated)”" }).getByRole("button", { name: "Replace “Demo (simulated)”" }).click();
+    await app.page
+      .getByRole("dialog", { name: "Import “Demo (simulated)”" })
+      .getByRole("button", { name: "Replace “Demo (simulated)”" })
+      .click();
     const ask = app.page.getByRole("dialog", { name: "Discard unsaved changes?" });
     await ask.waitFor();
     await ask.getByRole("button", { name: "Cancel" }).click();
@@ -414,10 +459,20 @@ test("an import over unsaved edits of the same profile asks first", async () => 
 });
 
 test("a file the backend refuses shows why and opens no preview", async () => {
-  const app = await openApp({
-    profiles: [demoProfile()], openPath: "/home/me/big.json",
-    failNext: { preview_profile_file: { code: "validation", message: "file: cannot read /home/me/big.json: larger than 1 MiB; refusing to read it", fields: [{ path: "file", message: "cannot read /home/me/big.json: larger than 1 MiB; refusing to read it" }] } },
-  }, { hash: "#/profiles" });
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      openPath: "/home/me/big.json",
+      failNext: {
+        preview_profile_file: {
+          code: "validation",
+          message: "file: cannot read /home/me/big.json: larger than 1 MiB; refusing to read it",
+          fields: [{ path: "file", message: "cannot read /home/me/big.json: larger than 1 MiB; refusing to read it" }],
+        },
+      },
+    },
+    { hash: "#/profiles" },
+  );
   try {
     await app.page.getByRole("button", { name: "Import from file…" }).click();
     const alert = app.page.getByRole("alert");
@@ -430,12 +485,18 @@ test("a file the backend refuses shows why and opens no preview", async () => {
 });
 
 test("duplicate makes a copy under a free name and selects it", async () => {
-  const app = await openApp({ profiles: [demoProfile(), { ...demoProfile(), id: 2, name: "Demo (simulated) (copy)" }] }, { hash: "#/profiles" });
+  const app = await openApp(
+    { profiles: [demoProfile(), { ...demoProfile(), id: 2, name: "Demo (simulated) (copy)" }] },
+    { hash: "#/profiles" },
+  );
   try {
     await app.page.getByRole("button", { name: "Duplicate" }).click();
     await app.page.getByRole("heading", { name: "Demo (simulated) (copy 2)" }).waitFor();
     const dup = (await app.calls()).filter((c) => c.cmd === "duplicate_profile");
-    assert.deepEqual(dup.map((c) => c.args), [{ id: 1, name: "Demo (simulated) (copy 2)" }]);
+    assert.deepEqual(
+      dup.map((c) => c.args),
+      [{ id: 1, name: "Demo (simulated) (copy 2)" }],
+    );
   } finally {
     await app.close();
   }

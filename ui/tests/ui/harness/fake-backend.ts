@@ -210,7 +210,8 @@ export class FakeBackend {
         this.profile(Number(args.id));
         return null;
       case "preview_profile_file":
-        if (!this.scenario.importPreview) throw { code: "validation", message: "no import preview in scenario", fields: [] };
+        if (!this.scenario.importPreview)
+          throw { code: "validation", message: "no import preview in scenario", fields: [] };
         return this.scenario.importPreview;
       case "import_profile":
         return this.importProfile();
