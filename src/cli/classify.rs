@@ -31,13 +31,15 @@ use super::exit::Exit;
 /// Longest accepted input line; longer lines are an error, not a memory hazard.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-/// Names taken from the input (unknown fields, header names, option
-/// arguments) are cut to this many characters in error messages.
-pub const MAX_SHOWN_CHARS: usize = 64;
+use super::{one_of, shown_value as shown_name, OneOf, MAX_SHOWN_CHARS};
 
-const PROVIDERS: &str =
-    "anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated";
-const PHASES: &str = "spawn, connect, request, stream, exit";
+fn providers() -> OneOf<Provider> {
+    one_of(&Provider::ALL, Provider::as_str)
+}
+
+fn phases() -> OneOf<Phase> {
+    one_of(&Phase::ALL, Phase::as_str)
+}
 const FIELDS: [&str; 8] = [
     "provider",
     "message",
@@ -57,8 +59,8 @@ pub struct ClassifyArgs {
     #[arg(long)]
     pub json: bool,
     /// Tool that produced the text
-    #[arg(long, default_value = "generic")]
-    pub provider: String,
+    #[arg(long, default_value = "generic", value_parser = providers())]
+    pub provider: Provider,
     /// HTTP status of the failed request
     #[arg(long, value_name = "N")]
     pub status: Option<u16>,
@@ -71,9 +73,9 @@ pub struct ClassifyArgs {
     /// Exit code of the agent process
     #[arg(long, allow_negative_numbers = true)]
     pub exit_code: Option<i32>,
-    /// Where the failure happened: spawn, connect, request, stream, exit
-    #[arg(long)]
-    pub phase: Option<String>,
+    /// Where the failure happened
+    #[arg(long, value_parser = phases())]
+    pub phase: Option<Phase>,
     /// When the failure happened (RFC 3339); default now
     #[arg(long)]
     pub occurred_at: Option<String>,
@@ -275,12 +277,6 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// A name from the input, sanitized, cut to [`MAX_SHOWN_CHARS`] characters
-/// (with `…` when cut) and quoted, for error messages.
-fn shown_name(name: &str) -> String {
-    format!("{:?}", bounded_name(name))
-}
-
 fn bounded_name(name: &str) -> String {
     let clean = recourse::evidence::sanitize(name);
     match clean.char_indices().nth(MAX_SHOWN_CHARS) {
@@ -305,15 +301,20 @@ fn optional_string(object: &Map<String, Value>, name: &str) -> Result<Option<Str
 
 fn provider_field(object: &Map<String, Value>) -> Result<Provider, String> {
     let value = field(object, "provider").ok_or("missing required field \"provider\"")?;
-    serde_json::from_value(value.clone())
-        .map_err(|_| field_error("provider", &format!("one of {PROVIDERS}"), value))
+    serde_json::from_value(value.clone()).map_err(|_| {
+        field_error(
+            "provider",
+            &format!("one of {}", providers().names()),
+            value,
+        )
+    })
 }
 
 fn phase_field(object: &Map<String, Value>) -> Result<Option<Phase>, String> {
     field(object, "phase")
         .map(|v| {
             serde_json::from_value(v.clone())
-                .map_err(|_| field_error("phase", &format!("one of {PHASES}"), v))
+                .map_err(|_| field_error("phase", &format!("one of {}", phases().names()), v))
         })
         .transpose()
 }
@@ -386,20 +387,7 @@ fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<Exit> {
 }
 
 fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, String> {
-    let provider = serde_json::from_value(Value::String(args.provider.clone())).map_err(|_| {
-        format!(
-            "--provider {}: expected one of {PROVIDERS}",
-            shown_name(&args.provider)
-        )
-    })?;
-    let phase = args
-        .phase
-        .as_ref()
-        .map(|p| {
-            serde_json::from_value(Value::String(p.clone()))
-                .map_err(|_| format!("--phase {}: expected one of {PHASES}", shown_name(p)))
-        })
-        .transpose()?;
+    let (provider, phase) = (args.provider, args.phase);
     if let Some(status) = args.status.filter(|s| !(100..=599).contains(s)) {
         return Err(format!("--status {status}: expected integer 100-599"));
     }

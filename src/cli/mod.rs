@@ -19,16 +19,74 @@ pub const MAX_INPUT_BYTES: u64 = 1024 * 1024;
 
 /// Parses one of a domain enum's values by its stable name, so `--help`
 /// lists them and the list has one owner (the enum's `ALL` and `as_str`).
+/// A wrong value is named cut short and sanitized, never echoed whole.
 pub fn one_of<T: Copy + Send + Sync + 'static>(
     all: &'static [T],
     name: fn(T) -> &'static str,
-) -> impl clap::builder::TypedValueParser<Value = T> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(all.iter().map(|v| name(*v))).map(move |s| {
-        *all.iter()
-            .find(|v| name(**v) == s)
-            .expect("clap accepts only the listed names")
-    })
+) -> OneOf<T> {
+    OneOf { all, name }
+}
+
+#[derive(Clone)]
+pub struct OneOf<T: 'static> {
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+}
+
+impl<T: Copy + Send + Sync + 'static> OneOf<T> {
+    /// `a, b, c`.
+    pub fn names(&self) -> String {
+        let names: Vec<&str> = self.all.iter().map(|v| (self.name)(*v)).collect();
+        names.join(", ")
+    }
+}
+
+impl<T: Copy + Send + Sync + 'static> clap::builder::TypedValueParser for OneOf<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let given = value.to_string_lossy();
+        if let Some(found) = self.all.iter().find(|v| (self.name)(**v) == given) {
+            return Ok(*found);
+        }
+        let arg = arg.map_or_else(|| "value".to_string(), |a| a.to_string());
+        let arg = arg.split(' ').next().unwrap_or_default().to_string();
+        let message = format!(
+            "{arg} {}: expected one of {}\n",
+            shown_value(&given),
+            self.names()
+        );
+        Err(clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.all
+                .iter()
+                .map(|v| clap::builder::PossibleValue::new((self.name)(*v))),
+        ))
+    }
+}
+
+/// Names taken from the input are cut to this many characters in messages.
+pub const MAX_SHOWN_CHARS: usize = 64;
+
+/// A value from the input as a message shows it: sanitized, cut to
+/// [`MAX_SHOWN_CHARS`], quoted.
+pub fn shown_value(value: &str) -> String {
+    let clean = recourse::evidence::sanitize(value);
+    let cut = match clean.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((at, _)) => format!("{}…", &clean[..at]),
+        None => clean,
+    };
+    format!("{cut:?}")
 }
 
 /// For commands that only print: a reader that goes away (`| head`) ends

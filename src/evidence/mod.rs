@@ -62,6 +62,33 @@ pub enum Provider {
     Simulated,
 }
 
+impl Provider {
+    pub const ALL: [Provider; 8] = [
+        Provider::AnthropicApi,
+        Provider::ClaudeCode,
+        Provider::Codex,
+        Provider::OpenaiApi,
+        Provider::Gemini,
+        Provider::Opencode,
+        Provider::Generic,
+        Provider::Simulated,
+    ];
+
+    /// The name in evidence and on the command line (`anthropic-api`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::AnthropicApi => "anthropic-api",
+            Provider::ClaudeCode => "claude-code",
+            Provider::Codex => "codex",
+            Provider::OpenaiApi => "openai-api",
+            Provider::Gemini => "gemini",
+            Provider::Opencode => "opencode",
+            Provider::Generic => "generic",
+            Provider::Simulated => "simulated",
+        }
+    }
+}
+
 /// Where in the invocation the failure happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
@@ -71,6 +98,26 @@ pub enum Phase {
     Request,
     Stream,
     Exit,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 5] = [
+        Phase::Spawn,
+        Phase::Connect,
+        Phase::Request,
+        Phase::Stream,
+        Phase::Exit,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Spawn => "spawn",
+            Phase::Connect => "connect",
+            Phase::Request => "request",
+            Phase::Stream => "stream",
+            Phase::Exit => "exit",
+        }
+    }
 }
 
 /// Ties evidence to the exact attempt that produced it, so stale evidence is

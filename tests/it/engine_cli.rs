@@ -128,8 +128,7 @@ fn bad_input_is_reported_clearly() {
     );
     assert!(
         stderr(&out).starts_with(
-            "error: invalid value 'bogus' for '<ACTION>'\n  \
-             [possible values: retry-now, skip-now, cancel-wait, stop, resume]"
+            "error: <ACTION> \"bogus\": expected one of retry-now, skip-now, cancel-wait, stop, resume\n"
         ),
         "{}",
         stderr(&out)
@@ -284,8 +283,9 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
     let out = recourse(&db, &["routes", "--state", "done"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains(
-            "[possible values: running, waiting_reset, retry_scheduled, needs_manual, stopped, succeeded]"
+        stderr(&out).starts_with(
+            "error: --state \"done\": expected one of running, waiting_reset, retry_scheduled, \
+             needs_manual, stopped, succeeded\n"
         ),
         "{}",
         stderr(&out)
@@ -293,6 +293,11 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
     let help = stdout(&recourse(&db, &["action", "--help"]));
     assert!(
         help.contains("[possible values: retry-now, skip-now, cancel-wait, stop, resume]"),
+        "{help}"
+    );
+    let help = stdout(&recourse(&db, &["classify", "--help"]));
+    assert!(
+        help.contains("[possible values: anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated]"),
         "{help}"
     );
 }
