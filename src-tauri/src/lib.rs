@@ -93,12 +93,20 @@ pub fn run() {
         })
         .build(tauri::generate_context!("../tauri.conf.json"))
         .expect("Recourse could not start");
-    app.run(|handle, event| {
-        if let RunEvent::Exit = event {
+    app.run(|handle, event| match event {
+        RunEvent::Exit => {
             // Kill and reap agent processes before the runtime goes away.
             let engine = handle.state::<AppState>().engine.clone();
             tauri::async_runtime::block_on(engine.shutdown());
         }
+        // The native file dialogs run their own GTK loop on another thread
+        // (rfd, through the dialog plugin); once one has been shown, the
+        // event loop does not end by itself when the last window is gone.
+        RunEvent::WindowEvent {
+            event: tauri::WindowEvent::Destroyed,
+            ..
+        } if handle.webview_windows().is_empty() => handle.exit(0),
+        _ => {}
     });
 }
 

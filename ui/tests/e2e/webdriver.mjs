@@ -18,6 +18,9 @@ export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), 
   const driver = spawn("tauri-driver", ["--port", String(port), "--native-port", String(port + 1000)], {
     env: { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, ...env },
     stdio: ["ignore", "inherit", "inherit"],
+    // Its own process group: the driver, WebKitWebDriver and the app, so
+    // `stop` can tell whether anything outlived the session.
+    detached: true,
   });
   const base = `http://127.0.0.1:${port}`;
   await waitForDriver(base);
@@ -101,6 +104,20 @@ export class Session {
     }
     this.driver.kill("SIGTERM");
     await new Promise((r) => (this.driver.exitCode !== null ? r() : this.driver.once("exit", r)));
+    // The app must end once its window is closed; anything left of the
+    // group after a grace period is stopped, and the test fails.
+    const alive = () => {
+      try {
+        process.kill(-this.driver.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    const outlived = alive();
+    if (outlived) process.kill(-this.driver.pid, "SIGKILL");
     rmSync(this.dir, { recursive: true, force: true });
+    if (outlived) throw new Error("the app was still running 5 s after its window closed");
   }
 }
