@@ -43,6 +43,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             profile_files::duplicate_profile,
             commands::check_policy,
             commands::check_agent,
+            commands::secret_env_names,
             commands::preview_policy,
             commands::describe_schedule,
             commands::start_run,
@@ -56,6 +57,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .events(collect_events![events::RouteChanged])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
+        .constant("PROVIDERS", recourse::evidence::Provider::ALL)
 }
 
 /// Writes the TypeScript bindings to `path`.

@@ -39,6 +39,12 @@ export const commands = {
 	 */
 	checkAgent: (index: number, agent: AgentSpec_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_agent", { index, agent }),
 	/**
+	 *  The variables whose values look like secrets (what the evidence
+	 *  sanitizer would redact), for the editor to hide; the UI keeps no list of
+	 *  its own.
+	 */
+	secretEnvNames: (env: { [key in string]: string }) => __TAURI_INVOKE<string[]>("secret_env_names", { env }),
+	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
@@ -73,6 +79,8 @@ export const events = {
 
 /* Constants */
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
+
+export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
 /* Types */
 export type ActionRequest = {

@@ -38,6 +38,11 @@ export type Scenario = {
   importPreview?: ImportPreview;
   /** The profile `import_profile` saves (its id decides new or replaced). */
   imported?: Profile;
+  /** Variable names `secret_env_names` calls secret when their value is
+   * not empty (default: OPENAI_API_KEY). */
+  secretEnv?: string[];
+  /** `secret_env_names` never answers. */
+  secretEnvPending?: boolean;
   /** What `check_agent` answers, by field path. */
   agentErrors?: FieldError[];
   /**
@@ -182,6 +187,12 @@ export class FakeBackend {
         // The real validator runs in the end-to-end tests; here a scenario
         // may script its answer.
         return (this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`));
+      case "secret_env_names": {
+        if (this.scenario.secretEnvPending) return new Promise(() => {});
+        const env = args.env as Record<string, string>;
+        const secret = this.scenario.secretEnv ?? ["OPENAI_API_KEY"];
+        return Object.keys(env).filter((name) => secret.includes(name) && env[name] !== "");
+      }
       case "preview_policy":
         return this.scenario.preview ?? [];
       case "describe_schedule":
