@@ -16,7 +16,7 @@ use recourse::route::RouteState;
 use serde::{Deserialize, Serialize};
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow, Wry};
+use tauri::{AppHandle, Manager, Runtime, State, Wry};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 use tauri_specta::Event;
 
@@ -154,13 +154,23 @@ pub struct PauseChanged {
 pub struct Background {
     settings_path: PathBuf,
     settings: Mutex<Settings>,
-    tray: Mutex<Option<TrayItems>>,
+    /// Updates the tray's status line and pause check, once it exists.
+    refresh: Mutex<Option<Refresh>>,
+    /// Acts on the running app (set at start; commands stay free of the
+    /// runtime type so the mock runtime drives them too).
+    control: Mutex<Option<Control>>,
 }
 
-struct TrayItems {
-    icon: TrayIcon<Wry>,
-    status: MenuItem<Wry>,
-    pause: CheckMenuItem<Wry>,
+type Refresh = Box<dyn Fn(&str, bool) + Send + Sync>;
+type Control = Box<dyn Fn(Act) + Send + Sync>;
+
+/// What a command asks the running app to do.
+#[derive(Debug, Clone, Copy)]
+pub enum Act {
+    HideWindow,
+    Quit,
+    /// Tell the window and the tray that pausing changed.
+    PauseChanged(bool),
 }
 
 impl Background {
@@ -169,12 +179,21 @@ impl Background {
         Background {
             settings: Mutex::new(settings::load(&settings_path)),
             settings_path,
-            tray: Mutex::new(None),
+            refresh: Mutex::new(None),
+            control: Mutex::new(None),
         }
     }
 
     fn settings(&self) -> Settings {
         self.settings.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn act(&self, act: Act) {
+        let control = self.control.lock().unwrap_or_else(|p| p.into_inner());
+        match control.as_ref() {
+            Some(control) => control(act),
+            None => tracing::debug!(?act, "no app to act on"),
+        }
     }
 
     fn save(&self, next: Settings) -> Result<(), IpcError> {
@@ -193,6 +212,26 @@ fn counts_now<R: Runtime>(app: &AppHandle<R>) -> ActiveCounts {
             ActiveCounts::default()
         }
     }
+}
+
+/// Lets the commands act on the app: hide the main window, quit, announce
+/// a pause change.
+pub fn install_control(app: &AppHandle<Wry>) {
+    let handle = app.clone();
+    let control: Control = Box::new(move |act| match act {
+        Act::HideWindow => {
+            if let Some(window) = handle.get_webview_window("main") {
+                tracing::info!("main window hidden to the tray");
+                let _ = window.hide();
+            }
+        }
+        Act::Quit => handle.exit(0),
+        Act::PauseChanged(paused) => announce_pause(&handle, paused),
+    });
+    *app.state::<Background>()
+        .control
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = Some(control);
 }
 
 /// Builds the tray. Without a StatusNotifier host (a bare X server) the
@@ -239,27 +278,29 @@ pub fn create_tray(app: &AppHandle<Wry>) -> tauri::Result<()> {
     if let Some(icon) = app.default_window_icon() {
         builder = builder.icon(icon.clone());
     }
-    let icon = builder.build(app)?;
-    *app.state::<Background>().tray.lock().unwrap_or_else(|p| p.into_inner()) =
-        Some(TrayItems {
-            icon,
-            status,
-            pause,
-        });
+    let icon: TrayIcon<Wry> = builder.build(app)?;
+    let refresh: Refresh = Box::new(move |line, paused| {
+        let _ = status.set_text(line);
+        let _ = icon.set_tooltip(Some(line));
+        let _ = pause.set_checked(paused);
+    });
+    *app.state::<Background>()
+        .refresh
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = Some(refresh);
     Ok(())
 }
 
 /// Updates the tray's status line and pause check; called on every route
 /// event and pause change.
-pub fn refresh_tray(app: &AppHandle<Wry>) {
-    let paused = app.state::<AppState>().engine.is_paused();
-    let line = status_line(counts_now(app), paused);
-    let background = app.state::<Background>();
-    let tray = background.tray.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(items) = tray.as_ref() {
-        let _ = items.status.set_text(&line);
-        let _ = items.icon.set_tooltip(Some(&line));
-        let _ = items.pause.set_checked(paused);
+pub fn refresh_tray<R: Runtime>(app: &AppHandle<R>) {
+    let Some(background) = app.try_state::<Background>() else {
+        return;
+    };
+    let refresh = background.refresh.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(refresh) = refresh.as_ref() {
+        let paused = app.state::<AppState>().engine.is_paused();
+        refresh(&status_line(counts_now(app), paused), paused);
     }
 }
 
@@ -271,8 +312,12 @@ pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-fn set_paused(app: &AppHandle<Wry>, paused: bool) {
+fn set_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
     app.state::<AppState>().engine.set_paused(paused);
+    announce_pause(app, paused);
+}
+
+fn announce_pause<R: Runtime>(app: &AppHandle<R>, paused: bool) {
     if let Err(err) = (PauseChanged { paused }).emit(app) {
         tracing::warn!(%err, "could not emit pause change");
     }
@@ -356,7 +401,6 @@ pub fn set_close_choice(
 #[tauri::command]
 #[specta::specta]
 pub fn answer_close(
-    window: WebviewWindow<Wry>,
     background: State<'_, Background>,
     choice: CloseChoice,
     remember: bool,
@@ -366,16 +410,11 @@ pub fn answer_close(
             close_while_active: Some(choice),
         })?;
     }
-    match choice {
-        CloseChoice::KeepRunning => {
-            tracing::info!("main window hidden to the tray");
-            window.hide().map_err(|e| IpcError::io(&e))
-        }
-        CloseChoice::Quit => {
-            window.app_handle().exit(0);
-            Ok(())
-        }
-    }
+    background.act(match choice {
+        CloseChoice::KeepRunning => Act::HideWindow,
+        CloseChoice::Quit => Act::Quit,
+    });
+    Ok(())
 }
 
 #[tauri::command]
@@ -387,8 +426,13 @@ pub fn dispatch_paused(state: State<'_, AppState>) -> bool {
 /// Pauses or resumes new dispatches (see `docs/engine.md`).
 #[tauri::command]
 #[specta::specta]
-pub fn set_dispatch_paused(app: AppHandle<Wry>, paused: bool) -> bool {
-    set_paused(&app, paused);
+pub fn set_dispatch_paused(
+    state: State<'_, AppState>,
+    background: State<'_, Background>,
+    paused: bool,
+) -> bool {
+    state.engine.set_paused(paused);
+    background.act(Act::PauseChanged(paused));
     paused
 }
 

@@ -118,6 +118,7 @@ pub fn run() {
                 db_path,
                 log_dir,
             });
+            background::install_control(app.handle());
             if let Err(err) = background::create_tray(app.handle()) {
                 tracing::warn!(%err, "no tray icon");
             }
