@@ -113,7 +113,11 @@ pub fn quit_warning(counts: ActiveCounts) -> Option<String> {
              again; a deadline that passes while it is closed fires at the next start.",
             counts.waiting,
             if counts.waiting == 1 { " is" } else { "s are" },
-            if counts.waiting == 1 { "It is" } else { "They are" },
+            if counts.waiting == 1 {
+                "It is"
+            } else {
+                "They are"
+            },
             if counts.waiting == 1 { "its" } else { "their" },
             if counts.waiting == 1 { "" } else { "s" },
         ));
@@ -126,7 +130,11 @@ pub fn quit_warning(counts: ActiveCounts) -> Option<String> {
             "{} agent{} running: {} stopped and {} route{} will need you.",
             counts.running,
             if counts.running == 1 { " is" } else { "s are" },
-            if counts.running == 1 { "it is" } else { "they are" },
+            if counts.running == 1 {
+                "it is"
+            } else {
+                "they are"
+            },
             if counts.running == 1 { "its" } else { "their" },
             if counts.running == 1 { "" } else { "s" },
         ));
@@ -185,7 +193,10 @@ impl Background {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn act(&self, act: Act) {
@@ -450,7 +461,11 @@ mod tests {
 
     #[test]
     fn closing_with_nothing_active_quits_whatever_was_remembered() {
-        for remembered in [None, Some(CloseChoice::KeepRunning), Some(CloseChoice::Quit)] {
+        for remembered in [
+            None,
+            Some(CloseChoice::KeepRunning),
+            Some(CloseChoice::Quit),
+        ] {
             assert_eq!(
                 close_decision(counts(3, 0, 0), remembered),
                 CloseDecision::Quit,

@@ -35,7 +35,11 @@ impl Engine {
                 self.perform(key);
             }
         }
-        tracing::info!(paused, "new dispatches {}", if paused { "paused" } else { "resumed" });
+        tracing::info!(
+            paused,
+            "new dispatches {}",
+            if paused { "paused" } else { "resumed" }
+        );
     }
 
     /// The error for a dispatch a person asked for while paused.
