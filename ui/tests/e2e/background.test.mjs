@@ -47,7 +47,8 @@ function seedProfile(dbPath, dir) {
 const sh = (cmd, args) =>
   new Promise((resolve) => execFile(cmd, args, { timeout: 15000 }, (_e, out) => resolve(String(out ?? "").trim())));
 /** Visible X windows titled Recourse. */
-const visibleWindows = async () => (await sh("xdotool", ["search", "--onlyvisible", "--name", "^Recourse$"])).split(/\s+/).filter(Boolean);
+const visibleWindows = async () =>
+  (await sh("xdotool", ["search", "--onlyvisible", "--name", "^Recourse$"])).split(/\s+/).filter(Boolean);
 /** Processes with `file` open. */
 function holders(file) {
   const pids = [];
@@ -98,7 +99,9 @@ test("close while a route waits → keep running → the window hides, the wait 
   execFileSync("python3", [join(repoRoot, "ui/tests/e2e/wm-close.py"), window]);
   const question = await app.waitForText("[data-testid=close-dialog]", (t) => /Keep Recourse running/.test(t));
   assert.match(question, /1 route is waiting/);
-  assert.ok(await clickByText("[data-testid=close-dialog] [role=switch]", "Remember my choice (change it in Settings)"));
+  assert.ok(
+    await clickByText("[data-testid=close-dialog] [role=switch]", "Remember my choice (change it in Settings)"),
+  );
   assert.ok(await clickByText("[data-testid=close-dialog] button", "Keep running"));
   for (let i = 0; i < 50 && (await visibleWindows()).length > 0; i++) await sleep(100);
   assert.deepEqual(await visibleWindows(), [], "the window is hidden, not closed");
