@@ -96,10 +96,10 @@ test("closing while routes wait asks once; the remembered answer is sent and sho
 test("Escape keeps the window and sends no answer", async () => {
   const app = await openApp({});
   try {
-    await app.emit("close-requested", { counts: { needs_you: 0, waiting: 0, running: 1 }, quit_warning: "x" });
+    await app.emit("close-requested", { counts: { needs_you: 0, waiting: 1, running: 1 }, quit_warning: "x" });
     const dialog = app.page.getByTestId("close-dialog");
     await dialog.waitFor();
-    assert.match(await dialog.textContent(), /1 agent is running/);
+    assert.match(await dialog.textContent(), /1 route is waiting and 1 agent is running\./);
     await app.page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
     assert.deepEqual(await app.page.evaluate(() => window.__BACKEND__.closeAnswers), []);
