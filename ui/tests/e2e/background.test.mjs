@@ -132,3 +132,14 @@ test("a second launch exits at once and shows the running window", async () => {
   assert.equal((await appProcesses()).length, 1, "one app process, so one engine on the database");
   assert.equal(holders(app.dbPath).length, 1, "one process has the database open");
 });
+
+test("pausing from the route list refuses a new run until resumed", async () => {
+  await app.execute("location.hash = '#/routes'");
+  assert.ok(await clickByText("button", "Pause dispatches"));
+  await app.waitForText("[data-testid=paused-badge]", (t) => t === "Paused");
+  await app.type("#run-prompt", "Another one");
+  assert.ok(await clickByText("[data-testid=start-run] button", "Start run"));
+  await app.waitForText("[data-testid=start-run]", (t) => /new dispatches are paused/.test(t));
+  assert.ok(await clickByText("button", "Resume dispatches"));
+  await app.waitForText("#routes-heading", (t) => !t.includes("Paused"));
+});
