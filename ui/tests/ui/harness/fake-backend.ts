@@ -50,6 +50,12 @@ export type Scenario = {
    * Tauri itself rejects a malformed request with.
    */
   failNext?: Record<string, IpcError | string>;
+  /** Start at login as the autostart plugin reports it (off by default). */
+  autostart?: boolean;
+  /** New dispatches paused at start. */
+  paused?: boolean;
+  /** The remembered answer to the close question. */
+  closeChoice?: "keep_running" | "quit" | null;
 };
 
 const NOW = () => new Date().toISOString();
@@ -148,11 +154,19 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
 export class FakeBackend {
   profiles: Profile[];
   routes: RouteDetail[];
+  autostart: boolean;
+  paused: boolean;
+  closeChoice: "keep_running" | "quit" | null;
+  /** What `answer_close` was told, in order. */
+  closeAnswers: { choice: string; remember: boolean }[] = [];
   private nextId = 100;
 
   constructor(private scenario: Scenario) {
     this.profiles = structuredClone(scenario.profiles ?? []);
     this.routes = structuredClone(scenario.routes ?? []);
+    this.autostart = scenario.autostart ?? false;
+    this.paused = scenario.paused ?? false;
+    this.closeChoice = scenario.closeChoice ?? null;
   }
 
   handle(cmd: string, args: Record<string, unknown>): unknown {
@@ -162,6 +176,28 @@ export class FakeBackend {
       throw fail;
     }
     switch (cmd) {
+      case "plugin:autostart|is_enabled":
+        return this.autostart;
+      case "plugin:autostart|enable":
+        this.autostart = true;
+        return null;
+      case "plugin:autostart|disable":
+        this.autostart = false;
+        return null;
+      case "dispatch_paused":
+        return this.paused;
+      case "set_dispatch_paused":
+        this.paused = Boolean(args.paused);
+        return this.paused;
+      case "get_settings":
+        return { close_while_active: this.closeChoice };
+      case "set_close_choice":
+        this.closeChoice = (args.choice as "keep_running" | "quit" | null) ?? null;
+        return { close_while_active: this.closeChoice };
+      case "answer_close":
+        this.closeAnswers.push({ choice: String(args.choice), remember: Boolean(args.remember) });
+        if (args.remember) this.closeChoice = args.choice as "keep_running" | "quit";
+        return null;
       case "app_info":
         return { version: "0.0.0-test", db_path: "/tmp/test.db", log_dir: "/tmp/logs" };
       case "agent_kinds":
