@@ -10,7 +10,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startApp, appBinary, repoRoot } from "./webdriver.mjs";
@@ -142,4 +142,30 @@ test("pausing from the route list refuses a new run until resumed", async () => 
   await app.waitForText("[data-testid=start-run]", (t) => /new dispatches are paused/.test(t));
   assert.ok(await clickByText("button", "Resume dispatches"));
   await app.waitForText("#routes-heading", (t) => !t.includes("Paused"));
+});
+
+test("start at login writes a desktop autostart entry that starts this app, and turning it off removes it", async () => {
+  // The real plugin; it writes under $HOME/.config (the test's own HOME).
+  const dir = join(app.dir, ".config", "autostart");
+  const entries = () => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".desktop")) : []);
+  await app.execute("location.hash = '#/settings'");
+  await app.waitForText("#autostart");
+  assert.equal(
+    await app.execute("return document.querySelector('#autostart').getAttribute('aria-checked')"),
+    "false",
+    "off by default",
+  );
+  assert.deepEqual(entries(), []);
+  await app.execute("document.querySelector('#autostart').click()");
+  await app.waitForText("#autostart", () => true);
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline && entries().length === 0) await sleep(100);
+  const [entry] = entries();
+  assert.ok(entry, "an autostart entry was written");
+  const text = readFileSync(join(dir, entry), "utf8");
+  assert.match(text, /^Exec=.*recourse-app/m, `the entry starts this app: ${text}`);
+  await app.execute("document.querySelector('#autostart').click()");
+  const gone = Date.now() + 5000;
+  while (Date.now() < gone && entries().length > 0) await sleep(100);
+  assert.deepEqual(entries(), [], "turning it off removes the entry");
 });

@@ -20,7 +20,7 @@ export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), 
   const dbPath = join(dir, "recourse.db");
   if (prepare) await prepare(dbPath, dir);
   const driver = spawn("tauri-driver", ["--port", String(port), "--native-port", String(port + 1000)], {
-    env: { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, ...env },
+    env: { ...process.env, RECOURSE_DB: dbPath, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, ...env },
     stdio: ["ignore", "inherit", "inherit"],
     // Its own process group: the driver, WebKitWebDriver and the app, so
     // `stop` can tell whether anything outlived the session.
@@ -33,7 +33,7 @@ export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), 
   });
   const session = new Session(base, created.sessionId, driver, dir, dbPath);
   /** The environment the app runs with, for a second launch. */
-  session.env = { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, ...env };
+  session.env = { ...process.env, RECOURSE_DB: dbPath, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, ...env };
   return session;
 }
 
@@ -120,10 +120,10 @@ export class Session {
         return false;
       }
     };
-    for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
     const outlived = alive();
     if (outlived) process.kill(-this.driver.pid, "SIGKILL");
     rmSync(this.dir, { recursive: true, force: true });
-    if (outlived) throw new Error("the app was still running 5 s after its window closed");
+    if (outlived) throw new Error("the app was still running 20 s after its window closed");
   }
 }
