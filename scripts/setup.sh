@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential curl wget file pkg-config libssl-dev libwebkit2gtk-4.1-dev
   libxdo-dev libayatana-appindicator3-dev librsvg2-dev webkit2gtk-driver xvfb xauth
   fonts-dejavu-core chromium imagemagick x11-utils dbus-x11
-  xdotool xclip)  # the end-to-end tests answer the native file dialogs with them
+  xdotool xclip  # the end-to-end tests answer the native file dialogs with them
+  desktop-file-utils)  # scripts/test-package.sh validates the .deb's desktop entry
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
