@@ -13,8 +13,14 @@
 # for the bundler this script writes src-tauri/tauri.conf.json: the root
 # config with its paths made relative to src-tauri/. It is generated,
 # git-ignored and removed again; the root file stays the only one edited.
+#
+#   bash scripts/package.sh           # release build: the package to ship
+#   bash scripts/package.sh --debug   # the debug build the tests use, packaged
+#                                     # the same way (CI's quick package check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+profile=release flags=()
+if [ "${1:-}" = "--debug" ]; then profile=debug flags=(--debug); fi
 root="$PWD"
 export PATH="$HOME/.cargo/bin:$PATH"
 [ "${RECOURSE_SKIP_SETUP:-}" = 1 ] || bash scripts/setup.sh
@@ -39,9 +45,9 @@ EOF
 
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 start=$SECONDS
-(cd src-tauri && TAURI_APP_PATH=. "$root/ui/node_modules/.bin/tauri" build --bundles deb --ci)
+(cd src-tauri && TAURI_APP_PATH=. "$root/ui/node_modules/.bin/tauri" build "${flags[@]}" --bundles deb --ci)
 version=$(node -p 'require("./tauri.conf.json").version')
-deb=$(ls -t "$target_dir"/release/bundle/deb/*_"${version}"_*.deb | head -1)
+deb=$(ls -t "$target_dir/$profile"/bundle/deb/*_"${version}"_*.deb | head -1)
 echo
 echo "package: built in $((SECONDS - start)) s: $deb"
 echo "package: install with: apt-get install $deb"

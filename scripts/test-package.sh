@@ -6,7 +6,10 @@
 # saves a screenshot (artifacts/package/installed.png), reads the rendered
 # page back through tauri-driver, and removes the package again.
 #
-#   bash scripts/test-package.sh            # build, then test
+#   bash scripts/test-package.sh            # release build, package, test:
+#                                           # the check before a release
+#   bash scripts/test-package.sh --debug    # the debug build, packaged the
+#                                           # same way (about a minute; CI)
 #   bash scripts/test-package.sh FILE.deb   # test a .deb built before
 #
 # Needs root (or sudo) for apt-get. A package of the same name that was
@@ -58,11 +61,17 @@ if [ "${1:-}" = "--inside-xvfb" ]; then
   exit 0
 fi
 
-deb="${1:-}"
+deb="" build_flags=()
+case "${1:-}" in
+  --debug) build_flags=(--debug) ;;
+  "") ;;
+  *) deb="$1" ;;
+esac
 if [ -z "$deb" ]; then
-  step "build the .deb (scripts/package.sh)"
-  bash scripts/package.sh | tee /dev/stderr | sed -n 's/^package: built in .*s: //p' >"${TMPDIR:-/tmp}/recourse-deb-path.$$"
-  deb=$(cat "${TMPDIR:-/tmp}/recourse-deb-path.$$"); rm -f "${TMPDIR:-/tmp}/recourse-deb-path.$$"
+  step "build the .deb (scripts/package.sh ${build_flags[*]})"
+  listing=$(mktemp)
+  bash scripts/package.sh "${build_flags[@]}" | tee "$listing"
+  deb=$(sed -n 's/^package: built in .*s: //p' "$listing"); rm -f "$listing"
 else
   bash scripts/setup.sh
 fi
