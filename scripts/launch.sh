@@ -20,10 +20,19 @@ else
   # No terminal, so no progress bar: say every minute that it is still going.
   cargo build --release -p recourse-app &
   build=$!
-  (m=0; while sleep 60; do m=$((m + 1)); echo "launch: still building... $m min" >&2; done) &
+  (
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    m=0
+    while :; do
+      sleep 60 & nap=$!
+      wait "$nap"
+      m=$((m + 1)); echo "launch: still building... $m min" >&2
+    done
+  ) &
   ticker=$!
   rc=0; wait "$build" || rc=$?
   kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
   [ "$rc" = 0 ] || exit "$rc"
 fi
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
