@@ -91,7 +91,7 @@ cleanup() {
   local rc=$?
   if [ "$preinstalled" = 0 ] && dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok"; then
     echo "package test: removing $pkg"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove --purge -y -qq "$pkg" >/dev/null || rc=1
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=120 remove --purge -y -qq "$pkg" >/dev/null || rc=1
   fi
   rm -rf "$work"
   exit "$rc"
@@ -100,7 +100,7 @@ trap cleanup EXIT
 
 step "apt-get install $deb"
 start=$SECONDS
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends "$deb" >/dev/null
 echo "installed $pkg in $((SECONDS - start)) s"
 
 step "what the package installed"
