@@ -93,6 +93,18 @@ pub fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
     agent.validate(&format!("candidates[{index}].agent"))
 }
 
+/// The variables whose values look like secrets (what the evidence
+/// sanitizer would redact), for the editor to hide; the UI keeps no list of
+/// its own.
+#[tauri::command]
+#[specta::specta]
+pub fn secret_env_names(env: std::collections::BTreeMap<String, String>) -> Vec<String> {
+    env.iter()
+        .filter(|(name, value)| recourse::agent::looks_secret(name, value))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 /// A candidate of a policy preview.
 #[derive(Debug, Clone, Deserialize, specta::Type)]
 pub struct PreviewCandidate {
@@ -211,6 +223,26 @@ mod tests {
                 "transient recovery exhausted: skip opus for gemini"
             ],
             "offsets from the preview's start and candidates by the draft's names"
+        );
+    }
+
+    #[test]
+    fn secret_env_names_are_those_the_sanitizer_would_redact() {
+        let env = [
+            ("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx"),
+            ("HTTPS_PROXY", "http://127.0.0.1:3128"),
+            (
+                "PROXY_WITH_LOGIN",
+                "http://alice:hunter22@proxy.example:3128",
+            ),
+            ("CLAUDE_CODE_MAX_RETRIES", "1"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+        assert_eq!(
+            secret_env_names(env),
+            ["OPENAI_API_KEY", "PROXY_WITH_LOGIN"],
+            "a key and a URL with a password are hidden; a plain proxy and a number are not"
         );
     }
 

@@ -28,6 +28,17 @@ pub struct IpcError {
     pub fields: Vec<FieldError>,
 }
 
+impl IpcError {
+    /// A file or window operation failed; `err` says why.
+    pub fn io(err: &dyn std::fmt::Display) -> IpcError {
+        IpcError {
+            code: ErrorCode::Io,
+            message: err.to_string(),
+            fields: Vec::new(),
+        }
+    }
+}
+
 impl From<EngineError> for IpcError {
     fn from(err: EngineError) -> Self {
         let code = match &err {

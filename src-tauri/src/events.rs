@@ -28,6 +28,7 @@ pub fn forward(app: AppHandle, mut events: Receiver<RouteEvent>) {
                     if let Err(err) = RouteChanged(event).emit(&app) {
                         tracing::warn!(%err, "could not emit route event");
                     }
+                    crate::background::refresh_tray(&app);
                 }
                 // Each event carries a full snapshot, so the next one for a
                 // route (or the Refresh button) catches the UI up.
@@ -61,8 +62,9 @@ fn notify_needs_manual(app: &AppHandle, event: &RouteEvent) {
         ))
         .body(body)
         .show();
-    if let Err(err) = shown {
-        tracing::info!(%err, route = snap.id, "desktop notification unavailable");
+    match shown {
+        Ok(()) => tracing::info!(route = snap.id, "desktop notification sent"),
+        Err(err) => tracing::info!(%err, route = snap.id, "desktop notification unavailable"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! adapters (see `commands`); every type crossing IPC is exported to
 //! `ui/src/bindings.ts` by tauri-specta.
 
+mod background;
 mod catalogue;
 mod commands;
 mod constants;
@@ -9,6 +10,7 @@ mod error;
 mod events;
 mod logging;
 mod profile_files;
+mod settings;
 
 use std::path::PathBuf;
 
@@ -43,6 +45,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             profile_files::duplicate_profile,
             commands::check_policy,
             commands::check_agent,
+            commands::secret_env_names,
             commands::preview_policy,
             commands::describe_schedule,
             commands::start_run,
@@ -53,9 +56,19 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             catalogue::classify_text,
             catalogue::unclassified_inbox,
             catalogue::export_fixture,
+            background::get_settings,
+            background::set_close_choice,
+            background::answer_close,
+            background::dispatch_paused,
+            background::set_dispatch_paused,
         ])
-        .events(collect_events![events::RouteChanged])
+        .events(collect_events![
+            events::RouteChanged,
+            background::CloseRequested,
+            background::PauseChanged
+        ])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
+        .constant("PROVIDERS", recourse::evidence::Provider::ALL)
 }
 
 /// Writes the TypeScript bindings to `path`.
@@ -72,13 +85,31 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 pub fn run() {
     let builder = specta_builder::<tauri::Wry>();
     let app = tauri::Builder::default()
+        // First: a second launch hands its arguments to this one and exits
+        // before it opens the database; this one shows its window.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            tracing::info!("second launch: focusing the running window");
+            background::show_main(app);
+        }))
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            None,
+        ))
         .invoke_handler(builder.invoke_handler())
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                if window.label() == "main" {
+                    background::on_close_requested(window, api);
+                }
+            }
+        })
         .setup(move |app| {
             builder.mount_events(app);
             let log_dir = app.path().app_log_dir()?;
             app.manage(LogGuard(logging::init(&log_dir)));
+            app.manage(background::Background::load(&app.path().app_config_dir()?));
             let db_path = recourse::engine::default_db_path();
             tracing::info!(db = %db_path.display(), "starting Recourse");
             let engine =
@@ -89,16 +120,28 @@ pub fn run() {
                 db_path,
                 log_dir,
             });
+            background::install_control(app.handle());
+            if let Err(err) = background::create_tray(app.handle()) {
+                tracing::warn!(%err, "no tray icon");
+            }
             Ok(())
         })
         .build(tauri::generate_context!("../tauri.conf.json"))
         .expect("Recourse could not start");
-    app.run(|handle, event| {
-        if let RunEvent::Exit = event {
+    app.run(|handle, event| match event {
+        RunEvent::Exit => {
             // Kill and reap agent processes before the runtime goes away.
             let engine = handle.state::<AppState>().engine.clone();
             tauri::async_runtime::block_on(engine.shutdown());
         }
+        // The native file dialogs run their own GTK loop on another thread
+        // (rfd, through the dialog plugin); once one has been shown, the
+        // event loop does not end by itself when the last window is gone.
+        RunEvent::WindowEvent {
+            event: tauri::WindowEvent::Destroyed,
+            ..
+        } if handle.webview_windows().is_empty() => handle.exit(0),
+        _ => {}
     });
 }
 

@@ -511,7 +511,7 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
         profile.id,
         std::process::id()
     ));
-    std::fs::write(&file, &original).with_context(|| format!("cannot write {}", file.display()))?;
+    write_private(&file, &original).with_context(|| format!("cannot write {}", file.display()))?;
     let kept = |why: &str| {
         anyhow!(
             "{why}; nothing was saved; your edit is kept at {} \
@@ -567,6 +567,19 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
             Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// A new file only its owner can read (the document may hold keys in a
+/// candidate's environment); an existing file or link there is refused.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(text.as_bytes())
 }
 
 /// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `file` through the shell,

@@ -13,7 +13,9 @@ use crate::catalogue;
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence};
 use crate::route::machine::{self, Effect, Failure, Lease, Plan, Refusal};
-use crate::route::{AttemptOutcome, AttemptRecord, AttemptResultRecord, RouteRow, RouteState};
+use crate::route::{
+    AttemptOutcome, AttemptRecord, AttemptResultRecord, ManualAction, RouteRow, RouteState,
+};
 use crate::runner::{self, Launch, RunReport};
 use crate::scheduler::Fired;
 use crate::store::{Cas, Store};
@@ -30,6 +32,7 @@ impl Engine {
             return Err(EngineError::validation("prompt", "the prompt is empty"));
         }
         let cwd = check_cwd(req.cwd.as_deref())?;
+        self.refuse_if_paused("a new route")?;
         let profile = self.get_profile(req.profile_id)?;
         let lease = Lease {
             owner: &self.inner.instance,
@@ -50,6 +53,12 @@ impl Engine {
 
     /// Applies a manual action fenced by the generation the person saw.
     pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
+        if matches!(
+            req.action,
+            ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume
+        ) {
+            self.refuse_if_paused(req.action.as_str())?;
+        }
         let row = self.route_row(req.route_id)?;
         let now = self.inner.clock.now();
         let until = self.lease_until();
@@ -277,9 +286,12 @@ impl Engine {
             }
             late => return self.record_late(&row, attempt, late, now),
         };
-        let Some(plan) = plan else {
+        let Some(mut plan) = plan else {
             return Ok(());
         };
+        if self.is_paused() {
+            plan = super::pause::hold_dispatch(plan);
+        }
         if let Cas::Lost(current) = self.commit(plan)? {
             warn!(
                 route = route_id,

@@ -11,6 +11,7 @@
 mod error;
 mod flow;
 mod ownership;
+mod pause;
 mod pending;
 mod profile_files;
 mod seed;
@@ -76,6 +77,8 @@ struct Inner {
     /// Set when `shutdown` starts: its attempts are being killed and
     /// recorded, so the heartbeat leaves them alone.
     shutting_down: std::sync::atomic::AtomicBool,
+    /// New dispatches are paused (see [`Engine::set_paused`]).
+    paused: std::sync::atomic::AtomicBool,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -110,6 +113,7 @@ impl Engine {
                 pending: Mutex::new(HashMap::new()),
                 retry_wake: tokio::sync::Notify::new(),
                 shutting_down: std::sync::atomic::AtomicBool::new(false),
+                paused: std::sync::atomic::AtomicBool::new(false),
                 stop,
                 tasks: Mutex::new(vec![timer_task]),
             }),

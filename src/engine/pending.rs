@@ -54,6 +54,12 @@ pub(super) struct Pending {
     in_flight: bool,
 }
 
+impl Pending {
+    pub(super) fn work(&self) -> &Work {
+        &self.work
+    }
+}
+
 impl Engine {
     pub(super) fn pending(&self) -> MutexGuard<'_, HashMap<WorkKey, Pending>> {
         self.inner.pending.lock().unwrap_or_else(|p| p.into_inner())
@@ -84,6 +90,8 @@ impl Engine {
         let work = {
             let mut pending = self.pending();
             match pending.get_mut(&key) {
+                // Paused: a due wait stays held; resuming performs it.
+                Some(p) if matches!(p.work, Work::Timer) && self.is_paused() => return true,
                 Some(p) if !p.in_flight => {
                     p.in_flight = true;
                     p.work.clone()
@@ -136,7 +144,10 @@ impl Engine {
         for key in keys {
             self.drive(key);
         }
-        self.pending().is_empty()
+        let paused = self.is_paused();
+        self.pending()
+            .values()
+            .all(|p| paused && matches!(p.work, Work::Timer))
     }
 
     /// The route's wait, armed at `generation`, came due.

@@ -186,7 +186,33 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
         !alive(&agent) && !alive(&tool),
         "when the stop returns, the agent and its tools are gone, not just marked killed"
     );
+    let attempts = Store::open(&db).unwrap().attempts(1).unwrap();
+    let outcome = attempts[0].result.as_ref().map(|r| r.outcome);
+    assert_eq!(
+        outcome,
+        Some(AttemptOutcome::Killed),
+        "recorded as killed, by the owner that killed it"
+    );
+    // Resume at once from this other process: the new agent starts only
+    // after the old one is gone, so two never run together.
+    std::fs::remove_file(&agent_pid).unwrap();
+    let resumed = other
+        .act(ActionRequest {
+            route_id: 1,
+            action: ManualAction::Resume,
+            expected_generation: stopped.generation,
+        })
+        .await
+        .unwrap();
+    assert_eq!(resumed.state, RouteState::Running);
+    let second = read_pid(&agent_pid);
+    assert_ne!(second, agent);
+    assert!(!alive(&agent), "never two agents at once");
     other.shutdown().await;
+    assert!(
+        gone_within(&second, Duration::from_secs(10)),
+        "the resumed agent ends with its engine"
+    );
     let _ = owner.wait();
 }
 

@@ -12,16 +12,7 @@ use recourse::catalogue::{classify, excerpt, EXCERPT_MAX_BYTES};
 use recourse::classification::{Class, Classification, Confidence};
 use recourse::evidence::{Evidence, Provider, RawEvidence, MAX_MESSAGE_BYTES};
 
-const PROVIDERS: [Provider; 8] = [
-    Provider::AnthropicApi,
-    Provider::ClaudeCode,
-    Provider::Codex,
-    Provider::OpenaiApi,
-    Provider::Gemini,
-    Provider::Opencode,
-    Provider::Generic,
-    Provider::Simulated,
-];
+const PROVIDERS: [Provider; 8] = Provider::ALL;
 
 /// Pieces of real error texts, so generated input actually hits rules.
 const FRAGMENTS: [&str; 16] = [

@@ -211,9 +211,20 @@ fn a_read_only_file_or_folder_is_listed_and_refused_for_writing_once() {
     }
     let new = locked_dir.join("new.db");
     let n = new.display().to_string();
+    // The demo profile: the one profile a database not created yet holds,
+    // so `run` goes on to create the database (any other name is refused
+    // before anything is opened).
     let out = run_as(
         &prefix,
-        &["run", "--profile", "Quick", "--prompt", "go", "--db", &n],
+        &[
+            "run",
+            "--profile",
+            recourse::engine::DEMO_PROFILE,
+            "--prompt",
+            "go",
+            "--db",
+            &n,
+        ],
     );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(

@@ -21,6 +21,7 @@ mod engine_adapters;
 mod engine_cli;
 mod engine_flow;
 mod engine_locks;
+mod engine_pause;
 mod engine_profiles;
 mod engine_race;
 mod engine_recover;

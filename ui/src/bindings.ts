@@ -39,6 +39,12 @@ export const commands = {
 	 */
 	checkAgent: (index: number, agent: AgentSpec_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_agent", { index, agent }),
 	/**
+	 *  The variables whose values look like secrets (what the evidence
+	 *  sanitizer would redact), for the editor to hide; the UI keeps no list of
+	 *  its own.
+	 */
+	secretEnvNames: (env: { [key in string]: string }) => __TAURI_INVOKE<string[]>("secret_env_names", { env }),
+	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
@@ -64,21 +70,46 @@ export const commands = {
 	 *  fixture beside the database, ready to move into `fixtures/catalogue/`.
 	 */
 	exportFixture: (routeId: number, attempt: number) => typedError<FixtureExport, IpcError>(__TAURI_INVOKE("export_fixture", { routeId, attempt })),
+	getSettings: () => __TAURI_INVOKE<Settings_Serialize>("get_settings"),
+	/**  Remembers (or forgets, with `None`) what closing does while routes wait. */
+	setCloseChoice: (choice: CloseChoice | null) => typedError<Settings_Serialize, IpcError>(__TAURI_INVOKE("set_close_choice", { choice })),
+	/**
+	 *  The answer to the close question: hide to the tray or quit, remembered
+	 *  when asked.
+	 */
+	answerClose: (choice: CloseChoice, remember: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("answer_close", { choice, remember })),
+	dispatchPaused: () => __TAURI_INVOKE<boolean>("dispatch_paused"),
+	/**  Pauses or resumes new dispatches (see `docs/engine.md`). */
+	setDispatchPaused: (paused: boolean) => __TAURI_INVOKE<boolean>("set_dispatch_paused", { paused }),
 };
 
 /** Events */
 export const events = {
+	closeRequested: makeEvent<CloseRequested, CloseRequested>("close-requested"),
+	pauseChanged: makeEvent<PauseChanged, PauseChanged>("pause-changed"),
 	routeChanged: makeEvent<RouteChanged_Serialize, RouteChanged_Deserialize>("route-changed"),
 };
 
 /* Constants */
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
+export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
+
 /* Types */
 export type ActionRequest = {
 	route_id: number,
 	action: ManualAction,
 	expected_generation: number,
+};
+
+/**  How many routes are in each state that matters when leaving. */
+export type ActiveCounts = {
+	/**  `needs_manual`: waiting for a person, nothing will fire. */
+	needs_you: number,
+	/**  `waiting_reset` or `retry_scheduled`: a timer will dispatch. */
+	waiting: number,
+	/**  `running`: an agent is working. */
+	running: number,
 };
 
 /**  Which agent CLI a candidate runs. */
@@ -360,6 +391,24 @@ export type Classification_Serialize = {
 	matched: Span | null,
 	/**  Why this result, in one sentence a person can read. */
 	explanation: string,
+};
+
+/**  What closing the window does while routes are waiting or running. */
+export type CloseChoice = 
+/**  Hide the window; Recourse keeps running in the tray. */
+"keep_running" | 
+/**  Quit; waits are kept and adopted at the next start. */
+"quit";
+
+/**
+ *  The main window was asked to close while routes are active and no answer
+ *  is remembered: the UI asks "Keep Recourse running in the tray while
+ *  routes wait?".
+ */
+export type CloseRequested = {
+	counts: ActiveCounts,
+	/**  What quitting would do to them, in words. */
+	quit_warning: string,
 };
 
 /**  How sure the matching rule is. `Low` never drives automatic recovery. */
@@ -714,6 +763,11 @@ export type MatchReport_Serialize = {
 	outcome: MatchOutcome,
 };
 
+/**  New dispatches were paused or resumed (from the tray or the window). */
+export type PauseChanged = {
+	paused: boolean,
+};
+
 /**  Where in the invocation the failure happened. */
 export type Phase = "spawn" | "connect" | "request" | "stream" | "exit";
 
@@ -1045,6 +1099,24 @@ export type SemanticCode = "provider_overloaded" | "provider_unavailable" | "pro
 "attempt_timed_out" | "usage_limit_reached" | "quota_exhausted" | "credit_balance_low" | "auth_invalid" | "auth_required" | "account_forbidden" | "model_not_found" | "provider_config_invalid" | "context_length_exceeded" | "invalid_request" | "cancelled" | "task_failed" | "repository_error" | "permission_denied" | "local_runtime" | 
 /**  The agent program could not be started at all. */
 "spawn_failed" | "resume_state" | "unknown";
+
+export type Settings = Settings_Serialize | Settings_Deserialize;
+
+export type Settings_Deserialize = {
+	/**
+	 *  The remembered answer to "Keep Recourse running in the tray while
+	 *  routes wait?"; `None`: ask each time.
+	 */
+	close_while_active?: CloseChoice | null,
+};
+
+export type Settings_Serialize = {
+	/**
+	 *  The remembered answer to "Keep Recourse running in the tray while
+	 *  routes wait?"; `None`: ask each time.
+	 */
+	close_while_active: CloseChoice | null,
+};
 
 /**  One scripted outcome of the simulated provider. */
 export type SimStep = 

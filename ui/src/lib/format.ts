@@ -67,8 +67,3 @@ export function parseDuration(text: string): number | null {
   const seconds = Number(m[1]) * size;
   return Number.isSafeInteger(seconds) ? seconds : null;
 }
-
-/** A variable whose value should not be shown in full by default. */
-export function looksSecret(name: string, value: string): boolean {
-  return /key|token|secret|passw|auth|credential|cookie/i.test(name) || /^(sk-|ghp_|glpat-|xox[bp]-|AIza)/.test(value);
-}

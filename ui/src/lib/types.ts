@@ -51,3 +51,8 @@ export type {
   SimStep,
   Span,
 } from "../bindings";
+
+// Background mode.
+export type CloseChoice = B.CloseChoice;
+export type CloseQuestion = B.CloseRequested;
+export type Settings = B.Settings_Serialize;

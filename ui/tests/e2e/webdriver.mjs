@@ -11,13 +11,20 @@ export const appBinary =
   process.env.RECOURSE_APP_BINARY ??
   join(process.env.CARGO_TARGET_DIR ?? join(repoRoot, "target"), "debug/recourse-app");
 
-/** Starts tauri-driver with a fresh database and returns a session handle. */
-export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), env = {} } = {}) {
+/**
+ * Starts tauri-driver with a fresh database and returns a session handle.
+ * `prepare(dbPath, dir)` runs first, to seed the database.
+ */
+export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), env = {}, prepare } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "recourse-e2e-"));
   const dbPath = join(dir, "recourse.db");
+  if (prepare) await prepare(dbPath, dir);
   const driver = spawn("tauri-driver", ["--port", String(port), "--native-port", String(port + 1000)], {
-    env: { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, ...env },
+    env: { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, ...env },
     stdio: ["ignore", "inherit", "inherit"],
+    // Its own process group: the driver, WebKitWebDriver and the app, so
+    // `stop` can tell whether anything outlived the session.
+    detached: true,
   });
   const base = `http://127.0.0.1:${port}`;
   await waitForDriver(base);
@@ -25,6 +32,8 @@ export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), 
     capabilities: { alwaysMatch: { "tauri:options": { application: appBinary } } },
   });
   const session = new Session(base, created.sessionId, driver, dir, dbPath);
+  /** The environment the app runs with, for a second launch. */
+  session.env = { ...process.env, RECOURSE_DB: dbPath, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, ...env };
   return session;
 }
 
@@ -101,6 +110,20 @@ export class Session {
     }
     this.driver.kill("SIGTERM");
     await new Promise((r) => (this.driver.exitCode !== null ? r() : this.driver.once("exit", r)));
+    // The app must end once its window is closed; anything left of the
+    // group after a grace period is stopped, and the test fails.
+    const alive = () => {
+      try {
+        process.kill(-this.driver.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    const outlived = alive();
+    if (outlived) process.kill(-this.driver.pid, "SIGKILL");
     rmSync(this.dir, { recursive: true, force: true });
+    if (outlived) throw new Error("the app was still running 5 s after its window closed");
   }
 }

@@ -20,6 +20,12 @@ test("frame has no horizontal overflow at phone width", async () => {
   try {
     const o = await horizontalOverflow(app.page);
     assert.ok(o.scrollWidth <= o.width, `page scrolls sideways: ${JSON.stringify(o)}`);
+    const nav = await app.page.evaluate(() => {
+      const n = document.querySelector("nav[aria-label=Main]");
+      return { scrollWidth: n.scrollWidth, clientWidth: n.clientWidth, tabs: n.querySelectorAll("a").length };
+    });
+    assert.ok(nav.tabs >= 4, "every area has a tab");
+    assert.ok(nav.scrollWidth <= nav.clientWidth, `the tabs scroll sideways: ${JSON.stringify(nav)}`);
   } finally {
     await app.close();
   }

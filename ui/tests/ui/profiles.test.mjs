@@ -281,14 +281,20 @@ test("environment variables are edited as rows and secret-looking values stay ma
     await app.page.getByLabel("Variable 1 name").fill("OPENAI_API_KEY");
     const value = app.page.getByLabel("Variable OPENAI_API_KEY value");
     await value.fill("sk-test-not-a-real-key");
-    assert.equal(await value.getAttribute("type"), "password", "a key is not shown in full");
+    await typeBecomes(app, "Variable OPENAI_API_KEY value", "password");
+    assert.ok(
+      (await app.calls()).some(
+        (c) => c.cmd === "secret_env_names" && c.args.env.OPENAI_API_KEY === "sk-test-not-a-real-key",
+      ),
+      "the backend says which values look like secrets",
+    );
     await app.page.getByRole("button", { name: "Show" }).click();
     assert.equal(await value.getAttribute("type"), "text");
     await app.page.getByRole("button", { name: "Add variable" }).click();
     await app.page.getByLabel("Variable 2 name").fill("HTTPS_PROXY");
     const proxy = app.page.getByLabel("Variable HTTPS_PROXY value");
     await proxy.fill("http://127.0.0.1:3128");
-    assert.equal(await proxy.getAttribute("type"), "text", "an ordinary value is shown");
+    await typeBecomes(app, "Variable HTTPS_PROXY value", "text");
     await app.page.getByLabel("Config directory (optional)").fill("/srv/codex-b");
     assert.ok(await app.page.getByText("Passed as CODEX_HOME").isVisible());
     await app.page.getByRole("button", { name: "Save" }).click();
@@ -299,6 +305,33 @@ test("environment variables are edited as rows and secret-looking values stay ma
     assert.ok(
       (await app.calls()).some((c) => c.cmd === "check_agent" && c.args.index === 1),
       "agent fields are checked by the backend's validator as they change",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+/** Waits until the input labelled `label` is of `type` (the backend's
+ * answer about secrets arrives after the keystroke). */
+async function typeBecomes(app, label, type) {
+  await app.page.waitForFunction(
+    ([l, t]) => document.querySelector(`[aria-label="${l}"]`)?.getAttribute("type") === t,
+    [label, type],
+    { timeout: 5000 },
+  );
+}
+
+test("before the backend has said which values are secrets, every value is hidden", async () => {
+  const profile = demoProfile();
+  profile.candidates[1].agent.env = { HTTPS_PROXY: "http://127.0.0.1:3128" };
+  const app = await openApp({ profiles: [profile], secretEnvPending: true }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    await app.page.waitForTimeout(200);
+    assert.equal(
+      await app.page.getByLabel("Variable HTTPS_PROXY value").getAttribute("type"),
+      "password",
+      "no answer yet: hidden, not guessed",
     );
   } finally {
     await app.close();

@@ -1,18 +1,12 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
+import { PROVIDERS } from "../../bindings";
 import type { Class, HintSource, MatchOutcome, Provider, RuleView, Span } from "../../lib/types";
 
-/** Providers a person can pick in the playground (simulated is internal). */
-export const PLAYGROUND_PROVIDERS: readonly Provider[] = [
-  "anthropic-api",
-  "claude-code",
-  "codex",
-  "openai-api",
-  "gemini",
-  "opencode",
-  "generic",
-];
+/** Providers a person can pick in the playground (simulated is internal),
+ * from the backend's own list. */
+export const PLAYGROUND_PROVIDERS: readonly Provider[] = PROVIDERS.filter((p) => p !== "simulated");
 
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
@@ -113,14 +107,13 @@ export function parseHeaders(text: string): HeaderParse {
   return { headers, error: null };
 }
 
-/** Checks the optional HTTP status field; the backend applies the same range. */
+/** Reads the optional HTTP status field as a whole number; the backend
+ * decides which numbers are statuses. */
 export function parseStatus(text: string): { value: number | null; error: string | null } {
   const t = text.trim();
   if (t === "") return { value: null, error: null };
-  if (!/^\d+$/.test(t)) return { value: null, error: "HTTP status must be a whole number such as 429." };
-  const v = Number(t);
-  if (v < 100 || v > 599) return { value: null, error: `HTTP status must be 100–599, got ${t}` };
-  return { value: v, error: null };
+  if (!/^\d{1,5}$/.test(t)) return { value: null, error: "HTTP status must be a whole number such as 429." };
+  return { value: Number(t), error: null };
 }
 
 /** Converts UTF-8 byte offsets into string (UTF-16) indices of `text`. */

@@ -38,6 +38,11 @@ export type Scenario = {
   importPreview?: ImportPreview;
   /** The profile `import_profile` saves (its id decides new or replaced). */
   imported?: Profile;
+  /** Variable names `secret_env_names` calls secret when their value is
+   * not empty (default: OPENAI_API_KEY). */
+  secretEnv?: string[];
+  /** `secret_env_names` never answers. */
+  secretEnvPending?: boolean;
   /** What `check_agent` answers, by field path. */
   agentErrors?: FieldError[];
   /**
@@ -45,6 +50,12 @@ export type Scenario = {
    * Tauri itself rejects a malformed request with.
    */
   failNext?: Record<string, IpcError | string>;
+  /** Start at login as the autostart plugin reports it (off by default). */
+  autostart?: boolean;
+  /** New dispatches paused at start. */
+  paused?: boolean;
+  /** The remembered answer to the close question. */
+  closeChoice?: "keep_running" | "quit" | null;
 };
 
 const NOW = () => new Date().toISOString();
@@ -143,11 +154,19 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
 export class FakeBackend {
   profiles: Profile[];
   routes: RouteDetail[];
+  autostart: boolean;
+  paused: boolean;
+  closeChoice: "keep_running" | "quit" | null;
+  /** What `answer_close` was told, in order. */
+  closeAnswers: { choice: string; remember: boolean }[] = [];
   private nextId = 100;
 
   constructor(private scenario: Scenario) {
     this.profiles = structuredClone(scenario.profiles ?? []);
     this.routes = structuredClone(scenario.routes ?? []);
+    this.autostart = scenario.autostart ?? false;
+    this.paused = scenario.paused ?? false;
+    this.closeChoice = scenario.closeChoice ?? null;
   }
 
   handle(cmd: string, args: Record<string, unknown>): unknown {
@@ -157,6 +176,28 @@ export class FakeBackend {
       throw fail;
     }
     switch (cmd) {
+      case "plugin:autostart|is_enabled":
+        return this.autostart;
+      case "plugin:autostart|enable":
+        this.autostart = true;
+        return null;
+      case "plugin:autostart|disable":
+        this.autostart = false;
+        return null;
+      case "dispatch_paused":
+        return this.paused;
+      case "set_dispatch_paused":
+        this.paused = Boolean(args.paused);
+        return this.paused;
+      case "get_settings":
+        return { close_while_active: this.closeChoice };
+      case "set_close_choice":
+        this.closeChoice = (args.choice as "keep_running" | "quit" | null) ?? null;
+        return { close_while_active: this.closeChoice };
+      case "answer_close":
+        this.closeAnswers.push({ choice: String(args.choice), remember: Boolean(args.remember) });
+        if (args.remember) this.closeChoice = args.choice as "keep_running" | "quit";
+        return null;
       case "app_info":
         return { version: "0.0.0-test", db_path: "/tmp/test.db", log_dir: "/tmp/logs" };
       case "agent_kinds":
@@ -182,6 +223,12 @@ export class FakeBackend {
         // The real validator runs in the end-to-end tests; here a scenario
         // may script its answer.
         return (this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`));
+      case "secret_env_names": {
+        if (this.scenario.secretEnvPending) return new Promise(() => {});
+        const env = args.env as Record<string, string>;
+        const secret = this.scenario.secretEnv ?? ["OPENAI_API_KEY"];
+        return Object.keys(env).filter((name) => secret.includes(name) && env[name] !== "");
+      }
       case "preview_policy":
         return this.scenario.preview ?? [];
       case "describe_schedule":

@@ -1,0 +1,103 @@
+// Background mode in the window: whether new dispatches are paused, the
+// close question the backend asks when the window is closed while routes
+// wait ("Keep Recourse running in the tray while routes wait?"), the
+// remembered answer, and start at login (the autostart plugin).
+import { enable, disable, isEnabled } from "@tauri-apps/plugin-autostart";
+import { commands, events } from "../bindings";
+import type { CloseChoice, CloseQuestion } from "./types";
+import { call, messageOf } from "./api";
+
+let paused = $state(false);
+let question = $state<CloseQuestion | null>(null);
+let closeChoice = $state<CloseChoice | null>(null);
+let autostart = $state<boolean | null>(null);
+let error = $state("");
+
+export const background = {
+  get paused() {
+    return paused;
+  },
+  /** The pending close question, or null. */
+  get question() {
+    return question;
+  },
+  /** The remembered answer; null: ask each time. */
+  get closeChoice() {
+    return closeChoice;
+  },
+  /** Whether Recourse starts at login; null until known. */
+  get autostart() {
+    return autostart;
+  },
+  get error() {
+    return error;
+  },
+  async load() {
+    try {
+      paused = await commands.dispatchPaused();
+      closeChoice = (await commands.getSettings()).close_while_active ?? null;
+    } catch (err) {
+      error = messageOf(err);
+    }
+  },
+  async loadAutostart() {
+    try {
+      autostart = await isEnabled();
+    } catch (err) {
+      error = messageOf(err);
+    }
+  },
+  /** Listens for pause changes and close questions; returns the unlisten function. */
+  async listen(): Promise<() => void> {
+    const a = await events.pauseChanged.listen((e) => {
+      paused = e.payload.paused;
+    });
+    const b = await events.closeRequested.listen((e) => {
+      question = e.payload;
+    });
+    return () => {
+      a();
+      b();
+    };
+  },
+  async setPaused(next: boolean) {
+    error = "";
+    try {
+      paused = await commands.setDispatchPaused(next);
+    } catch (err) {
+      error = messageOf(err);
+    }
+  },
+  async answer(choice: CloseChoice, remember: boolean) {
+    error = "";
+    question = null;
+    if (remember) closeChoice = choice;
+    try {
+      await call(commands.answerClose(choice, remember));
+    } catch (err) {
+      error = messageOf(err);
+    }
+  },
+  dismiss() {
+    question = null;
+  },
+  async setCloseChoice(choice: CloseChoice | null) {
+    error = "";
+    try {
+      closeChoice = (await call(commands.setCloseChoice(choice))).close_while_active ?? null;
+    } catch (err) {
+      error = messageOf(err);
+    }
+  },
+  async setAutostart(on: boolean) {
+    error = "";
+    try {
+      if (on) await enable();
+      else await disable();
+      autostart = await isEnabled();
+    } catch (err) {
+      error = messageOf(err);
+      autostart = await isEnabled().catch(() => autostart);
+    }
+  },
+};
