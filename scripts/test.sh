@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite, exactly what CI runs: setup, format, lint, Rust tests, UI
-# type-check, format and tests, then end-to-end tests in the real app window.
+# type-check, format and tests, end-to-end tests in the real app window, then
+# the Debian package installed and started (built from the debug binary; the
+# release .deb is `bash scripts/test-package.sh`, the check before a release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -37,6 +39,9 @@ npm --prefix ui test --silent
 step "end-to-end (real app window through tauri-driver under Xvfb)"
 cargo build -p recourse-app
 xvfb-run -a -s "-screen 0 1400x900x24" dbus-run-session -- node --test --test-concurrency=1 ui/tests/e2e/
+
+step "package (the debug build as a .deb: apt-get install, start under Xvfb, read the window, remove)"
+bash scripts/test-package.sh --debug
 
 echo
 echo "all checks passed"
