@@ -348,12 +348,12 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
     let source = file.display().to_string();
     if dry_run {
         let stored = stored_profiles(&db)?;
-        let name = match read_document(&text) {
-            Ok(loaded) => loaded.document.name,
+        let loaded = match read_document(&text) {
+            Ok(loaded) => loaded,
             Err(e) => return Ok(print_refusal(&source, &e)),
         };
-        let preview = preview_import(&text, stored.iter().find(|p| p.name == name))
-            .expect("the document was read above");
+        let name = &loaded.document.name;
+        let preview = preview_import(&loaded, stored.iter().find(|p| &p.name == name));
         describe_import(&preview, replace, true);
         return Ok(Exit::Success);
     }
@@ -362,7 +362,7 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
         Err(e) => return Ok(print_refusal(&source, &e)),
     };
     with_engine(db, move |engine| {
-        let preview = match engine.preview_import(&text) {
+        let preview = match engine.preview_loaded(&loaded) {
             Ok(p) => p,
             Err(e) => return Ok(print_refusal(&source, &e)),
         };
@@ -542,8 +542,7 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
             id: profile.id,
             expected_revision: profile.revision,
         };
-        let preview = recourse::engine::preview_import(&text, Some(&profile))
-            .expect("the document was read above");
+        let preview = preview_import(&loaded, Some(&profile));
         match engine.import_profile(&loaded.document, target) {
             Ok(saved) => {
                 let _ = std::fs::remove_file(&file);

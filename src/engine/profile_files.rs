@@ -99,26 +99,25 @@ pub fn read_document(text: &str) -> Result<LoadedProfile, EngineError> {
     document::load(text).map_err(|e| EngineError::Validation(e.errors()))
 }
 
-/// What importing `text` would change, compared with `stored` (the profile
-/// of the same name, if there is one).
-pub fn preview_import(text: &str, stored: Option<&Profile>) -> Result<ImportPreview, EngineError> {
-    let loaded = read_document(text)?;
-    let incoming = loaded.document;
+/// What importing a document already read would change, compared with
+/// `stored` (the profile of the same name, if there is one).
+pub fn preview_import(loaded: &LoadedProfile, stored: Option<&Profile>) -> ImportPreview {
+    let incoming = &loaded.document;
     let current = stored.map(ProfileDocument::from_profile);
     let empty = ProfileDocument {
         candidates: Vec::new(),
         ..incoming.clone()
     };
-    Ok(ImportPreview {
+    ImportPreview {
         name: incoming.name.clone(),
         existing: stored.map(|p| ExistingProfile {
             id: p.id,
             revision: p.revision,
         }),
-        changes: changes(current.as_ref().unwrap_or(&empty), &incoming),
+        changes: changes(current.as_ref().unwrap_or(&empty), incoming),
         legacy: loaded.source == crate::policy::DocumentSource::Legacy,
         document_json: incoming.to_json_pretty(),
-    })
+    }
 }
 
 impl Engine {
@@ -129,9 +128,13 @@ impl Engine {
 
     /// What importing `text` would change; nothing is written.
     pub fn preview_import(&self, text: &str) -> Result<ImportPreview, EngineError> {
-        let name = read_document(text)?.document.name;
-        let stored = self.store().profile_by_name(&name)?;
-        preview_import(text, stored.as_ref())
+        self.preview_loaded(&read_document(text)?)
+    }
+
+    /// [`Engine::preview_import`] for a document already read.
+    pub fn preview_loaded(&self, loaded: &LoadedProfile) -> Result<ImportPreview, EngineError> {
+        let stored = self.store().profile_by_name(&loaded.document.name)?;
+        Ok(preview_import(loaded, stored.as_ref()))
     }
 
     /// Saves a document as a new profile or over an existing one. The
