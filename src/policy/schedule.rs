@@ -12,6 +12,10 @@ impl Retry {
     }
 }
 
+/// Budgets up to this many retries have every delay written out; larger
+/// ones are summarised (the first few, then how many and the longest).
+const WRITTEN_OUT: u32 = 10;
+
 impl ClassPolicy {
     /// What this section does when every attempt fails, in order: `If the
     /// provider gives a trusted reset within 5 min, wait for it and try once
@@ -26,11 +30,24 @@ impl ClassPolicy {
         } else {
             String::new()
         };
-        let delays: Vec<String> = self.retry.delays().map(readable).collect();
-        let retries = if delays.is_empty() {
-            "Then ".to_string()
+        let count = if self.retry.enabled {
+            self.retry.max_retries
         } else {
+            0
+        };
+        let retries = if count == 0 {
+            "Then ".to_string()
+        } else if count <= WRITTEN_OUT {
+            let delays: Vec<String> = self.retry.delays().map(readable).collect();
             format!("Retry after {}, then ", delays.join(", "))
+        } else {
+            // However large the (unvalidated) budget, the text stays short.
+            let first: Vec<String> = self.retry.delays().take(4).map(readable).collect();
+            format!(
+                "Retry after {}, … {count} retries in all, each at most {} apart, then ",
+                first.join(", "),
+                readable(self.retry.delay_seconds(count - 1))
+            )
         };
         let outcome = match (self.on_exhausted, next) {
             (Exhausted::Stop, _) => "stop for manual recovery".to_string(),
@@ -111,6 +128,17 @@ mod tests {
         assert!(retrying(10, 3600, Exhausted::Skip)
             .describe_schedule(None)
             .contains("16 h, 1 d, 1 d"));
+    }
+
+    #[test]
+    fn a_budget_past_the_limit_is_summarised_not_written_out() {
+        let text = retrying(999, 5, Exhausted::Skip).describe_schedule(Some("Codex"));
+        assert_eq!(
+            text,
+            "Retry after 5 s, 10 s, 20 s, 40 s, … 999 retries in all, each at most 1 d apart, \
+             then skip to Codex.",
+            "999 retries (refused by the validator, but typed) must not write 999 delays"
+        );
     }
 
     #[test]

@@ -57,13 +57,72 @@ export function formatDuration(seconds: number): string {
   return `${seconds / size} ${unit}`;
 }
 
-/** Seconds from "900", "90 s", "15 min", "1.5 h", "2 d"; null when the text
- * is not a whole number of seconds in one of those forms. */
-export function parseDuration(text: string): number | null {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$/i.exec(text);
-  if (!m) return null;
-  const unit = (m[2] ?? "s").toLowerCase();
-  const size = unit.startsWith("d") ? 86_400 : unit.startsWith("h") ? 3_600 : unit.startsWith("m") ? 60 : 1;
-  const seconds = Number(m[1]) * size;
-  return Number.isSafeInteger(seconds) ? seconds : null;
+/** What a field's text means: the whole number it names, or why it names none. */
+export type Reading = { value: number } | { error: string };
+
+/** The largest value a field can send (the backend stores u32). */
+const U32_MAX = 4_294_967_295;
+
+/** A whole number typed in a field, read exactly as written: no rounding,
+ * no blank-as-zero. Values a field cannot send (negative, beyond u32) are
+ * refused here, naming the typed text; every other bound is the backend
+ * validator's call. */
+export function readWhole(text: string, bounds: { min: number; max: number }): Reading {
+  const t = text.trim();
+  if (t === "") return { error: "required: write a whole number" };
+  if (/^[+-]?(\d+\.\d*|\.\d+)$/.test(t)) return { error: `${t} is not a whole number: whole numbers only` };
+  if (!/^[+-]?\d+$/.test(t)) return { error: `“${t}” is not a number` };
+  const n = BigInt(t);
+  if (n < 0n || n > BigInt(U32_MAX)) return { error: `${t} is out of range: ${bounds.min} to ${bounds.max}` };
+  return { value: Number(n) };
+}
+
+const UNIT_OF: Record<string, number> = { s: 1, min: 60, h: 3_600, d: 86_400 };
+
+/** The unit a duration's text is written in (a bare number is seconds). */
+export function unitOf(text: string): DurationUnit | null {
+  const m = DURATION.exec(text);
+  return m ? canonicalUnit(m[2]) : null;
+}
+export type DurationUnit = "s" | "min" | "h" | "d";
+export const DURATION_UNITS: DurationUnit[] = ["s", "min", "h", "d"];
+
+const DURATION = /^\s*([+-]?\d*\.?\d*)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$/i;
+
+function canonicalUnit(unit: string | undefined): DurationUnit {
+  const u = (unit ?? "s").toLowerCase();
+  return u.startsWith("d") ? "d" : u.startsWith("h") ? "h" : u.startsWith("m") ? "min" : "s";
+}
+
+/** Seconds from "900", "90 s", "15 min", "1.5 h", "2 d", read exactly:
+ * a duration that is not a whole number of seconds is refused, never rounded. */
+export function readDuration(text: string): Reading {
+  const t = text.trim();
+  if (t === "") return { error: "required: write a duration such as 90 s, 15 min, 4 h or 1 d" };
+  const m = DURATION.exec(t);
+  if (!m || !/\d/.test(m[1])) return { error: `“${t}” is not a duration: write a number with s, min, h or d` };
+  const unit = canonicalUnit(m[2]);
+  const number = m[1];
+  if (number.startsWith("-")) return { error: `${t} is negative: durations start at 1 s` };
+  const [whole, fraction = ""] = number.replace(/^\+/, "").split(".");
+  // Exact decimal arithmetic: 1.5 h is 5400 s, 0.1 s is refused.
+  const scale = 10n ** BigInt(fraction.length);
+  const scaled = BigInt(whole || "0") * scale + BigInt(fraction || "0");
+  const total = scaled * BigInt(UNIT_OF[unit]);
+  if (total % scale !== 0n) return { error: `${t} is not a whole number of seconds` };
+  const seconds = total / scale;
+  if (seconds > BigInt(U32_MAX)) return { error: `${t} is far too long` };
+  return { value: Number(seconds) };
+}
+
+/** Every unit of a duration, exactly: `7 d 1 s`, `1 h 30 min`. */
+export function exactDuration(seconds: number): string {
+  const parts: string[] = [];
+  let left = seconds;
+  for (const [unit, size] of UNITS) {
+    const n = Math.floor(left / size);
+    if (n > 0) parts.push(`${n} ${unit}`);
+    left -= n * size;
+  }
+  return parts.length === 0 ? "0 s" : parts.join(" ");
 }

@@ -49,32 +49,22 @@ test("expanded candidate shows the backend's schedule for the draft, naming the 
   }
 });
 
-test("policy fields are bounded by the limits the backend exports", async () => {
+test("policy fields state the limits the backend exports", async () => {
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
     await app.page.locator("[data-testid=section-transient]").getByRole("switch").first().click();
     const field = (label) => app.page.locator("[data-testid=section-transient]").getByLabel(label, { exact: true });
-    const bounds = async (label) => [
-      Number(await field(label).getAttribute("min")),
-      Number(await field(label).getAttribute("max")),
-    ];
     const help = async (label) =>
       app.page.locator(`#${await field(label).getAttribute("aria-describedby")}`).textContent();
-    const { max_retries, initial_interval_seconds, max_wait_seconds } = POLICY_LIMITS;
+    const { max_retries } = POLICY_LIMITS;
     // The generated bindings are checked against Rust by the bindings test,
     // so these are the validator's own bounds.
-    assert.deepEqual(await bounds("Retries"), [max_retries.min, max_retries.max]);
     assert.equal(await help("Retries"), `${max_retries.min}–${max_retries.max}`);
-    assert.deepEqual(await bounds("First delay (seconds)"), [
-      initial_interval_seconds.min,
-      initial_interval_seconds.max,
-    ]);
-    assert.equal(await help("First delay (seconds)"), "1 s – 1 h, doubles each time");
-    assert.deepEqual(await bounds("Longest wait (seconds)"), [max_wait_seconds.min, max_wait_seconds.max]);
+    assert.equal((await help("First delay")).trim(), "= 5 s · 1 s – 1 h, doubles each time");
     assert.equal(
-      await help("Longest wait (seconds)"),
-      "= 5 min. 1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.",
+      (await help("Longest wait")).trim(),
+      "= 300 s (5 min) · 1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.",
     );
   } finally {
     await app.close();
@@ -104,7 +94,7 @@ test("an out-of-range value shows the backend's field error inline and blocks no
 test("a save the backend refuses with several problems shows each at its own field", async () => {
   const fields = [
     { path: "candidates[0].name", message: 'duplicate candidate name "x" (also candidates[1])' },
-    { path: "candidates[1].agent.script", message: "a simulated candidate needs at least one scripted step" },
+    { path: "candidates[1].name", message: "must be at most 200 characters" },
   ];
   const message = fields.map((f) => `${f.path}: ${f.message}`).join("; ");
   const scenario = {
@@ -255,13 +245,13 @@ test("a CLI candidate's timeouts are typed with units and saved as exactly the s
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
-    const idle = app.page.getByLabel("Idle timeout");
+    const idle = app.page.getByLabel("Idle timeout", { exact: true });
     assert.equal(await idle.inputValue(), "15 min", "900 s is shown in its largest exact unit");
-    assert.equal(await app.page.getByLabel("Total timeout").inputValue(), "4 h");
+    assert.equal(await app.page.getByLabel("Total timeout", { exact: true }).inputValue(), "4 h");
     await idle.fill("20 min");
     await app.page.getByText("= 1,200 s", { exact: false }).waitFor();
     await idle.fill("ten minutes");
-    await app.page.getByText("write a whole number of seconds, or a number with s, min, h or d").waitFor();
+    await app.page.getByText("“ten minutes” is not a duration: write a number with s, min, h or d").waitFor();
     assert.equal(await idle.getAttribute("aria-invalid"), "true");
     await idle.fill("1.5 h");
     await app.page.getByRole("button", { name: "Save" }).click();
@@ -354,7 +344,7 @@ test("an agent field error from the backend validator shows at its field", async
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
     await app.page.getByText("must not exceed the total timeout (14400 s), got 86400").waitFor();
-    assert.equal(await app.page.getByLabel("Idle timeout").getAttribute("aria-invalid"), "true");
+    assert.equal(await app.page.getByLabel("Idle timeout", { exact: true }).getAttribute("aria-invalid"), "true");
   } finally {
     await app.close();
   }
@@ -530,6 +520,238 @@ test("duplicate makes a copy under a free name and selects it", async () => {
       dup.map((c) => c.args),
       [{ id: 1, name: "Demo (simulated) (copy 2)" }],
     );
+  } finally {
+    await app.close();
+  }
+});
+
+/** Opens the first candidate's transient retry fields. */
+async function retryFields(app) {
+  await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+  const section = app.page.locator("[data-testid=section-transient]");
+  return {
+    retries: section.getByLabel("Retries", { exact: true }),
+    delay: section.getByLabel("First delay", { exact: true }),
+    section,
+  };
+}
+
+test("a fractional retry count is refused at the field and never saved as a rounded value", async () => {
+  const app = await open();
+  try {
+    const { retries } = await retryFields(app);
+    await retries.fill("2.5");
+    await app.page.getByText("2.5 is not a whole number: whole numbers only").waitFor();
+    assert.equal(await retries.inputValue(), "2.5", "the field keeps exactly what was typed");
+    assert.equal(await retries.getAttribute("aria-invalid"), "true");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Not saved: Retries: 2.5 is not a whole number", { exact: false }).waitFor();
+    assert.equal((await saveCalls(app)).length, 0, "nothing other than what is shown may be written");
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.id),
+      await retries.getAttribute("id"),
+      "the refused save takes focus to the field to fix",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("a negative, cleared or huge number is shown as typed with an error naming it", async () => {
+  const app = await open();
+  try {
+    const { retries } = await retryFields(app);
+    await retries.fill("-1");
+    assert.equal(await retries.inputValue(), "-1", "no stray 0 in front of the minus");
+    await app.page.getByText("-1 is out of range: 1 to 10").waitFor();
+    await retries.fill("");
+    await app.page.getByText("required: write a whole number").waitFor();
+    assert.equal(await retries.inputValue(), "", "a cleared field is not turned into 0");
+    await retries.fill("100000000000000000000");
+    assert.equal(await retries.inputValue(), "100000000000000000000", "no float rounding of what is shown");
+    await app.page.getByText("100000000000000000000 is out of range: 1 to 10").waitFor();
+    assert.equal(
+      await app.page.getByRole("status").first().textContent(),
+      "Unsaved changes",
+      "an unreadable field counts as an unsaved edit, so leaving asks",
+    );
+    await app.page.getByRole("button", { name: "Discard" }).click();
+    assert.equal(await retries.inputValue(), "3", "discard shows the saved value again");
+    assert.equal(await retries.getAttribute("aria-invalid"), null);
+  } finally {
+    await app.close();
+  }
+});
+
+test("policy durations take units, typed or picked, and save exactly the seconds shown", async () => {
+  const app = await open();
+  try {
+    const { delay } = await retryFields(app);
+    await delay.fill("5 min");
+    await app.page.getByText("= 300 s (5 min)", { exact: false }).waitFor();
+    await app.page.getByLabel("First delay unit").first().selectOption("h");
+    assert.equal(await delay.inputValue(), "5 h", "picking a unit keeps the number and rewrites the unit");
+    await delay.fill("0.5 s");
+    await app.page.getByText("0.5 s is not a whole number of seconds").waitFor();
+    await delay.fill("1.5 min");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    const saved = (await saveCalls(app)).at(-1).args.candidates[0].policy.transient.retry;
+    assert.equal(saved.initial_interval_seconds, 90, "1.5 min is exactly 90 s");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a wait past the limit shows the backend's error, not a rounded equivalent beside it", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    const section = app.page.locator("[data-testid=section-hard]");
+    await section.getByRole("switch", { name: "Wait for a trusted provider reset" }).click();
+    const wait = section.getByLabel("Longest wait", { exact: true });
+    await wait.fill("604800");
+    await section.getByText("= 604,800 s (7 d)", { exact: false }).waitFor();
+    await wait.fill("604801");
+    await section.getByText("must be 1–604800", { exact: false }).waitFor();
+    const help = await section.locator(`#${await wait.getAttribute("aria-describedby")}`).textContent();
+    assert.ok(!help.includes("7 d ·") && !help.includes("="), `no "= 7 d" beside the limit error: ${help}`);
+  } finally {
+    await app.close();
+  }
+});
+
+test("after a refused save, fixing an agent field clears its error", async () => {
+  const profile = demoProfile();
+  profile.candidates[1] = candidate(12, "Script", "generic", { transient: immediate("skip"), hard: immediate("skip") });
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    const program = app.page.getByLabel("Program");
+    await app.page.getByLabel("Name").nth(0).fill("Script 2");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Not saved:", { exact: false }).waitFor();
+    await app.page.locator(".field-error", { hasText: "a generic candidate needs a program to run" }).waitFor();
+    await program.fill("./run.sh");
+    await app.page
+      .locator(".field-error", { hasText: "a generic candidate needs a program to run" })
+      .waitFor({ state: "detached" });
+    assert.equal(await program.getAttribute("aria-invalid"), null, "the live check answers for the field now");
+  } finally {
+    await app.close();
+  }
+});
+
+test("focus lands on the outcome after Save and on the new row after Add", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByTestId("save-message").waitFor();
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.dataset.testid),
+      "save-message",
+      "Save is disabled once saved; focus goes to what happened, not the page body",
+    );
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    await app.page.keyboard.type("Gemini");
+    await app.page.keyboard.press("Enter");
+    const focused = await app.page.evaluate(() => ({
+      text: document.activeElement?.textContent?.trim(),
+      row: document.activeElement?.closest("[data-testid=candidate-row]")?.querySelector(".name")?.textContent,
+    }));
+    assert.deepEqual(focused, { text: "Edit policy", row: "Gemini CLI" }, "focus is on the added candidate");
+  } finally {
+    await app.close();
+  }
+});
+
+test("after a reorder the focused move button is scrolled into view", async () => {
+  const profile = demoProfile();
+  for (let i = 0; i < 8; i++)
+    profile.candidates.push(candidate(20 + i, `Extra ${i}`, "codex", profile.candidates[1].policy));
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles", width: 1280, height: 600 });
+  try {
+    const down = app.page.getByRole("button", { name: "Move Extra 3 down" });
+    await down.focus();
+    await app.page.keyboard.press("Enter");
+    await app.page.keyboard.press("Enter");
+    const box = await app.page.evaluate(() => {
+      const r = document.activeElement.getBoundingClientRect();
+      const main = document.querySelector("main").getBoundingClientRect();
+      return {
+        top: r.top,
+        bottom: r.bottom,
+        mainTop: main.top,
+        mainBottom: main.bottom,
+        label: document.activeElement.getAttribute("aria-label"),
+      };
+    });
+    assert.equal(box.label, "Move Extra 3 down");
+    assert.ok(box.top >= box.mainTop && box.bottom <= box.mainBottom, `focused button in view: ${JSON.stringify(box)}`);
+  } finally {
+    await app.close();
+  }
+});
+
+test("enable and remove are on the candidate row without opening the policy", async () => {
+  const app = await open();
+  try {
+    const row = app.page.getByTestId("candidate-row").nth(1);
+    await row.getByRole("switch", { name: "Enabled" }).click();
+    await row.getByText("disabled: never chosen").waitFor();
+    await app.page.getByRole("button", { name: "Remove Claude (simulated)" }).click();
+    assert.equal(await app.page.getByTestId("candidate-row").count(), 1);
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    const sent = (await saveCalls(app)).at(-1).args.candidates;
+    assert.deepEqual(
+      sent.map((c) => [c.name, c.enabled]),
+      [["Codex", false]],
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("an any-command candidate says its failures go to manual and collapses the policy", async () => {
+  const profile = demoProfile();
+  profile.candidates[1] = candidate(12, "Script", "generic", { transient: immediate("skip"), hard: immediate("skip") });
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles" });
+  try {
+    const row = app.page.getByTestId("candidate-row").nth(1);
+    assert.equal(
+      (await row.getByTestId("policy-summary").textContent()).trim(),
+      "Failures always go to manual recovery (effects of any command are unknown)",
+    );
+    await row.getByRole("button", { name: "Edit policy" }).click();
+    await row.getByTestId("generic-manual").waitFor();
+    assert.equal(
+      await row.getByTestId("section-transient").isVisible(),
+      false,
+      "sections that never apply start collapsed",
+    );
+    await row.getByText("Policy sections (never apply to any command)").click();
+    assert.equal(await row.getByTestId("section-transient").isVisible(), true);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the save bar stays in view while a long candidate list scrolls", async () => {
+  const profile = demoProfile();
+  for (let i = 0; i < 10; i++)
+    profile.candidates.push(candidate(20 + i, `Extra ${i}`, "codex", profile.candidates[1].policy));
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles", width: 1280, height: 600 });
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    const save = app.page.getByRole("button", { name: "Save", exact: true });
+    const inView = () =>
+      save.evaluate((b) => {
+        const r = b.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight;
+      });
+    assert.equal(await inView(), true, "Save is reachable at the top of a long list");
   } finally {
     await app.close();
   }

@@ -8,6 +8,7 @@ import { POLICY_LIMITS } from "../../../src/bindings";
 import type {
   ActionRequest,
   AgentKindInfo,
+  AgentSpec,
   CandidateInput,
   CandidatePolicy,
   CatalogueView,
@@ -144,6 +145,13 @@ function fakeSchedule(section: ClassPolicy, next: string | null): string {
   return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}`;
 }
 
+/** The validator's rule that a generic candidate names its program. */
+function checkProgram(index: number, agent: AgentSpec): FieldError[] {
+  return agent.kind === "generic" && !agent.program?.trim()
+    ? [{ path: `candidates[${index}].agent.program`, message: "a generic candidate needs a program to run" }]
+    : [];
+}
+
 export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
   return [
     ...checkSection(`candidates[${index}].transient`, p.transient),
@@ -221,8 +229,11 @@ export class FakeBackend {
         return checkPolicy(Number(args.index), args.policy as CandidatePolicy);
       case "check_agent":
         // The real validator runs in the end-to-end tests; here a scenario
-        // may script its answer.
-        return (this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`));
+        // may script its answer, plus its one program rule.
+        return [
+          ...checkProgram(Number(args.index), args.agent as AgentSpec),
+          ...(this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`)),
+        ];
       case "secret_env_names": {
         if (this.scenario.secretEnvPending) return new Promise(() => {});
         const env = args.env as Record<string, string>;
@@ -329,7 +340,7 @@ export class FakeBackend {
     const p = this.profile(id);
     if (p.revision !== revision)
       throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
-    const errors = inputs.flatMap((c, i) => checkPolicy(i, c.policy));
+    const errors = inputs.flatMap((c, i) => [...checkPolicy(i, c.policy), ...checkProgram(i, c.agent)]);
     if (errors.length > 0)
       throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
     p.candidates = inputs.map((c) => ({
