@@ -666,29 +666,33 @@ test("focus lands on the outcome after Save and on the new row after Add", async
   }
 });
 
-test("after a reorder the focused move button is scrolled into view", async () => {
+test("after a reorder the focused move button is scrolled into view, clear of the save bar", async () => {
   const profile = demoProfile();
   for (let i = 0; i < 8; i++)
     profile.candidates.push(candidate(20 + i, `Extra ${i}`, "codex", profile.candidates[1].policy));
   const app = await openApp({ profiles: [profile] }, { hash: "#/profiles", width: 1280, height: 600 });
   try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
     const down = app.page.getByRole("button", { name: "Move Extra 3 down" });
-    await down.focus();
+    // Start with the row just above the sticky save bar, then move it down twice.
+    await down.evaluate((b) => {
+      b.scrollIntoView({ block: "end" });
+      const bar = document.querySelector(".savebar").getBoundingClientRect();
+      document.querySelector("main").scrollBy(0, bar.height + 8);
+      b.focus({ preventScroll: true });
+    });
     await app.page.keyboard.press("Enter");
     await app.page.keyboard.press("Enter");
     const box = await app.page.evaluate(() => {
       const r = document.activeElement.getBoundingClientRect();
       const main = document.querySelector("main").getBoundingClientRect();
-      return {
-        top: r.top,
-        bottom: r.bottom,
-        mainTop: main.top,
-        mainBottom: main.bottom,
-        label: document.activeElement.getAttribute("aria-label"),
-      };
+      const bar = document.querySelector(".savebar").getBoundingClientRect();
+      const label = document.activeElement.getAttribute("aria-label");
+      return { top: r.top, bottom: r.bottom, mainTop: main.top, barTop: bar.top, label };
     });
     assert.equal(box.label, "Move Extra 3 down");
-    assert.ok(box.top >= box.mainTop && box.bottom <= box.mainBottom, `focused button in view: ${JSON.stringify(box)}`);
+    // In view and not under the sticky save bar, which covers the bottom of <main>.
+    assert.ok(box.top >= box.mainTop && box.bottom <= box.barTop, `focused button in view: ${JSON.stringify(box)}`);
   } finally {
     await app.close();
   }
