@@ -3,7 +3,10 @@
 //!
 //! Closing the window while a route is waiting or running hides it to the
 //! tray (asking once, in the window, unless the answer was remembered in
-//! [`crate::settings`]); with nothing active it quits as before. The tray
+//! [`crate::settings`]); with nothing active it quits as before. With
+//! unsaved profile edits in the window (reported by it), every close or
+//! quit asks first, in the window, in one question: save, discard or
+//! cancel, together with keep-running-or-quit when that is still open. The tray
 //! shows how many routes need you, wait and run, and has Open, Pause all new
 //! dispatches and Quit. The decisions are pure functions ([`close_decision`],
 //! [`status_line`]) so they are tested without a tray.
@@ -62,18 +65,27 @@ pub enum CloseDecision {
     Quit,
     /// Hide the window; keep running in the tray.
     Hide,
-    /// Keep the window and ask in it.
-    Ask,
+    /// Keep the window and ask in it; `then` is what follows the answer
+    /// when that is already settled (`None`: the question includes it).
+    Ask { then: Option<CloseChoice> },
 }
 
-pub fn close_decision(counts: ActiveCounts, remembered: Option<CloseChoice>) -> CloseDecision {
-    if !counts.active() {
-        return CloseDecision::Quit;
-    }
-    match remembered {
-        Some(CloseChoice::KeepRunning) => CloseDecision::Hide,
-        Some(CloseChoice::Quit) => CloseDecision::Quit,
-        None => CloseDecision::Ask,
+/// `unsaved`: the window holds profile edits not yet saved.
+pub fn close_decision(
+    counts: ActiveCounts,
+    remembered: Option<CloseChoice>,
+    unsaved: bool,
+) -> CloseDecision {
+    let then = if counts.active() {
+        remembered
+    } else {
+        Some(CloseChoice::Quit)
+    };
+    match (unsaved, then) {
+        (true, then) => CloseDecision::Ask { then },
+        (false, Some(CloseChoice::KeepRunning)) => CloseDecision::Hide,
+        (false, Some(CloseChoice::Quit)) => CloseDecision::Quit,
+        (false, None) => CloseDecision::Ask { then: None },
     }
 }
 
@@ -142,14 +154,20 @@ pub fn quit_warning(counts: ActiveCounts) -> Option<String> {
     Some(text)
 }
 
-/// The main window was asked to close while routes are active and no answer
-/// is remembered: the UI asks "Keep Recourse running in the tray while
-/// routes wait?".
+/// The main window was asked to close (or the app to quit) and the window
+/// must ask first: routes are active and no answer is remembered ("Keep
+/// Recourse running in the tray while routes wait?"), or it holds unsaved
+/// edits (save, discard or cancel), or both, in one question.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct CloseRequested {
     pub counts: ActiveCounts,
-    /// What quitting would do to them, in words.
+    /// What quitting would do to them, in words (empty: nothing active).
     pub quit_warning: String,
+    /// The profile with unsaved edits, if any.
+    pub unsaved: Option<String>,
+    /// What happens once answered, when already settled; `None`: the
+    /// question asks keep running or quit.
+    pub then: Option<CloseChoice>,
 }
 
 /// New dispatches were paused or resumed (from the tray or the window).
@@ -167,6 +185,8 @@ pub struct Background {
     /// Acts on the running app (set at start; commands stay free of the
     /// runtime type so the mock runtime drives them too).
     control: Mutex<Option<Control>>,
+    /// The profile the window holds unsaved edits to, as it last reported.
+    unsaved: Mutex<Option<String>>,
 }
 
 type Refresh = Box<dyn Fn(&str, bool) + Send + Sync>;
@@ -189,7 +209,15 @@ impl Background {
             settings_path,
             refresh: Mutex::new(None),
             control: Mutex::new(None),
+            unsaved: Mutex::new(None),
         }
+    }
+
+    fn unsaved(&self) -> Option<String> {
+        self.unsaved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn settings(&self) -> Settings {
@@ -335,10 +363,17 @@ fn announce_pause<R: Runtime>(app: &AppHandle<R>, paused: bool) {
     refresh_tray(app);
 }
 
-/// Quit from the tray: with routes active, a native dialog says what
+/// Quit from the tray: with unsaved edits the window asks (save, discard,
+/// cancel); otherwise, with routes active, a native dialog says what
 /// happens to them first.
 fn confirm_quit(app: &AppHandle<Wry>) {
-    let Some(warning) = quit_warning(counts_now(app)) else {
+    let counts = counts_now(app);
+    if let Some(profile) = app.state::<Background>().unsaved() {
+        show_main(app);
+        ask_in_window(app, counts, Some(profile), Some(CloseChoice::Quit));
+        return;
+    }
+    let Some(warning) = quit_warning(counts) else {
         app.exit(0);
         return;
     };
@@ -363,8 +398,10 @@ fn confirm_quit(app: &AppHandle<Wry>) {
 pub fn on_close_requested(window: &tauri::Window<Wry>, api: &tauri::CloseRequestApi) {
     let app = window.app_handle();
     let counts = counts_now(app);
-    let remembered = app.state::<Background>().settings().close_while_active;
-    match close_decision(counts, remembered) {
+    let background = app.state::<Background>();
+    let remembered = background.settings().close_while_active;
+    let unsaved = background.unsaved();
+    match close_decision(counts, remembered, unsaved.is_some()) {
         CloseDecision::Quit => {
             tracing::info!(?counts, "main window closed: quitting");
         }
@@ -373,18 +410,48 @@ pub fn on_close_requested(window: &tauri::Window<Wry>, api: &tauri::CloseRequest
             tracing::info!(?counts, "main window closed: hidden to the tray");
             let _ = window.hide();
         }
-        CloseDecision::Ask => {
+        CloseDecision::Ask { then } => {
             api.prevent_close();
-            let event = CloseRequested {
-                counts,
-                quit_warning: quit_warning(counts).unwrap_or_default(),
-            };
-            if let Err(err) = event.emit(app) {
-                tracing::warn!(%err, "could not ask about closing; hiding to the tray");
+            if !ask_in_window(app, counts, unsaved, then) {
+                // Hiding keeps the window, and any unsaved edits in it.
                 let _ = window.hide();
             }
         }
     }
+}
+
+/// Asks the close question in the window; false when it could not be sent.
+fn ask_in_window<R: Runtime>(
+    app: &AppHandle<R>,
+    counts: ActiveCounts,
+    unsaved: Option<String>,
+    then: Option<CloseChoice>,
+) -> bool {
+    let event = CloseRequested {
+        counts,
+        quit_warning: quit_warning(counts).unwrap_or_default(),
+        unsaved,
+        then,
+    };
+    match event.emit(app) {
+        Ok(()) => true,
+        Err(err) => {
+            tracing::warn!(%err, "could not ask about closing; hiding to the tray");
+            false
+        }
+    }
+}
+
+/// The window reports the profile it holds unsaved edits to (`None`: all
+/// saved), so that closing or quitting asks first.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_unsaved_edits(
+    background: State<'_, Background>,
+    profile: Option<String>,
+) -> Result<(), IpcError> {
+    *background.unsaved.lock().unwrap_or_else(|p| p.into_inner()) = profile;
+    Ok(())
 }
 
 #[tauri::command]
@@ -467,7 +534,7 @@ mod tests {
             Some(CloseChoice::Quit),
         ] {
             assert_eq!(
-                close_decision(counts(3, 0, 0), remembered),
+                close_decision(counts(3, 0, 0), remembered, false),
                 CloseDecision::Quit,
                 "routes that need a person fire nothing"
             );
@@ -477,14 +544,40 @@ mod tests {
     #[test]
     fn closing_while_routes_wait_asks_once_then_follows_the_remembered_answer() {
         let waiting = counts(0, 1, 0);
-        assert_eq!(close_decision(waiting, None), CloseDecision::Ask);
         assert_eq!(
-            close_decision(waiting, Some(CloseChoice::KeepRunning)),
+            close_decision(waiting, None, false),
+            CloseDecision::Ask { then: None }
+        );
+        assert_eq!(
+            close_decision(waiting, Some(CloseChoice::KeepRunning), false),
             CloseDecision::Hide
         );
         assert_eq!(
-            close_decision(counts(0, 0, 1), Some(CloseChoice::Quit)),
+            close_decision(counts(0, 0, 1), Some(CloseChoice::Quit), false),
             CloseDecision::Quit
+        );
+    }
+
+    #[test]
+    fn unsaved_edits_always_ask_first_and_say_what_follows() {
+        assert_eq!(
+            close_decision(counts(0, 0, 0), Some(CloseChoice::KeepRunning), true),
+            CloseDecision::Ask {
+                then: Some(CloseChoice::Quit)
+            },
+            "nothing active: the answer is followed by quitting"
+        );
+        assert_eq!(
+            close_decision(counts(0, 2, 0), Some(CloseChoice::KeepRunning), true),
+            CloseDecision::Ask {
+                then: Some(CloseChoice::KeepRunning)
+            },
+            "even hiding asks: the edits would sit unseen in a hidden window"
+        );
+        assert_eq!(
+            close_decision(counts(0, 1, 0), None, true),
+            CloseDecision::Ask { then: None },
+            "one question covers both the edits and keep-running-or-quit"
         );
     }
 

@@ -61,6 +61,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             background::answer_close,
             background::dispatch_paused,
             background::set_dispatch_paused,
+            background::set_unsaved_edits,
         ])
         .events(collect_events![
             events::RouteChanged,

@@ -81,11 +81,16 @@ export const commands = {
 	dispatchPaused: () => __TAURI_INVOKE<boolean>("dispatch_paused"),
 	/**  Pauses or resumes new dispatches (see `docs/engine.md`). */
 	setDispatchPaused: (paused: boolean) => __TAURI_INVOKE<boolean>("set_dispatch_paused", { paused }),
+	/**
+	 *  The window reports the profile it holds unsaved edits to (`None`: all
+	 *  saved), so that closing or quitting asks first.
+	 */
+	setUnsavedEdits: (profile: string | null) => typedError<null, IpcError>(__TAURI_INVOKE("set_unsaved_edits", { profile })),
 };
 
 /** Events */
 export const events = {
-	closeRequested: makeEvent<CloseRequested, CloseRequested>("close-requested"),
+	closeRequested: makeEvent<CloseRequested_Serialize, CloseRequested_Deserialize>("close-requested"),
 	pauseChanged: makeEvent<PauseChanged, PauseChanged>("pause-changed"),
 	routeChanged: makeEvent<RouteChanged_Serialize, RouteChanged_Deserialize>("route-changed"),
 };
@@ -401,14 +406,49 @@ export type CloseChoice =
 "quit";
 
 /**
- *  The main window was asked to close while routes are active and no answer
- *  is remembered: the UI asks "Keep Recourse running in the tray while
- *  routes wait?".
+ *  The main window was asked to close (or the app to quit) and the window
+ *  must ask first: routes are active and no answer is remembered ("Keep
+ *  Recourse running in the tray while routes wait?"), or it holds unsaved
+ *  edits (save, discard or cancel), or both, in one question.
  */
-export type CloseRequested = {
+export type CloseRequested = CloseRequested_Serialize | CloseRequested_Deserialize;
+
+/**
+ *  The main window was asked to close (or the app to quit) and the window
+ *  must ask first: routes are active and no answer is remembered ("Keep
+ *  Recourse running in the tray while routes wait?"), or it holds unsaved
+ *  edits (save, discard or cancel), or both, in one question.
+ */
+export type CloseRequested_Deserialize = {
 	counts: ActiveCounts,
-	/**  What quitting would do to them, in words. */
+	/**  What quitting would do to them, in words (empty: nothing active). */
 	quit_warning: string,
+	/**  The profile with unsaved edits, if any. */
+	unsaved?: string | null,
+	/**
+	 *  What happens once answered, when already settled; `None`: the
+	 *  question asks keep running or quit.
+	 */
+	then?: CloseChoice | null,
+};
+
+/**
+ *  The main window was asked to close (or the app to quit) and the window
+ *  must ask first: routes are active and no answer is remembered ("Keep
+ *  Recourse running in the tray while routes wait?"), or it holds unsaved
+ *  edits (save, discard or cancel), or both, in one question.
+ */
+export type CloseRequested_Serialize = {
+	counts: ActiveCounts,
+	/**  What quitting would do to them, in words (empty: nothing active). */
+	quit_warning: string,
+	/**  The profile with unsaved edits, if any. */
+	unsaved: string | null,
+	/**
+	 *  What happens once answered, when already settled; `None`: the
+	 *  question asks keep running or quit.
+	 */
+	then: CloseChoice | null,
 };
 
 /**  How sure the matching rule is. `Low` never drives automatic recovery. */

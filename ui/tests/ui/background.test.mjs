@@ -3,6 +3,7 @@
 // list, and the close question the backend asks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { demoProfile } from "./fixtures.mjs";
 import { openApp, horizontalOverflow, smallTargets } from "./lib.mjs";
 
 const pluginCalls = async (app) =>
@@ -70,6 +71,8 @@ test("closing while routes wait asks once; the remembered answer is sent and sho
     await app.emit("close-requested", {
       counts: { needs_you: 1, waiting: 2, running: 0 },
       quit_warning: "2 routes are waiting. They are kept with their deadlines.",
+      unsaved: null,
+      then: null,
     });
     const dialog = app.page.getByRole("dialog", { name: "Keep Recourse running in the tray while routes wait?" });
     await dialog.waitFor();
@@ -96,7 +99,12 @@ test("closing while routes wait asks once; the remembered answer is sent and sho
 test("Escape keeps the window and sends no answer", async () => {
   const app = await openApp({});
   try {
-    await app.emit("close-requested", { counts: { needs_you: 0, waiting: 1, running: 1 }, quit_warning: "x" });
+    await app.emit("close-requested", {
+      counts: { needs_you: 0, waiting: 1, running: 1 },
+      quit_warning: "x",
+      unsaved: null,
+      then: null,
+    });
     const dialog = app.page.getByTestId("close-dialog");
     await dialog.waitFor();
     assert.match(await dialog.textContent(), /1 route is waiting and 1 agent is running\./);
@@ -115,6 +123,108 @@ test("Settings at 390×844: no sideways overflow, 44 px targets", async () => {
     const o = await horizontalOverflow(app.page);
     assert.ok(o.scrollWidth <= o.width, JSON.stringify(o));
     assert.deepEqual(await smallTargets(app.page), []);
+  } finally {
+    await app.close();
+  }
+});
+
+const profileScenario = () => ({ profiles: [demoProfile()] });
+const backend = (app, key) => app.page.evaluate((k) => window.__BACKEND__[k], key);
+
+test("the profile editor tells the backend it holds unsaved edits, and when they are saved", async () => {
+  const app = await openApp(profileScenario(), { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    await app.page.waitForFunction(() => window.__BACKEND__.unsavedReports.length === 1);
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.waitForFunction(() => window.__BACKEND__.unsavedReports.length === 2);
+    assert.deepEqual(
+      await backend(app, "unsavedReports"),
+      ["Demo (simulated)", null],
+      "closing asks only while there is something to lose",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("closing with unsaved edits asks save, discard or cancel; cancel keeps the window and the edits", async () => {
+  const app = await openApp(profileScenario(), { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    const ask = () =>
+      app.emit("close-requested", {
+        counts: { needs_you: 0, waiting: 0, running: 0 },
+        quit_warning: "",
+        unsaved: "Demo (simulated)",
+        then: "quit",
+      });
+    await ask();
+    const dialog = app.page.getByRole("dialog", { name: "Save your changes to “Demo (simulated)” before quitting?" });
+    await dialog.waitFor();
+    assert.equal(await app.page.getByTestId("quit-warning").count(), 0, "nothing active: no route warning");
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.deepEqual(await backend(app, "closeAnswers"), [], "cancel neither quits nor hides");
+    assert.equal(await app.page.getByRole("status").first().textContent(), "Unsaved changes");
+
+    await ask();
+    await dialog.getByRole("button", { name: "Save changes" }).click();
+    await dialog.waitFor({ state: "detached" });
+    const saved = (await app.calls()).filter((c) => c.cmd === "save_candidates");
+    assert.deepEqual(
+      saved.at(-1).args.candidates.map((c) => c.name),
+      ["Codex", "Claude (simulated)"],
+      "the edits are saved before the app quits",
+    );
+    assert.deepEqual(await backend(app, "closeAnswers"), [{ choice: "quit", remember: false }]);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a refused save from the close question keeps the window open with the error shown", async () => {
+  const app = await openApp(profileScenario(), { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    await app.page.locator("[data-testid=section-transient]").getByLabel("Retries", { exact: true }).fill("0");
+    await app.emit("close-requested", {
+      counts: { needs_you: 0, waiting: 0, running: 0 },
+      quit_warning: "",
+      unsaved: "Demo (simulated)",
+      then: "quit",
+    });
+    await app.page.getByRole("dialog").getByRole("button", { name: "Save changes" }).click();
+    await app.page.getByText("Not saved:", { exact: false }).waitFor();
+    assert.deepEqual(await backend(app, "closeAnswers"), [], "nothing closes while the edits are not saved");
+  } finally {
+    await app.close();
+  }
+});
+
+test("with routes waiting and unsaved edits, one question covers both: discard, then quit", async () => {
+  const app = await openApp(profileScenario(), { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    await app.emit("close-requested", {
+      counts: { needs_you: 0, waiting: 1, running: 0 },
+      quit_warning: "1 route is waiting. It is kept with its deadline.",
+      unsaved: "Demo (simulated)",
+      then: null,
+    });
+    const dialog = app.page.getByRole("dialog", { name: "Save your changes to “Demo (simulated)” before closing?" });
+    await dialog.waitFor();
+    assert.match(await dialog.textContent(), /1 route is waiting/);
+    assert.equal(await app.page.getByRole("dialog").count(), 1, "one dialog, not two");
+    await dialog.getByRole("radio", { name: "Quit" }).click();
+    await dialog.getByRole("button", { name: "Discard changes" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.deepEqual(await backend(app, "closeAnswers"), [{ choice: "quit", remember: false }]);
+    assert.equal(
+      await app.page.getByRole("status").first().textContent(),
+      "All changes saved",
+      "the edits were dropped",
+    );
   } finally {
     await app.close();
   }

@@ -167,6 +167,8 @@ export class FakeBackend {
   closeChoice: "keep_running" | "quit" | null;
   /** What `answer_close` was told, in order. */
   closeAnswers: { choice: string; remember: boolean }[] = [];
+  /** What `set_unsaved_edits` was told, in order. */
+  unsavedReports: (string | null)[] = [];
   private nextId = 100;
 
   constructor(private scenario: Scenario) {
@@ -205,6 +207,9 @@ export class FakeBackend {
       case "answer_close":
         this.closeAnswers.push({ choice: String(args.choice), remember: Boolean(args.remember) });
         if (args.remember) this.closeChoice = args.choice as "keep_running" | "quit";
+        return null;
+      case "set_unsaved_edits":
+        this.unsavedReports.push((args.profile as string | null) ?? null);
         return null;
       case "app_info":
         return { version: "0.0.0-test", db_path: "/tmp/test.db", log_dir: "/tmp/logs" };
