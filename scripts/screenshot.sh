@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Saves screenshots of the real app window at desktop size (1280x820) and at
-# phone size (390x844) into docs/screenshots/ (or $1).
+# phone size (390x844), light and dark (`-dark.png`), into docs/screenshots/
+# (or $1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"

@@ -1,5 +1,6 @@
 // Saves desktop (1280x820) and phone (390x844) screenshots of the real app
-// window, driven through tauri-driver. Usage: node screenshot.mjs OUT_DIR
+// window, light (`routes-desktop.png`) and dark (`routes-desktop-dark.png`),
+// driven through tauri-driver. Usage: node screenshot.mjs OUT_DIR
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,17 +20,26 @@ try {
     "[...document.querySelectorAll('[data-testid=start-run] button')].find((b) => b.textContent.trim() === 'Start run').click()",
   );
   await app.waitForText("[data-testid=countdown]", (t) => t.length > 0, 30000);
-  for (const [label, width, height] of [
-    ["desktop", 1280, 820],
-    ["phone", 390, 844],
-  ]) {
-    await app.cmd("POST", "/window/rect", { width, height });
-    for (const view of views) {
-      await app.execute(`location.hash = '#/${view}'`);
-      await sleep(800);
-      const file = join(out, `${view}-${label}.png`);
-      writeFileSync(file, await app.screenshot());
-      console.log(`saved ${file}`);
+  for (const theme of ["light", "dark"]) {
+    // Through the Settings override, as a person would pick it.
+    await app.execute("location.hash = '#/settings'");
+    await app.waitForText("#settings-heading");
+    await app.execute(
+      "[...document.querySelectorAll('[role=radio]')].find((b) => b.textContent.trim() === arguments[0]).click()",
+      [theme === "light" ? "Light" : "Dark"],
+    );
+    for (const [label, width, height] of [
+      ["desktop", 1280, 820],
+      ["phone", 390, 844],
+    ]) {
+      await app.cmd("POST", "/window/rect", { width, height });
+      for (const view of views) {
+        await app.execute(`location.hash = '#/${view}'`);
+        await sleep(800);
+        const file = join(out, `${view}-${label}${theme === "dark" ? "-dark" : ""}.png`);
+        writeFileSync(file, await app.screenshot());
+        console.log(`saved ${file}`);
+      }
     }
   }
 } finally {

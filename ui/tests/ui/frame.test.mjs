@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp, horizontalOverflow } from "./lib.mjs";
+import { demoProfile } from "./fixtures.mjs";
 
 test("navigation moves between areas and marks the current tab", async () => {
   const app = await openApp({}, { hash: "#/routes" });
@@ -26,6 +27,27 @@ test("frame has no horizontal overflow at phone width", async () => {
     });
     assert.ok(nav.tabs >= 4, "every area has a tab");
     assert.ok(nav.scrollWidth <= nav.clientWidth, `the tabs scroll sideways: ${JSON.stringify(nav)}`);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the run form's profile choice is shown whole at 1280 px", async () => {
+  const profile = { ...demoProfile(), name: "Nightly refactors (simulated)" };
+  const app = await openApp({ profiles: [profile] }, { hash: "#/routes", width: 1280 });
+  try {
+    const select = app.page.locator("#run-profile");
+    await select.selectOption({ index: 1 });
+    const fit = await select.evaluate((s) => {
+      const style = getComputedStyle(s);
+      const ctx = document.createElement("canvas").getContext("2d");
+      ctx.font = style.font;
+      const text = ctx.measureText(s.selectedOptions[0].text).width;
+      // The drop-down arrow takes about 24 px of the padding-box.
+      const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 24;
+      return { text: Math.ceil(text), room: Math.floor(room) };
+    });
+    assert.ok(fit.text <= fit.room, `“Nightly refactors (simulated) (2 enabled)” fits: ${JSON.stringify(fit)}`);
   } finally {
     await app.close();
   }
