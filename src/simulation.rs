@@ -52,6 +52,23 @@ impl SimulatedFailure {
         }
     }
 
+    /// A failure as the catalogue classified it at `at`: its code, its
+    /// class only where the catalogue left it unclassified, its confidence,
+    /// and its reset (a retry-after hint is already resolved into
+    /// `reset_at`), for previewing a policy on real error text.
+    pub fn classified(classification: &Classification, at: DateTime<Utc>) -> SimulatedFailure {
+        SimulatedFailure {
+            code: classification.code,
+            class: (classification.class == Class::Unclassified).then_some(Class::Unclassified),
+            confidence: classification.confidence,
+            reset_in_seconds: classification.reset_at.map(|reset| {
+                let seconds = (reset - at).num_seconds();
+                i32::try_from(seconds).unwrap_or(if seconds < 0 { i32::MIN } else { i32::MAX })
+            }),
+            effect: None,
+        }
+    }
+
     /// The classification the catalogue would have produced at `at`.
     pub fn classification(&self, at: DateTime<Utc>) -> Classification {
         Classification {
@@ -238,6 +255,26 @@ mod tests {
             name: name.into(),
             policy: CandidatePolicy::both(section),
         }
+    }
+
+    #[test]
+    fn a_classified_failure_keeps_its_reset_and_an_unclassified_verdict() {
+        let at = start();
+        let mut c = SimulatedFailure::of(SemanticCode::RateLimited).classification(at);
+        c.reset_at = Some(at + Duration::seconds(12));
+        let failure = SimulatedFailure::classified(&c, at);
+        assert_eq!(
+            failure.reset_in_seconds,
+            Some(12),
+            "a retry-after hint, resolved"
+        );
+        assert_eq!(failure.class, None, "the code's own class");
+        c.class = Class::Unclassified;
+        assert_eq!(
+            SimulatedFailure::classified(&c, at).class,
+            Some(Class::Unclassified),
+            "a low-confidence match stays unclassified in the preview"
+        );
     }
 
     #[test]

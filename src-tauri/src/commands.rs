@@ -3,16 +3,19 @@
 
 use chrono::Utc;
 use recourse::agent::AgentSpec;
+use recourse::classification::Classification;
 use recourse::engine::{ActionRequest, AgentKindInfo, RouteDetail, RouteSnapshot, StartRun};
 use recourse::evaluator::CandidateSlot;
+use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::validate::{validate_policy, FieldError};
 use recourse::policy::{CandidatePolicy, ClassPolicy};
 use recourse::profile::{CandidateInput, Profile};
 use recourse::simulation::{simulate, SimulatedFailure, TimelineStep, TimelineWording};
+use recourse::timing::machine_local_tz;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
-use crate::error::IpcError;
+use crate::error::{ErrorCode, IpcError};
 use crate::AppState;
 
 type Reply<T> = Result<T, IpcError>;
@@ -129,6 +132,56 @@ pub fn preview_policy(
     candidates: Vec<PreviewCandidate>,
     failures: Vec<SimulatedFailure>,
 ) -> Vec<PreviewStep> {
+    timeline(candidates, &failures, Utc::now())
+}
+
+/// How often pasted error text is repeated: as the editor's own examples,
+/// enough for any retry budget to run out.
+const PASTED_REPEATS: usize = 12;
+
+/// Pasted error text as the built-in catalogue classifies it, and what the
+/// draft would do if every attempt failed with it.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct TextPreview {
+    pub classification: Classification,
+    pub steps: Vec<PreviewStep>,
+}
+
+/// The preview for error text a person pasted: sanitized and classified by
+/// the real catalogue as a `provider` failure (as a run's evidence is), then
+/// the same evaluator timeline as [`preview_policy`].
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_error_text(
+    candidates: Vec<PreviewCandidate>,
+    provider: Provider,
+    text: String,
+) -> Reply<TextPreview> {
+    if text.trim().is_empty() {
+        let message = "text: paste the error text to classify".to_string();
+        return Err(IpcError {
+            code: ErrorCode::Validation,
+            fields: vec![FieldError::new("text", "paste the error text to classify")],
+            message,
+        });
+    }
+    let now = Utc::now();
+    let evidence = Evidence::from_raw(RawEvidence::new(provider, text, now));
+    let classification = recourse::catalogue::classify(&evidence, machine_local_tz());
+    let failures = vec![SimulatedFailure::classified(&classification, now); PASTED_REPEATS];
+    Ok(TextPreview {
+        steps: timeline(candidates, &failures, now),
+        classification,
+    })
+}
+
+/// The evaluator's decisions on `failures` from `start`, in the words
+/// `recourse simulate` prints.
+fn timeline(
+    candidates: Vec<PreviewCandidate>,
+    failures: &[SimulatedFailure],
+    start: chrono::DateTime<Utc>,
+) -> Vec<PreviewStep> {
     let slots: Vec<CandidateSlot> = candidates
         .into_iter()
         .map(|c| CandidateSlot {
@@ -137,12 +190,11 @@ pub fn preview_policy(
             policy: c.policy,
         })
         .collect();
-    let start = Utc::now();
     let words = TimelineWording {
         start,
         candidates: &slots,
     };
-    simulate(&slots, &failures, start)
+    simulate(&slots, failures, start)
         .into_iter()
         .map(|step| PreviewStep {
             text: step.decision.describe(&words),
@@ -244,6 +296,45 @@ mod tests {
             ["OPENAI_API_KEY", "PROXY_WITH_LOGIN"],
             "a key and a URL with a password are hidden; a plain proxy and a number are not"
         );
+    }
+
+    #[tokio::test]
+    async fn pasted_error_text_is_classified_by_the_catalogue_and_previewed() {
+        let candidate = PreviewCandidate {
+            name: "opus".into(),
+            enabled: true,
+            policy: CandidatePolicy::both(retrying(1, 5)),
+        };
+        let preview = preview_error_text(
+            vec![candidate],
+            Provider::AnthropicApi,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            preview.classification.code,
+            SemanticCode::ProviderOverloaded,
+            "the built-in catalogue's rule, not an example"
+        );
+        let texts: Vec<&str> = preview.steps.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "transient retry 1 of 1 in 5s, at +5s",
+                "manual recovery: transient policy says skip, but no eligible candidate is left"
+            ],
+            "the same evaluator as preview_policy, on the classified failure"
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_error_text_is_refused_at_its_field() {
+        let err = preview_error_text(vec![], Provider::ClaudeCode, "  ".into())
+            .await
+            .unwrap_err();
+        assert_eq!(err.fields[0].path, "text");
+        assert_eq!(err.message, "text: paste the error text to classify");
     }
 
     #[test]

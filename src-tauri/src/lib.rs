@@ -47,6 +47,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::check_agent,
             commands::secret_env_names,
             commands::preview_policy,
+            commands::preview_error_text,
             commands::describe_schedule,
             commands::start_run,
             commands::list_routes,

@@ -50,6 +50,12 @@ export const commands = {
 	 */
 	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
 	/**
+	 *  The preview for error text a person pasted: sanitized and classified by
+	 *  the real catalogue as a `provider` failure (as a run's evidence is), then
+	 *  the same evaluator timeline as [`preview_policy`].
+	 */
+	previewErrorText: (candidates: PreviewCandidate[], provider: Provider, text: string) => typedError<TextPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_error_text", { candidates, provider, text })),
+	/**
 	 *  What a class section does when every attempt fails, in words; `next`
 	 *  names the candidate a skip goes to.
 	 */
@@ -1238,6 +1244,30 @@ export type StartRun_Serialize = {
 export type StopReason = 
 /**  Waiting and retrying are used up and the class policy says stop. */
 { kind: "exhausted_with_stop"; class: PolicyClass };
+
+/**
+ *  Pasted error text as the built-in catalogue classifies it, and what the
+ *  draft would do if every attempt failed with it.
+ */
+export type TextPreview = TextPreview_Serialize | TextPreview_Deserialize;
+
+/**
+ *  Pasted error text as the built-in catalogue classifies it, and what the
+ *  draft would do if every attempt failed with it.
+ */
+export type TextPreview_Deserialize = {
+	classification: Classification_Deserialize,
+	steps: PreviewStep[],
+};
+
+/**
+ *  Pasted error text as the built-in catalogue classifies it, and what the
+ *  draft would do if every attempt failed with it.
+ */
+export type TextPreview_Serialize = {
+	classification: Classification_Serialize,
+	steps: PreviewStep[],
+};
 
 /**  One failure and the decision it produced. */
 export type TimelineStep = {

@@ -16,6 +16,7 @@ export type PlaygroundResult = B.PlaygroundResult_Serialize;
 export type Profile = B.Profile_Serialize;
 export type RouteDetail = B.RouteDetail_Serialize;
 export type RouteSnapshot = B.RouteSnapshot_Serialize;
+export type TextPreview = B.TextPreview_Serialize;
 /** Received as an inbox item's evidence and sent back, complete, to classify. */
 export type PlaygroundInput = B.PlaygroundInput_Serialize;
 

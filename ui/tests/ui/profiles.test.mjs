@@ -760,3 +760,27 @@ test("the save bar stays in view while a long candidate list scrolls", async () 
     await app.close();
   }
 });
+
+test("the preview classifies pasted error text with the backend's catalogue and runs the draft on it", async () => {
+  const app = await open();
+  try {
+    await app.page.getByLabel("Example error").selectOption({ label: "Paste an error message…" });
+    await app.page.getByText("Paste an error message to see how the catalogue classifies it").waitFor();
+    await app.page.getByLabel("From").selectOption("anthropic-api");
+    await app.page.getByLabel("Error text").fill("529 overloaded_error");
+    const classified = app.page.getByTestId("preview-classified");
+    await classified.getByText("[backend] anthropic-api: 529 overloaded_error", { exact: false }).waitFor();
+    assert.match(
+      await classified.textContent(),
+      /Classified as provider_overloaded\s+transient\s+by rule fake\.rule\.v1/,
+    );
+    const last = (await app.calls()).filter((c) => c.cmd === "preview_error_text").at(-1);
+    assert.deepEqual(
+      last.args.candidates.map((c) => c.name),
+      ["Claude (simulated)", "Codex"],
+      "the unsaved draft is what is previewed",
+    );
+  } finally {
+    await app.close();
+  }
+});

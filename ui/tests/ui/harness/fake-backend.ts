@@ -247,6 +247,24 @@ export class FakeBackend {
       }
       case "preview_policy":
         return this.scenario.preview ?? [];
+      case "preview_error_text":
+        // The real catalogue runs in the Rust tests; here the answer names
+        // what it was asked, so a test can tell what the UI sent.
+        return {
+          classification: {
+            code: "provider_overloaded",
+            class: "transient",
+            confidence: "high",
+            scope: "provider",
+            rule_id: "fake.rule.v1",
+            catalogue_version: "test",
+            retry_after_s: null,
+            reset_at: null,
+            matched: null,
+            explanation: `[backend] ${String(args.provider)}: ${String(args.text)}`,
+          },
+          steps: this.scenario.preview ?? [],
+        };
       case "describe_schedule":
         return fakeSchedule(args.section as ClassPolicy, (args.next as string | null) ?? null);
       case "start_run":
