@@ -666,37 +666,41 @@ test("focus lands on the outcome after Save and on the new row after Add", async
   }
 });
 
-test("after a reorder the focused move button is scrolled into view, clear of the save bar", async () => {
-  const profile = demoProfile();
-  for (let i = 0; i < 8; i++)
-    profile.candidates.push(candidate(20 + i, `Extra ${i}`, "codex", profile.candidates[1].policy));
-  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles", width: 1280, height: 600 });
-  try {
-    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
-    const down = app.page.getByRole("button", { name: "Move Extra 3 down" });
-    // Start with the row just above the sticky save bar, then move it down twice.
-    await down.evaluate((b) => {
-      b.scrollIntoView({ block: "end" });
-      const bar = document.querySelector(".savebar").getBoundingClientRect();
-      document.querySelector("main").scrollBy(0, bar.height + 8);
-      b.focus({ preventScroll: true });
-    });
-    await app.page.keyboard.press("Enter");
-    await app.page.keyboard.press("Enter");
-    const box = await app.page.evaluate(() => {
-      const r = document.activeElement.getBoundingClientRect();
-      const main = document.querySelector("main").getBoundingClientRect();
-      const bar = document.querySelector(".savebar").getBoundingClientRect();
-      const label = document.activeElement.getAttribute("aria-label");
-      return { top: r.top, bottom: r.bottom, mainTop: main.top, barTop: bar.top, label };
-    });
-    assert.equal(box.label, "Move Extra 3 down");
-    // In view and not under the sticky save bar, which covers the bottom of <main>.
-    assert.ok(box.top >= box.mainTop && box.bottom <= box.barTop, `focused button in view: ${JSON.stringify(box)}`);
-  } finally {
-    await app.close();
-  }
-});
+for (const direction of ["up", "down"]) {
+  test(`after a move ${direction} the focused button is scrolled into view, clear of the save bar`, async () => {
+    const profile = demoProfile();
+    for (let i = 0; i < 8; i++)
+      profile.candidates.push(candidate(20 + i, `Extra ${i}`, "codex", profile.candidates[1].policy));
+    const app = await openApp({ profiles: [profile] }, { hash: "#/profiles", width: 1280, height: 600 });
+    try {
+      await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+      const label = `Move Extra 3 ${direction}`;
+      // Start with the button at the edge it moves towards: just below the
+      // top of <main>, or just above the sticky save bar; then move it twice.
+      await app.page.getByRole("button", { name: label }).evaluate((b, up) => {
+        const main = document.querySelector("main");
+        b.scrollIntoView({ block: up ? "start" : "end" });
+        const bar = document.querySelector(".savebar").getBoundingClientRect();
+        if (!up) main.scrollBy(0, bar.height + 8);
+        b.focus({ preventScroll: true });
+      }, direction === "up");
+      await app.page.keyboard.press("Enter");
+      await app.page.keyboard.press("Enter");
+      const box = await app.page.evaluate(() => {
+        const r = document.activeElement.getBoundingClientRect();
+        const main = document.querySelector("main").getBoundingClientRect();
+        const bar = document.querySelector(".savebar").getBoundingClientRect();
+        const label = document.activeElement.getAttribute("aria-label");
+        return { top: r.top, bottom: r.bottom, mainTop: main.top, barTop: bar.top, label };
+      });
+      assert.equal(box.label, label);
+      // In view and not under the sticky save bar, which covers the bottom of <main>.
+      assert.ok(box.top >= box.mainTop && box.bottom <= box.barTop, `focused button in view: ${JSON.stringify(box)}`);
+    } finally {
+      await app.close();
+    }
+  });
+}
 
 test("enable and remove are on the candidate row without opening the policy", async () => {
   const app = await open();
