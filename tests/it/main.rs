@@ -9,6 +9,7 @@ mod agent_lifetime;
 mod agents_replay;
 mod bad_database;
 mod catalogue_fixtures;
+mod catalogue_overlay;
 mod catalogue_robustness;
 mod cli_bad_input;
 mod cli_classify;
