@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 use super::fixture::{Fixture, FixtureKind};
+use crate::evidence::{Evidence, Provider, RawEvidence, MAX_MESSAGE_BYTES};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_fixtures.rs"));
 
@@ -21,18 +22,57 @@ pub struct NamedFixture {
     pub fixture: Fixture,
 }
 
-/// One text no rule may match, and where it comes from.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Evidence no local rule may match, and where its text comes from.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CorpusText {
     pub source: String,
-    pub text: String,
+    pub evidence: Evidence,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CorpusFile {
-    text: Vec<CorpusText>,
+    text: Vec<OrdinaryText>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrdinaryText {
+    source: String,
+    text: String,
+}
+
+/// Each line of ordinary output as generic evidence, in pieces below the
+/// evidence cap so that no part of a long line goes unchecked.
+fn ordinary_evidence(text: &OrdinaryText) -> impl Iterator<Item = CorpusText> + '_ {
+    text.text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .flat_map(|line| pieces(line, MAX_MESSAGE_BYTES / 2))
+        .map(|piece| CorpusText {
+            source: text.source.clone(),
+            evidence: Evidence::from_raw(RawEvidence::new(
+                Provider::Generic,
+                piece,
+                chrono::DateTime::UNIX_EPOCH,
+            )),
+        })
+}
+
+/// `line` cut at char boundaries into pieces of at most `max` bytes.
+fn pieces(line: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while rest.len() > max {
+        let cut = (0..=max)
+            .rev()
+            .find(|&i| rest.is_char_boundary(i))
+            .unwrap_or(0);
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out.push(rest);
+    out
 }
 
 static FIXTURES: LazyLock<Vec<NamedFixture>> = LazyLock::new(|| {
@@ -51,14 +91,19 @@ static CORPUS: LazyLock<Vec<CorpusText>> = LazyLock::new(|| {
         toml::from_str(ORDINARY_OUTPUT).expect("the shipped negative corpus is valid TOML");
     let negatives = FIXTURES
         .iter()
-        .filter(|f| {
-            f.fixture.kind == FixtureKind::Negative && !f.fixture.input.message.trim().is_empty()
-        })
+        .filter(|f| f.fixture.kind == FixtureKind::Negative)
         .map(|f| CorpusText {
             source: format!("built-in negative fixture {}", f.name),
-            text: f.fixture.input.message.clone(),
+            evidence: f.fixture.evidence(),
         });
-    ordinary.text.into_iter().chain(negatives).collect()
+    ordinary
+        .text
+        .iter()
+        .flat_map(ordinary_evidence)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .chain(negatives)
+        .collect()
 });
 
 /// Every built-in fixture, by name.
@@ -96,6 +141,9 @@ mod tests {
         assert!(corpus
             .iter()
             .any(|t| t.source.starts_with("built-in negative fixture ")));
-        assert!(corpus.iter().all(|t| !t.text.trim().is_empty()));
+        assert!(
+            corpus.iter().all(|t| !t.evidence.truncated),
+            "no part of a text goes unchecked"
+        );
     }
 }

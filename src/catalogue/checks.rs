@@ -8,6 +8,7 @@
 //! - **Broadness**: every alternative has a bounded text pattern with a
 //!   long enough fixed part, matching no text of the negative corpus.
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use regex_syntax::hir::{Class as HirClass, Hir, HirKind};
 use serde::Serialize;
@@ -15,7 +16,7 @@ use serde::Serialize;
 use super::bundled::{CorpusText, NamedFixture};
 use super::schema::{Catalogue, Rule};
 use crate::classification::{Class, Classification, SemanticCode};
-use crate::evidence::{Evidence, Provider, RawEvidence};
+use crate::evidence::Evidence;
 
 /// Longest text pattern a local rule may have, in characters.
 pub const MAX_PATTERN_CHARS: usize = 300;
@@ -26,12 +27,14 @@ const MAX_COMPILED_BYTES: usize = 1 << 16;
 /// Matched corpus text quoted in a refusal is cut to this many characters.
 const QUOTE_CHARS: usize = 60;
 
-/// A classification reduced to what the checks compare.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+/// A classification reduced to what the checks compare: what a fixture
+/// can expect.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct Verdict {
     pub code: SemanticCode,
     pub class: Class,
     pub rule_id: Option<String>,
+    pub reset_at: Option<DateTime<Utc>>,
 }
 
 impl Verdict {
@@ -40,6 +43,7 @@ impl Verdict {
             code: c.code,
             class: c.class,
             rule_id: c.rule_id.clone(),
+            reset_at: c.reset_at,
         }
     }
 }
@@ -90,10 +94,17 @@ impl RuleChecks {
     }
 }
 
-/// `rate_limited (transient, rule x.y.v1)` / `unknown (unclassified, no rule)`.
+/// `rate_limited (transient, rule x.y.v1)` / `unknown (unclassified, no
+/// rule)`, with `, reset …` when the provider gave one.
 pub fn describe(v: &Verdict) -> String {
+    let reset = v.reset_at.map_or_else(String::new, |at| {
+        format!(
+            ", reset {}",
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )
+    });
     format!(
-        "{} ({}, {})",
+        "{} ({}, {}{reset})",
         v.code.as_str(),
         v.class.as_str(),
         v.rule_id
@@ -157,61 +168,65 @@ fn count(n: usize) -> u32 {
 pub fn broadness(rule: &Rule, corpus: &[CorpusText]) -> Vec<String> {
     let mut reasons = Vec::new();
     for (index, matcher) in rule.matchers.iter().enumerate() {
-        let Some(regex) = &matcher.text else {
-            reasons.push(format!(
-                "match alternative {index} has no text pattern: a local rule must name the text it recognises, not only a status, type or exit code"
-            ));
-            continue;
-        };
-        let pattern = regex.as_str();
-        let written = matcher.text_pattern().unwrap_or(pattern);
-        let chars = written.chars().count();
-        if chars > MAX_PATTERN_CHARS {
-            reasons.push(format!(
-                "the pattern of alternative {index} is {chars} characters long; at most {MAX_PATTERN_CHARS}"
-            ));
-            continue;
+        match &matcher.text {
+            None if matcher.error_type.is_empty() => reasons.push(format!(
+                "match alternative {index} checks only a status, header, exit code or phase; give it a text pattern or a provider error_type"
+            )),
+            None => {}
+            Some(regex) => reasons.extend(pattern_problem(index, regex.as_str())),
         }
-        if regex::RegexBuilder::new(pattern)
-            .size_limit(MAX_COMPILED_BYTES)
-            .build()
-            .is_err()
-        {
-            reasons.push(format!(
-                "the pattern of alternative {index} is too complex (repetitions and classes compile past {} KiB)",
-                MAX_COMPILED_BYTES / 1024
-            ));
-            continue;
-        }
-        let fixed = required_literal_chars(pattern);
-        if fixed < MIN_LITERAL_CHARS {
-            reasons.push(format!(
-                "the pattern of alternative {index} has only {fixed} characters of fixed text; at least {MIN_LITERAL_CHARS}, so it cannot match ordinary output by chance"
-            ));
-        }
-        if let Some((source, quote)) = corpus_hit(regex, corpus) {
-            reasons.push(format!(
-                "the pattern of alternative {index} matches ordinary text from {source}: \"{quote}\""
-            ));
-        }
+    }
+    if let Some((source, quote)) = corpus_hit(rule, corpus) {
+        reasons.push(format!(
+            "the rule matches ordinary text from {source}: {quote}"
+        ));
     }
     reasons
 }
 
-/// The first corpus text the pattern matches, as the rules would see it
-/// (sanitized), with the matched part quoted.
-fn corpus_hit<'c>(regex: &regex::Regex, corpus: &'c [CorpusText]) -> Option<(&'c str, String)> {
+/// Why one text pattern is unbounded, if it is.
+fn pattern_problem(index: usize, pattern: &str) -> Option<String> {
+    let chars = pattern.chars().count();
+    if chars > MAX_PATTERN_CHARS {
+        return Some(format!(
+            "the pattern of alternative {index} is {chars} characters long; at most {MAX_PATTERN_CHARS}"
+        ));
+    }
+    let compiles = regex::RegexBuilder::new(pattern)
+        .size_limit(MAX_COMPILED_BYTES)
+        .build()
+        .is_ok();
+    if !compiles {
+        return Some(format!(
+            "the pattern of alternative {index} is too complex (repetitions and classes compile past {} KiB)",
+            MAX_COMPILED_BYTES / 1024
+        ));
+    }
+    let fixed = required_literal_chars(pattern);
+    (fixed < MIN_LITERAL_CHARS).then(|| format!(
+        "the pattern of alternative {index} has only {fixed} characters of fixed text; at least {MIN_LITERAL_CHARS}, so it cannot match ordinary output by chance"
+    ))
+}
+
+/// The first corpus evidence `rule` matches (as the catalogue matches:
+/// sanitized, progress lines ignored), with the matched part quoted.
+fn corpus_hit<'c>(rule: &Rule, corpus: &'c [CorpusText]) -> Option<(&'c str, String)> {
+    let alone = Catalogue::assemble("0.0.0".to_owned(), vec![rule.clone()]).ok()?;
     corpus.iter().find_map(|text| {
-        let at = chrono::DateTime::UNIX_EPOCH;
-        let evidence =
-            Evidence::from_raw(RawEvidence::new(Provider::Generic, text.text.clone(), at));
-        let found = regex.find(&evidence.message)?;
-        let quote: String = found
-            .as_str()
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .take(QUOTE_CHARS)
-            .collect();
+        let explanation = alone.explain(&text.evidence, Tz::UTC);
+        let found = explanation.matches.first()?;
+        let quote = match found.span {
+            None => "its structured fields".to_owned(),
+            Some(span) => {
+                let matched = &text.evidence.message[span.start as usize..span.end as usize];
+                let flat: String = matched
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(QUOTE_CHARS)
+                    .collect();
+                format!("\"{flat}\"")
+            }
+        };
         Some((text.source.as_str(), quote))
     })
 }

@@ -72,7 +72,7 @@ pub fn patch(rules_source: &str, rule: &RuleSpec, fixtures: &[NewFixture]) -> St
 fn block_range(source: &str, id: &str) -> Option<(usize, usize)> {
     let id_line = format!("\nid = \"{id}\"\n");
     let at = source.find(&id_line)?;
-    let start = source[..at].rfind("[[rule]]\n")?;
+    let start = source[..=at].rfind("[[rule]]\n")?;
     let after = at + id_line.len();
     let mut end = source[after..]
         .find("\n[[rule]]\n")

@@ -12,6 +12,7 @@ mod catalogue_fixtures;
 mod catalogue_overlay;
 mod catalogue_robustness;
 mod cli_bad_input;
+mod cli_catalogue;
 mod cli_classify;
 mod cli_policy;
 mod cli_profile;

@@ -3,6 +3,7 @@ use crate::catalogue::builtin;
 use crate::catalogue::bundled::{builtin_fixtures, negative_corpus};
 use crate::catalogue::local::LocalFile;
 use crate::catalogue::propose::RuleDraft;
+use crate::evidence::{Provider, RawEvidence};
 
 fn draft(pattern: &str) -> RuleDraft {
     RuleDraft {
@@ -106,7 +107,7 @@ fn a_pattern_matching_ordinary_output_names_the_text() {
     assert_eq!(checks.broadness.len(), 1, "{:?}", checks.broadness);
     assert!(
         checks.broadness[0].starts_with(
-            "the pattern of alternative 0 matches ordinary text from fixtures/agents/recorded/codex-0.171.0/ok/stdout"
+            "the rule matches ordinary text from fixtures/agents/recorded/codex-0.171.0/ok/stdout"
         ),
         "{}",
         checks.broadness[0]
@@ -129,4 +130,37 @@ fn fixed_text_is_counted_through_case_folding_and_groups() {
     assert_eq!(required_literal_chars(r"ab\d+cdefgh"), 6);
     assert_eq!(required_literal_chars(r"(?:x)?abc"), 3);
     assert_eq!(required_literal_chars(r"\bflux\b capacitor"), 14);
+}
+
+#[test]
+fn a_status_only_alternative_is_too_broad_but_an_error_type_is_exact() {
+    let mut catalogue_rule = checks_of(&draft("gizmo service jammed"), &[]);
+    assert!(catalogue_rule.broadness.is_empty());
+    let source = "revision = 1\n[[rule]]\nid = \"local.s.only.v1\"\ndescription = \"d\"\npriority = 78\nproviders = [\"any\"]\ncode = \"provider_unavailable\"\nconfidence = \"medium\"\nscope = \"provider\"\n[[rule.match]]\nhttp_status = [503]\n[[rule.match]]\nerror_type = [\"gizmo_jammed\"]\n";
+    let proposed = LocalFile::parse(source).unwrap().merge(builtin()).unwrap();
+    let rule = proposed
+        .rules
+        .iter()
+        .find(|r| r.id == "local.s.only.v1")
+        .unwrap();
+    catalogue_rule.broadness = broadness(rule, &[]);
+    assert_eq!(
+        catalogue_rule.broadness,
+        ["match alternative 0 checks only a status, header, exit code or phase; give it a text pattern or a provider error_type"]
+    );
+}
+
+#[test]
+fn progress_lines_in_negative_fixtures_do_not_count_as_matches() {
+    // The built-in overload rule's own text appears on a retry line of a
+    // negative fixture; the catalogue ignores it there, so the check does.
+    let checks = checks_of(&draft(r#"type":"overloaded_error"#), &[]);
+    assert!(
+        checks
+            .broadness
+            .iter()
+            .all(|r| !r.contains("progress_line_only")),
+        "{:?}",
+        checks.broadness
+    );
 }
