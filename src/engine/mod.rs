@@ -286,22 +286,26 @@ impl Engine {
         Ok(overlay.review(spec, &samples, confirmed, crate::timing::machine_local_tz()))
     }
 
-    /// Saves a reviewed local rule; with `from` (route, attempt) the
-    /// attempt's sanitized evidence becomes a local fixture.
+    /// Saves a local rule after its checks pass; the evidence it was made
+    /// from (sanitized) becomes a local fixture.
     pub fn save_rule(
         &self,
         spec: &crate::catalogue::RuleSpec,
         confirmed: &[String],
-        from: Option<(u32, u32)>,
+        from: Option<overlay::EvidenceSource>,
     ) -> Result<overlay::SavedRule, EngineError> {
         let samples = overlay::samples(&self.store())?;
         let evidence = match from {
             None => None,
-            Some((route, attempt)) => Some((
+            Some(overlay::EvidenceSource::Attempt { route_id, attempt }) => Some((
                 format!(
-                    "sanitized evidence of route {route} attempt {attempt}, observed by Recourse"
+                    "sanitized evidence of route {route_id} attempt {attempt}, observed by Recourse"
                 ),
-                self.attempt_evidence(route, attempt)?,
+                self.attempt_evidence(route_id, attempt)?,
+            )),
+            Some(overlay::EvidenceSource::Pasted(evidence)) => Some((
+                "sanitized text pasted into the Recourse playground".to_owned(),
+                evidence,
             )),
         };
         let tz = crate::timing::machine_local_tz();
@@ -319,7 +323,8 @@ impl Engine {
         self.overlay().remove(id)
     }
 
-    fn attempt_evidence(
+    /// The sanitized evidence attempt `attempt` of route `route` kept.
+    pub fn attempt_evidence(
         &self,
         route: u32,
         attempt: u32,

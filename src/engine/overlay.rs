@@ -320,6 +320,15 @@ impl Overlay {
     }
 }
 
+/// The evidence a new local rule is made from; it becomes a local fixture.
+#[derive(Debug, Clone)]
+pub enum EvidenceSource {
+    /// What a failed attempt kept (an inbox item).
+    Attempt { route_id: u32, attempt: u32 },
+    /// Text pasted into the playground, already sanitized.
+    Pasted(Evidence),
+}
+
 /// A proposed rule's checks and what stands in the way of saving it.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct RuleReview {

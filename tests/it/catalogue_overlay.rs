@@ -11,7 +11,7 @@ use recourse::catalogue::local::LocalFile;
 use recourse::catalogue::propose::propose;
 use recourse::catalogue::{builtin, CATALOGUE_VERSION};
 use recourse::classification::{Class, SemanticCode};
-use recourse::engine::overlay::{overlay_dir, RULES_FILE};
+use recourse::engine::overlay::{overlay_dir, EvidenceSource, RULES_FILE};
 use recourse::engine::{Engine, RouteSnapshot, StartRun};
 use recourse::policy::Exhausted;
 use recourse::profile::{CandidateInput, Profile};
@@ -117,7 +117,10 @@ async fn an_unreviewed_local_rule_is_shown_but_the_route_still_needs_a_person() 
         .save_rule(
             &draft.to_spec(false),
             &[],
-            Some((item.route_id, item.attempt)),
+            Some(EvidenceSource::Attempt {
+                route_id: item.route_id,
+                attempt: item.attempt,
+            }),
         )
         .unwrap();
     let again = run(&engine, &p).await;
@@ -159,7 +162,10 @@ async fn a_planted_key_in_an_inbox_item_never_reaches_the_local_catalogue() {
         .save_rule(
             &draft.to_spec(true),
             &[],
-            Some((item.route_id, item.attempt)),
+            Some(EvidenceSource::Attempt {
+                route_id: item.route_id,
+                attempt: item.attempt,
+            }),
         )
         .unwrap();
     let mut written = vec![std::fs::read_to_string(&saved.rules_path).unwrap()];
