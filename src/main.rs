@@ -37,8 +37,11 @@ enum Command {
     /// Check the database file or back it up.
     #[command(subcommand)]
     Db(cli::db::DbCommand),
-    /// Classify failure evidence with the built-in catalogue
+    /// Classify failure evidence with the catalogue (built-in plus local rules)
     Classify(cli::classify::ClassifyArgs),
+    /// Local catalogue rules: list, show, test, add, remove, export upstream
+    #[command(subcommand)]
+    Catalogue(cli::catalogue::CatalogueCommand),
 }
 
 impl Command {
@@ -51,7 +54,8 @@ impl Command {
             | Command::Policy(_)
             | Command::Simulate(_)
             | Command::Db(_)
-            | Command::Classify(_) => true,
+            | Command::Classify(_)
+            | Command::Catalogue(_) => true,
             Command::Run(_) | Command::Action(_) | Command::Recover(_) => false,
         }
     }
@@ -73,6 +77,7 @@ fn main() -> std::process::ExitCode {
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Db(command) => cli::routes::run_sync(|| cli::db::run(command)),
         Command::Classify(args) => cli::classify::run(args),
+        Command::Catalogue(command) => cli::catalogue::run(command),
     };
     exit.into()
 }

@@ -1,13 +1,17 @@
-//! Catalogue commands: browse rules, classify pasted text in the playground,
-//! and export unclassified evidence from real runs as a fixture file.
+//! Catalogue commands: browse rules (built-in and local), classify pasted
+//! text in the playground, export unclassified evidence as a fixture, and
+//! make a local rule from evidence: propose, check, save, remove.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use chrono::Utc;
-use recourse::catalogue::{self, Explanation, ProviderScope};
+use recourse::catalogue::bundled::builtin_fixtures;
+use recourse::catalogue::propose::{propose, RuleDraft};
+use recourse::catalogue::{self, Catalogue, Explanation, Origin, ProviderScope};
 use recourse::classification::{Class, Confidence, Scope, SemanticCode};
-use recourse::engine::InboxItem;
+use recourse::engine::overlay::{EvidenceSource, RuleReview, SavedRule};
+use recourse::engine::{Engine, InboxItem};
 use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::FieldError;
 use recourse::timing::machine_local_tz;
@@ -16,6 +20,17 @@ use tauri::State;
 
 use crate::error::{ErrorCode, IpcError};
 use crate::AppState;
+
+/// Where a rule comes from.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RuleOrigin {
+    /// From the local catalogue beside the database.
+    pub local: bool,
+    /// The built-in rule a local one replaces.
+    pub overrides: Option<String>,
+    /// False for a local rule nobody reviewed: shown, never acted on.
+    pub reviewed: bool,
+}
 
 /// One catalogue rule as the browser lists it.
 #[derive(Debug, Clone, Serialize, specta::Type)]
@@ -32,18 +47,41 @@ pub struct RuleView {
     pub wrapper: bool,
     /// Text patterns of the rule's alternatives, as written in the catalogue.
     pub patterns: Vec<String>,
+    /// Fixtures (built-in and local) that expect this rule.
+    pub fixtures: Vec<String>,
+    pub origin: RuleOrigin,
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct CatalogueView {
+    /// The version in force: built-in, plus `+local.N` with local rules.
     pub version: String,
     pub rules: Vec<RuleView>,
+    /// The local rules file.
+    pub local_path: String,
+    /// Why the local rules file is not in force (file, rule, reason).
+    pub local_error: Option<String>,
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn catalogue_rules() -> CatalogueView {
-    let rules = catalogue::rules()
+pub async fn catalogue_rules(state: State<'_, AppState>) -> Result<CatalogueView, IpcError> {
+    let engine = state.engine.clone();
+    blocking(move || Ok(catalogue_view(&engine))).await
+}
+
+fn catalogue_view(engine: &Engine) -> CatalogueView {
+    let catalogue = engine.catalogue();
+    let overlay = engine.overlay();
+    let mut fixtures: HashMap<&str, Vec<String>> = HashMap::new();
+    let local = overlay.local_fixtures().0;
+    for named in builtin_fixtures().iter().chain(&local) {
+        if let Some(id) = named.fixture.expect.rule_id.as_deref() {
+            fixtures.entry(id).or_default().push(named.name.clone());
+        }
+    }
+    let rules = catalogue
+        .rules
         .iter()
         .map(|rule| RuleView {
             id: rule.id.clone(),
@@ -63,12 +101,39 @@ pub fn catalogue_rules() -> CatalogueView {
                 .iter()
                 .filter_map(|m| m.text_pattern().map(str::to_string))
                 .collect(),
+            fixtures: fixtures.get(rule.id.as_str()).cloned().unwrap_or_default(),
+            origin: match &rule.origin {
+                Origin::Builtin => RuleOrigin {
+                    local: false,
+                    overrides: None,
+                    reviewed: true,
+                },
+                Origin::Local {
+                    overrides,
+                    reviewed,
+                } => RuleOrigin {
+                    local: true,
+                    overrides: overrides.clone(),
+                    reviewed: *reviewed,
+                },
+            },
         })
         .collect();
     CatalogueView {
-        version: catalogue::CATALOGUE_VERSION.to_string(),
+        version: catalogue.version.clone(),
         rules,
+        local_path: overlay.rules_path().display().to_string(),
+        local_error: overlay.error().map(str::to_owned),
     }
+}
+
+/// Runs engine work that reads files or many rows off the async workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, IpcError> + Send + 'static,
+) -> Result<T, IpcError> {
+    tauri::async_runtime::spawn_blocking(work)
+        .await
+        .map_err(|e| IpcError::io(&e))?
 }
 
 /// Pasted evidence for the playground; raw text never leaves this call
@@ -90,7 +155,24 @@ pub struct PlaygroundResult {
 
 #[tauri::command]
 #[specta::specta]
-pub fn classify_text(input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
+pub async fn classify_text(
+    state: State<'_, AppState>,
+    input: PlaygroundInput,
+) -> Result<PlaygroundResult, IpcError> {
+    playground(&state.engine.catalogue(), input)
+}
+
+fn playground(catalogue: &Catalogue, input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
+    let evidence = pasted_evidence(input)?;
+    let explanation = catalogue.explain(&evidence, machine_local_tz());
+    Ok(PlaygroundResult {
+        explanation,
+        sanitized: evidence.message,
+    })
+}
+
+/// Sanitized evidence of pasted text, or which field is wrong.
+fn pasted_evidence(input: PlaygroundInput) -> Result<Evidence, IpcError> {
     if let Some(status) = input.http_status.filter(|s| !(100..=599).contains(s)) {
         let message = format!("HTTP status must be 100–599, got {status}");
         return Err(IpcError {
@@ -99,22 +181,18 @@ pub fn classify_text(input: PlaygroundInput) -> Result<PlaygroundResult, IpcErro
             message,
         });
     }
-    let evidence = Evidence::from_raw(
+    Ok(Evidence::from_raw(
         RawEvidence::new(input.provider, input.message, Utc::now())
             .with_http_status(input.http_status)
             .with_headers(input.headers),
-    );
-    let explanation = catalogue::explain(&evidence, machine_local_tz());
-    Ok(PlaygroundResult {
-        explanation,
-        sanitized: evidence.message,
-    })
+    ))
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn unclassified_inbox(state: State<'_, AppState>) -> Result<Vec<InboxItem>, IpcError> {
-    Ok(state.engine.unclassified_inbox()?)
+pub async fn unclassified_inbox(state: State<'_, AppState>) -> Result<Vec<InboxItem>, IpcError> {
+    let engine = state.engine.clone();
+    blocking(move || Ok(engine.unclassified_inbox()?)).await
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
@@ -128,7 +206,7 @@ pub struct FixtureExport {
 /// fixture beside the database, ready to move into `fixtures/catalogue/`.
 #[tauri::command]
 #[specta::specta]
-pub fn export_fixture(
+pub async fn export_fixture(
     state: State<'_, AppState>,
     route_id: u32,
     attempt: u32,
@@ -167,17 +245,110 @@ fn write_fixture(db_path: &Path, item: &InboxItem) -> Result<FixtureExport, IpcE
     })
 }
 
+/// The evidence a new rule is made from: an inbox item or pasted text.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleSource {
+    Inbox { route_id: u32, attempt: u32 },
+    Pasted(PlaygroundInput),
+}
+
+impl RuleSource {
+    /// The engine's form: an attempt by id, or pasted text sanitized now.
+    fn into_engine(self) -> Result<EvidenceSource, IpcError> {
+        Ok(match self {
+            RuleSource::Inbox { route_id, attempt } => {
+                EvidenceSource::Attempt { route_id, attempt }
+            }
+            RuleSource::Pasted(input) => EvidenceSource::Pasted(pasted_evidence(input)?),
+        })
+    }
+}
+
+/// A proposed rule and the sanitized text it was drawn from.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct RuleProposal {
+    pub draft: RuleDraft,
+    pub sanitized: String,
+}
+
+/// Proposes a local rule from evidence: only its sanitized text is read.
+#[tauri::command]
+#[specta::specta]
+pub async fn propose_rule(
+    state: State<'_, AppState>,
+    source: RuleSource,
+) -> Result<RuleProposal, IpcError> {
+    let engine = state.engine.clone();
+    blocking(move || {
+        let evidence = match source.into_engine()? {
+            EvidenceSource::Attempt { route_id, attempt } => {
+                engine.attempt_evidence(route_id, attempt)?
+            }
+            EvidenceSource::Pasted(evidence) => evidence,
+        };
+        let catalogue = engine.catalogue();
+        let draft = propose(&evidence, |id| catalogue.rules.iter().any(|r| r.id == id));
+        Ok(RuleProposal {
+            draft,
+            sanitized: evidence.message,
+        })
+    })
+    .await
+}
+
+/// The three checks of a draft as it would act once saved.
+#[tauri::command]
+#[specta::specta]
+pub async fn review_rule(
+    state: State<'_, AppState>,
+    draft: RuleDraft,
+    confirmed: Vec<String>,
+) -> Result<RuleReview, IpcError> {
+    let engine = state.engine.clone();
+    blocking(move || Ok(engine.review_rule(&draft.to_spec(true), &confirmed)?)).await
+}
+
+/// Saves a draft the person reviewed in the dialog (the review is what
+/// lets it act), with its evidence as a local fixture.
+#[tauri::command]
+#[specta::specta]
+pub async fn save_rule(
+    state: State<'_, AppState>,
+    draft: RuleDraft,
+    confirmed: Vec<String>,
+    source: RuleSource,
+) -> Result<SavedRule, IpcError> {
+    let engine = state.engine.clone();
+    blocking(move || {
+        let from = source.into_engine()?;
+        Ok(engine.save_rule(&draft.to_spec(true), &confirmed, Some(from))?)
+    })
+    .await
+}
+
+/// Removes a local rule and its local fixtures; the new catalogue version.
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_local_rule(state: State<'_, AppState>, id: String) -> Result<String, IpcError> {
+    let engine = state.engine.clone();
+    blocking(move || Ok(engine.remove_rule(&id)?)).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn playground(message: &str, http_status: Option<u16>) -> Result<PlaygroundResult, IpcError> {
-        classify_text(PlaygroundInput {
-            provider: Provider::Generic,
-            message: message.into(),
-            http_status,
-            headers: BTreeMap::new(),
-        })
+        super::playground(
+            catalogue::builtin(),
+            PlaygroundInput {
+                provider: Provider::Generic,
+                message: message.into(),
+                http_status,
+                headers: BTreeMap::new(),
+            },
+        )
     }
 
     #[test]

@@ -40,3 +40,23 @@ impl Bounds {
         }
     }
 }
+
+/// A semantic code a local rule may assign, with the class the code → class
+/// table gives it (a rule never chooses a class), for the rule editor.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CodeClass {
+    pub code: recourse::classification::SemanticCode,
+    pub class: recourse::classification::Class,
+}
+
+/// Every code but `unknown` (what "no rule matched" means), in table order.
+pub fn rule_codes() -> Vec<CodeClass> {
+    recourse::classification::SemanticCode::ALL
+        .into_iter()
+        .filter(|c| *c != recourse::classification::SemanticCode::Unknown)
+        .map(|code| CodeClass {
+            code,
+            class: code.class(),
+        })
+        .collect()
+}

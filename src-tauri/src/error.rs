@@ -47,6 +47,7 @@ impl From<EngineError> for IpcError {
             EngineError::Stale { .. } => ErrorCode::Stale,
             EngineError::Conflict(_) => ErrorCode::Conflict,
             EngineError::Store(_) => ErrorCode::Store,
+            EngineError::Io(_) => ErrorCode::Io,
         };
         IpcError {
             code,

@@ -57,6 +57,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             catalogue::classify_text,
             catalogue::unclassified_inbox,
             catalogue::export_fixture,
+            catalogue::propose_rule,
+            catalogue::review_rule,
+            catalogue::save_rule,
+            catalogue::remove_local_rule,
             background::get_settings,
             background::set_close_choice,
             background::answer_close,
@@ -71,6 +75,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
         .constant("PROVIDERS", recourse::evidence::Provider::ALL)
+        .constant("RULE_CODES", constants::rule_codes())
 }
 
 /// Writes the TypeScript bindings to `path`.

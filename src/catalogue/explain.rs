@@ -193,6 +193,13 @@ fn selected_sentence(evidence: &Evidence, winner: &RuleMatch<'_>, verdict: &Verd
 
 /// The verdict for a rule's own code at the class it got.
 fn rule_verdict(rule: &Rule, class: Class) -> String {
+    if rule.unreviewed() && class == Class::Unclassified {
+        return format!(
+            "this local rule would classify as {} ({}), not reviewed, so it is not acted on until a person reviews it",
+            rule.code.as_str(),
+            rule.code.class().as_str()
+        );
+    }
     match (class, rule.code.class()) {
         (Class::Unclassified, Class::Transient | Class::Hard) => format!(
             "the rule's confidence is low, so {} is not acted on automatically",

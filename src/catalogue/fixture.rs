@@ -34,7 +34,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
-use super::{excerpt, explain};
+use super::excerpt;
 use crate::classification::{Class, Classification, SemanticCode};
 use crate::evidence::{Evidence, Phase, Provider, RawEvidence};
 
@@ -154,12 +154,17 @@ impl Fixture {
     /// Runs the case with the built-in catalogue; every difference from the
     /// expectation, or an empty list when the case passes.
     pub fn check(&self) -> Vec<String> {
+        self.check_with(super::builtin())
+    }
+
+    /// Runs the case with `catalogue` (built-in plus a local overlay).
+    pub fn check_with(&self, catalogue: &super::Catalogue) -> Vec<String> {
         let tz = match self.local_tz() {
             Ok(tz) => tz,
             Err(e) => return vec![e.to_string()],
         };
         let evidence = self.evidence();
-        let got = explain(&evidence, tz).classification;
+        let got = catalogue.explain(&evidence, tz).classification;
         let mut problems = self.kind_problems();
         problems.extend(self.result_problems(&got));
         problems.extend(self.redaction_problems(&evidence, &got));

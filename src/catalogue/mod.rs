@@ -7,11 +7,16 @@
 //! catalogue version → same result. Unknown, low-confidence, conflicting and
 //! out-of-scope evidence is [`Class::Unclassified`] and fails closed.
 
+pub mod bundled;
+pub mod checks;
 mod explain;
+pub mod export;
 pub mod fixture;
 mod hints;
+pub mod local;
 mod matcher;
 mod prefilter;
+pub mod propose;
 pub mod schema;
 mod select;
 mod window;
@@ -24,7 +29,10 @@ pub use explain::{excerpt, Explanation, MatchReport, EXCERPT_MAX_BYTES};
 pub use fixture::{
     fixture_from_evidence, Fixture, FixtureError, FixtureExpect, FixtureInput, FixtureKind,
 };
-pub use schema::{Catalogue, CatalogueError, Matcher, ProviderScope, Role, Rule, TimingSources};
+pub use schema::{
+    Catalogue, CatalogueError, Matcher, MatcherSpec, Origin, ProviderScope, Role, Rule, RuleSpec,
+    TimingSources,
+};
 pub use select::MatchOutcome;
 pub use window::SHORT_THROTTLE_MAX;
 
@@ -101,9 +109,12 @@ impl Catalogue {
     }
 }
 
-/// The class a rule's code gets at a given confidence: low confidence never
-/// drives automatic recovery.
+/// The class a rule's code gets at a given confidence: low confidence, and a
+/// local rule nobody has reviewed, never drive automatic recovery.
 fn effective_class(rule: &Rule) -> Class {
+    if rule.unreviewed() {
+        return Class::Unclassified;
+    }
     match rule.confidence {
         Confidence::Low => Class::Unclassified,
         Confidence::Medium | Confidence::High => rule.class(),

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::prefilter::TextPrefilter;
 
@@ -61,6 +61,21 @@ pub enum CatalogueError {
     Prefilter(#[source] regex::Error),
     #[error("rule {rule}: timing hints are only allowed on transient/hard rules with medium or high confidence")]
     TimingNotActionable { rule: String },
+    #[error("rule {rule}: `{field}` belongs in the local catalogue, not the built-in one")]
+    LocalOnlyField { rule: String, field: &'static str },
+}
+
+/// Where a rule comes from: the built-in catalogue, or the user's local file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Origin {
+    #[default]
+    Builtin,
+    Local {
+        /// The built-in rule this one replaces, said explicitly.
+        overrides: Option<String>,
+        /// Until a person has reviewed it, the rule is shown but fails closed.
+        reviewed: bool,
+    },
 }
 
 /// Which tools' output a rule understands.
@@ -71,7 +86,7 @@ pub enum ProviderScope {
 }
 
 /// Whether a rule names a cause or only an envelope around one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The rule recognises the failure itself.
@@ -131,9 +146,21 @@ pub struct Rule {
     pub role: Role,
     pub timing: TimingSources,
     pub matchers: Vec<Matcher>,
+    pub origin: Origin,
 }
 
 impl Rule {
+    /// A local rule nobody has reviewed yet: shown, never acted on.
+    pub fn unreviewed(&self) -> bool {
+        matches!(
+            self.origin,
+            Origin::Local {
+                reviewed: false,
+                ..
+            }
+        )
+    }
+
     /// The class this rule's code maps to (before any confidence downgrade).
     pub fn class(&self) -> Class {
         self.code.class()
@@ -166,45 +193,57 @@ struct CatalogueSpec {
     rule: Vec<RuleSpec>,
 }
 
-#[derive(Deserialize)]
+/// One rule as written in a catalogue file (built-in or local), before
+/// validation. The local file adds `overrides` and `reviewed`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RuleSpec {
-    id: String,
-    description: String,
-    priority: i64,
-    providers: Vec<String>,
-    code: String,
-    confidence: Confidence,
-    scope: Scope,
-    #[serde(default)]
-    role: Role,
-    #[serde(default)]
-    timing: Vec<TimingSourceSpec>,
+pub struct RuleSpec {
+    pub id: String,
+    pub description: String,
+    pub priority: i64,
+    pub providers: Vec<String>,
+    pub code: String,
+    pub confidence: Confidence,
+    pub scope: Scope,
+    #[serde(default, skip_serializing_if = "is_cause")]
+    pub role: Role,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timing: Vec<TimingSourceSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<bool>,
     #[serde(rename = "match", default)]
-    matchers: Vec<MatcherSpec>,
+    pub matchers: Vec<MatcherSpec>,
 }
 
-#[derive(Deserialize, Clone, Copy)]
+fn is_cause(role: &Role) -> bool {
+    *role == Role::Cause
+}
+
+#[derive(Debug, Deserialize, Serialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-enum TimingSourceSpec {
+pub enum TimingSourceSpec {
     Headers,
     Text,
 }
 
-#[derive(Deserialize)]
+/// One `[[rule.match]]` alternative as written.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct MatcherSpec {
-    #[serde(default)]
-    http_status: Vec<i64>,
-    #[serde(default)]
-    error_type: Vec<String>,
-    #[serde(default)]
-    header_present: Vec<String>,
-    #[serde(default)]
-    exit_code: Vec<i32>,
-    #[serde(default)]
-    phase: Vec<Phase>,
-    text: Option<String>,
+pub struct MatcherSpec {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_status: Vec<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_type: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header_present: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exit_code: Vec<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phase: Vec<Phase>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 impl Catalogue {
@@ -220,11 +259,27 @@ impl Catalogue {
             if !seen.insert(rule_spec.id.clone()) {
                 return Err(CatalogueError::DuplicateId(rule_spec.id));
             }
-            rules.push(compile_rule(rule_spec)?);
+            let local_field = match (&rule_spec.overrides, &rule_spec.reviewed) {
+                (Some(_), _) => Some("overrides"),
+                (None, Some(_)) => Some("reviewed"),
+                (None, None) => None,
+            };
+            if let Some(field) = local_field {
+                return Err(CatalogueError::LocalOnlyField {
+                    rule: rule_spec.id,
+                    field,
+                });
+            }
+            rules.push(compile_rule(rule_spec, Origin::Builtin)?);
         }
+        Catalogue::assemble(spec.version, rules)
+    }
+
+    /// A catalogue of already validated rules, in order.
+    pub(crate) fn assemble(version: String, rules: Vec<Rule>) -> Result<Catalogue, CatalogueError> {
         let prefilter = TextPrefilter::build(&rules).map_err(CatalogueError::Prefilter)?;
         Ok(Catalogue {
-            version: spec.version,
+            version,
             rules,
             prefilter,
         })
@@ -254,7 +309,8 @@ fn valid_id(id: &str) -> bool {
     parts.len() >= 3 && version_ok && parts[..parts.len() - 1].iter().all(word)
 }
 
-fn compile_rule(spec: RuleSpec) -> Result<Rule, CatalogueError> {
+/// Validates one rule as written and compiles it.
+pub(crate) fn compile_rule(spec: RuleSpec, origin: Origin) -> Result<Rule, CatalogueError> {
     let id = spec.id;
     if !valid_id(&id) {
         return Err(CatalogueError::BadId(id));
@@ -302,6 +358,7 @@ fn compile_rule(spec: RuleSpec) -> Result<Rule, CatalogueError> {
         role: spec.role,
         timing,
         matchers,
+        origin,
     })
 }
 

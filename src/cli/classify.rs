@@ -21,7 +21,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use recourse::catalogue::{self, Explanation, MatchOutcome};
+use recourse::catalogue::{self, Catalogue, Explanation, MatchOutcome};
 use recourse::classification::{Class, Confidence, Scope, SemanticCode, Span};
 use recourse::evidence::{Evidence, Phase, Provider, RawEvidence};
 use recourse::timing::{machine_local_tz, TimingHint};
@@ -82,6 +82,8 @@ pub struct ClassifyArgs {
     /// IANA zone for clock times printed without one; default the machine's
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
+    #[command(flatten)]
+    pub overlay: super::catalogue::OverlayArgs,
 }
 
 /// Runs the subcommand.
@@ -90,9 +92,10 @@ pub fn run(args: ClassifyArgs) -> Exit {
         Ok(tz) => tz.unwrap_or_else(machine_local_tz),
         Err(message) => return usage_error(&message),
     };
+    let catalogue = args.overlay.catalogue();
     let outcome = match (args.json, args.text.clone()) {
-        (true, None) => run_json(tz),
-        (false, Some(text)) => run_text(&args, text, tz),
+        (true, None) => run_json(&catalogue, tz),
+        (false, Some(text)) => run_text(&args, &catalogue, text, tz),
         (true, Some(_)) => return usage_error("give either evidence text or --json, not both"),
         (false, None) => {
             return usage_error("give the evidence text, or --json to read JSON Lines on stdin")
@@ -136,7 +139,7 @@ struct JsonResult {
     explanation: String,
 }
 
-fn run_json(tz: Tz) -> anyhow::Result<Exit> {
+fn run_json(catalogue: &Catalogue, tz: Tz) -> anyhow::Result<Exit> {
     let mut input = io::stdin().lock();
     let mut out = BufWriter::new(io::stdout().lock());
     let now = Utc::now();
@@ -149,7 +152,7 @@ fn run_json(tz: Tz) -> anyhow::Result<Exit> {
             Line::Text(bytes) => parse_line(&bytes, now),
         };
         match parsed {
-            Ok(raw) => write_result(&mut out, raw, tz)?,
+            Ok(raw) => write_result(&mut out, catalogue, raw, tz)?,
             Err(message) => {
                 out.flush().context("writing stdout")?;
                 eprintln!("line {number}: {message}");
@@ -161,9 +164,14 @@ fn run_json(tz: Tz) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn write_result(out: &mut impl Write, raw: RawEvidence, tz: Tz) -> anyhow::Result<()> {
+fn write_result(
+    out: &mut impl Write,
+    catalogue: &Catalogue,
+    raw: RawEvidence,
+    tz: Tz,
+) -> anyhow::Result<()> {
     let evidence = Evidence::from_raw(raw);
-    let c = catalogue::classify(&evidence, tz);
+    let c = catalogue.classify(&evidence, tz);
     let result = JsonResult {
         excerpt: catalogue::excerpt(&evidence, c.matched),
         truncated: evidence.truncated,
@@ -373,13 +381,18 @@ fn headers_field(object: &Map<String, Value>) -> Result<BTreeMap<String, String>
 
 // ─── Human-readable mode ─────────────────────────────────────────────────────
 
-fn run_text(args: &ClassifyArgs, text: String, tz: Tz) -> anyhow::Result<Exit> {
+fn run_text(
+    args: &ClassifyArgs,
+    catalogue: &Catalogue,
+    text: String,
+    tz: Tz,
+) -> anyhow::Result<Exit> {
     let raw = match raw_from_args(args, text) {
         Ok(raw) => raw,
         Err(message) => return Ok(usage_error(&message)),
     };
     let evidence = Evidence::from_raw(raw);
-    let explanation = catalogue::explain(&evidence, tz);
+    let explanation = catalogue.explain(&evidence, tz);
     let mut out = io::stdout().lock();
     out.write_all(render(&evidence, &explanation).as_bytes())
         .context("writing stdout")?;

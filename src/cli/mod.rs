@@ -1,4 +1,5 @@
 pub mod action;
+pub mod catalogue;
 pub mod classify;
 pub mod db;
 pub mod exit;

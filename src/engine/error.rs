@@ -19,10 +19,13 @@ pub enum EngineError {
     Conflict(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A file beside the database (the local catalogue) could not be written.
+    #[error("{0}")]
+    Io(String),
 }
 
 impl EngineError {
-    /// One of `not_found`, `validation`, `stale`, `conflict`, `store`.
+    /// One of `not_found`, `validation`, `stale`, `conflict`, `store`, `io`.
     pub fn code(&self) -> &'static str {
         match self {
             EngineError::NotFound { .. } => "not_found",
@@ -30,6 +33,7 @@ impl EngineError {
             EngineError::Stale { .. } => "stale",
             EngineError::Conflict(_) => "conflict",
             EngineError::Store(_) => "store",
+            EngineError::Io(_) => "io",
         }
     }
 
@@ -41,7 +45,8 @@ impl EngineError {
             EngineError::NotFound { .. }
             | EngineError::Stale { .. }
             | EngineError::Conflict(_)
-            | EngineError::Store(_) => &[],
+            | EngineError::Store(_)
+            | EngineError::Io(_) => &[],
         }
     }
 
@@ -52,7 +57,8 @@ impl EngineError {
             EngineError::NotFound { .. }
             | EngineError::Validation(_)
             | EngineError::Stale { .. }
-            | EngineError::Conflict(_) => self,
+            | EngineError::Conflict(_)
+            | EngineError::Io(_) => self,
         }
     }
 

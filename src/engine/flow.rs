@@ -9,7 +9,6 @@ use tracing::{error, warn};
 use super::pending::Work;
 use super::{snapshot, Engine, EngineError, RunHandle};
 use super::{ActionRequest, RouteEvent, RouteSnapshot, StartRun};
-use crate::catalogue;
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence};
 use crate::route::machine::{self, Effect, Failure, Lease, Plan, Refusal};
@@ -318,9 +317,10 @@ impl Engine {
         });
         effect.evidence_current = Some(current);
         let evidence = Evidence::from_raw(raw);
+        let catalogue = self.catalogue();
         let classification = match runtime {
-            Some(failure) => failure.classify(&catalogue::builtin().version),
-            None => catalogue::classify(&evidence, timing::machine_local_tz()),
+            Some(failure) => failure.classify(&catalogue.version),
+            None => catalogue.classify(&evidence, timing::machine_local_tz()),
         };
         Failure {
             number: attempt.number,

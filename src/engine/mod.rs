@@ -10,6 +10,7 @@
 
 mod error;
 mod flow;
+pub mod overlay;
 mod ownership;
 mod pause;
 mod pending;
@@ -56,6 +57,8 @@ pub struct Engine {
 
 struct Inner {
     store: Mutex<Store>,
+    /// The catalogue in force: built-in plus the local overlay.
+    overlay: Mutex<overlay::Overlay>,
     /// This engine instance's owner id in route leases.
     instance: String,
     opts: EngineOptions,
@@ -101,6 +104,7 @@ impl Engine {
         let engine = Engine {
             inner: Arc::new(Inner {
                 store: Mutex::new(store),
+                overlay: Mutex::new(overlay::Overlay::open(overlay::overlay_dir(db_path))),
                 instance: ownership::instance_id(),
                 opts,
                 clock: Clock::start(),
@@ -255,6 +259,84 @@ impl Engine {
                 })
             })
             .collect())
+    }
+
+    /// The catalogue in force, with the local file re-read when it changed
+    /// (by this app, the CLI or an editor) since the last call.
+    pub fn catalogue(&self) -> Arc<crate::catalogue::Catalogue> {
+        let mut overlay = self.overlay();
+        overlay.refresh();
+        overlay.catalogue()
+    }
+
+    /// The local overlay, refreshed, for reading its state.
+    pub fn overlay(&self) -> MutexGuard<'_, overlay::Overlay> {
+        self.inner.overlay.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The checks of a proposed local rule (see [`overlay::Overlay::review`]).
+    pub fn review_rule(
+        &self,
+        spec: &crate::catalogue::RuleSpec,
+        confirmed: &[String],
+    ) -> Result<overlay::RuleReview, EngineError> {
+        let samples = overlay::samples(&self.store())?;
+        let mut overlay = self.overlay();
+        overlay.refresh();
+        Ok(overlay.review(spec, &samples, confirmed, crate::timing::machine_local_tz()))
+    }
+
+    /// Saves a local rule after its checks pass; the evidence it was made
+    /// from (sanitized) becomes a local fixture.
+    pub fn save_rule(
+        &self,
+        spec: &crate::catalogue::RuleSpec,
+        confirmed: &[String],
+        from: Option<overlay::EvidenceSource>,
+    ) -> Result<overlay::SavedRule, EngineError> {
+        let samples = overlay::samples(&self.store())?;
+        let evidence = match from {
+            None => None,
+            Some(overlay::EvidenceSource::Attempt { route_id, attempt }) => Some((
+                format!(
+                    "sanitized evidence of route {route_id} attempt {attempt}, observed by Recourse"
+                ),
+                self.attempt_evidence(route_id, attempt)?,
+            )),
+            Some(overlay::EvidenceSource::Pasted(evidence)) => Some((
+                "sanitized text pasted into the Recourse playground".to_owned(),
+                evidence,
+            )),
+        };
+        let tz = crate::timing::machine_local_tz();
+        self.overlay().save(
+            spec,
+            evidence.as_ref().map(|(s, e)| (s.as_str(), e)),
+            &samples,
+            confirmed,
+            tz,
+        )
+    }
+
+    /// Removes a local rule and its local fixtures; the new catalogue version.
+    pub fn remove_rule(&self, id: &str) -> Result<String, EngineError> {
+        self.overlay().remove(id)
+    }
+
+    /// The sanitized evidence attempt `attempt` of route `route` kept.
+    pub fn attempt_evidence(
+        &self,
+        route: u32,
+        attempt: u32,
+    ) -> Result<crate::evidence::Evidence, EngineError> {
+        self.store()
+            .attempts(route)?
+            .into_iter()
+            .find(|a| a.attempt.number == attempt)
+            .and_then(|a| a.result?.evidence)
+            .ok_or_else(|| {
+                EngineError::not_found("evidence of route/attempt", format!("{route}/{attempt}"))
+            })
     }
 
     fn store(&self) -> MutexGuard<'_, Store> {

@@ -29,6 +29,11 @@ impl RouteViewer {
         })
     }
 
+    /// Inbox items and past attempts a proposed catalogue rule is tried on.
+    pub fn rule_samples(&self) -> Result<Vec<crate::catalogue::checks::Sample>, EngineError> {
+        Ok(super::overlay::samples(&self.store)?)
+    }
+
     /// Every profile, by name.
     pub fn list_profiles(&self) -> Result<Vec<crate::profile::Profile>, EngineError> {
         Ok(self.store.list_profiles()?)

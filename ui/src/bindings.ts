@@ -68,7 +68,7 @@ export const commands = {
 	 *  refused with code `stale` and the UI reloads the route.
 	 */
 	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
-	catalogueRules: () => __TAURI_INVOKE<CatalogueView>("catalogue_rules"),
+	catalogueRules: () => typedError<CatalogueView_Serialize, IpcError>(__TAURI_INVOKE("catalogue_rules")),
 	classifyText: (input: PlaygroundInput_Deserialize) => typedError<PlaygroundResult_Serialize, IpcError>(__TAURI_INVOKE("classify_text", { input })),
 	unclassifiedInbox: () => typedError<InboxItem_Serialize[], IpcError>(__TAURI_INVOKE("unclassified_inbox")),
 	/**
@@ -76,6 +76,17 @@ export const commands = {
 	 *  fixture beside the database, ready to move into `fixtures/catalogue/`.
 	 */
 	exportFixture: (routeId: number, attempt: number) => typedError<FixtureExport, IpcError>(__TAURI_INVOKE("export_fixture", { routeId, attempt })),
+	/**  Proposes a local rule from evidence: only its sanitized text is read. */
+	proposeRule: (source: RuleSource_Deserialize) => typedError<RuleProposal_Serialize, IpcError>(__TAURI_INVOKE("propose_rule", { source })),
+	/**  The three checks of a draft as it would act once saved. */
+	reviewRule: (draft: RuleDraft_Deserialize, confirmed: string[]) => typedError<RuleReview_Serialize, IpcError>(__TAURI_INVOKE("review_rule", { draft, confirmed })),
+	/**
+	 *  Saves a draft the person reviewed in the dialog (the review is what
+	 *  lets it act), with its evidence as a local fixture.
+	 */
+	saveRule: (draft: RuleDraft_Deserialize, confirmed: string[], source: RuleSource_Deserialize) => typedError<SavedRule_Serialize, IpcError>(__TAURI_INVOKE("save_rule", { draft, confirmed, source })),
+	/**  Removes a local rule and its local fixtures; the new catalogue version. */
+	removeLocalRule: (id: string) => typedError<string, IpcError>(__TAURI_INVOKE("remove_local_rule", { id })),
 	getSettings: () => __TAURI_INVOKE<Settings_Serialize>("get_settings"),
 	/**  Remembers (or forgets, with `None`) what closing does while routes wait. */
 	setCloseChoice: (choice: CloseChoice | null) => typedError<Settings_Serialize, IpcError>(__TAURI_INVOKE("set_close_choice", { choice })),
@@ -105,6 +116,8 @@ export const events = {
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
+
+export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"unclassified","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
 /* Types */
 export type ActionRequest = {
@@ -328,9 +341,43 @@ export type Candidate_Serialize = {
 	policy_revision: number,
 };
 
-export type CatalogueView = {
+export type CatalogueView = CatalogueView_Serialize | CatalogueView_Deserialize;
+
+export type CatalogueView_Deserialize = {
+	/**  The version in force: built-in, plus `+local.N` with local rules. */
 	version: string,
-	rules: RuleView[],
+	rules: RuleView_Deserialize[],
+	/**  The local rules file. */
+	local_path: string,
+	/**  Why the local rules file is not in force (file, rule, reason). */
+	local_error?: string | null,
+};
+
+export type CatalogueView_Serialize = {
+	/**  The version in force: built-in, plus `+local.N` with local rules. */
+	version: string,
+	rules: RuleView_Serialize[],
+	/**  The local rules file. */
+	local_path: string,
+	/**  Why the local rules file is not in force (file, rule, reason). */
+	local_error: string | null,
+};
+
+/**  One sample or fixture whose result the rule changes. */
+export type Change = Change_Serialize | Change_Deserialize;
+
+/**  One sample or fixture whose result the rule changes. */
+export type Change_Deserialize = {
+	name: string,
+	before: Verdict_Deserialize,
+	after: Verdict_Deserialize,
+};
+
+/**  One sample or fixture whose result the rule changes. */
+export type Change_Serialize = {
+	name: string,
+	before: Verdict_Serialize,
+	after: Verdict_Serialize,
 };
 
 /**  Classification result class. `Unclassified` is internal, not configurable. */
@@ -1102,8 +1149,149 @@ export type RouteState =
 /**  Stopped by a person; `resume` starts a fresh cycle. */
 "stopped" | "succeeded";
 
+/**  The three checks of one proposed rule. */
+export type RuleChecks = RuleChecks_Serialize | RuleChecks_Deserialize;
+
+/**  The three checks of one proposed rule. */
+export type RuleChecks_Deserialize = {
+	/**  Inbox items and past attempts the rule would classify differently. */
+	impact: Change_Deserialize[],
+	samples_checked: number,
+	/**  Fixtures whose result changes; each must be confirmed by name. */
+	changed_fixtures: Change_Deserialize[],
+	fixtures_checked: number,
+	/**  Why the rule is unbounded or too broad; empty when it is neither. */
+	broadness: string[],
+};
+
+/**  The three checks of one proposed rule. */
+export type RuleChecks_Serialize = {
+	/**  Inbox items and past attempts the rule would classify differently. */
+	impact: Change_Serialize[],
+	samples_checked: number,
+	/**  Fixtures whose result changes; each must be confirmed by name. */
+	changed_fixtures: Change_Serialize[],
+	fixtures_checked: number,
+	/**  Why the rule is unbounded or too broad; empty when it is neither. */
+	broadness: string[],
+};
+
+/**  An editable local rule: what a person sets; the rest follows from it. */
+export type RuleDraft = RuleDraft_Serialize | RuleDraft_Deserialize;
+
+/**  An editable local rule: what a person sets; the rest follows from it. */
+export type RuleDraft_Deserialize = {
+	id: string,
+	description: string,
+	/**  Empty means every provider. */
+	providers: Provider[],
+	code: SemanticCode,
+	priority: number,
+	/**  Regex matched against the sanitized message. */
+	pattern: string,
+	/**  The built-in rule this one replaces, if any. */
+	overrides?: string | null,
+};
+
+/**  An editable local rule: what a person sets; the rest follows from it. */
+export type RuleDraft_Serialize = {
+	id: string,
+	description: string,
+	/**  Empty means every provider. */
+	providers: Provider[],
+	code: SemanticCode,
+	priority: number,
+	/**  Regex matched against the sanitized message. */
+	pattern: string,
+	/**  The built-in rule this one replaces, if any. */
+	overrides: string | null,
+};
+
+/**  Where a rule comes from. */
+export type RuleOrigin = RuleOrigin_Serialize | RuleOrigin_Deserialize;
+
+/**  Where a rule comes from. */
+export type RuleOrigin_Deserialize = {
+	/**  From the local catalogue beside the database. */
+	local: boolean,
+	/**  The built-in rule a local one replaces. */
+	overrides?: string | null,
+	/**  False for a local rule nobody reviewed: shown, never acted on. */
+	reviewed: boolean,
+};
+
+/**  Where a rule comes from. */
+export type RuleOrigin_Serialize = {
+	/**  From the local catalogue beside the database. */
+	local: boolean,
+	/**  The built-in rule a local one replaces. */
+	overrides: string | null,
+	/**  False for a local rule nobody reviewed: shown, never acted on. */
+	reviewed: boolean,
+};
+
+/**  A proposed rule and the sanitized text it was drawn from. */
+export type RuleProposal = RuleProposal_Serialize | RuleProposal_Deserialize;
+
+/**  A proposed rule and the sanitized text it was drawn from. */
+export type RuleProposal_Deserialize = {
+	draft: RuleDraft_Deserialize,
+	sanitized: string,
+};
+
+/**  A proposed rule and the sanitized text it was drawn from. */
+export type RuleProposal_Serialize = {
+	draft: RuleDraft_Serialize,
+	sanitized: string,
+};
+
+/**  A proposed rule's checks and what stands in the way of saving it. */
+export type RuleReview = RuleReview_Serialize | RuleReview_Deserialize;
+
+/**  A proposed rule's checks and what stands in the way of saving it. */
+export type RuleReview_Deserialize = {
+	rule_id: string,
+	/**  Absent when the rule itself is invalid (see `refusals`). */
+	checks?: RuleChecks_Deserialize | null,
+	/**
+	 *  Every reason a save is refused now, each at its field
+	 *  (`id`, `pattern`, `overrides`, `confirmed_fixtures`, `rule`).
+	 */
+	refusals: FieldError[],
+};
+
+/**  A proposed rule's checks and what stands in the way of saving it. */
+export type RuleReview_Serialize = {
+	rule_id: string,
+	/**  Absent when the rule itself is invalid (see `refusals`). */
+	checks: RuleChecks_Serialize | null,
+	/**
+	 *  Every reason a save is refused now, each at its field
+	 *  (`id`, `pattern`, `overrides`, `confirmed_fixtures`, `rule`).
+	 */
+	refusals: FieldError[],
+};
+
+/**  The evidence a new rule is made from: an inbox item or pasted text. */
+export type RuleSource = RuleSource_Serialize | RuleSource_Deserialize;
+
+/**  The evidence a new rule is made from: an inbox item or pasted text. */
+export type RuleSource_Deserialize = ({ inbox: {
+	route_id: number,
+	attempt: number,
+} }) & { pasted?: never } | ({ pasted: PlaygroundInput_Deserialize }) & { inbox?: never };
+
+/**  The evidence a new rule is made from: an inbox item or pasted text. */
+export type RuleSource_Serialize = ({ inbox: {
+	route_id: number,
+	attempt: number,
+} }) & { pasted?: never } | ({ pasted: PlaygroundInput_Serialize }) & { inbox?: never };
+
 /**  One catalogue rule as the browser lists it. */
-export type RuleView = {
+export type RuleView = RuleView_Serialize | RuleView_Deserialize;
+
+/**  One catalogue rule as the browser lists it. */
+export type RuleView_Deserialize = {
 	id: string,
 	description: string,
 	priority: number,
@@ -1116,6 +1304,47 @@ export type RuleView = {
 	wrapper: boolean,
 	/**  Text patterns of the rule's alternatives, as written in the catalogue. */
 	patterns: string[],
+	/**  Fixtures (built-in and local) that expect this rule. */
+	fixtures: string[],
+	origin: RuleOrigin_Deserialize,
+};
+
+/**  One catalogue rule as the browser lists it. */
+export type RuleView_Serialize = {
+	id: string,
+	description: string,
+	priority: number,
+	/**  Empty means every provider. */
+	providers: Provider[],
+	code: SemanticCode,
+	class: Class,
+	confidence: Confidence,
+	scope: Scope,
+	wrapper: boolean,
+	/**  Text patterns of the rule's alternatives, as written in the catalogue. */
+	patterns: string[],
+	/**  Fixtures (built-in and local) that expect this rule. */
+	fixtures: string[],
+	origin: RuleOrigin_Serialize,
+};
+
+/**  Where a saved rule went. */
+export type SavedRule = SavedRule_Serialize | SavedRule_Deserialize;
+
+/**  Where a saved rule went. */
+export type SavedRule_Deserialize = {
+	rule_id: string,
+	catalogue_version: string,
+	rules_path: string,
+	fixture_path?: string | null,
+};
+
+/**  Where a saved rule went. */
+export type SavedRule_Serialize = {
+	rule_id: string,
+	catalogue_version: string,
+	rules_path: string,
+	fixture_path: string | null,
 };
 
 /**  What the failure is about: who has to change for it to go away. */
@@ -1313,6 +1542,34 @@ export type TimingHint_Serialize = {
 export type UnsafeReason = 
 /**  The evidence belongs to an older generation or another invocation. */
 "stale_evidence" | "evidence_currency_unknown" | "ambiguous_prompt_delivery" | "prompt_delivery_unknown" | "assistant_output_seen" | "assistant_output_unknown" | "tool_activity_seen" | "tool_activity_unknown" | "partial_result_seen" | "partial_result_unknown";
+
+/**
+ *  A classification reduced to what the checks compare: what a fixture
+ *  can expect.
+ */
+export type Verdict = Verdict_Serialize | Verdict_Deserialize;
+
+/**
+ *  A classification reduced to what the checks compare: what a fixture
+ *  can expect.
+ */
+export type Verdict_Deserialize = {
+	code: SemanticCode,
+	class: Class,
+	rule_id?: string | null,
+	reset_at?: string | null,
+};
+
+/**
+ *  A classification reduced to what the checks compare: what a fixture
+ *  can expect.
+ */
+export type Verdict_Serialize = {
+	code: SemanticCode,
+	class: Class,
+	rule_id: string | null,
+	reset_at: string | null,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

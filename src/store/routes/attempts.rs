@@ -103,32 +103,45 @@ impl Store {
             .query_row(params![route_id, candidate_index], |r| r.get(0))?)
     }
 
-    /// Results classified unclassified, newest first, with their route.
+    /// Results classified unclassified, newest route first, with their
+    /// route: one query, however many routes there are.
     pub fn unclassified_results(&self) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
-        let mut stmt = self.conn().prepare(
-            "SELECT a.route_id AS route_id FROM attempts a \
-             JOIN attempt_results r ON r.attempt_id = a.id \
-             WHERE r.class = ?1 GROUP BY a.route_id ORDER BY a.route_id DESC",
-        )?;
-        let routes = stmt
-            .query_map([Class::Unclassified.as_str()], |r| {
-                r.get::<_, u32>("route_id")
+        self.results_where(
+            "r.class = ?1 ORDER BY a.route_id DESC, a.number",
+            params![Class::Unclassified.as_str()],
+        )
+    }
+
+    /// The newest `limit` failed attempts that kept their evidence, with
+    /// their route: what a proposed catalogue rule is checked against.
+    pub fn failed_results_with_evidence(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
+        self.results_where(
+            "r.evidence_json IS NOT NULL ORDER BY a.id DESC LIMIT ?1",
+            params![limit],
+        )
+    }
+
+    fn results_where(
+        &self,
+        condition: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
+        let sql = format!(
+            "SELECT a.route_id AS route_id, {ATTEMPT_COLUMNS}, {RESULT_COLUMNS} \
+             FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id WHERE {condition}"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt
+            .query_map(params, |r| {
+                Ok((r.get::<_, u32>("route_id")?, RawAttempt::read(r)?))
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        let mut out = Vec::new();
-        for route_id in routes {
-            for a in self.attempts(route_id)? {
-                let unclassified = a
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.classification.as_ref())
-                    .is_some_and(|c| c.class == Class::Unclassified);
-                if unclassified {
-                    out.push((route_id, a));
-                }
-            }
-        }
-        Ok(out)
+        rows.into_iter()
+            .map(|(route_id, raw)| Ok((route_id, raw.parse()?)))
+            .collect()
     }
 }
 

@@ -17,6 +17,16 @@ export type Profile = B.Profile_Serialize;
 export type RouteDetail = B.RouteDetail_Serialize;
 export type RouteSnapshot = B.RouteSnapshot_Serialize;
 export type TextPreview = B.TextPreview_Serialize;
+export type CatalogueView = B.CatalogueView_Serialize;
+export type RuleView = B.RuleView_Serialize;
+export type RuleProposal = B.RuleProposal_Serialize;
+export type RuleReview = B.RuleReview_Serialize;
+export type RuleChecks = B.RuleChecks_Serialize;
+export type Change = B.Change_Serialize;
+export type Verdict = B.Verdict_Serialize;
+export type SavedRule = B.SavedRule_Serialize;
+/** Proposed by the backend, edited, and sent back to check and save. */
+export type RuleDraft = B.RuleDraft_Serialize;
 /** Received as an inbox item's evidence and sent back, complete, to classify. */
 export type PlaygroundInput = B.PlaygroundInput_Serialize;
 
@@ -25,6 +35,7 @@ export type AgentSpec = B.AgentSpec_Deserialize;
 export type CandidateInput = B.CandidateInput_Deserialize;
 export type SimulatedFailure = B.SimulatedFailure_Deserialize;
 export type StartRun = B.StartRun_Deserialize;
+export type RuleSource = B.RuleSource_Deserialize;
 
 // The same shape both ways.
 export type {
@@ -32,7 +43,6 @@ export type {
   AgentKind,
   AttemptOutcome,
   CandidatePolicy,
-  CatalogueView,
   Class,
   ClassPolicy,
   FieldError,
@@ -48,7 +58,7 @@ export type {
   Provider,
   RetryProgress,
   RouteState,
-  RuleView,
+  Scope,
   SimStep,
   Span,
 } from "../bindings";

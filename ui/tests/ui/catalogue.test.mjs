@@ -5,6 +5,8 @@ import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.m
 
 const LONG_PATTERN = String.raw`Request was aborted|Request cancelled\.|\[Request interrupted by user[^\]]*\]|Interrupted by user|Interrupted · What should Claude do instead|\bAbortError\b|The operation was aborted|\bSIGINT\b|cancelled_by_the_user_without_any_spaces_in_this_very_long_alternative_token`;
 
+const BUILTIN = { local: false, overrides: null, reviewed: true };
+
 const RULES = {
   version: "2026.12.1",
   rules: [
@@ -19,6 +21,8 @@ const RULES = {
       scope: "provider",
       wrapper: false,
       patterns: [String.raw`\btype\W{1,8}overloaded_error\b`],
+      fixtures: ["anthropic-api/overloaded.toml"],
+      origin: BUILTIN,
     },
     {
       id: "claude_code.usage_limit.v1",
@@ -31,6 +35,8 @@ const RULES = {
       scope: "account",
       wrapper: false,
       patterns: [String.raw`(?i)\bClaude (?:AI )?usage limit reached`],
+      fixtures: [],
+      origin: BUILTIN,
     },
     {
       id: "runtime.cancelled.v1",
@@ -43,6 +49,8 @@ const RULES = {
       scope: "out_of_scope",
       wrapper: false,
       patterns: [LONG_PATTERN],
+      fixtures: [],
+      origin: BUILTIN,
     },
     {
       id: "codex.usage_limit.v1",
@@ -55,6 +63,8 @@ const RULES = {
       scope: "account",
       wrapper: false,
       patterns: [],
+      fixtures: [],
+      origin: BUILTIN,
     },
     {
       id: "wrapper.retry_limit.v1",
@@ -67,8 +77,12 @@ const RULES = {
       scope: "provider",
       wrapper: true,
       patterns: [String.raw`exceeded retry limit`],
+      fixtures: ["codex/retry_limit_wraps_401.toml"],
+      origin: BUILTIN,
     },
   ],
+  local_path: "/home/u/.local/share/recourse/catalogue/rules.toml",
+  local_error: null,
 };
 
 const bytes = (s) => Buffer.byteLength(s, "utf8");
@@ -192,7 +206,7 @@ test("searching and filtering the rules narrows the list", async () => {
   }
 });
 
-test("a rule card shows its class, code, providers, wrapper flag and patterns", async () => {
+test("a rule shows class, code, providers, priority and plain scope; patterns and fixtures open on demand", async () => {
   const app = await openApp({ rules: RULES }, { hash: "#/catalogue/rules" });
   try {
     const card = app.page.locator("[data-rule-id='wrapper.retry_limit.v1']");
@@ -201,18 +215,35 @@ test("a rule card shows its class, code, providers, wrapper flag and patterns", 
     for (const part of [
       "Transient",
       "provider_unavailable",
-      "Wrapper",
-      "medium",
-      "30",
-      "any",
-      "exceeded retry limit",
+      "wrapper",
+      "priority 30",
+      "any provider",
+      "Provider service",
     ]) {
       assert.ok(text.includes(part), `card shows ${part}: ${text}`);
     }
-    const structured = await app.page.locator("[data-rule-id='codex.usage_limit.v1']").textContent();
-    assert.match(structured, /codex, openai-api/);
+    assert.ok(
+      !(await app.page.locator("[data-rule-id='runtime.cancelled.v1']").textContent()).includes("AbortError"),
+      "a pattern waits behind the disclosure",
+    );
+    const disclosure = card.locator("details");
+    assert.equal(await disclosure.getAttribute("open"), null);
+    await card.locator("summary").focus();
+    await app.page.keyboard.press("Enter");
+    assert.equal(await disclosure.getAttribute("open"), "", "the keyboard opens it");
+    const details = await card.getByTestId("rule-details").textContent();
+    for (const part of ["exceeded retry limit", "codex/retry_limit_wraps_401.toml", "medium", "Wrapper:"]) {
+      assert.ok(details.includes(part), `details show ${part}: ${details}`);
+    }
+    const cancelled = await app.page.locator("[data-rule-id='runtime.cancelled.v1']").textContent();
+    assert.match(cancelled, /Outside provider recovery/);
+    const list = await app.page.locator(".rules").textContent();
+    assert.ok(!list.includes("out_of_scope") && !list.includes("out of scope"), "no raw scope name is shown");
+    const structured = app.page.locator("[data-rule-id='codex.usage_limit.v1']");
+    assert.match(await structured.textContent(), /codex, openai-api/);
+    await structured.locator("summary").click();
     assert.match(
-      structured,
+      await structured.textContent(),
       /structured fields only/,
       "a rule without text patterns says so instead of showing nothing",
     );

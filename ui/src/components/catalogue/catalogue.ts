@@ -2,7 +2,7 @@
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
 import { PROVIDERS } from "../../bindings";
-import type { Class, HintSource, MatchOutcome, Provider, RuleView, Span } from "../../lib/types";
+import type { Class, HintSource, MatchOutcome, Provider, RuleView, Scope, Span } from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal),
  * from the backend's own list. */
@@ -146,4 +146,19 @@ export function segments(text: string, spans: { span: Span; mark: Mark }[]): Seg
     out.push({ text: text.slice(from, to), marks });
   }
   return out;
+}
+
+/** Plain words for a rule's scope: who has to change for the failure to go away. */
+export const SCOPE_WORDS: Record<Scope, string> = {
+  network: "Network",
+  provider: "Provider service",
+  model: "Model",
+  account: "Account or plan",
+  out_of_scope: "Outside provider recovery",
+  unknown: "Unknown",
+};
+
+/** "any provider" or the list of providers a rule understands. */
+export function providerWords(providers: readonly Provider[]): string {
+  return providers.length === 0 ? "any provider" : providers.join(", ");
 }

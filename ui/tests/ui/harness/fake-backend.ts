@@ -20,6 +20,10 @@ import type {
   PlaygroundResult,
   PreviewStep,
   Profile,
+  RuleDraft,
+  RuleProposal,
+  RuleReview,
+  SavedRule,
   RouteDetail,
   RouteSnapshot,
   StartRun,
@@ -30,6 +34,12 @@ export type Scenario = {
   routes?: RouteDetail[];
   rules?: CatalogueView;
   inbox?: InboxItem[];
+  /** What `propose_rule` answers. */
+  proposal?: RuleProposal;
+  /** What `review_rule` answers for a draft whose pattern is `pattern`
+   * (any other draft gets a clean review). Changed fixtures not among the
+   * confirmed names are refused, as the backend does. */
+  reviews?: { pattern: string; review: RuleReview }[];
   playground?: PlaygroundResult;
   preview?: PreviewStep[];
   /** The path the native save / open dialog returns; null: cancelled. */
@@ -276,7 +286,21 @@ export class FakeBackend {
       case "route_action":
         return this.act(args.request as ActionRequest);
       case "catalogue_rules":
-        return this.scenario.rules ?? { version: "test", rules: [] };
+        return (
+          this.scenario.rules ?? {
+            version: "test",
+            rules: [],
+            local_path: "/tmp/catalogue/rules.toml",
+            local_error: null,
+          }
+        );
+      case "propose_rule":
+        if (!this.scenario.proposal) throw { code: "validation", message: "no proposal in scenario", fields: [] };
+        return this.scenario.proposal;
+      case "review_rule":
+        return this.review(args.draft as RuleDraft, args.confirmed as string[]);
+      case "save_rule":
+        return this.saveRule(args.draft as RuleDraft, args.confirmed as string[]);
       case "classify_text":
         if (!this.scenario.playground)
           throw { code: "validation", message: "no playground answer in scenario", fields: [] };
@@ -306,6 +330,52 @@ export class FakeBackend {
       default:
         throw { code: "not_found", message: `fake backend has no command ${cmd}`, fields: [] };
     }
+  }
+
+  private review(draft: RuleDraft, confirmed: string[]): RuleReview {
+    const given = this.scenario.reviews?.find((r) => r.pattern === draft.pattern)?.review;
+    const review: RuleReview = structuredClone(given) ?? {
+      rule_id: draft.id,
+      checks: { impact: [], samples_checked: 0, changed_fixtures: [], fixtures_checked: 340, broadness: [] },
+      refusals: [],
+    };
+    for (const change of review.checks?.changed_fixtures ?? []) {
+      if (!confirmed.includes(change.name))
+        review.refusals.push({
+          path: "confirmed_fixtures",
+          message: `fixture ${change.name} changes: confirm it by name to save anyway`,
+        });
+    }
+    return review;
+  }
+
+  private saveRule(draft: RuleDraft, confirmed: string[]): SavedRule {
+    const refusals = this.review(draft, confirmed).refusals;
+    if (refusals.length > 0)
+      throw { code: "validation", message: refusals.map((f) => f.message).join("; "), fields: refusals };
+    const rules = this.scenario.rules ?? { version: "test", rules: [], local_path: "", local_error: null };
+    rules.version = `${rules.version.split("+")[0]}+local.1`;
+    rules.rules.push({
+      id: draft.id,
+      description: draft.description,
+      priority: draft.priority,
+      providers: draft.providers,
+      code: draft.code,
+      class: "transient",
+      confidence: "medium",
+      scope: "provider",
+      wrapper: false,
+      patterns: [draft.pattern],
+      fixtures: [`local/${draft.id.replaceAll(".", "-")}-1.toml`],
+      origin: { local: true, overrides: draft.overrides ?? null, reviewed: true },
+    });
+    this.scenario.rules = rules;
+    return {
+      rule_id: draft.id,
+      catalogue_version: rules.version,
+      rules_path: "/tmp/catalogue/rules.toml",
+      fixture_path: `/tmp/catalogue/fixtures/${draft.id.replaceAll(".", "-")}-1.toml`,
+    };
   }
 
   private profile(id: number): Profile {

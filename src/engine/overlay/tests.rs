@@ -1,0 +1,141 @@
+use super::*;
+use crate::catalogue::propose::propose;
+use crate::evidence::{Provider, RawEvidence};
+
+fn evidence(message: &str) -> Evidence {
+    Evidence::from_raw(RawEvidence::new(
+        Provider::Simulated,
+        message,
+        chrono::DateTime::UNIX_EPOCH,
+    ))
+}
+
+#[test]
+fn a_broken_local_file_keeps_the_builtin_catalogue_and_names_file_and_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(RULES_FILE);
+    std::fs::write(&path, "revision = 1\n[[rule]]\nid = \"local.x.y.v1\"\ndescription = \"d\"\npriority = 5000\nproviders = [\"any\"]\ncode = \"rate_limited\"\nconfidence = \"medium\"\nscope = \"account\"\n[[rule.match]]\ntext = 'gizmo jammed'\n").unwrap();
+    let overlay = Overlay::open(dir.path().to_path_buf());
+    assert_eq!(overlay.catalogue().version, builtin().version);
+    assert_eq!(
+        overlay.error(),
+        Some(
+            format!(
+                "local catalogue {} is not used: rule local.x.y.v1: priority 5000 is outside 0-1000",
+                path.display()
+            )
+            .as_str()
+        )
+    );
+}
+
+#[test]
+fn saving_a_rule_writes_rule_and_fixture_without_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+    let evidence = evidence(&format!("flux capacitor out of sync (key {key})"));
+    let draft = propose(&evidence, |_| false);
+    let saved = overlay
+        .save(
+            &draft.to_spec(true),
+            Some(("test", &evidence)),
+            &[],
+            &[],
+            chrono_tz::Tz::UTC,
+        )
+        .unwrap();
+    assert_eq!(
+        saved.catalogue_version,
+        format!("{}+local.1", builtin().version)
+    );
+    let rules = std::fs::read_to_string(dir.path().join(RULES_FILE)).unwrap();
+    let fixture = std::fs::read_to_string(saved.fixture_path.unwrap()).unwrap();
+    for text in [&rules, &fixture] {
+        assert!(
+            !text.contains("abcdefghijklmnop"),
+            "the key never reaches a file: {text}"
+        );
+    }
+    let (fixtures, problems) = overlay.local_fixtures();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(
+        fixtures[0].fixture.check_with(&overlay.catalogue()),
+        Vec::<String>::new(),
+        "the saved fixture passes with the saved rule"
+    );
+    assert!(
+        !fixtures[0].fixture.check().is_empty(),
+        "and fails without it, so it proves the rule"
+    );
+    let got = overlay.catalogue().classify(&evidence, chrono_tz::Tz::UTC);
+    assert_eq!(got.rule_id.as_deref(), Some(draft.id.as_str()));
+}
+
+#[test]
+fn a_rule_that_misses_its_own_evidence_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let evidence = evidence("flux capacitor out of sync");
+    let mut draft = propose(&evidence, |_| false);
+    draft.pattern = "warp core breach imminent".into();
+    let err = overlay
+        .save(
+            &draft.to_spec(true),
+            Some(("test", &evidence)),
+            &[],
+            &[],
+            chrono_tz::Tz::UTC,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pattern: the rule does not match the evidence it is made from"
+    );
+    assert!(
+        !dir.path().join(RULES_FILE).exists(),
+        "nothing half-written"
+    );
+}
+
+#[test]
+fn a_too_broad_rule_is_refused_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let mut draft = propose(&evidence("flux capacitor out of sync"), |_| false);
+    draft.pattern = r"\w+ out".into();
+    let err = overlay
+        .save(&draft.to_spec(true), None, &[], &[], chrono_tz::Tz::UTC)
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "pattern: the pattern of alternative 0 has only 4 characters of fixed text"
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join(RULES_FILE).exists());
+}
+
+#[test]
+fn removing_a_rule_drops_its_fixtures_and_raises_the_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let evidence = evidence("flux capacitor out of sync");
+    let draft = propose(&evidence, |_| false);
+    overlay
+        .save(
+            &draft.to_spec(true),
+            Some(("test", &evidence)),
+            &[],
+            &[],
+            chrono_tz::Tz::UTC,
+        )
+        .unwrap();
+    let version = overlay.remove(&draft.id).unwrap();
+    assert_eq!(version, format!("{}+local.2", builtin().version));
+    assert!(overlay.local_fixtures().0.is_empty());
+    assert_eq!(
+        overlay.remove(&draft.id).unwrap_err().to_string(),
+        format!("local rule {} does not exist", draft.id)
+    );
+}

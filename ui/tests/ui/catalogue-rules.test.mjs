@@ -1,0 +1,383 @@
+// The compact rule browser over the real catalogue, local rules in it, and
+// "Create rule from this evidence" (checks shown live, a broad rule refused
+// with its reason, a changed fixture confirmed by name before saving).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { openApp, horizontalOverflow, smallTargets } from "./lib.mjs";
+
+const root = resolve(import.meta.dirname, "../../..");
+
+/** The code → class table as the backend exports it to the UI. */
+const CODE_CLASSES = Object.fromEntries(
+  JSON.parse(readFileSync(resolve(root, "ui/src/bindings.ts"), "utf8").match(/RULE_CODES = (\[.*\]) as const/)[1]).map(
+    (c) => [c.code, c.class],
+  ),
+);
+
+/** The built-in rules, read from rules.toml as the browser would receive them. */
+function realRules() {
+  const source = readFileSync(resolve(root, "src/catalogue/rules.toml"), "utf8");
+  return source
+    .split(/^\[\[rule\]\]$/m)
+    .slice(1)
+    .map((block) => {
+      const one = (key) => block.match(new RegExp(`^${key} = "(.*)"$`, "m"))?.[1];
+      const patterns = [...block.matchAll(/^text = (?:'''(.*)'''|'(.*)')$/gm)].map((m) => m[1] ?? m[2]);
+      const providers = JSON.parse(block.match(/^providers = (\[.*\])$/m)[1]);
+      return {
+        id: one("id"),
+        description: one("description"),
+        priority: Number(block.match(/^priority = (\d+)$/m)[1]),
+        providers: providers.includes("any") ? [] : providers,
+        code: one("code"),
+        class: one("confidence") === "low" ? "unclassified" : (CODE_CLASSES[one("code")] ?? "unclassified"),
+        confidence: one("confidence"),
+        scope: one("scope"),
+        wrapper: one("role") === "wrapper",
+        patterns,
+        fixtures: [`${providers[0] === "any" ? "generic" : providers[0]}/${one("id")}.toml`],
+        origin: { local: false, overrides: null, reviewed: true },
+      };
+    });
+}
+
+const REAL = { version: "2026.12.4", rules: realRules(), local_path: "/data/catalogue/rules.toml", local_error: null };
+
+/** Height of the page's one scroll owner with every rule listed. */
+async function listHeight(app) {
+  await app.page.waitForSelector("[data-testid=rule]");
+  return app.page.evaluate(() => document.querySelector("main").scrollHeight);
+}
+
+for (const [width, height, bound] of [
+  [1280, 820, 7000],
+  [390, 844, 12000],
+]) {
+  test(`the ${REAL.rules.length} built-in rules fit in under ${bound} px at ${width} px wide`, async (t) => {
+    const app = await openApp({ rules: REAL }, { width, height, hash: "#/catalogue/rules" });
+    try {
+      const total = await listHeight(app);
+      // The old cards, every pattern always shown, made this page 19 100 px
+      // tall at 1280 and 30 900 px at 390; the compact list about 5 800 and 10 800.
+      assert.ok(total < bound, `list is ${total} px tall`);
+      t.diagnostic(`rule list at ${width} px: ${total} px`);
+      assert.equal(await app.page.locator("[data-testid=rule]").count(), REAL.rules.length, "every rule is listed");
+      const o = await horizontalOverflow(app.page);
+      const over = o.over.filter((el) => el !== "a.tab");
+      assert.ok(o.scrollWidth <= o.width && over.length === 0, `overflow: ${JSON.stringify(o)}`);
+      assert.deepEqual(await smallTargets(app.page), []);
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+const LOCAL_RULES = {
+  version: "2026.12.4+local.3",
+  local_path: "/data/catalogue/rules.toml",
+  local_error: null,
+  rules: [
+    {
+      ...REAL.rules[0],
+      id: "local.codex.gizmo_jammed.v1",
+      description: "codex reports: the gizmo service jammed",
+      code: "provider_unavailable",
+      class: "transient",
+      confidence: "medium",
+      scope: "provider",
+      patterns: ["the gizmo service jammed"],
+      fixtures: ["local/local-codex-gizmo_jammed-v1-1.toml"],
+      origin: { local: true, overrides: null, reviewed: false },
+    },
+    {
+      ...REAL.rules.find((r) => r.id === "anthropic.overloaded.v1"),
+      origin: { local: true, overrides: "anthropic.overloaded.v1", reviewed: true },
+    },
+  ],
+};
+
+test("local rules are marked local, as an override, and as not reviewed", async () => {
+  const app = await openApp({ rules: LOCAL_RULES }, { hash: "#/catalogue/rules" });
+  try {
+    await app.page.waitForSelector("[data-testid=rule]");
+    assert.equal(await app.page.getByTestId("catalogue-version").textContent(), "2026.12.4+local.3");
+    const mine = await app.page
+      .locator("[data-rule-id='local.codex.gizmo_jammed.v1'] [data-testid=rule-meta]")
+      .textContent();
+    assert.match(mine, /Local/);
+    assert.match(mine, /Not reviewed/, "an unreviewed rule says so in the compact row");
+    const override = await app.page
+      .locator("[data-rule-id='anthropic.overloaded.v1'] [data-testid=rule-meta]")
+      .textContent();
+    assert.match(override, /Overrides anthropic\.overloaded\.v1/);
+    assert.doesNotMatch(override, /Not reviewed/);
+    await app.page.locator("[data-rule-id='local.codex.gizmo_jammed.v1'] summary").click();
+    assert.match(
+      await app.page.getByTestId("rule-details").textContent(),
+      /until it is reviewed\s+the failure is treated as unclassified/,
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("a broken local rules file is named, with the rule and why", async () => {
+  const error =
+    "local catalogue /data/catalogue/rules.toml is not used: rule local.a.rule.v1: priority 5000 is outside 0-1000";
+  const app = await openApp({ rules: { ...REAL, local_error: error } }, { hash: "#/catalogue/rules" });
+  try {
+    const notice = app.page.getByTestId("local-error");
+    await notice.waitFor();
+    assert.equal(await notice.textContent(), `Your local rules are not used, the built-in catalogue is: ${error}`);
+  } finally {
+    await app.close();
+  }
+});
+
+const EVIDENCE = {
+  provider: "codex",
+  message: "the gizmo service jammed (unit 42) for key [redacted:api_key]",
+  truncated: false,
+  phase: "exit",
+  http_status: null,
+  headers: {},
+  error_type: null,
+  exit_code: 1,
+  occurred_at: "2026-12-02T15:00:00Z",
+  correlation: null,
+};
+
+const INBOX = [
+  {
+    route_id: 7,
+    attempt: 2,
+    candidate_name: "Codex",
+    code: "unknown",
+    catalogue_version: "2026.12.4",
+    evidence: EVIDENCE,
+  },
+];
+
+const DRAFT = {
+  id: "local.codex.gizmo_service_jammed.v1",
+  description: "codex reports: the gizmo service jammed (unit 42)",
+  providers: ["codex"],
+  code: "provider_unavailable",
+  priority: 78,
+  pattern: String.raw`the gizmo service jammed \(unit \d+\)`,
+  overrides: null,
+};
+
+const verdict = (code, cls, rule_id) => ({ code, class: cls, rule_id, reset_at: null });
+
+const CLEAN = {
+  rule_id: DRAFT.id,
+  checks: {
+    impact: [
+      {
+        name: "inbox: route 7 attempt 2",
+        before: verdict("unknown", "unclassified", null),
+        after: verdict("provider_unavailable", "transient", DRAFT.id),
+      },
+    ],
+    samples_checked: 12,
+    changed_fixtures: [],
+    fixtures_checked: 342,
+    broadness: [],
+  },
+  refusals: [],
+};
+
+const BROAD_REASON =
+  "the pattern of alternative 0 has only 5 characters of fixed text; at least 8, so it cannot match ordinary output by chance";
+const BROAD = {
+  rule_id: DRAFT.id,
+  checks: { ...CLEAN.checks, impact: [], broadness: [BROAD_REASON] },
+  refusals: [{ path: "pattern", message: BROAD_REASON }],
+};
+
+const CHANGED = {
+  rule_id: DRAFT.id,
+  checks: {
+    ...CLEAN.checks,
+    changed_fixtures: [
+      {
+        name: "codex/stream_error_503.toml",
+        before: verdict("provider_unavailable", "transient", "codex.stream_error.v1"),
+        after: verdict("provider_unavailable", "transient", DRAFT.id),
+      },
+    ],
+  },
+  refusals: [],
+};
+
+function scenario(reviews = []) {
+  return {
+    rules: structuredClone({ ...REAL, rules: REAL.rules.slice(0, 3) }),
+    inbox: INBOX,
+    proposal: { draft: DRAFT, sanitized: EVIDENCE.message },
+    reviews: [{ pattern: DRAFT.pattern, review: CLEAN }, ...reviews],
+  };
+}
+
+async function openDialog(app) {
+  await app.page.getByTestId("inbox-item").getByRole("button", { name: "Create rule…" }).click();
+  const dialog = app.page.getByTestId("create-rule");
+  await dialog.getByTestId("check-impact").waitFor();
+  return dialog;
+}
+
+test("create rule from an inbox item: proposal, live checks, save, and the rule list shows it", async () => {
+  const app = await openApp(scenario(), { hash: "#/catalogue/inbox" });
+  try {
+    const dialog = await openDialog(app);
+    assert.equal(await dialog.getByTestId("rule-evidence").textContent(), EVIDENCE.message, "the sanitized text");
+    assert.equal(await dialog.getByLabel(/Text pattern/).inputValue(), DRAFT.pattern);
+    assert.equal(await dialog.getByLabel("Code").inputValue(), "provider_unavailable");
+    assert.match(await dialog.getByTestId("rule-class").textContent(), /Class Transient: it comes from the code/);
+    assert.equal(
+      (await dialog.getByTestId("check-impact").textContent()).replace(/\s+/g, " ").trim(),
+      "What it changes 1 of 12 inbox items and past attempts change: inbox: route 7 attempt 2: unknown (Unclassified, no rule) → provider_unavailable (Transient, rule local.codex.gizmo_service_jammed.v1)",
+    );
+    assert.match(await dialog.getByTestId("check-fixtures").textContent(), /All 342 fixtures keep their result/);
+    assert.match(await dialog.getByTestId("check-broadness").textContent(), /Bounded, and matches none/);
+    const proposed = (await app.calls()).find((c) => c.cmd === "propose_rule").args;
+    assert.deepEqual(proposed, { source: { inbox: { route_id: 7, attempt: 2 } } });
+
+    await dialog.getByLabel("Priority (0–1000)").fill("80");
+    await app.page.waitForFunction(() =>
+      window.__CALLS__.some((c) => c.cmd === "review_rule" && c.args.draft.priority === 80),
+    );
+    await dialog.getByRole("button", { name: "Save rule" }).click();
+    const notice = app.page.getByTestId("rule-saved");
+    await notice.waitFor();
+    assert.match(
+      await notice.textContent(),
+      /Saved local rule local\.codex\.gizmo_service_jammed\.v1 to \/tmp\/catalogue\/rules\.toml \(catalogue 2026\.12\.4\+local\.1\)/,
+    );
+    const saved = (await app.calls()).find((c) => c.cmd === "save_rule").args;
+    assert.deepEqual(saved, {
+      draft: { ...DRAFT, priority: 80 },
+      confirmed: [],
+      source: { inbox: { route_id: 7, attempt: 2 } },
+    });
+    assert.equal(await app.page.getByTestId("create-rule").count(), 0, "the dialog closes");
+    await app.page.getByRole("tab", { name: "Rules" }).click();
+    const row = app.page.locator(`[data-rule-id='${DRAFT.id}']`);
+    await row.waitFor();
+    assert.match(await row.textContent(), /Local/, "the rule list reloads with the new local rule");
+    assert.equal(await app.page.getByTestId("catalogue-version").textContent(), "2026.12.4+local.1");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a too broad pattern is refused with its reason and cannot be saved", async () => {
+  const app = await openApp(scenario([{ pattern: String.raw`gizmo\w+`, review: BROAD }]), {
+    hash: "#/catalogue/inbox",
+  });
+  try {
+    const dialog = await openDialog(app);
+    await dialog.getByLabel(/Text pattern/).fill(String.raw`gizmo\w+`);
+    const error = dialog.getByTestId("pattern-error");
+    await error.waitFor();
+    assert.equal(await error.textContent(), BROAD_REASON, "the reason is at the pattern field");
+    assert.match(await dialog.getByTestId("check-broadness").textContent(), /only 5 characters of fixed text/);
+    assert.ok(await dialog.getByRole("button", { name: "Save rule" }).isDisabled(), "a refused rule cannot be saved");
+    assert.match(await dialog.getByTestId("save-blocked").textContent(), /Not saved yet: one problem above/);
+    assert.equal((await app.calls()).filter((c) => c.cmd === "save_rule").length, 0);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a changed fixture must be confirmed by name before the rule saves", async () => {
+  const app = await openApp(scenario([{ pattern: "the gizmo service jammed", review: CHANGED }]), {
+    hash: "#/catalogue/inbox",
+  });
+  try {
+    const dialog = await openDialog(app);
+    await dialog.getByLabel(/Text pattern/).fill("the gizmo service jammed");
+    const fixtures = dialog.getByTestId("check-fixtures");
+    await fixtures.getByText("codex/stream_error_503.toml").waitFor();
+    assert.match(
+      await fixtures.textContent(),
+      /1 of 342 fixtures change\. Saving needs each one confirmed:.*provider_unavailable \(Transient, rule codex\.stream_error\.v1\) → provider_unavailable \(Transient, rule local\.codex\.gizmo_service_jammed\.v1\)/,
+    );
+    const save = dialog.getByRole("button", { name: "Save rule" });
+    assert.ok(await save.isDisabled(), "not saved while a change is unconfirmed");
+    await fixtures.getByRole("checkbox", { name: /Accept codex\/stream_error_503\.toml/ }).check();
+    await app.page.waitForFunction(() =>
+      window.__CALLS__.some((c) => c.cmd === "review_rule" && c.args.confirmed.includes("codex/stream_error_503.toml")),
+    );
+    await save.waitFor({ state: "visible" });
+    await app.page.waitForFunction(
+      () => !document.querySelector("[data-testid=create-rule] button[type=submit]").disabled,
+    );
+    await save.click();
+    await app.page.getByTestId("rule-saved").waitFor();
+    const sent = (await app.calls()).find((c) => c.cmd === "save_rule").args;
+    assert.deepEqual(sent.confirmed, ["codex/stream_error_503.toml"], "the confirmation is sent by name");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a rule can be made from text pasted in the playground", async () => {
+  const sanitized = "the gizmo service jammed (unit 42)";
+  const result = {
+    sanitized,
+    explanation: {
+      classification: {
+        code: "unknown",
+        class: "unclassified",
+        confidence: "low",
+        scope: "unknown",
+        rule_id: null,
+        catalogue_version: "2026.12.4",
+        retry_after_s: null,
+        reset_at: null,
+        matched: null,
+        explanation: "No catalogue rule matched this evidence; unknown failures are not recovered automatically.",
+      },
+      matches: [],
+      progress_lines_ignored: 0,
+      hint: null,
+    },
+  };
+  const app = await openApp({ ...scenario(), playground: result }, { hash: "#/catalogue/playground" });
+  try {
+    await app.page.getByLabel("Failure text").fill(sanitized);
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    await app.page.getByRole("button", { name: "Create rule from this text…" }).click();
+    await app.page.getByTestId("create-rule").getByTestId("check-impact").waitFor();
+    const proposed = (await app.calls()).find((c) => c.cmd === "propose_rule").args;
+    assert.deepEqual(proposed, {
+      source: { pasted: { provider: "generic", message: sanitized, http_status: null, headers: {} } },
+    });
+    await app.page.keyboard.press("Escape");
+    assert.equal(await app.page.getByTestId("create-rule").count(), 0, "Escape closes without saving");
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.textContent),
+      "Create rule from this text…",
+      "focus returns to the button that opened it",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("the create-rule dialog at 390×844: no sideways overflow, 44 px targets", async () => {
+  const app = await openApp(scenario(), { width: 390, height: 844, hash: "#/catalogue/inbox" });
+  try {
+    await openDialog(app);
+    const o = await horizontalOverflow(app.page);
+    const over = o.over.filter((el) => el !== "a.tab");
+    assert.ok(o.scrollWidth <= o.width && over.length === 0, `overflow: ${JSON.stringify(o)}`);
+    assert.deepEqual(await smallTargets(app.page), []);
+  } finally {
+    await app.close();
+  }
+});
