@@ -25,6 +25,37 @@ pub use cas::Cas;
 pub use changes::{ChangeSeq, Generations, RouteChanges};
 pub use leases::Claim;
 
+/// The text search of [`Store::routes_page`]: a route matches when its id
+/// is the text (as a number) or its profile name or prompt contains it,
+/// ignoring ASCII case. Empty text matches every route.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteSearch {
+    id: Option<i64>,
+    /// `%text%` with `%`, `_` and `\` escaped, so they match themselves.
+    pattern: Option<String>,
+}
+
+impl RouteSearch {
+    pub fn new(text: &str) -> RouteSearch {
+        let text = text.trim();
+        if text.is_empty() {
+            return RouteSearch::default();
+        }
+        let mut pattern = String::from("%");
+        for c in text.chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push('%');
+        RouteSearch {
+            id: text.trim_start_matches('#').parse().ok(),
+            pattern: Some(pattern),
+        }
+    }
+}
+
 /// One route row as [`Store::routes_each`] read it: its id, and the row or
 /// why it could not be read.
 pub type RouteRead = (u32, Result<RouteRow, StoreError>);
@@ -104,6 +135,55 @@ impl Store {
             out.push((id, row));
         }
         Ok(out)
+    }
+
+    /// One page of the route list, newest first: at most `limit` routes
+    /// with an id below `before`, in one of `states` (every state when
+    /// empty), matching `search` (see [`RouteSearch`]). Only the page's rows
+    /// are read and parsed; `id` is the primary key and `routes_by_state`
+    /// serves the state filter, so a page costs the same with 100 000 routes.
+    pub fn routes_page(
+        &self,
+        states: &[RouteState],
+        search: &RouteSearch,
+        before: Option<u32>,
+        limit: u32,
+    ) -> Result<Vec<RouteRow>, StoreError> {
+        let mut rest = String::from("WHERE id < ?1");
+        if !states.is_empty() {
+            // Fixed words from `RouteState::as_str`, never user input.
+            let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
+            rest.push_str(&format!(" AND state IN ({})", list.join(", ")));
+        }
+        if search.pattern.is_some() {
+            rest.push_str(
+                " AND (id = ?2 OR profile_name LIKE ?3 ESCAPE '\\' OR prompt LIKE ?3 ESCAPE '\\')",
+            );
+        }
+        rest.push_str(" ORDER BY id DESC LIMIT ?4");
+        let before = before.map_or(i64::MAX, i64::from);
+        self.select_routes(&rest, params![before, search.id, search.pattern, limit])
+    }
+
+    /// How many routes are in each state (states with none are left out);
+    /// counted from the `routes_by_state` index, no row is read.
+    pub fn state_counts(&self) -> Result<Vec<(RouteState, u32)>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT state, COUNT(*) FROM routes GROUP BY state")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(state, n)| {
+                RouteState::parse(&state)
+                    .map(|s| (s, n))
+                    .ok_or(StoreError::Malformed {
+                        what: "route state",
+                        detail: state,
+                    })
+            })
+            .collect()
     }
 
     /// Whole routes matching `rest` (a `WHERE` and/or `ORDER BY` clause).

@@ -46,6 +46,8 @@ export type {
   PreviewStep,
   Provider,
   RetryProgress,
+  RouteCounts,
+  RouteFilter,
   RouteState,
   RuleView,
   SimStep,
