@@ -76,6 +76,36 @@ pub enum UnsafeReason {
 }
 
 impl UnsafeReason {
+    pub const ALL: [UnsafeReason; 10] = [
+        UnsafeReason::StaleEvidence,
+        UnsafeReason::EvidenceCurrencyUnknown,
+        UnsafeReason::AmbiguousPromptDelivery,
+        UnsafeReason::PromptDeliveryUnknown,
+        UnsafeReason::AssistantOutputSeen,
+        UnsafeReason::AssistantOutputUnknown,
+        UnsafeReason::ToolActivitySeen,
+        UnsafeReason::ToolActivityUnknown,
+        UnsafeReason::PartialResultSeen,
+        UnsafeReason::PartialResultUnknown,
+    ];
+
+    /// The stable code a route held for this reason is stored under.
+    pub fn code(self) -> &'static str {
+        use UnsafeReason::*;
+        match self {
+            StaleEvidence => "unsafe_effect.stale_evidence",
+            EvidenceCurrencyUnknown => "unsafe_effect.evidence_currency_unknown",
+            AmbiguousPromptDelivery => "unsafe_effect.ambiguous_prompt_delivery",
+            PromptDeliveryUnknown => "unsafe_effect.prompt_delivery_unknown",
+            AssistantOutputSeen => "unsafe_effect.assistant_output_seen",
+            AssistantOutputUnknown => "unsafe_effect.assistant_output_unknown",
+            ToolActivitySeen => "unsafe_effect.tool_activity_seen",
+            ToolActivityUnknown => "unsafe_effect.tool_activity_unknown",
+            PartialResultSeen => "unsafe_effect.partial_result_seen",
+            PartialResultUnknown => "unsafe_effect.partial_result_unknown",
+        }
+    }
+
     /// One sentence a person can read.
     pub fn describe(self) -> &'static str {
         use UnsafeReason::*;

@@ -14,8 +14,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use recourse::engine::RouteSnapshot;
-use recourse::route::RouteState;
+use recourse::engine::RouteCounts;
 use serde::{Deserialize, Serialize};
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -39,17 +38,12 @@ pub struct ActiveCounts {
 }
 
 impl ActiveCounts {
-    pub fn of(routes: &[RouteSnapshot]) -> ActiveCounts {
-        let mut counts = ActiveCounts::default();
-        for r in routes {
-            match r.state {
-                RouteState::NeedsManual => counts.needs_you += 1,
-                RouteState::WaitingReset | RouteState::RetryScheduled => counts.waiting += 1,
-                RouteState::Running => counts.running += 1,
-                RouteState::Stopped | RouteState::Succeeded => {}
-            }
+    pub fn of(counts: &RouteCounts) -> ActiveCounts {
+        ActiveCounts {
+            needs_you: counts.needs_you,
+            waiting: counts.waiting,
+            running: counts.running,
         }
-        counts
     }
 
     /// Something only a running app carries on: a timer or an agent.
@@ -244,8 +238,8 @@ impl Background {
 
 fn counts_now<R: Runtime>(app: &AppHandle<R>) -> ActiveCounts {
     let state = app.state::<AppState>();
-    match state.engine.list_routes() {
-        Ok(routes) => ActiveCounts::of(&routes),
+    match state.engine.route_counts() {
+        Ok(counts) => ActiveCounts::of(&counts),
         Err(err) => {
             tracing::warn!(%err, "cannot count routes");
             ActiveCounts::default()

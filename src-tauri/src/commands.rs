@@ -1,10 +1,14 @@
 //! Thin `#[tauri::command]` adapters: each one calls the engine (or a pure
-//! library function) once and maps its error to [`IpcError`].
+//! library function) once and maps its error to [`IpcError`]. Every one is
+//! `async`: Tauri runs a synchronous command on the main thread, where a
+//! slow database read would freeze the window.
 
 use chrono::Utc;
 use recourse::agent::AgentSpec;
 use recourse::classification::Classification;
-use recourse::engine::{ActionRequest, AgentKindInfo, RouteDetail, RouteSnapshot, StartRun};
+use recourse::engine::{
+    ActionRequest, AgentKindInfo, RouteDetail, RoutePage, RouteQuery, RouteSnapshot, StartRun,
+};
 use recourse::evaluator::CandidateSlot;
 use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::validate::{validate_policy, FieldError};
@@ -29,7 +33,7 @@ pub struct AppInfo {
 
 #[tauri::command]
 #[specta::specta]
-pub fn app_info(state: State<'_, AppState>) -> Reply<AppInfo> {
+pub async fn app_info(state: State<'_, AppState>) -> Reply<AppInfo> {
     Ok(AppInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         db_path: state.db_path.display().to_string(),
@@ -39,37 +43,37 @@ pub fn app_info(state: State<'_, AppState>) -> Reply<AppInfo> {
 
 #[tauri::command]
 #[specta::specta]
-pub fn agent_kinds(state: State<'_, AppState>) -> Vec<AgentKindInfo> {
-    state.engine.agent_kinds()
+pub async fn agent_kinds(state: State<'_, AppState>) -> Reply<Vec<AgentKindInfo>> {
+    Ok(state.engine.agent_kinds())
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn list_profiles(state: State<'_, AppState>) -> Reply<Vec<Profile>> {
+pub async fn list_profiles(state: State<'_, AppState>) -> Reply<Vec<Profile>> {
     Ok(state.engine.list_profiles()?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn create_profile(state: State<'_, AppState>, name: String) -> Reply<Profile> {
+pub async fn create_profile(state: State<'_, AppState>, name: String) -> Reply<Profile> {
     Ok(state.engine.create_profile(&name)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn rename_profile(state: State<'_, AppState>, id: u32, name: String) -> Reply<Profile> {
+pub async fn rename_profile(state: State<'_, AppState>, id: u32, name: String) -> Reply<Profile> {
     Ok(state.engine.rename_profile(id, &name)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn delete_profile(state: State<'_, AppState>, id: u32) -> Reply<()> {
+pub async fn delete_profile(state: State<'_, AppState>, id: u32) -> Reply<()> {
     Ok(state.engine.delete_profile(id)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn save_candidates(
+pub async fn save_candidates(
     state: State<'_, AppState>,
     profile_id: u32,
     expected_revision: u32,
@@ -84,7 +88,7 @@ pub fn save_candidates(
 /// `candidates[<index>].<class>.…`, for inline validation while editing.
 #[tauri::command]
 #[specta::specta]
-pub fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError> {
+pub async fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError> {
     validate_policy(&format!("candidates[{index}]"), &policy)
 }
 
@@ -92,7 +96,7 @@ pub fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError> {
 /// environment, config dir), for inline validation while editing.
 #[tauri::command]
 #[specta::specta]
-pub fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
+pub async fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
     agent.validate(&format!("candidates[{index}].agent"))
 }
 
@@ -101,7 +105,7 @@ pub fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
 /// its own.
 #[tauri::command]
 #[specta::specta]
-pub fn secret_env_names(env: std::collections::BTreeMap<String, String>) -> Vec<String> {
+pub async fn secret_env_names(env: std::collections::BTreeMap<String, String>) -> Vec<String> {
     env.iter()
         .filter(|(name, value)| recourse::agent::looks_secret(name, value))
         .map(|(name, _)| name.clone())
@@ -128,7 +132,7 @@ pub struct PreviewStep {
 /// function `recourse simulate` runs.
 #[tauri::command]
 #[specta::specta]
-pub fn preview_policy(
+pub async fn preview_policy(
     candidates: Vec<PreviewCandidate>,
     failures: Vec<SimulatedFailure>,
 ) -> Vec<PreviewStep> {
@@ -207,7 +211,7 @@ fn timeline(
 /// names the candidate a skip goes to.
 #[tauri::command]
 #[specta::specta]
-pub fn describe_schedule(section: ClassPolicy, next: Option<String>) -> String {
+pub async fn describe_schedule(section: ClassPolicy, next: Option<String>) -> String {
     section.describe_schedule(next.as_deref())
 }
 
@@ -219,13 +223,13 @@ pub async fn start_run(state: State<'_, AppState>, request: StartRun) -> Reply<R
 
 #[tauri::command]
 #[specta::specta]
-pub fn list_routes(state: State<'_, AppState>) -> Reply<Vec<RouteSnapshot>> {
-    Ok(state.engine.list_routes()?)
+pub async fn list_routes(state: State<'_, AppState>, query: RouteQuery) -> Reply<RoutePage> {
+    Ok(state.engine.list_routes(&query)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn route_detail(state: State<'_, AppState>, id: u32) -> Reply<RouteDetail> {
+pub async fn route_detail(state: State<'_, AppState>, id: u32) -> Reply<RouteDetail> {
     Ok(state.engine.route_detail(id)?)
 }
 
@@ -244,6 +248,7 @@ pub async fn route_action(
 mod tests {
     use recourse::classification::SemanticCode;
     use recourse::policy::Exhausted;
+    use tauri::async_runtime::block_on;
 
     use super::*;
 
@@ -263,11 +268,11 @@ mod tests {
             policy: CandidatePolicy::both(retrying(1, 5)),
         };
         let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 2];
-        let texts: Vec<String> =
-            preview_policy(vec![candidate("opus"), candidate("gemini")], failures)
-                .into_iter()
-                .map(|s| s.text)
-                .collect();
+        let steps = block_on(preview_policy(
+            vec![candidate("opus"), candidate("gemini")],
+            failures,
+        ));
+        let texts: Vec<String> = steps.into_iter().map(|s| s.text).collect();
         assert_eq!(
             texts,
             [
@@ -292,7 +297,7 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .into();
         assert_eq!(
-            secret_env_names(env),
+            block_on(secret_env_names(env)),
             ["OPENAI_API_KEY", "PROXY_WITH_LOGIN"],
             "a key and a URL with a password are hidden; a plain proxy and a number are not"
         );
@@ -340,7 +345,7 @@ mod tests {
     #[test]
     fn schedule_names_the_next_candidate_it_skips_to() {
         assert_eq!(
-            describe_schedule(retrying(3, 5), Some("Codex".into())),
+            block_on(describe_schedule(retrying(3, 5), Some("Codex".into()))),
             "Retry after 5 s, 10 s, 20 s, then skip to Codex."
         );
     }

@@ -86,6 +86,8 @@ mod tests {
             last_failure: None,
             retry: None,
             pending_outcome: None,
+            skip_to: None,
+            repeat_risk: None,
             deadline: None,
             manual_reason: None,
             prompt_excerpt: String::new(),

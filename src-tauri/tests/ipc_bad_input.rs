@@ -285,10 +285,23 @@ fn engine_refusals_cross_as_code_message_and_fields() {
             json!([{ "path": "cwd", "message": "/nonexistent/dir is not a directory" }])
         )
     );
+    let all = json!({ "query": { "filter": "all", "search": "", "before": null, "limit": 100 } });
     assert_eq!(
-        app.ok("list_routes", json!({})),
+        app.ok("list_routes", all)["routes"],
         json!([]),
         "no refused run made a route"
+    );
+    assert_eq!(
+        app.error(
+            "list_routes",
+            json!({ "query": { "filter": "all", "search": "", "before": null, "limit": 0 } })
+        ),
+        (
+            "validation".into(),
+            "limit: must be 1 to 500 routes per page, got 0".into(),
+            json!([{ "path": "limit", "message": "must be 1 to 500 routes per page, got 0" }])
+        ),
+        "a page size out of range is refused at its field"
     );
     assert_eq!(
         app.error("classify_text", json!({ "input": { "provider": "generic", "message": "boom", "http_status": 42, "headers": {} } })),

@@ -33,9 +33,9 @@ use crate::clock::Clock;
 use crate::policy::validate::validate_document;
 use crate::policy::{CandidateEntry, PolicyDocument, CURRENT_VERSION};
 use crate::profile::{CandidateInput, Profile};
-use crate::route::{machine, RouteRow, RouteState};
+use crate::route::{machine, HoldReason, RouteRow, RouteState};
 use crate::scheduler::Scheduler;
-use crate::store::{profiles::SaveRefusal, ChangeSeq, Store};
+use crate::store::{profiles::SaveRefusal, ChangeSeq, RouteSearch, Store};
 
 pub use error::EngineError;
 pub use profile_files::{
@@ -220,9 +220,50 @@ impl Engine {
         self.get_profile(profile_id)
     }
 
-    pub fn list_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
-        let rows = self.store().routes()?;
-        Ok(rows.iter().map(snapshot).collect())
+    /// One page of the route list, selected and paged in SQL: only the
+    /// page's routes are read. Refuses a limit outside 1 to
+    /// [`RouteQuery::MAX_LIMIT`] and over-long search text, naming the field.
+    pub fn list_routes(&self, query: &RouteQuery) -> Result<RoutePage, EngineError> {
+        if query.limit == 0 || query.limit > RouteQuery::MAX_LIMIT {
+            return Err(EngineError::validation(
+                "limit",
+                format!(
+                    "must be 1 to {} routes per page, got {}",
+                    RouteQuery::MAX_LIMIT,
+                    query.limit
+                ),
+            ));
+        }
+        let chars = query.search.chars().count();
+        if chars > RouteQuery::MAX_SEARCH_CHARS {
+            return Err(EngineError::validation(
+                "search",
+                format!(
+                    "must be at most {} characters, got {chars}",
+                    RouteQuery::MAX_SEARCH_CHARS
+                ),
+            ));
+        }
+        let store = self.store();
+        // One more than asked tells whether an older page exists.
+        let mut rows = store.routes_page(
+            query.filter.states(),
+            &RouteSearch::new(&query.search),
+            query.before,
+            query.limit + 1,
+        )?;
+        let more = rows.len() > query.limit as usize;
+        rows.truncate(query.limit as usize);
+        Ok(RoutePage {
+            routes: rows.iter().map(snapshot).collect(),
+            more,
+            counts: RouteCounts::of(&store.state_counts()?),
+        })
+    }
+
+    /// How many routes each list filter holds, from an index.
+    pub fn route_counts(&self) -> Result<RouteCounts, EngineError> {
+        Ok(RouteCounts::of(&self.store().state_counts()?))
     }
 
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
@@ -499,6 +540,13 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         last_failure: last_failure(row),
         retry: policy_class.map(|class| retry_progress(row, class)),
         pending_outcome: pending,
+        skip_to: machine::next_eligible(row)
+            .and_then(|i| row.candidates.get(i as usize))
+            .map(|c| c.name.clone()),
+        repeat_risk: match &row.manual_reason {
+            Some(HoldReason::UnsafeEffect(reason)) => Some(reason.describe().to_string()),
+            _ => None,
+        },
         deadline: row.deadline,
         manual_reason: row.manual_reason.as_ref().map(|r| r.text().to_string()),
         prompt_excerpt: prompt_excerpt(&row.prompt),

@@ -72,6 +72,12 @@ pub struct RouteSnapshot {
     /// What follows once the current candidate's pending wait or retry is
     /// used up; `None` when nothing is pending.
     pub pending_outcome: Option<Exhausted>,
+    /// Where a skip of the current candidate goes (its name); `None` on the
+    /// last eligible candidate, where a skip outcome needs a person instead.
+    pub skip_to: Option<String>,
+    /// Set when the safety gate refused automatic recovery: why running
+    /// the failed attempt again may repeat work it already did.
+    pub repeat_risk: Option<String>,
     /// Absolute UTC deadline of a pending wait or retry.
     pub deadline: Option<DateTime<Utc>>,
     pub manual_reason: Option<String>,
@@ -84,6 +90,97 @@ pub struct RouteSnapshot {
     pub updated_at: DateTime<Utc>,
     /// Actions valid now, in display order.
     pub actions: Vec<ManualAction>,
+}
+
+/// Which routes the list shows, by what they need from a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteFilter {
+    /// `needs_manual`: nothing happens until a person acts.
+    NeedsYou,
+    /// Running, or waiting for a timer the engine will fire.
+    Active,
+    /// Succeeded or stopped.
+    Finished,
+    All,
+}
+
+impl RouteFilter {
+    /// The states the filter keeps; empty for every state.
+    pub fn states(self) -> &'static [RouteState] {
+        use RouteState::*;
+        match self {
+            RouteFilter::NeedsYou => &[NeedsManual],
+            RouteFilter::Active => &[Running, WaitingReset, RetryScheduled],
+            RouteFilter::Finished => &[Succeeded, Stopped],
+            RouteFilter::All => &[],
+        }
+    }
+}
+
+/// One page of the route list: newest first, after `before` (a route id,
+/// the last one of the page already shown; `None` for the first page).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct RouteQuery {
+    pub filter: RouteFilter,
+    /// Matches the route id, profile name or prompt text; empty for all.
+    pub search: String,
+    pub before: Option<u32>,
+    /// Routes per page, 1 to [`RouteQuery::MAX_LIMIT`].
+    pub limit: u32,
+}
+
+impl RouteQuery {
+    pub const MAX_LIMIT: u32 = 500;
+    /// Longer search text is refused rather than cut.
+    pub const MAX_SEARCH_CHARS: usize = 200;
+
+    /// The first `limit` routes of every state, newest first.
+    pub fn all(limit: u32) -> RouteQuery {
+        RouteQuery {
+            filter: RouteFilter::All,
+            search: String::new(),
+            before: None,
+            limit,
+        }
+    }
+}
+
+/// How many routes each filter of the list holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct RouteCounts {
+    pub needs_you: u32,
+    /// Running now.
+    pub running: u32,
+    /// Waiting for a reset or a scheduled retry.
+    pub waiting: u32,
+    pub finished: u32,
+}
+
+impl RouteCounts {
+    /// Counts from the number of routes in each state.
+    pub fn of(by_state: &[(RouteState, u32)]) -> RouteCounts {
+        let mut counts = RouteCounts::default();
+        for &(state, n) in by_state {
+            let slot = match state {
+                RouteState::NeedsManual => &mut counts.needs_you,
+                RouteState::Running => &mut counts.running,
+                RouteState::WaitingReset | RouteState::RetryScheduled => &mut counts.waiting,
+                RouteState::Stopped | RouteState::Succeeded => &mut counts.finished,
+            };
+            *slot += n;
+        }
+        counts
+    }
+}
+
+/// A page of the route list with the count behind each filter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct RoutePage {
+    pub routes: Vec<RouteSnapshot>,
+    /// More routes match beyond this page ("Show older").
+    pub more: bool,
+    pub counts: RouteCounts,
 }
 
 /// One attempt of a route, with what was decided about it.

@@ -12,7 +12,7 @@ use super::{
     RouteRow, RouteState, TransitionWrite,
 };
 use crate::classification::Classification;
-use crate::evaluator::{self, CandidateSlot, Decision, HistoryWording, RouteCycle};
+use crate::evaluator::{self, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle};
 use crate::evidence::Evidence;
 use crate::profile::{Candidate, Profile};
 use crate::safety::{self, EffectContext};
@@ -61,8 +61,9 @@ pub fn valid_actions(row: &RouteRow) -> Vec<ManualAction> {
         .collect()
 }
 
-/// Where a skip from the row's current candidate goes.
-fn next_eligible(row: &RouteRow) -> Option<u32> {
+/// Where a skip from the row's current candidate goes: the next enabled
+/// candidate not excluded this cycle; `None` on the last one.
+pub fn next_eligible(row: &RouteRow) -> Option<u32> {
     let enabled = row.candidates.iter().map(|c| c.enabled);
     row.cycle.next_eligible(enabled, row.candidate_index + 1)
 }
@@ -402,11 +403,14 @@ fn follow(
             next.candidate_index = *index;
             return dispatch(row, next, write, lease.owner, lease.until, now);
         }
-        Decision::Stop { reason } => reason.describe(),
-        Decision::Manual { reason } => reason.describe(),
+        Decision::Manual {
+            reason: ManualReason::UnsafeEffect { reason },
+        } => HoldReason::UnsafeEffect(*reason),
+        Decision::Stop { reason } => HoldReason::Explained(reason.describe()),
+        Decision::Manual { reason } => HoldReason::Explained(reason.describe()),
     };
     next.state = RouteState::NeedsManual;
-    next.manual_reason = Some(HoldReason::Explained(reason));
+    next.manual_reason = Some(reason);
     plan(row, next, write, Effect::Nothing)
 }
 

@@ -1,6 +1,11 @@
 //! Where a route is, what a person can do to it, and how an attempt ended.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
+
+use crate::evaluator::ManualReason;
+use crate::safety::UnsafeReason;
 
 /// Where a route is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
@@ -145,6 +150,9 @@ pub enum HoldReason {
     WaitCancelled,
     /// A person stopped the route.
     StoppedByYou,
+    /// The effect-safety gate refused automatic recovery: the failed
+    /// attempt may have done work, so running it again may repeat it.
+    UnsafeEffect(UnsafeReason),
     /// Why automatic recovery ended, in words: the evaluator's decision, or
     /// an attempt found interrupted.
     Explained(String),
@@ -156,21 +164,25 @@ impl HoldReason {
     const STOPPED_BY_YOU: &'static str = "stopped by you";
 
     /// The reason in words: what the route view shows.
-    pub fn text(&self) -> &str {
+    pub fn text(&self) -> Cow<'_, str> {
         match self {
-            HoldReason::WaitCancelled => Self::WAIT_CANCELLED,
-            HoldReason::StoppedByYou => Self::STOPPED_BY_YOU,
-            HoldReason::Explained(text) => text,
+            HoldReason::WaitCancelled => Cow::Borrowed(Self::WAIT_CANCELLED),
+            HoldReason::StoppedByYou => Cow::Borrowed(Self::STOPPED_BY_YOU),
+            HoldReason::UnsafeEffect(reason) => {
+                Cow::Owned(ManualReason::UnsafeEffect { reason: *reason }.describe())
+            }
+            HoldReason::Explained(text) => Cow::Borrowed(text),
         }
     }
 
-    /// The stable code a reason the machine acts on is stored under;
-    /// `None` for one that is only words. Codes never change: stored rows
-    /// are read back by them, whatever the words become.
+    /// The stable code a reason the machine or the UI acts on is stored
+    /// under; `None` for one that is only words. Codes never change: stored
+    /// rows are read back by them, whatever the words become.
     pub fn code(&self) -> Option<&'static str> {
         match self {
             HoldReason::WaitCancelled => Some("wait_cancelled"),
             HoldReason::StoppedByYou => Some("stopped_by_you"),
+            HoldReason::UnsafeEffect(reason) => Some(reason.code()),
             HoldReason::Explained(_) => None,
         }
     }
@@ -180,6 +192,7 @@ impl HoldReason {
     pub fn from_code(code: &str) -> Option<HoldReason> {
         [HoldReason::WaitCancelled, HoldReason::StoppedByYou]
             .into_iter()
+            .chain(UnsafeReason::ALL.map(HoldReason::UnsafeEffect))
             .find(|reason| reason.code() == Some(code))
     }
 }
@@ -187,10 +200,15 @@ impl HoldReason {
 #[cfg(test)]
 mod tests {
     use super::HoldReason;
+    use crate::safety::UnsafeReason;
 
     #[test]
     fn coded_hold_reasons_read_back_from_their_code() {
-        for reason in [HoldReason::WaitCancelled, HoldReason::StoppedByYou] {
+        let unsafe_effects = UnsafeReason::ALL.map(HoldReason::UnsafeEffect);
+        for reason in [HoldReason::WaitCancelled, HoldReason::StoppedByYou]
+            .into_iter()
+            .chain(unsafe_effects)
+        {
             let code = reason
                 .code()
                 .expect("a reason the machine acts on has a code");

@@ -23,6 +23,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0004_manual_reason_code",
         include_str!("migrations/0004_manual_reason_code.sql"),
     ),
+    (
+        "0005_route_search",
+        include_str!("migrations/0005_route_search.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use recourse::engine::{Engine, EngineOptions};
+use recourse::engine::{Engine, EngineOptions, RouteQuery};
 use recourse::store::{Store, SCHEMA_VERSION};
 
 /// A bad file, how to make it, and the error it must give (`{}` is the path).
@@ -199,7 +199,11 @@ async fn a_zero_length_file_is_a_new_empty_database() {
     let engine = Engine::open(&path, opts)
         .await
         .expect("SQLite reads an empty file as an empty database");
-    assert!(engine.list_routes().unwrap().is_empty());
+    assert!(engine
+        .list_routes(&RouteQuery::all(1))
+        .unwrap()
+        .routes
+        .is_empty());
     engine.shutdown().await;
 }
 

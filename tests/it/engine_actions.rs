@@ -228,6 +228,34 @@ async fn a_route_stopped_by_the_gate_reports_no_exhausted_outcome() {
         "the gate stopped it: no skip or stop is pending"
     );
     assert_eq!(stopped.last_failure.map(|f| f.candidate_index), Some(0));
+    assert_eq!(
+        stopped.repeat_risk.as_deref(),
+        Some("assistant output (thinking included) was seen before the failure"),
+        "the gate's first refusal, so the UI can warn that a rerun may repeat that work"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_snapshot_names_where_a_skip_goes_and_nothing_on_the_last_candidate() {
+    let (_dir, engine, _, s) = started(vec![
+        sim("first", vec![SimStep::Overloaded { after_ms: 10 }], None),
+        long_success(),
+    ])
+    .await;
+    assert_eq!(s.skip_to.as_deref(), Some("only"));
+    assert_eq!(s.repeat_risk, None, "nothing failed yet");
+    let moved = loop {
+        let now = engine.route_detail(s.id).unwrap().snapshot;
+        if now.candidate_index == 1 {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(
+        moved.skip_to, None,
+        "the last candidate has nowhere to skip to: its skip outcome needs a person"
+    );
     engine.shutdown().await;
 }
 

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::{act_on, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
-use recourse::engine::{AttemptView, Engine, EngineError, EngineOptions, RouteSnapshot, StartRun};
+use recourse::engine::{
+    AttemptView, Engine, EngineError, EngineOptions, RouteQuery, RouteSnapshot, StartRun,
+};
 use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use recourse::profile::{CandidateInput, Profile};
 use recourse::route::{AttemptOutcome, ManualAction, RouteState};
@@ -525,13 +527,23 @@ fn check_decision(route: u32, a: &AttemptView, policy: &CandidatePolicy) -> bool
     true
 }
 
+/// Every stored route, read a page at a time as the app does.
+fn every_route(engine: &Engine) -> Vec<RouteSnapshot> {
+    let mut query = RouteQuery::all(RouteQuery::MAX_LIMIT);
+    let mut all = Vec::new();
+    loop {
+        let page = engine.list_routes(&query).unwrap();
+        query.before = page.routes.last().map(|r| r.id);
+        all.extend(page.routes);
+        if !page.more {
+            return all;
+        }
+    }
+}
+
 fn check_history(engine: &Engine, run: &Run, profiles: &[Profile]) -> Figures {
-    let stored: HashMap<u32, RouteSnapshot> = engine
-        .list_routes()
-        .unwrap()
-        .into_iter()
-        .map(|s| (s.id, s))
-        .collect();
+    let stored: HashMap<u32, RouteSnapshot> =
+        every_route(engine).into_iter().map(|s| (s.id, s)).collect();
     assert_eq!(
         stored.len(),
         run.started.len(),

@@ -29,6 +29,7 @@ mod engine_race;
 mod engine_recover;
 mod engine_redaction;
 mod engine_restart;
+mod engine_route_list;
 mod engine_soak;
 mod engine_timeouts;
 mod evaluator;

@@ -8,7 +8,7 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 /** Commands */
 export const commands = {
 	appInfo: () => typedError<AppInfo, IpcError>(__TAURI_INVOKE("app_info")),
-	agentKinds: () => __TAURI_INVOKE<AgentKindInfo_Serialize[]>("agent_kinds"),
+	agentKinds: () => typedError<AgentKindInfo_Serialize[], IpcError>(__TAURI_INVOKE("agent_kinds")),
 	listProfiles: () => typedError<Profile_Serialize[], IpcError>(__TAURI_INVOKE("list_profiles")),
 	createProfile: (name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("create_profile", { name })),
 	renameProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("rename_profile", { id, name })),
@@ -61,7 +61,7 @@ export const commands = {
 	 */
 	describeSchedule: (section: ClassPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
 	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("start_run", { request })),
-	listRoutes: () => typedError<RouteSnapshot_Serialize[], IpcError>(__TAURI_INVOKE("list_routes")),
+	listRoutes: (query: RouteQuery_Deserialize) => typedError<RoutePage_Serialize, IpcError>(__TAURI_INVOKE("list_routes", { query })),
 	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError>(__TAURI_INVOKE("route_detail", { id })),
 	/**
 	 *  A manual action fenced by the generation the person saw; a stale one is
@@ -1034,6 +1034,16 @@ export type RouteChanged_Deserialize = RouteEvent_Deserialize;
  */
 export type RouteChanged_Serialize = RouteEvent_Serialize;
 
+/**  How many routes each filter of the list holds. */
+export type RouteCounts = {
+	needs_you: number,
+	/**  Running now. */
+	running: number,
+	/**  Waiting for a reset or a scheduled retry. */
+	waiting: number,
+	finished: number,
+};
+
 export type RouteDetail = RouteDetail_Serialize | RouteDetail_Deserialize;
 
 export type RouteDetail_Deserialize = {
@@ -1072,6 +1082,66 @@ export type RouteEvent_Serialize = {
 	snapshot: RouteSnapshot_Serialize,
 };
 
+/**  Which routes the list shows, by what they need from a person. */
+export type RouteFilter = 
+/**  `needs_manual`: nothing happens until a person acts. */
+"needs_you" | 
+/**  Running, or waiting for a timer the engine will fire. */
+"active" | 
+/**  Succeeded or stopped. */
+"finished" | "all";
+
+/**  A page of the route list with the count behind each filter. */
+export type RoutePage = RoutePage_Serialize | RoutePage_Deserialize;
+
+/**  A page of the route list with the count behind each filter. */
+export type RoutePage_Deserialize = {
+	routes: RouteSnapshot_Deserialize[],
+	/**  More routes match beyond this page ("Show older"). */
+	more: boolean,
+	counts: RouteCounts,
+};
+
+/**  A page of the route list with the count behind each filter. */
+export type RoutePage_Serialize = {
+	routes: RouteSnapshot_Serialize[],
+	/**  More routes match beyond this page ("Show older"). */
+	more: boolean,
+	counts: RouteCounts,
+};
+
+/**
+ *  One page of the route list: newest first, after `before` (a route id,
+ *  the last one of the page already shown; `None` for the first page).
+ */
+export type RouteQuery = RouteQuery_Serialize | RouteQuery_Deserialize;
+
+/**
+ *  One page of the route list: newest first, after `before` (a route id,
+ *  the last one of the page already shown; `None` for the first page).
+ */
+export type RouteQuery_Deserialize = {
+	filter: RouteFilter,
+	/**  Matches the route id, profile name or prompt text; empty for all. */
+	search: string,
+	before?: number | null,
+	/**  Routes per page, 1 to [`RouteQuery::MAX_LIMIT`]. */
+	limit: number,
+};
+
+/**
+ *  One page of the route list: newest first, after `before` (a route id,
+ *  the last one of the page already shown; `None` for the first page).
+ */
+export type RouteQuery_Serialize = {
+	filter: RouteFilter,
+	/**  Matches the route id, profile name or prompt text; empty for all. */
+	search: string,
+	before: number | null,
+	/**  Routes per page, 1 to [`RouteQuery::MAX_LIMIT`]. */
+	limit: number,
+};
+
 export type RouteSnapshot = RouteSnapshot_Serialize | RouteSnapshot_Deserialize;
 
 export type RouteSnapshot_Deserialize = {
@@ -1091,6 +1161,16 @@ export type RouteSnapshot_Deserialize = {
 	 *  used up; `None` when nothing is pending.
 	 */
 	pending_outcome?: Exhausted | null,
+	/**
+	 *  Where a skip of the current candidate goes (its name); `None` on the
+	 *  last eligible candidate, where a skip outcome needs a person instead.
+	 */
+	skip_to?: string | null,
+	/**
+	 *  Set when the safety gate refused automatic recovery: why running
+	 *  the failed attempt again may repeat work it already did.
+	 */
+	repeat_risk?: string | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline?: string | null,
 	manual_reason?: string | null,
@@ -1122,6 +1202,16 @@ export type RouteSnapshot_Serialize = {
 	 *  used up; `None` when nothing is pending.
 	 */
 	pending_outcome: Exhausted | null,
+	/**
+	 *  Where a skip of the current candidate goes (its name); `None` on the
+	 *  last eligible candidate, where a skip outcome needs a person instead.
+	 */
+	skip_to: string | null,
+	/**
+	 *  Set when the safety gate refused automatic recovery: why running
+	 *  the failed attempt again may repeat work it already did.
+	 */
+	repeat_risk: string | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline: string | null,
 	manual_reason: string | null,

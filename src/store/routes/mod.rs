@@ -25,6 +25,37 @@ pub use cas::Cas;
 pub use changes::{ChangeSeq, Generations, RouteChanges};
 pub use leases::Claim;
 
+/// The text search of [`Store::routes_page`]: a route matches when its id
+/// is the text (as a number) or its profile name or prompt contains it,
+/// ignoring ASCII case. Empty text matches every route.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteSearch {
+    id: Option<i64>,
+    /// `%text%` with `%`, `_` and `\` escaped, so they match themselves.
+    pattern: Option<String>,
+}
+
+impl RouteSearch {
+    pub fn new(text: &str) -> RouteSearch {
+        let text = text.trim();
+        if text.is_empty() {
+            return RouteSearch::default();
+        }
+        let mut pattern = String::from("%");
+        for c in text.chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push('%');
+        RouteSearch {
+            id: text.trim_start_matches('#').parse().ok(),
+            pattern: Some(pattern),
+        }
+    }
+}
+
 /// One route row as [`Store::routes_each`] read it: its id, and the row or
 /// why it could not be read.
 pub type RouteRead = (u32, Result<RouteRow, StoreError>);
@@ -106,6 +137,46 @@ impl Store {
         Ok(out)
     }
 
+    /// One page of the route list, newest first: at most `limit` routes
+    /// with an id below `before`, in one of `states` (every state when
+    /// empty), matching `search` (see [`RouteSearch`]). Only the page's rows
+    /// are read and parsed, so a page costs about the same with 100 000
+    /// routes: see [`page_sql`] for the indexes each query uses.
+    pub fn routes_page(
+        &self,
+        states: &[RouteState],
+        search: &RouteSearch,
+        before: Option<u32>,
+        limit: u32,
+    ) -> Result<Vec<RouteRow>, StoreError> {
+        let before = before.map_or(i64::MAX, i64::from);
+        self.select_routes(
+            &page_sql(states, search),
+            params![before, search.id, search.pattern, limit],
+        )
+    }
+
+    /// How many routes are in each state (states with none are left out);
+    /// counted from the `routes_by_state` index, no row is read.
+    pub fn state_counts(&self) -> Result<Vec<(RouteState, u32)>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT state, COUNT(*) FROM routes GROUP BY state")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(state, n)| {
+                RouteState::parse(&state)
+                    .map(|s| (s, n))
+                    .ok_or(StoreError::Malformed {
+                        what: "route state",
+                        detail: state,
+                    })
+            })
+            .collect()
+    }
+
     /// Whole routes matching `rest` (a `WHERE` and/or `ORDER BY` clause).
     fn select_routes(
         &self,
@@ -119,6 +190,31 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
         raws.into_iter().map(RawRoute::parse).collect()
     }
+}
+
+/// The clause after `FROM routes` of [`Store::routes_page`], taking
+/// `?1` before, `?2` id, `?3` pattern, `?4` limit. Without search it walks
+/// the primary key (or `routes_by_state`) newest first and stops at the
+/// limit. A search picks the page's ids from the covering index
+/// `routes_by_text` (migration 0005) rather than the rows: text no route
+/// holds is the worst case, and scanning the rows for it read the whole
+/// table.
+fn page_sql(states: &[RouteState], search: &RouteSearch) -> String {
+    // Fixed words from `RouteState::as_str`, never user input.
+    let in_states = if states.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
+        format!(" AND state IN ({})", list.join(", "))
+    };
+    if search.pattern.is_none() {
+        return format!("WHERE id < ?1{in_states} ORDER BY id DESC LIMIT ?4");
+    }
+    format!(
+        "WHERE id IN (SELECT id FROM routes INDEXED BY routes_by_text \
+         WHERE id < ?1{in_states} AND (id = ?2 OR profile_name LIKE ?3 ESCAPE '\\' \
+         OR prompt LIKE ?3 ESCAPE '\\') ORDER BY id DESC LIMIT ?4) ORDER BY id DESC"
+    )
 }
 
 fn read_route(conn: &rusqlite::Connection, id: u32) -> Result<Option<RouteRow>, StoreError> {
@@ -478,5 +574,68 @@ mod manual_reason_tests {
             ],
             "the upgrade gives the sentences earlier builds wrote their codes"
         );
+    }
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::fixtures::open;
+    use super::*;
+
+    /// SQLite's plan for a page query, one step a line.
+    fn plan(store: &Store, states: &[RouteState], search: &RouteSearch) -> String {
+        let sql = format!(
+            "EXPLAIN QUERY PLAN SELECT id FROM routes {}",
+            page_sql(states, search)
+        );
+        let mut stmt = store.conn().prepare(&sql).unwrap();
+        let steps = stmt
+            .query_map(params![i64::MAX, search.id, search.pattern, 101], |r| {
+                r.get::<_, String>("detail")
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        steps.join("\n")
+    }
+
+    #[test]
+    fn a_page_never_reads_every_route_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        let text = RouteSearch::new("deploy");
+        for (states, search) in [
+            (&[][..], &RouteSearch::default()),
+            (&[RouteState::NeedsManual][..], &RouteSearch::default()),
+            (&[RouteState::Succeeded, RouteState::Stopped][..], &text),
+            (&[][..], &text),
+        ] {
+            let plan = plan(&store, states, search);
+            for line in plan.lines() {
+                assert!(
+                    !line.starts_with("SCAN routes") || line.contains("COVERING INDEX"),
+                    "{states:?} {search:?}: a full scan of the route rows:\n{plan}"
+                );
+            }
+            if search.pattern.is_some() {
+                assert!(
+                    plan.contains("COVERING INDEX routes_by_text"),
+                    "a search reads the narrow text index, not the rows:\n{plan}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn search_text_is_escaped_for_like_and_read_as_an_id_when_numeric() {
+        assert_eq!(
+            RouteSearch::new(" 50%_x\\ "),
+            RouteSearch {
+                id: None,
+                pattern: Some("%50\\%\\_x\\\\%".into())
+            }
+        );
+        assert_eq!(RouteSearch::new("#42").id, Some(42));
+        assert_eq!(RouteSearch::new("   "), RouteSearch::default());
     }
 }

@@ -1,4 +1,5 @@
-// Formatting of durations, countdowns and policy summaries, shared by views.
+// Formatting of dates, durations, countdowns and policy summaries, shared by
+// views: every date and time in the app goes through `dateTime`.
 import type { CandidatePolicy, ClassPolicy, PolicyClass } from "./types";
 
 /** `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`. */
@@ -22,6 +23,23 @@ export function countdown(deadlineIso: string, nowMs: number): string {
   const s = left % 60;
   const pad = (n: number) => String(n).padStart(2, "0");
   return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+}
+
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+/** The app's one date and time format: `4 Dec 2026, 17:25:03` (in the person's locale). */
+export function dateTime(iso: string): string {
+  return DATE_TIME.format(new Date(iso));
+}
+
+/** How long ago `iso` was: `just now`, `40 s ago`, `3 min ago`, `5 h ago`, `2 d ago`. */
+export function relativeTime(iso: string, nowMs: number): string {
+  const s = Math.max(0, Math.floor((nowMs - Date.parse(iso)) / 1000));
+  if (s < 10) return "just now";
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
 }
 
 export const CLASS_LABEL: Record<PolicyClass, string> = { transient: "Transient", hard: "Hard" };

@@ -1,26 +1,45 @@
-// Live route state for the Routes area: the list of snapshots (newest first),
-// the last generation seen per route (late events are dropped), the selected
+// Live route state for the Routes area: one filtered, searched page of
+// routes at a time (newest first, selected and paged by the backend's SQL;
+// "Show older" appends the next page), the count behind each filter, the
+// last generation seen per route (late events are dropped), the selected
 // route and its attempt history, and state-change announcements.
+import { tick } from "svelte";
 import { commands, events } from "../bindings";
-import type { ActionRequest, RouteDetail, RouteSnapshot, StartRun } from "./types";
+import type { ActionRequest, RouteCounts, RouteDetail, RouteFilter, RouteSnapshot, StartRun } from "./types";
 import { call, messageOf } from "./api";
 import { navigation } from "./navigation.svelte";
 import { STATE_TEXT } from "../components/routes/labels";
 
+/** Routes per page: rendering a thousand rows doubled the time to the first painted list. */
+export const PAGE = 100;
+
+/** The states each filter keeps; the backend's `RouteFilter::states`, for placing live events. */
+const FILTER_STATES: Record<RouteFilter, RouteSnapshot["state"][] | null> = {
+  needs_you: ["needs_manual"],
+  active: ["running", "waiting_reset", "retry_scheduled"],
+  finished: ["succeeded", "stopped"],
+  all: null,
+};
+
 let list = $state<RouteSnapshot[]>([]);
+let more = $state(false);
+let counts = $state<RouteCounts>({ needs_you: 0, running: 0, waiting: 0, finished: 0 });
+let filter = $state<RouteFilter>("all");
+let search = $state("");
 let loaded = $state(false);
 let loadError = $state<string | null>(null);
+let loadingOlder = $state(false);
 let selected = $state<number | null>(null);
 let detail = $state<RouteDetail | null>(null);
 let detailError = $state<string | null>(null);
 /** Highest generation seen per route; never goes down. */
 const seen = new Map<number, number>();
-/** Only the newest detail request may write `detail`. */
+/** The snapshot of that generation, to keep over an older one in a late page. */
+const latest = new Map<number, RouteSnapshot>();
+/** Only the newest list and detail requests may write their state. */
+let listRequest = 0;
 let detailRequest = 0;
-
-function newestFirst(a: RouteSnapshot, b: RouteSnapshot): number {
-  return Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id;
-}
+let countsTimer: ReturnType<typeof setTimeout> | undefined;
 
 function announceChange(before: RouteSnapshot | undefined, after: RouteSnapshot) {
   if (!before || before.state === after.state) return;
@@ -28,18 +47,53 @@ function announceChange(before: RouteSnapshot | undefined, after: RouteSnapshot)
   navigation.announce(`Route ${after.id}: ${STATE_TEXT[after.state]}${reason}`);
 }
 
+/** Records a snapshot; returns the newer of it and the one already seen. */
+function remember(s: RouteSnapshot): RouteSnapshot {
+  const known = latest.get(s.id);
+  if (known && (seen.get(s.id) ?? 0) > s.generation) return known;
+  seen.set(s.id, s.generation);
+  latest.set(s.id, s);
+  return s;
+}
+
+/** A new route belongs at the top of the shown page if it passes the filter and no search is typed. */
+function belongsOnTop(s: RouteSnapshot): boolean {
+  const states = FILTER_STATES[filter];
+  const newest = list[0]?.id ?? 0;
+  return search.trim() === "" && s.id > newest && (states === null || states.includes(s.state));
+}
+
 /**
  * Takes a snapshot if it is newer than what we have for its route; returns
- * whether it was applied.
+ * whether it was applied. A shown route is updated in place; a new one is
+ * put on top when it belongs to the shown filter.
  */
 function apply(snapshot: RouteSnapshot): boolean {
   const last = seen.get(snapshot.id);
   if (last !== undefined && snapshot.generation <= last) return false;
+  const before = list.find((r) => r.id === snapshot.id) ?? latest.get(snapshot.id);
   seen.set(snapshot.id, snapshot.generation);
-  const before = list.find((r) => r.id === snapshot.id);
-  list = [...list.filter((r) => r.id !== snapshot.id), snapshot].sort(newestFirst);
+  latest.set(snapshot.id, snapshot);
+  const at = list.findIndex((r) => r.id === snapshot.id);
+  if (at >= 0) list[at] = snapshot;
+  else if (belongsOnTop(snapshot)) list = [snapshot, ...list];
+  if (detail && detail.snapshot.id === snapshot.id) detail = { ...detail, snapshot };
   announceChange(before, snapshot);
+  refreshCountsSoon();
   return true;
+}
+
+/** Counts change with every transition; one cheap request after a burst of events. */
+function refreshCountsSoon() {
+  clearTimeout(countsTimer);
+  countsTimer = setTimeout(async () => {
+    try {
+      const page = await call(commands.listRoutes({ filter, search: "", before: null, limit: 1 }));
+      counts = page.counts;
+    } catch {
+      // Only the counts are late; the next load or event corrects them.
+    }
+  }, 300);
 }
 
 async function loadDetail(id: number): Promise<void> {
@@ -48,7 +102,7 @@ async function loadDetail(id: number): Promise<void> {
     const d = await call(commands.routeDetail(id));
     if (request !== detailRequest) return;
     apply(d.snapshot);
-    detail = d;
+    detail = { ...d, snapshot: remember(d.snapshot) };
     detailError = null;
   } catch (err) {
     if (request !== detailRequest) return;
@@ -56,9 +110,40 @@ async function loadDetail(id: number): Promise<void> {
   }
 }
 
+/**
+ * Marks the moment a loaded list has been painted (a timeout after the next
+ * frame runs once that frame is on screen): the benchmark
+ * (scripts/bench-app.sh) reads the first mark as start-up, later ones as
+ * filter and search times.
+ */
+async function markPainted() {
+  await tick();
+  requestAnimationFrame(() => setTimeout(() => performance.mark("recourse:routes-painted")));
+}
+
+/** Fetches one page of the current filter and search; null when a newer request replaced it. */
+async function fetchPage(before: number | null) {
+  const request = ++listRequest;
+  const page = await call(commands.listRoutes({ filter, search: search.trim(), before, limit: PAGE }));
+  return request === listRequest ? page : null;
+}
+
 export const routes = {
   get list() {
     return list;
+  },
+  /** Older routes match beyond the shown ones. */
+  get more() {
+    return more;
+  },
+  get counts() {
+    return counts;
+  },
+  get filter() {
+    return filter;
+  },
+  get search() {
+    return search;
   },
   get loaded() {
     return loaded;
@@ -66,12 +151,16 @@ export const routes = {
   get loadError() {
     return loadError;
   },
+  get loadingOlder() {
+    return loadingOlder;
+  },
   get selected() {
     return selected;
   },
-  /** The freshest snapshot of the selected route. */
+  /** The freshest snapshot of the selected route, shown in the list or not. */
   get current(): RouteSnapshot | null {
-    return list.find((r) => r.id === selected) ?? null;
+    if (selected === null) return null;
+    return list.find((r) => r.id === selected) ?? (detail?.snapshot.id === selected ? detail.snapshot : null);
   },
   /** Attempt history of the selected route (null until loaded). */
   get detail(): RouteDetail | null {
@@ -81,22 +170,53 @@ export const routes = {
     return detailError;
   },
 
-  /** Reloads every route; keeps any snapshot newer than the reply's. */
+  /** Loads the first page of the current filter and search; keeps any snapshot newer than the reply's. */
   async load(): Promise<void> {
     try {
-      const fresh = await call(commands.listRoutes());
-      const kept = list.filter(
-        (r) => (seen.get(r.id) ?? 0) > (fresh.find((f) => f.id === r.id)?.generation ?? Infinity),
-      );
-      const taken = fresh.filter((f) => !kept.some((k) => k.id === f.id));
-      for (const s of taken) seen.set(s.id, Math.max(seen.get(s.id) ?? 0, s.generation));
-      list = [...kept, ...taken].sort(newestFirst);
+      const page = await fetchPage(null);
+      if (!page) return;
+      list = page.routes.map(remember);
+      more = page.more;
+      counts = page.counts;
       loadError = null;
+      loaded = true;
+      void markPainted();
     } catch (err) {
       loadError = `Could not load routes: ${messageOf(err)}`;
-    } finally {
       loaded = true;
     }
+  },
+
+  /** Appends the next older page ("Show older"). */
+  async loadOlder(): Promise<void> {
+    const last = list[list.length - 1];
+    if (!last || loadingOlder) return;
+    loadingOlder = true;
+    try {
+      const page = await fetchPage(last.id);
+      if (!page) return;
+      const shown = new Set(list.map((r) => r.id));
+      list = [...list, ...page.routes.filter((r) => !shown.has(r.id)).map(remember)];
+      more = page.more;
+      counts = page.counts;
+      loadError = null;
+    } catch (err) {
+      loadError = `Could not load older routes: ${messageOf(err)}`;
+    } finally {
+      loadingOlder = false;
+    }
+  },
+
+  /** Shows the routes of another filter, from the newest. */
+  setFilter(next: RouteFilter): Promise<void> {
+    filter = next;
+    return routes.load();
+  },
+
+  /** Shows the routes matching `text` (id, profile name or prompt), from the newest. */
+  setSearch(text: string): Promise<void> {
+    search = text;
+    return routes.load();
   },
 
   /** Listens for committed transitions; returns the unlisten function. */

@@ -57,6 +57,8 @@ export type {
   PreviewStep,
   Provider,
   RetryProgress,
+  RouteCounts,
+  RouteFilter,
   RouteState,
   Scope,
   SimStep,

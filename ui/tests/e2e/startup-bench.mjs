@@ -8,7 +8,11 @@
 //     is listed or counted behind "show more";
 //   - resident memory of the app and every process it started (WebKit's web
 //     and network processes), as RSS and as PSS (shared pages split fairly),
-//     after SETTLE_MS of idling.
+//     after SETTLE_MS of idling;
+//   - then each list filter and search, from the click (or Enter in the
+//     search field) to the new list painted: the same mark, set again after
+//     every load. The searches are the worst case, text no route holds (the
+//     whole table is scanned), and a route id.
 // Process start is read from /proc, so WebDriver's own start-up is not counted.
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -89,8 +93,46 @@ const readMarks = `
     listPainted: mark.startTime,
     firstContentfulPaint: fcp ? fcp.startTime : null,
     rows: document.querySelectorAll("[data-route]").length,
-    notShown: Number(document.querySelector("[data-testid=show-more]")?.textContent.match(/\\((\\d+) not shown\\)/)?.[1] ?? 0),
+    total: Number(document.querySelector("[data-testid=filter-all] .count")?.textContent ?? -1),
   } : null;`;
+
+const PAGE = 100;
+
+/** Each filter, then two searches (Enter searches at once, without the typing pause). */
+const LIST_ACTIONS = [
+  ["needs you", `document.querySelector("[data-testid=filter-needs_you]").click()`],
+  ["active", `document.querySelector("[data-testid=filter-active]").click()`],
+  ["finished", `document.querySelector("[data-testid=filter-finished]").click()`],
+  ["all", `document.querySelector("[data-testid=filter-all]").click()`],
+  ["search, no match", search("no route holds this text")],
+  ["search, route id", search("#50000")],
+];
+
+function search(text) {
+  return `const el = document.getElementById("route-search");
+    el.value = ${JSON.stringify(text)};
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));`;
+}
+
+/** Milliseconds from `action` to the next painted list, in the page's own clock. */
+async function timeListChange(app, action) {
+  const started = await app.execute(`
+    const before = performance.getEntriesByName("recourse:routes-painted").length;
+    const t0 = performance.now();
+    ${action};
+    return { before, t0 };`);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const painted = await app.execute(
+      `return performance.getEntriesByName("recourse:routes-painted")[arguments[0]]?.startTime ?? null;`,
+      [started.before],
+    );
+    if (painted !== null) return painted - started.t0;
+    await sleep(10);
+  }
+  throw new Error("the list was not painted again within 30 s");
+}
 
 async function oneRun(index, expectedRoutes) {
   const dir = mkdtempSync(join(tmpdir(), "recourse-startup-"));
@@ -105,9 +147,9 @@ async function oneRun(index, expectedRoutes) {
       if (!marks) await sleep(50);
     }
     if (!marks) throw new Error(`run ${index}: the route list was not painted within 2 min`);
-    if (marks.rows + marks.notShown !== expectedRoutes) {
+    if (marks.total !== expectedRoutes || marks.rows !== Math.min(PAGE, expectedRoutes)) {
       throw new Error(
-        `run ${index}: ${marks.rows} routes listed and ${marks.notShown} behind "show more", the database holds ${expectedRoutes}`,
+        `run ${index}: ${marks.rows} routes listed of ${marks.total} counted, the database holds ${expectedRoutes}`,
       );
     }
     const root = appProcess(db);
@@ -115,7 +157,10 @@ async function oneRun(index, expectedRoutes) {
     await sleep(settleMs);
     const members = tree(root);
     const memory = members.map((p) => ({ comm: p.comm, ...memoryKiB(p.pid) }));
+    const lists = {};
+    for (const [name, action] of LIST_ACTIONS) lists[name] = await timeListChange(app, action);
     return {
+      lists,
       fcpMs: marks.firstContentfulPaint === null ? null : marks.timeOrigin + marks.firstContentfulPaint - startedAt,
       listMs: marks.timeOrigin + marks.listPainted - startedAt,
       appRssMiB: memory[0].rss / 1024,
@@ -157,3 +202,9 @@ console.log(
   `| median | ${fmt(pick("fcpMs"))} | ${fmt(pick("listMs"))} | ${fmt(pick("appRssMiB"), 1)} | ${fmt(pick("rssMiB"), 1)} | ${fmt(pick("pssMiB"), 1)} | |`,
 );
 console.log(`routes rendered in the first list: ${listed}`);
+console.log("\n| list change → painted (ms) | " + results.map((_, i) => `run ${i + 1}`).join(" | ") + " | median |");
+console.log("| --- | " + results.map(() => "---").join(" | ") + " | --- |");
+for (const [name] of LIST_ACTIONS) {
+  const each = results.map((r) => r.lists[name]);
+  console.log(`| ${name} | ${each.map((x) => fmt(x)).join(" | ")} | ${fmt(median(each))} |`);
+}

@@ -38,6 +38,8 @@ function snapshot(id, state, extra = {}) {
     last_failure: null,
     retry: null,
     pending_outcome: null,
+    skip_to: "Codex",
+    repeat_risk: null,
     deadline: null,
     manual_reason: null,
     prompt_excerpt: `Fix the flaky test in module ${id}`,
@@ -112,6 +114,8 @@ function richScenario() {
             "Codex",
           ),
           manual_reason: "a tool ran before the connection reset, so replaying the prompt is not safe",
+          repeat_risk: "a tool call or tool effect was seen before the failure",
+          skip_to: "Gemini",
           actions: ["retry_now", "skip_now", "stop"],
           attempts: 3,
         }),
@@ -137,6 +141,7 @@ function richScenario() {
         snapshot: snapshot(5, "waiting_reset", {
           profile_name: "Night batch",
           candidate_count: 1,
+          skip_to: null,
           candidate_name: "Codex",
           last_failure: failure(
             {
@@ -195,7 +200,11 @@ test("the route list shows every route newest first with all of its live facts",
       /provider_overloaded.*anthropic\.overloaded\.v1/,
     );
     assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
-    assert.match(await r6.locator("[data-testid=pending]").textContent(), /skip to the next candidate/);
+    assert.equal(
+      await r6.locator("[data-testid=pending]").textContent(),
+      "When exhausted: skip to Codex",
+      "names the candidate a skip goes to",
+    );
     assert.equal(
       await row(app.page, 5).locator("[data-testid=retry]").textContent(),
       "Hard retries: off in this policy",
@@ -235,7 +244,7 @@ test("after a skip the route names the candidate that failed and shows no retrie
     assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: Codex/);
     assert.match(
       await r4.locator("[data-testid=failed-candidate]").textContent(),
-      /Last failure on candidate 1 \(Claude\):/,
+      /Last failure \(candidate 1, Claude\):/,
     );
     assert.match(await r4.locator("[data-testid=classification]").textContent(), /provider_overloaded/);
     assert.equal(
@@ -244,9 +253,9 @@ test("after a skip the route names the candidate that failed and shows no retrie
       "Codex has not failed: no retry count of Claude's",
     );
     assert.equal(
-      await row(app.page, 6).locator("[data-testid=failed-candidate]").count(),
-      0,
-      "the current candidate's own failure needs no name",
+      await row(app.page, 6).locator("[data-testid=failed-candidate]").textContent(),
+      "Last failure (candidate 1, Claude):",
+      "the current candidate's own failure is labelled as the last failure too, not as current news",
     );
     assert.deepEqual(app.errors, []);
   } finally {
@@ -255,7 +264,9 @@ test("after a skip the route names the candidate that failed and shows no retrie
 });
 
 test("retry now says what it does: renewed retries after a stop, the scheduled attempt early during a wait", async () => {
-  const app = await openApp(richScenario());
+  const scenario = richScenario();
+  scenario.routes[0].snapshot.repeat_risk = null;
+  const app = await openApp(scenario);
   try {
     await row(app.page, 7).click();
     const detail = app.page.locator("[data-testid=route-detail]");
@@ -263,6 +274,11 @@ test("retry now says what it does: renewed retries after a stop, the scheduled a
     assert.equal(
       await detail.locator("[data-testid=action-hint]").first().textContent(),
       "Run the current candidate again now, with its retries and reset wait renewed.",
+    );
+    assert.equal(
+      await detail.locator("[data-testid=action-hint]").nth(1).textContent(),
+      "Leave this candidate and run Gemini.",
+      "skip names where it goes",
     );
     await row(app.page, 6).click();
     await detail.getByText("Run the scheduled attempt now instead of at the deadline.").waitFor();
@@ -272,7 +288,117 @@ test("retry now says what it does: renewed retries after a stop, the scheduled a
   }
 });
 
-test("a long history is listed a page at a time, and showing more moves focus to the first new route", async () => {
+test("the primary action fits the state: none while waiting for a reset, retry when it needs you, resume when stopped", async () => {
+  const scenario = richScenario();
+  scenario.routes[0].snapshot.repeat_risk = null;
+  const app = await openApp(scenario);
+  const detail = app.page.locator("[data-testid=route-detail]");
+  const primaries = () => detail.locator("button.primary[data-action]").allTextContents();
+  try {
+    await row(app.page, 5).click();
+    await detail.getByRole("heading", { name: "Route 5" }).waitFor();
+    assert.deepEqual(
+      await primaries(),
+      [],
+      "during a reset wait retrying now would fail again: waiting is the default",
+    );
+    assert.equal(
+      await detail.locator("[data-testid=action-hint]").first().textContent(),
+      "Run the attempt now instead of at the provider's reset: until then it will most likely fail again.",
+    );
+    await row(app.page, 7).click();
+    await detail.getByRole("heading", { name: "Route 7" }).waitFor();
+    assert.deepEqual(await primaries(), ["Retry now"]);
+    await row(app.page, 2).click();
+    await detail.getByRole("heading", { name: "Route 2" }).waitFor();
+    assert.deepEqual(await primaries(), ["Resume"]);
+    assert.equal(
+      await detail.locator("[data-testid=action-hint]").first().textContent(),
+      "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
+      "resume re-runs the current candidate (the engine's fresh cycle starts there), not the first one",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("when the gate refused recovery, actions that send the prompt again say so and ask before they run", async () => {
+  const app = await openApp(richScenario());
+  const detail = app.page.locator("[data-testid=route-detail]");
+  try {
+    await row(app.page, 7).click();
+    await detail.getByRole("heading", { name: "Route 7" }).waitFor();
+    assert.deepEqual(
+      await detail.locator("button.primary[data-action]").count(),
+      0,
+      "no action is pushed as the safe default when any may repeat work",
+    );
+    const hints = await detail.locator("[data-testid=action-hint]").allTextContents();
+    assert.match(hints[0], /May repeat work: a tool call or tool effect was seen before the failure\.$/, "retry");
+    assert.match(hints[1], /May repeat work: a tool call or tool effect was seen before the failure\.$/, "skip");
+    assert.doesNotMatch(hints[2], /May repeat work/, "stop repeats nothing");
+
+    const retry = detail.getByRole("button", { name: "Retry now" });
+    await retry.click();
+    const dialog = app.page.getByRole("dialog");
+    await dialog.waitFor();
+    assert.equal(await dialog.getByRole("heading").textContent(), "Retry now: this may repeat work");
+    assert.match(
+      await dialog.textContent(),
+      /Route 7 was not recovered automatically because a tool call or tool effect was seen before the failure\. Retry now sends the prompt to an agent again, which may repeat what was already done/,
+    );
+    await app.page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    assert.ok(
+      (await app.calls()).every((c) => c.cmd !== "route_action"),
+      "cancelling the question sends nothing",
+    );
+    assert.ok(await retry.evaluate((b) => b === document.activeElement), "focus returns to the button asked about");
+
+    await retry.click();
+    await dialog.getByRole("button", { name: "Retry now anyway" }).click();
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=route-detail] .badge")?.textContent?.includes("Running"),
+    );
+    const sent = (await app.calls()).filter((c) => c.cmd === "route_action");
+    assert.deepEqual(
+      sent.map((c) => c.args.request),
+      [{ route_id: 7, action: "retry_now", expected_generation: 5 }],
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("after cancel wait focus moves to the route's next action, never to the page body", async () => {
+  const app = await openApp(richScenario());
+  const detail = app.page.locator("[data-testid=route-detail]");
+  try {
+    await row(app.page, 6).click();
+    const cancel = detail.getByRole("button", { name: "Cancel wait" });
+    await cancel.focus();
+    await app.page.keyboard.press("Enter");
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=route-detail] .badge")?.textContent?.includes("Needs manual recovery"),
+    );
+    await app.page.waitForFunction(() => document.activeElement?.hasAttribute("data-action"));
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.getAttribute("data-action")),
+      "retry_now",
+      "Cancel wait is gone; focus lands on the first action now offered",
+    );
+    await detail.getByRole("button", { name: "Stop" }).click();
+    await app.page.waitForFunction(() => document.activeElement?.getAttribute("data-action") === "resume");
+    assert.notEqual(await app.page.evaluate(() => document.activeElement?.tagName), "BODY");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a long history is listed a page at a time, and showing older moves focus to the first new route", async () => {
   const scenario = richScenario();
   // 250 routes: ids 1..250, newest (highest id) first.
   scenario.routes = Array.from({ length: 250 }, (_, i) => ({
@@ -285,7 +411,7 @@ test("a long history is listed a page at a time, and showing more moves focus to
     const more = app.page.getByTestId("show-more");
     assert.equal((await ids()).length, 100, "the first page only");
     assert.deepEqual((await ids()).slice(0, 2), [250, 249], "newest first");
-    assert.equal((await more.textContent()).replace(/\s+/g, " ").trim(), "Show 100 older routes (150 not shown)");
+    assert.equal((await more.textContent()).trim(), "Show older routes");
     await more.focus();
     await app.page.keyboard.press("Enter");
     await app.page.waitForFunction(() => document.querySelectorAll("[data-route]").length === 200);
@@ -294,10 +420,243 @@ test("a long history is listed a page at a time, and showing more moves focus to
       "150",
       "keyboard focus lands on the first newly shown route, not back at the top",
     );
-    assert.equal((await more.textContent()).replace(/\s+/g, " ").trim(), "Show 50 older routes (50 not shown)");
+    const pages = (await app.calls()).filter((c) => c.cmd === "list_routes").map((c) => c.args.query.before);
+    assert.deepEqual(pages, [null, 151], "the next page is asked for after the last route shown, not filtered here");
     await more.click();
     await app.page.waitForFunction(() => document.querySelectorAll("[data-route]").length === 250);
-    assert.equal(await more.count(), 0, "nothing left to show");
+    assert.equal(await more.count(), 0, "nothing older is left");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("filters show the routes that need you, are active or finished, with counts, and search by id, profile or prompt", async () => {
+  const app = await openApp(richScenario());
+  const ids = () => app.page.locator("[data-route]").evaluateAll((els) => els.map((e) => Number(e.dataset.route)));
+  const shown = (list) =>
+    app.page.waitForFunction(
+      (want) => [...document.querySelectorAll("[data-route]")].map((e) => e.dataset.route).join() === want,
+      list.join(),
+    );
+  const filter = (id) => app.page.getByTestId(`filter-${id}`);
+  try {
+    await row(app.page, 7).waitFor();
+    assert.equal((await filter("needs_you").textContent()).trim(), "Needs you 1");
+    assert.equal((await filter("active").textContent()).trim(), "Active 3");
+    assert.equal((await filter("finished").textContent()).trim(), "Finished 2");
+    assert.equal((await filter("all").textContent()).trim(), "All 6");
+    assert.equal(await filter("all").getAttribute("aria-pressed"), "true");
+
+    await filter("needs_you").click();
+    await shown([7]);
+    assert.equal(await filter("needs_you").getAttribute("aria-pressed"), "true");
+    await filter("active").click();
+    await shown([6, 5, 4]);
+    await filter("finished").click();
+    await shown([3, 2]);
+
+    await filter("all").click();
+    await shown([7, 6, 5, 4, 3, 2]);
+    const search = app.page.getByLabel("Search routes");
+    await search.fill("night");
+    await shown([5]);
+    await search.fill("module 3");
+    await shown([3]);
+    await search.fill("4");
+    await shown([4]);
+    assert.deepEqual(await ids(), [4], "a route id");
+    await search.fill("zzz");
+    await app.page.getByTestId("routes-no-match").waitFor();
+    assert.equal(
+      await app.page.getByTestId("routes-no-match").textContent(),
+      "No route matches this filter and search.",
+    );
+    const queries = (await app.calls()).filter((c) => c.cmd === "list_routes").map((c) => c.args.query);
+    assert.deepEqual(
+      queries.at(-1),
+      { filter: "all", search: "zzz", before: null, limit: 100 },
+      "the backend filters and pages; the UI only asks",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+/** The app's one date and time format, as `format.ts` writes it, in the page's locale. */
+const fullDate = (page, iso) =>
+  page.evaluate(
+    (iso) => new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" }).format(new Date(iso)),
+    iso,
+  );
+
+test("each row says how long ago it changed, with the full date and time on hover", async () => {
+  const scenario = richScenario();
+  scenario.routes[0].snapshot.updated_at = iso(-3 * 60e3 - 5e3);
+  scenario.routes[1].snapshot.updated_at = iso(-2 * 3600e3 - 5e3);
+  const app = await openApp(scenario);
+  try {
+    const ago7 = row(app.page, 7).getByTestId("updated-ago");
+    assert.equal(await ago7.textContent(), "3 min ago");
+    assert.equal(await row(app.page, 6).getByTestId("updated-ago").textContent(), "2 h ago");
+    const full = await fullDate(app.page, scenario.routes[0].snapshot.updated_at);
+    const title = await ago7.getAttribute("title");
+    assert.ok(title.startsWith(`Updated ${full}`), `the app's one date format in the tooltip: ${title}`);
+    await row(app.page, 7).click();
+    const created = app.page.locator("[data-testid=route-detail] dt", { hasText: "Created" });
+    assert.equal(
+      await created.evaluate((dt) => dt.nextElementSibling?.textContent),
+      await fullDate(app.page, scenario.routes[0].snapshot.created_at),
+      "the detail uses the same format",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("selecting a route far down the list keeps the list where it is and shows the detail beside it", async () => {
+  const scenario = richScenario();
+  scenario.routes = Array.from({ length: 80 }, (_, i) => ({
+    snapshot: snapshot(i + 1, "succeeded"),
+    attempts: [],
+  }));
+  const app = await openApp(scenario, { width: 1280, height: 820 });
+  try {
+    const chosen = row(app.page, 30);
+    await chosen.scrollIntoViewIfNeeded();
+    const before = await app.page.evaluate(() => document.getElementById("main").scrollTop);
+    assert.ok(before > 1000, `the list is scrolled well down (${before})`);
+    await chosen.click();
+    const heading = app.page.locator("[data-testid=route-detail]").getByRole("heading", { name: "Route 30" });
+    await heading.waitFor();
+    assert.equal(
+      await app.page.evaluate(() => document.getElementById("main").scrollTop),
+      before,
+      "the page did not jump to the top",
+    );
+    const head = await heading.boundingBox();
+    assert.ok(head.y >= 0 && head.y + head.height <= 820, `the detail's heading is in view (${head.y})`);
+    const box = await chosen.boundingBox();
+    assert.ok(box.y >= 0 && box.y < 820, "the chosen row is still in view");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("engine internals sit behind a Details disclosure", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 7).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.locator("[data-testid=attempt]").nth(2).waitFor();
+    const internals = detail.getByTestId("route-internals");
+    assert.equal(await internals.getByText("engine-1").isVisible(), false, "the engine id is folded away");
+    assert.equal(await detail.getByText("Policy revision").first().isVisible(), false);
+    await internals.locator("summary").click();
+    assert.ok(await internals.getByText("engine-1").isVisible(), "one click shows it");
+    assert.match(await internals.textContent(), /Generation\s*5/);
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a new countdown does not start a second high", async () => {
+  const app = await openApp(richScenario());
+  try {
+    await row(app.page, 6).waitFor();
+    // Let the shared clock's tick go stale, then send a retry due in 5 s.
+    await app.page.waitForTimeout(700);
+    await app.page.evaluate(() => {
+      const s = window.__BACKEND__.revise(6, { deadline: new Date(Date.now() + 5000).toISOString() });
+      return window.__EMIT__("route-changed", { route_id: 6, generation: s.generation, snapshot: s });
+    });
+    const cd = row(app.page, 6).locator("[data-testid=countdown]");
+    await cd.filter({ hasText: /0:0\d/ }).waitFor();
+    assert.equal(await cd.textContent(), "Retry 2 of 3 in 0:05", "5 s away reads 0:05, not 0:06");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("with the gate's refusal the status does not promise retries, and after success no failure is shown", async () => {
+  const scenario = richScenario();
+  scenario.routes[0].snapshot.retry = { class: "transient", ordinal: 0, max: 3 };
+  scenario.routes[4].snapshot.last_failure = failure(overloaded);
+  const app = await openApp(scenario);
+  try {
+    await row(app.page, 7).waitFor();
+    assert.equal(
+      await row(app.page, 7).locator("[data-testid=retry]").count(),
+      0,
+      "the gate stopped it: no retry of the policy's will run",
+    );
+    assert.equal(await row(app.page, 7).locator("[data-testid=pending]").count(), 0, "no exhausted outcome either");
+    assert.equal(
+      await row(app.page, 3).locator("[data-testid=classification]").count(),
+      0,
+      "a succeeded route shows no failure badge",
+    );
+    assert.equal(
+      await row(app.page, 5).locator("[data-testid=pending]").textContent(),
+      "When exhausted: stop for manual recovery",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("on the last candidate a skip outcome says the route will wait for you, not skip", async () => {
+  const scenario = richScenario();
+  Object.assign(scenario.routes[1].snapshot, { candidate_index: 2, candidate_name: "Gemini", skip_to: null });
+  const app = await openApp(scenario);
+  try {
+    assert.equal(
+      await row(app.page, 6).locator("[data-testid=pending]").textContent(),
+      "When exhausted: no candidate is left to skip to, so the route will wait for you",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the working directory can be typed or chosen with the folder picker", async () => {
+  const scenario = richScenario();
+  scenario.openPath = "/home/me/project";
+  const app = await openApp(scenario);
+  try {
+    await app.page.getByTestId("choose-cwd").click();
+    const cwd = app.page.getByLabel("Working directory");
+    await app.page.waitForFunction(() => document.getElementById("run-cwd")?.value === "/home/me/project");
+    const asked = (await app.calls()).find((c) => c.cmd === "plugin:dialog|open");
+    assert.equal(asked.args.options.directory, true, "a folder, not a file");
+    await cwd.fill("/srv/other");
+    assert.equal(await cwd.inputValue(), "/srv/other", "the field stays editable");
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("on a phone the list comes first and the run form is one tap away", async () => {
+  const app = await openApp(richScenario(), { width: 390, height: 844 });
+  try {
+    await row(app.page, 7).waitFor();
+    assert.equal(await app.page.locator("#run-prompt").isVisible(), false, "the form is folded");
+    const first = await row(app.page, 7).boundingBox();
+    assert.ok(first.y < 844, `the first route is on the first screen (${first.y})`);
+    const unfold = app.page.getByTestId("unfold-start");
+    assert.equal(await unfold.getAttribute("aria-expanded"), "false");
+    await unfold.click();
+    await app.page.locator("#run-prompt").waitFor();
+    assert.equal(await app.page.evaluate(() => document.activeElement?.id), "run-profile", "focus moves into the form");
+    assert.deepEqual(await smallTargets(app.page), []);
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();

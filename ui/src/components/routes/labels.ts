@@ -26,26 +26,63 @@ export const ACTION_LABEL: Record<ManualAction, string> = {
   resume: "Resume",
 };
 
-export const ACTION_HINT: Record<ManualAction, string> = {
+/** Help for each action; `actionHint` words it for the route's state. */
+const ACTION_HINT: Record<ManualAction, string> = {
   retry_now: "Run the current candidate again now, with its retries and reset wait renewed.",
   skip_now: "Leave this candidate and run the next one.",
   cancel_wait: "Stop waiting; the route waits for you instead.",
   stop: "End the route; Resume starts a fresh cycle.",
-  resume: "Start a fresh cycle on the current candidate: budgets renewed, skipped candidates back.",
+  // The engine's resume starts a new cycle at the route's current candidate
+  // (RouteCycle::new(candidate_index)), not at the first one.
+  resume:
+    "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
 };
 
-/** The help text of an action in `state`: retry-now during a wait only runs the scheduled attempt early. */
-export function actionHint(action: ManualAction, state: RouteState): string {
-  if (action === "retry_now" && (state === "waiting_reset" || state === "retry_scheduled")) {
-    return "Run the scheduled attempt now instead of at the deadline.";
-  }
-  return ACTION_HINT[action];
+/** Actions that send the prompt to an agent again, and so may repeat work already done. */
+const REPEATS: ManualAction[] = ["retry_now", "skip_now", "resume"];
+
+/**
+ * When the safety gate refused automatic recovery (the failed attempt may
+ * have done work), an action that sends the prompt again may repeat that
+ * work: this says why, and the action asks before it runs. Null otherwise.
+ */
+export function repeatRisk(action: ManualAction, s: RouteSnapshot): string | null {
+  if (!s.repeat_risk || !REPEATS.includes(action)) return null;
+  return `May repeat work: ${s.repeat_risk}.`;
 }
 
-export const PENDING_TEXT: Record<Exhausted, string> = {
-  skip: "When exhausted: skip to the next candidate",
-  stop: "When exhausted: stop for manual recovery",
-};
+/** The help text of an action for the route as it is now. */
+export function actionHint(action: ManualAction, s: RouteSnapshot): string {
+  const base = (() => {
+    if (action === "retry_now" && s.state === "waiting_reset")
+      return "Run the attempt now instead of at the provider's reset: until then it will most likely fail again.";
+    if (action === "retry_now" && s.state === "retry_scheduled")
+      return "Run the scheduled attempt now instead of at the deadline.";
+    if (action === "skip_now" && s.skip_to) return `Leave this candidate and run ${s.skip_to}.`;
+    return ACTION_HINT[action];
+  })();
+  const risk = repeatRisk(action, s);
+  return risk ? `${base} ${risk}` : base;
+}
+
+/**
+ * The action that fits the state, shown as the primary button; null when
+ * the fitting course is to wait (the engine acts at the deadline) or when
+ * every way on may repeat work, so no button is pushed at the person.
+ */
+export function primaryAction(s: RouteSnapshot): ManualAction | null {
+  if (s.state === "stopped") return s.actions.includes("resume") && !s.repeat_risk ? "resume" : null;
+  if (s.state === "needs_manual" && !s.repeat_risk && s.actions.includes("retry_now")) return "retry_now";
+  return null;
+}
+
+/** What follows when the current candidate's pending wait or retry is used up. */
+export function pendingText(outcome: Exhausted, s: RouteSnapshot): string {
+  if (outcome === "stop") return "When exhausted: stop for manual recovery";
+  return s.skip_to
+    ? `When exhausted: skip to ${s.skip_to}`
+    : "When exhausted: no candidate is left to skip to, so the route will wait for you";
+}
 
 export const OUTCOME_LABEL: Record<AttemptOutcome, string> = {
   succeeded: "Succeeded",
@@ -71,9 +108,4 @@ export function waitText(s: RouteSnapshot, nowMs: number): string | null {
   if (s.state === "waiting_reset") return `Waiting for provider reset: ${left}`;
   const which = s.retry ? `Retry ${s.retry.ordinal} of ${s.retry.max}` : "Retry";
   return due ? `${which} due now` : `${which} in ${left}`;
-}
-
-/** A local date and time for an ISO instant. */
-export function timeText(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }

@@ -25,9 +25,19 @@ import type {
   RuleReview,
   SavedRule,
   RouteDetail,
+  RouteFilter,
   RouteSnapshot,
   StartRun,
 } from "../../../src/lib/types";
+import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
+
+/** The states each list filter keeps, as the engine's `RouteFilter::states`. */
+const FILTER_STATES: Record<RouteFilter, RouteSnapshot["state"][] | null> = {
+  needs_you: ["needs_manual"],
+  active: ["running", "waiting_reset", "retry_scheduled"],
+  finished: ["succeeded", "stopped"],
+  all: null,
+};
 
 export type Scenario = {
   profiles?: Profile[];
@@ -280,7 +290,7 @@ export class FakeBackend {
       case "start_run":
         return this.startRun(args.request as StartRun);
       case "list_routes":
-        return this.routes.map((r) => r.snapshot);
+        return this.listRoutes(args.query as RouteQuery);
       case "route_detail":
         return this.route(Number(args.id));
       case "route_action":
@@ -479,6 +489,8 @@ export class FakeBackend {
       last_failure: null,
       retry: null,
       pending_outcome: null,
+      skip_to: p.candidates.filter((c) => c.enabled)[1]?.name ?? null,
+      repeat_risk: null,
       deadline: null,
       manual_reason: null,
       prompt_excerpt: req.prompt.slice(0, 120),
@@ -490,6 +502,38 @@ export class FakeBackend {
     };
     this.routes.unshift({ snapshot, attempts: [] });
     return snapshot;
+  }
+
+  /** The store's paged query: filter, search (id, profile, prompt; case ignored), newest id first. */
+  private listRoutes(q: RouteQuery): RoutePage {
+    const states = FILTER_STATES[q.filter];
+    const text = q.search.trim().toLowerCase();
+    const id = Number(text.replace(/^#/, ""));
+    const matching = this.routes
+      .map((r) => r.snapshot)
+      .filter((s) => states === null || states.includes(s.state))
+      .filter(
+        (s) =>
+          text === "" ||
+          s.id === id ||
+          s.profile_name.toLowerCase().includes(text) ||
+          s.prompt_excerpt.toLowerCase().includes(text),
+      )
+      .filter((s) => q.before == null || s.id < q.before)
+      .sort((a, b) => b.id - a.id);
+    const count = (f: RouteFilter) => this.routes.filter((r) => FILTER_STATES[f]?.includes(r.snapshot.state)).length;
+    const active = count("active");
+    const waiting = this.routes.filter((r) => ["waiting_reset", "retry_scheduled"].includes(r.snapshot.state)).length;
+    return {
+      routes: matching.slice(0, q.limit),
+      more: matching.length > q.limit,
+      counts: {
+        needs_you: count("needs_you"),
+        running: active - waiting,
+        waiting,
+        finished: count("finished"),
+      },
+    };
   }
 
   private route(id: number): RouteDetail {
@@ -521,6 +565,8 @@ export class FakeBackend {
     }
     s.generation += 1;
     s.deadline = null;
+    // Every action replaces the reason the route was held for.
+    s.repeat_risk = null;
     switch (req.action) {
       case "stop":
         s.state = "stopped";
