@@ -5,6 +5,7 @@
 
 use chrono::Utc;
 use recourse::agent::AgentSpec;
+use recourse::catalogue::Catalogue;
 use recourse::classification::Classification;
 use recourse::engine::{
     ActionRequest, AgentKindInfo, RouteDetail, RoutePage, RouteQuery, RouteSnapshot, StartRun,
@@ -143,8 +144,9 @@ pub async fn preview_policy(
 /// enough for any retry budget to run out.
 const PASTED_REPEATS: usize = 12;
 
-/// Pasted error text as the built-in catalogue classifies it, and what the
-/// draft would do if every attempt failed with it.
+/// Pasted error text as the catalogue in force (built-in plus the user's
+/// reviewed local rules) classifies it, and what the draft would do if every
+/// attempt failed with it.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct TextPreview {
     pub classification: Classification,
@@ -152,11 +154,22 @@ pub struct TextPreview {
 }
 
 /// The preview for error text a person pasted: sanitized and classified by
-/// the real catalogue as a `provider` failure (as a run's evidence is), then
-/// the same evaluator timeline as [`preview_policy`].
+/// the catalogue the engine would use for a run (local rules included) as a
+/// `provider` failure, then the same evaluator timeline as [`preview_policy`].
 #[tauri::command]
 #[specta::specta]
 pub async fn preview_error_text(
+    state: State<'_, AppState>,
+    candidates: Vec<PreviewCandidate>,
+    provider: Provider,
+    text: String,
+) -> Reply<TextPreview> {
+    let catalogue = state.engine.catalogue();
+    text_preview(&catalogue, candidates, provider, text)
+}
+
+fn text_preview(
+    catalogue: &Catalogue,
     candidates: Vec<PreviewCandidate>,
     provider: Provider,
     text: String,
@@ -171,7 +184,7 @@ pub async fn preview_error_text(
     }
     let now = Utc::now();
     let evidence = Evidence::from_raw(RawEvidence::new(provider, text, now));
-    let classification = recourse::catalogue::classify(&evidence, machine_local_tz());
+    let classification = catalogue.classify(&evidence, machine_local_tz());
     let failures = vec![SimulatedFailure::classified(&classification, now); PASTED_REPEATS];
     Ok(TextPreview {
         steps: timeline(candidates, &failures, now),
@@ -303,19 +316,19 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn pasted_error_text_is_classified_by_the_catalogue_and_previewed() {
+    #[test]
+    fn pasted_error_text_is_classified_by_the_catalogue_and_previewed() {
         let candidate = PreviewCandidate {
             name: "opus".into(),
             enabled: true,
             policy: CandidatePolicy::both(retrying(1, 5)),
         };
-        let preview = preview_error_text(
+        let preview = text_preview(
+            recourse::catalogue::builtin(),
             vec![candidate],
             Provider::AnthropicApi,
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
         )
-        .await
         .unwrap();
         assert_eq!(
             preview.classification.code,
@@ -333,11 +346,15 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn empty_error_text_is_refused_at_its_field() {
-        let err = preview_error_text(vec![], Provider::ClaudeCode, "  ".into())
-            .await
-            .unwrap_err();
+    #[test]
+    fn empty_error_text_is_refused_at_its_field() {
+        let err = text_preview(
+            recourse::catalogue::builtin(),
+            vec![],
+            Provider::ClaudeCode,
+            "  ".into(),
+        )
+        .unwrap_err();
         assert_eq!(err.fields[0].path, "text");
         assert_eq!(err.message, "text: paste the error text to classify");
     }
