@@ -339,6 +339,32 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
   }
 });
 
+test("an inbox item says when the catalogue now decides it, and whether that acts", async () => {
+  const now = (cls, code) => ({ code, class: cls, rule_id: DRAFT.id, catalogue_version: "2026.12.4+local.1" });
+  const app = await openApp(
+    {
+      inbox: [
+        { ...INBOX[0], now: now("transient", "provider_unavailable") },
+        { ...INBOX[0], attempt: 3, now: now("unclassified", "provider_unavailable") },
+        { ...INBOX[0], attempt: 4, now: null },
+      ],
+    },
+    { hash: "#/catalogue/inbox" },
+  );
+  try {
+    await app.page.getByTestId("inbox-item").first().waitFor();
+    const notes = await app.page.getByTestId("inbox-now").allTextContents();
+    assert.equal(notes.length, 2, "an item no rule matches yet has no note");
+    assert.match(
+      notes[0].replace(/\s+/g, " "),
+      /now classifies this as provider_unavailable \(Transient\) by rule local\.codex\.gizmo_service_jammed\.v1 \(catalogue 2026\.12\.4\+local\.1\): the next occurrence is handled by the candidate's policy/,
+    );
+    assert.match(notes[1].replace(/\s+/g, " "), /does not act on it .*the next occurrence still needs you/);
+  } finally {
+    await app.close();
+  }
+});
+
 test("a too broad pattern is refused with its reason and cannot be saved", async () => {
   const app = await openApp(scenario([{ pattern: String.raw`gizmo\w+`, review: BROAD }]), {
     hash: "#/catalogue/inbox",
