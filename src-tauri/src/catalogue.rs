@@ -389,6 +389,7 @@ mod tests {
             candidate_name: "sim".into(),
             code: SemanticCode::Unknown,
             catalogue_version: catalogue::CATALOGUE_VERSION.into(),
+            now: None,
             evidence,
         }
     }

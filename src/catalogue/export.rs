@@ -146,3 +146,43 @@ fn range(start: usize, count: usize) -> String {
         format!("{},{count}", start + 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "version = \"2026.1.1\"\n\n[[rule]]\nid = \"a.first.v1\"\nx = 1\n\n# ─── section\n\n[[rule]]\nid = \"a.second.v1\"\ny = 2\n[[rule.match]]\ntext = 'z'\n\n[[rule]]\nid = \"a.third.v1\"\n";
+
+    #[test]
+    fn an_override_replaces_only_the_block_of_its_rule() {
+        let (start, end) = block_range(SOURCE, "a.second.v1").unwrap();
+        assert_eq!(
+            &SOURCE[start..end],
+            "[[rule]]\nid = \"a.second.v1\"\ny = 2\n[[rule.match]]\ntext = 'z'\n"
+        );
+        let (start, end) = block_range(SOURCE, "a.first.v1").unwrap();
+        assert_eq!(
+            &SOURCE[start..end],
+            "[[rule]]\nid = \"a.first.v1\"\nx = 1\n",
+            "blank lines and the next section's comment stay with the next block"
+        );
+        assert!(block_range(SOURCE, "a.missing.v1").is_none());
+    }
+
+    #[test]
+    fn a_change_is_one_hunk_with_three_lines_of_context() {
+        let diff = file_diff("f.toml", "1\n2\n3\n4\n5\n6\n7\n", "1\n2\n3\n4\nX\n6\n7\n");
+        assert_eq!(
+            diff,
+            "diff --git a/f.toml b/f.toml\n--- a/f.toml\n+++ b/f.toml\n@@ -2,6 +2,6 @@\n 2\n 3\n 4\n-5\n+X\n 6\n 7\n"
+        );
+    }
+
+    #[test]
+    fn a_new_file_is_all_added_lines() {
+        assert_eq!(
+            new_file_diff("fixtures/catalogue/codex/x.toml", "a\nb\n"),
+            "diff --git a/fixtures/catalogue/codex/x.toml b/fixtures/catalogue/codex/x.toml\nnew file mode 100644\n--- /dev/null\n+++ b/fixtures/catalogue/codex/x.toml\n@@ -0,0 +1,2 @@\n+a\n+b\n"
+        );
+    }
+}

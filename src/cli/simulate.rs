@@ -2,6 +2,11 @@
 //! timeline of decisions a failure sequence would produce, using the same
 //! [`simulate`] function as the UI preview.
 //!
+//! A failure is given at classification level (`{"code": …}`) or as text
+//! (`{"text": …, "provider"?: …, "http_status"?: …, "effect"?: …}`), which the
+//! catalogue in force classifies: built-in plus local rules, or built-in
+//! only with `--builtin-only`.
+//!
 //! Exit codes: 0 printed, 1 a file could not be read (or is larger than
 //! [`super::MAX_INPUT_BYTES`], 1 MiB), 2 a file is invalid.
 
@@ -10,12 +15,17 @@ use super::policy::{read_policy, report_invalid};
 use anyhow::anyhow;
 use chrono::{DateTime, SecondsFormat, Utc};
 use clap::Args;
+use recourse::catalogue::Catalogue;
+use recourse::classification::Class;
 use recourse::evaluator::{CandidateSlot, Decision, Wording};
+use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::document::field_path;
 use recourse::simulation::{
     check_failures, simulate, SimulatedFailure, TimelineStep, TimelineWording,
 };
+use recourse::timing::machine_local_tz;
 use serde::Deserialize;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -29,6 +39,8 @@ pub struct SimulateArgs {
     /// Print the timeline as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    overlay: super::catalogue::OverlayArgs,
 }
 
 /// The failure sequence file.
@@ -56,7 +68,7 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<Exit> {
         Ok(loaded) => loaded.document,
         Err(error) => return Ok(report_invalid(&args.policy, &error)),
     };
-    let failures = match read_failures(&args.errors)? {
+    let failures = match read_failures(&args.errors, &args.overlay)? {
         Ok(file) => file,
         Err(messages) => {
             for message in messages {
@@ -92,11 +104,24 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<Exit> {
 }
 
 /// The failure file, or every `path: message` problem with it.
-fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, Vec<String>>> {
+fn read_failures(
+    file: &Path,
+    overlay: &super::catalogue::OverlayArgs,
+) -> anyhow::Result<Result<FailureFile, Vec<String>>> {
     let text = super::read_bounded(file, super::MAX_INPUT_BYTES)
         .map_err(|why| anyhow!("cannot read failure file {}: {why}", file.display()))?;
-    let mut deserializer = serde_json::Deserializer::from_str(&text);
-    let parsed: FailureFile = match serde_path_to_error::deserialize(&mut deserializer) {
+    let parsed = match with_text_failures(&text) {
+        // Text failures become classification-level ones first; positions
+        // in the file no longer apply to what is then read.
+        Some(mut value) => {
+            if let Err(problems) = classify_text_failures(&mut value, overlay) {
+                return Ok(Err(problems));
+            }
+            serde_path_to_error::deserialize(value)
+        }
+        None => serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(&text)),
+    };
+    let parsed: FailureFile = match parsed {
         Ok(parsed) => parsed,
         Err(error) => {
             let path = field_path(error.path());
@@ -109,6 +134,104 @@ fn read_failures(file: &Path) -> anyhow::Result<Result<FailureFile, Vec<String>>
     } else {
         Ok(Err(errors.iter().map(ToString::to_string).collect()))
     }
+}
+
+/// The file as JSON when one of its failures is given as text.
+fn with_text_failures(text: &str) -> Option<Value> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let has_text = value
+        .get("failures")?
+        .as_array()?
+        .iter()
+        .any(|f| f.get("text").is_some());
+    has_text.then_some(value)
+}
+
+/// Fields a text failure may have.
+const TEXT_FIELDS: [&str; 4] = ["text", "provider", "http_status", "effect"];
+
+/// Replaces each `{"text": …}` failure by the classification-level failure
+/// the catalogue in force gives that text (read only when one is present).
+fn classify_text_failures(
+    value: &mut Value,
+    overlay: &super::catalogue::OverlayArgs,
+) -> Result<(), Vec<String>> {
+    let start = value
+        .get("start")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<DateTime<Utc>>().ok())
+        .unwrap_or_else(Utc::now);
+    let Some(failures) = value.get_mut("failures").and_then(Value::as_array_mut) else {
+        return Ok(());
+    };
+    let mut catalogue = None;
+    let mut problems = Vec::new();
+    for (index, failure) in failures.iter_mut().enumerate() {
+        let Some(object) = failure.as_object().filter(|o| o.contains_key("text")) else {
+            continue;
+        };
+        let catalogue = catalogue.get_or_insert_with(|| overlay.catalogue());
+        match text_failure(object, catalogue, start) {
+            Ok(coded) => *failure = coded,
+            Err(message) => problems.push(format!("failures[{index}]{message}")),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// One text failure as `{"code", "class"?, "confidence", "reset_in_seconds"?,
+/// "effect"?}`, or `.field: why`.
+fn text_failure(
+    object: &serde_json::Map<String, Value>,
+    catalogue: &Catalogue,
+    at: DateTime<Utc>,
+) -> Result<Value, String> {
+    if let Some(unknown) = object.keys().find(|k| !TEXT_FIELDS.contains(&k.as_str())) {
+        return Err(format!(
+            ": unknown field {} in a text failure (known fields: {})",
+            super::shown_value(unknown),
+            TEXT_FIELDS.join(", ")
+        ));
+    }
+    let text = object["text"].as_str().ok_or(".text: expected a string")?;
+    let provider = match object.get("provider") {
+        None | Some(Value::Null) => Provider::Generic,
+        Some(value) => serde_json::from_value::<Provider>(value.clone()).map_err(|_| {
+            format!(
+                ".provider: expected one of {}",
+                Provider::ALL.map(Provider::as_str).join(", ")
+            )
+        })?,
+    };
+    let http_status = match object.get("http_status") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_u64()
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|n| (100..=599).contains(n))
+                .ok_or(".http_status: expected integer 100-599")?,
+        ),
+    };
+    let evidence =
+        Evidence::from_raw(RawEvidence::new(provider, text, at).with_http_status(http_status));
+    let c = catalogue.classify(&evidence, machine_local_tz());
+    let mut coded = serde_json::json!({
+        "code": c.code,
+        "confidence": c.confidence,
+        "reset_in_seconds": c.reset_at.map(|reset| (reset - at).num_seconds()),
+    });
+    if c.class == Class::Unclassified {
+        coded["class"] = serde_json::json!(Class::Unclassified);
+    }
+    if let Some(effect) = object.get("effect") {
+        coded["effect"] = effect.clone();
+    }
+    Ok(coded)
 }
 
 /// The readable timeline: one line per failure, then how it ends.

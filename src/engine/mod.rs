@@ -278,9 +278,12 @@ impl Engine {
         })
     }
 
-    /// Sanitized evidence of attempts no catalogue rule classified.
+    /// Sanitized evidence of attempts no catalogue rule classified, each
+    /// with what the catalogue in force (local rules included) says now.
     pub fn unclassified_inbox(&self) -> Result<Vec<InboxItem>, EngineError> {
         let found = self.store().unclassified_results()?;
+        let catalogue = self.catalogue();
+        let tz = crate::timing::machine_local_tz();
         Ok(found
             .into_iter()
             .filter_map(|(route_id, a)| {
@@ -290,13 +293,16 @@ impl Engine {
                 let classification = result
                     .classification
                     .filter(|c| c.code == crate::classification::SemanticCode::Unknown)?;
+                let evidence = result.evidence?;
+                let now = catalogue.classify(&evidence, tz);
                 Some(InboxItem {
                     route_id,
                     attempt: a.attempt.number,
                     candidate_name: a.attempt.candidate_name,
                     code: classification.code,
                     catalogue_version: classification.catalogue_version,
-                    evidence: result.evidence?,
+                    now: now.rule_id.is_some().then(|| summary(&now)),
+                    evidence,
                 })
             })
             .collect())

@@ -119,11 +119,6 @@ impl Overlay {
         &self.local
     }
 
-    /// The folder, or `None` for the built-in catalogue alone.
-    pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
-    }
-
     pub fn rules_path(&self) -> PathBuf {
         self.dir
             .as_deref()

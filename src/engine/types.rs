@@ -217,6 +217,9 @@ pub struct InboxItem {
     pub candidate_name: String,
     pub code: SemanticCode,
     pub catalogue_version: String,
+    /// What the catalogue in force decides for this evidence today, when a
+    /// rule now matches it (a local rule made from it, say).
+    pub now: Option<ClassificationSummary>,
     pub evidence: Evidence,
 }
 

@@ -178,5 +178,11 @@ async fn a_planted_key_in_an_inbox_item_never_reaches_the_local_catalogue() {
         engine.catalogue().version,
         format!("{}+local.1", builtin().version)
     );
+    let now = engine.unclassified_inbox().unwrap()[0].now.clone();
+    assert_eq!(
+        now.map(|c| (c.rule_id, c.class)),
+        Some((Some(draft.id.clone()), Class::Transient)),
+        "the inbox item says the catalogue now knows it"
+    );
     engine.shutdown().await;
 }

@@ -373,3 +373,76 @@ fn an_exported_override_replaces_the_builtin_block() {
         "replaced, not added"
     );
 }
+
+#[test]
+fn simulate_classifies_text_failures_with_local_rules_unless_builtin_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let file = rule_file(
+        dir.path(),
+        &rule("local.gizmo.jammed.v1", "", "gizmo service jammed"),
+    );
+    assert_eq!(
+        recourse(
+            &db,
+            &["catalogue", "add", "--reviewed", file.to_str().unwrap()]
+        )
+        .code,
+        0
+    );
+    let failures = dir.path().join("failures.json");
+    std::fs::write(
+        &failures,
+        format!(r#"{{"start": "2026-03-01T12:00:00Z", "failures": [{{"text": "{GIZMO}", "provider": "codex"}}]}}"#),
+    )
+    .unwrap();
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policy/valid.json");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "simulate",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--errors",
+            failures.to_str().unwrap(),
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+        a.extend(extra.iter().map(|s| (*s).to_owned()));
+        a
+    };
+    let run = |extra: &[&'static str]| {
+        let owned = args(extra);
+        let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+        recourse(&db, &refs)
+    };
+    let local = run(&[]);
+    assert_eq!(local.code, 0, "{}", local.stderr);
+    assert!(
+        local
+            .stdout
+            .contains("transient    provider_unavailable     -> transient retry 1 of 3"),
+        "{}",
+        local.stdout
+    );
+    let builtin = run(&["--builtin-only"]);
+    assert!(
+        builtin.stdout.contains("unclassified unknown"),
+        "{}",
+        builtin.stdout
+    );
+    assert!(
+        builtin.stdout.contains("-> manual recovery"),
+        "{}",
+        builtin.stdout
+    );
+
+    std::fs::write(&failures, r#"{"failures": [{"text": "x", "colour": 1}]}"#).unwrap();
+    let bad = run(&[]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.starts_with("failures[0]: unknown field \"colour\" in a text failure (known fields: text, provider, http_status, effect)\n"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -747,6 +747,11 @@ export type InboxItem_Deserialize = {
 	candidate_name: string,
 	code: SemanticCode,
 	catalogue_version: string,
+	/**
+	 *  What the catalogue in force decides for this evidence today, when a
+	 *  rule now matches it (a local rule made from it, say).
+	 */
+	now?: ClassificationSummary_Deserialize | null,
 	evidence: Evidence_Deserialize,
 };
 
@@ -757,6 +762,11 @@ export type InboxItem_Serialize = {
 	candidate_name: string,
 	code: SemanticCode,
 	catalogue_version: string,
+	/**
+	 *  What the catalogue in force decides for this evidence today, when a
+	 *  rule now matches it (a local rule made from it, say).
+	 */
+	now: ClassificationSummary_Serialize | null,
 	evidence: Evidence_Serialize,
 };
 

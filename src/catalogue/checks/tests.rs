@@ -134,8 +134,9 @@ fn fixed_text_is_counted_through_case_folding_and_groups() {
 
 #[test]
 fn a_status_only_alternative_is_too_broad_but_an_error_type_is_exact() {
-    let mut catalogue_rule = checks_of(&draft("gizmo service jammed"), &[]);
-    assert!(catalogue_rule.broadness.is_empty());
+    assert!(checks_of(&draft("gizmo service jammed"), &[])
+        .broadness
+        .is_empty());
     let source = "revision = 1\n[[rule]]\nid = \"local.s.only.v1\"\ndescription = \"d\"\npriority = 78\nproviders = [\"any\"]\ncode = \"provider_unavailable\"\nconfidence = \"medium\"\nscope = \"provider\"\n[[rule.match]]\nhttp_status = [503]\n[[rule.match]]\nerror_type = [\"gizmo_jammed\"]\n";
     let proposed = LocalFile::parse(source).unwrap().merge(builtin()).unwrap();
     let rule = proposed
@@ -143,9 +144,8 @@ fn a_status_only_alternative_is_too_broad_but_an_error_type_is_exact() {
         .iter()
         .find(|r| r.id == "local.s.only.v1")
         .unwrap();
-    catalogue_rule.broadness = broadness(rule, &[]);
     assert_eq!(
-        catalogue_rule.broadness,
+        broadness(rule, &[]),
         ["match alternative 0 checks only a status, header, exit code or phase; give it a text pattern or a provider error_type"]
     );
 }

@@ -97,6 +97,8 @@ test("an unclassified error becomes a local rule, and the next run is handled by
   assert.match(rules, /flux capacitor is out of sync/);
   assert.ok(!rules.includes("abcdefghijklmnop"), "the key never reaches the local rules file");
   assert.ok(existsSync(join(app.dir, "catalogue", "fixtures")), "the evidence is kept as a local fixture");
+  assert.ok(await click("[data-testid=inbox-panel] button, .inbox button", "Refresh"), "the inbox reloads");
+  await app.waitForText("[data-testid=inbox-now]", (t) => /now classifies this as provider_unavailable/.test(t), 15000);
 
   await runFlux("second try");
   const countdown = await app.waitForText("[data-testid=countdown]", (t) => /Retry 1 of 3 in 0:[0-3]\d/.test(t), 30000);

@@ -123,6 +123,71 @@ test("local rules are marked local, as an override, and as not reviewed", async 
   }
 });
 
+test("a local rule can be removed after confirming, and the list reloads", async () => {
+  const rules = structuredClone(LOCAL_RULES);
+  rules.rules.push(REAL.rules.find((r) => r.id === "claude_code.usage_limit_epoch.v1"));
+  const app = await openApp({ rules }, { hash: "#/catalogue/rules" });
+  try {
+    const row = app.page.locator("[data-rule-id='local.codex.gizmo_jammed.v1']");
+    await row.locator("summary").click();
+    await row.getByRole("button", { name: "Remove local rule…" }).click();
+    const dialog = app.page.getByRole("dialog", { name: "Remove local rule?" });
+    assert.match(
+      await dialog.textContent(),
+      /local\.codex\.gizmo_jammed\.v1 and the local fixtures that expect it are deleted from \/data\/catalogue\/rules\.toml/,
+    );
+    await dialog.getByRole("button", { name: "Remove" }).click();
+    await app.page.getByTestId("rule-removal").waitFor();
+    assert.equal(
+      (await app.page.getByTestId("rule-removal").textContent()).trim(),
+      "Removed local rule local.codex.gizmo_jammed.v1 and its local fixtures; catalogue 2026.12.4+local.9.",
+    );
+    await app.page.waitForFunction(() => !document.querySelector("[data-rule-id='local.codex.gizmo_jammed.v1']"));
+    assert.equal(await app.page.getByTestId("catalogue-version").textContent(), "2026.12.4+local.9");
+    const sent = (await app.calls()).filter((c) => c.cmd === "remove_local_rule").map((c) => c.args);
+    assert.deepEqual(sent, [{ id: "local.codex.gizmo_jammed.v1" }]);
+    const builtin = app.page.locator("[data-rule-id='claude_code.usage_limit_epoch.v1']");
+    await builtin.locator("summary").click();
+    await builtin.getByTestId("rule-details").waitFor();
+    assert.equal(
+      await builtin.getByRole("button", { name: "Remove local rule…" }).count(),
+      0,
+      "a built-in rule offers no removal",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("a removal the backend refuses says why", async () => {
+  const app = await openApp(
+    {
+      rules: structuredClone(LOCAL_RULES),
+      failNext: {
+        remove_local_rule: {
+          code: "conflict",
+          message: "local catalogue /data/catalogue/rules.toml is not used: bad; fix or remove that file first",
+          fields: [],
+        },
+      },
+    },
+    { hash: "#/catalogue/rules" },
+  );
+  try {
+    const row = app.page.locator("[data-rule-id='local.codex.gizmo_jammed.v1']");
+    await row.locator("summary").click();
+    await row.getByRole("button", { name: "Remove local rule…" }).click();
+    await app.page.getByRole("dialog", { name: "Remove local rule?" }).getByRole("button", { name: "Remove" }).click();
+    await app.page.getByTestId("rule-removal").waitFor();
+    assert.match(
+      await app.page.getByTestId("rule-removal").textContent(),
+      /Could not remove local\.codex\.gizmo_jammed\.v1: local catalogue \/data\/catalogue\/rules\.toml is not used: bad; fix or remove that file first/,
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 test("a broken local rules file is named, with the rule and why", async () => {
   const error =
     "local catalogue /data/catalogue/rules.toml is not used: rule local.a.rule.v1: priority 5000 is outside 0-1000";
@@ -269,6 +334,32 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
     await row.waitFor();
     assert.match(await row.textContent(), /Local/, "the rule list reloads with the new local rule");
     assert.equal(await app.page.getByTestId("catalogue-version").textContent(), "2026.12.4+local.1");
+  } finally {
+    await app.close();
+  }
+});
+
+test("an inbox item says when the catalogue now decides it, and whether that acts", async () => {
+  const now = (cls, code) => ({ code, class: cls, rule_id: DRAFT.id, catalogue_version: "2026.12.4+local.1" });
+  const app = await openApp(
+    {
+      inbox: [
+        { ...INBOX[0], now: now("transient", "provider_unavailable") },
+        { ...INBOX[0], attempt: 3, now: now("unclassified", "provider_unavailable") },
+        { ...INBOX[0], attempt: 4, now: null },
+      ],
+    },
+    { hash: "#/catalogue/inbox" },
+  );
+  try {
+    await app.page.getByTestId("inbox-item").first().waitFor();
+    const notes = await app.page.getByTestId("inbox-now").allTextContents();
+    assert.equal(notes.length, 2, "an item no rule matches yet has no note");
+    assert.match(
+      notes[0].replace(/\s+/g, " "),
+      /now classifies this as provider_unavailable \(Transient\) by rule local\.codex\.gizmo_service_jammed\.v1 \(catalogue 2026\.12\.4\+local\.1\): the next occurrence is handled by the candidate's policy/,
+    );
+    assert.match(notes[1].replace(/\s+/g, " "), /does not act on it .*the next occurrence still needs you/);
   } finally {
     await app.close();
   }

@@ -230,6 +230,7 @@ test("a rule shows class, code, providers, priority and plain scope; patterns an
     assert.equal(await disclosure.getAttribute("open"), null);
     await card.locator("summary").focus();
     await app.page.keyboard.press("Enter");
+    await card.getByTestId("rule-details").waitFor();
     assert.equal(await disclosure.getAttribute("open"), "", "the keyboard opens it");
     const details = await card.getByTestId("rule-details").textContent();
     for (const part of ["exceeded retry limit", "codex/retry_limit_wraps_401.toml", "medium", "Wrapper:"]) {

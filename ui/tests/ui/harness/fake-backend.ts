@@ -311,6 +311,14 @@ export class FakeBackend {
         return this.review(args.draft as RuleDraft, args.confirmed as string[]);
       case "save_rule":
         return this.saveRule(args.draft as RuleDraft, args.confirmed as string[]);
+      case "remove_local_rule": {
+        const rules = this.scenario.rules;
+        if (!rules?.rules.some((r) => r.id === args.id && r.origin.local))
+          throw { code: "not_found", message: `local rule ${String(args.id)} does not exist`, fields: [] };
+        rules.rules = rules.rules.filter((r) => r.id !== args.id);
+        rules.version = `${rules.version.split("+")[0]}+local.9`;
+        return rules.version;
+      }
       case "classify_text":
         if (!this.scenario.playground)
           throw { code: "validation", message: "no playground answer in scenario", fields: [] };
