@@ -51,8 +51,8 @@ export const commands = {
 	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
 	/**
 	 *  The preview for error text a person pasted: sanitized and classified by
-	 *  the real catalogue as a `provider` failure (as a run's evidence is), then
-	 *  the same evaluator timeline as [`preview_policy`].
+	 *  the catalogue the engine would use for a run (local rules included) as a
+	 *  `provider` failure, then the same evaluator timeline as [`preview_policy`].
 	 */
 	previewErrorText: (candidates: PreviewCandidate[], provider: Provider, text: string) => typedError<TextPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_error_text", { candidates, provider, text })),
 	/**
@@ -1575,14 +1575,16 @@ export type StopReason =
 { kind: "exhausted_with_stop"; class: PolicyClass };
 
 /**
- *  Pasted error text as the built-in catalogue classifies it, and what the
- *  draft would do if every attempt failed with it.
+ *  Pasted error text as the catalogue in force (built-in plus the user's
+ *  reviewed local rules) classifies it, and what the draft would do if every
+ *  attempt failed with it.
  */
 export type TextPreview = TextPreview_Serialize | TextPreview_Deserialize;
 
 /**
- *  Pasted error text as the built-in catalogue classifies it, and what the
- *  draft would do if every attempt failed with it.
+ *  Pasted error text as the catalogue in force (built-in plus the user's
+ *  reviewed local rules) classifies it, and what the draft would do if every
+ *  attempt failed with it.
  */
 export type TextPreview_Deserialize = {
 	classification: Classification_Deserialize,
@@ -1590,8 +1592,9 @@ export type TextPreview_Deserialize = {
 };
 
 /**
- *  Pasted error text as the built-in catalogue classifies it, and what the
- *  draft would do if every attempt failed with it.
+ *  Pasted error text as the catalogue in force (built-in plus the user's
+ *  reviewed local rules) classifies it, and what the draft would do if every
+ *  attempt failed with it.
  */
 export type TextPreview_Serialize = {
 	classification: Classification_Serialize,
