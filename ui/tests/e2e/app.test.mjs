@@ -74,6 +74,35 @@ test("a run on the simulated provider shows live countdowns, and manual actions 
   );
 });
 
+test("the route list filters and searches in the real database", async () => {
+  // The route stopped by the test above is the only one.
+  const shown = () => app.execute("return [...document.querySelectorAll('[data-route]')].map((b) => b.dataset.route)");
+  const until = async (want, what) => {
+    const deadline = Date.now() + 15000;
+    while (Date.now() < deadline) {
+      if (JSON.stringify(await shown()) === JSON.stringify(want)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.fail(`${what}: expected routes ${JSON.stringify(want)}, got ${JSON.stringify(await shown())}`);
+  };
+  const [id] = await shown();
+  assert.ok(id, "the stopped route is listed");
+  // Counted by state in SQL, and recounted after the stop's event.
+  await app.waitForText("[data-testid=filter-finished]", (t) => /Finished\s*1/.test(t));
+  await app.execute("document.querySelector('[data-testid=filter-active]').click()");
+  await until([], "a stopped route is not active");
+  await app.execute("document.querySelector('[data-testid=filter-finished]').click()");
+  await until([id], "stopped is finished");
+  await app.execute("document.querySelector('[data-testid=filter-all]').click()");
+  await app.type("#route-search", "CONFIG loader");
+  await until([id], "prompt text, case ignored");
+  await app.type("#route-search", "no such prompt");
+  await until([], "text no route holds");
+  await app.waitForText("[data-testid=routes-no-match]");
+  await app.type("#route-search", "");
+  await until([id], "a cleared search lists every route again");
+});
+
 /**
  * Answers the native GTK file dialog whose title matches `title` as a person
  * would: pastes `path` into its location field and presses Enter (xdotool

@@ -638,6 +638,15 @@ test("the working directory can be typed or chosen with the folder picker", asyn
     assert.equal(asked.args.options.directory, true, "a folder, not a file");
     await cwd.fill("/srv/other");
     assert.equal(await cwd.inputValue(), "/srv/other", "the field stays editable");
+
+    await app.page.evaluate(() => {
+      window.__BACKEND__.scenario.failNext = { "plugin:dialog|open": "no portal to show a dialog" };
+    });
+    await app.page.getByTestId("choose-cwd").click();
+    await app.page
+      .getByText("Could not open the folder picker: no portal to show a dialog. Type the path instead.")
+      .waitFor();
+    assert.equal(await cwd.inputValue(), "/srv/other", "what was typed is kept");
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
