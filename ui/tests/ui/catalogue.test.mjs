@@ -243,6 +243,8 @@ test("a rule shows class, code, providers, priority and plain scope; patterns an
     const structured = app.page.locator("[data-rule-id='codex.usage_limit.v1']");
     assert.match(await structured.textContent(), /codex, openai-api/);
     await structured.locator("summary").click();
+    // The details render once the disclosure reports itself open.
+    await structured.getByTestId("rule-details").waitFor();
     assert.match(
       await structured.textContent(),
       /structured fields only/,
