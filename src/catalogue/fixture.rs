@@ -279,39 +279,60 @@ fn diff(field: &str, want: &str, have: &str) -> String {
 /// so are `reset_at`/`retry_after_s` (a clock time without a zone depends on
 /// the zone the case is run in, which the evidence does not record).
 pub fn fixture_from_evidence(evidence: &Evidence, classification: &Classification) -> String {
-    let kind = match classification.class {
-        Class::Transient | Class::Hard => FixtureKind::Positive,
-        Class::Unclassified => FixtureKind::Negative,
-    };
-    let fixture = Fixture {
-        description: "Exported from Recourse: describe this failure, then set the expected result"
-            .to_owned(),
-        source: "exported evidence: replace with the public source of this text".to_owned(),
-        kind,
-        input: FixtureInput {
-            provider: evidence.provider,
-            message: evidence.message.clone(),
-            phase: evidence.phase,
-            http_status: evidence.http_status,
-            error_type: evidence.error_type.clone(),
-            exit_code: evidence.exit_code,
-            occurred_at: Some(evidence.occurred_at),
-            local_tz: None,
-            headers: evidence.headers.clone(),
-        },
-        expect: FixtureExpect {
-            code: classification.code,
-            class: classification.class,
-            rule_id: Some(
-                classification
-                    .rule_id
-                    .clone()
-                    .unwrap_or_else(|| NO_RULE.to_owned()),
-            ),
-            reset_at: None,
-            retry_after_s: None,
-            excerpt_must_not_contain: Vec::new(),
-        },
-    };
-    toml::to_string(&fixture).expect("a fixture of strings, numbers and instants always serializes")
+    let mut expected = classification.clone();
+    expected.rule_id = Some(expected.rule_id.unwrap_or_else(|| NO_RULE.to_owned()));
+    Fixture::recorded(
+        evidence,
+        &expected,
+        "Exported from Recourse: describe this failure, then set the expected result",
+        "exported evidence: replace with the public source of this text",
+    )
+    .to_toml()
+}
+
+impl Fixture {
+    /// A fixture that expects `evidence` (sanitized) to classify as
+    /// `classification`: positive for a class, negative for unclassified.
+    /// No timing expectations: a clock time without a zone depends on the
+    /// zone the case is run in, which the evidence does not record.
+    pub fn recorded(
+        evidence: &Evidence,
+        classification: &Classification,
+        description: &str,
+        source: &str,
+    ) -> Fixture {
+        let kind = match classification.class {
+            Class::Transient | Class::Hard => FixtureKind::Positive,
+            Class::Unclassified => FixtureKind::Negative,
+        };
+        Fixture {
+            description: description.to_owned(),
+            source: source.to_owned(),
+            kind,
+            input: FixtureInput {
+                provider: evidence.provider,
+                message: evidence.message.clone(),
+                phase: evidence.phase,
+                http_status: evidence.http_status,
+                error_type: evidence.error_type.clone(),
+                exit_code: evidence.exit_code,
+                occurred_at: Some(evidence.occurred_at),
+                local_tz: None,
+                headers: evidence.headers.clone(),
+            },
+            expect: FixtureExpect {
+                code: classification.code,
+                class: classification.class,
+                rule_id: classification.rule_id.clone(),
+                reset_at: None,
+                retry_after_s: None,
+                excerpt_must_not_contain: Vec::new(),
+            },
+        }
+    }
+
+    /// The fixture as a file's text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a fixture of strings, numbers and instants always serializes")
+    }
 }

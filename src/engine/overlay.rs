@@ -16,10 +16,7 @@ use serde::Serialize;
 use crate::catalogue::bundled::{builtin_fixtures, negative_corpus, NamedFixture};
 use crate::catalogue::checks::{check_rule, RuleChecks, Sample};
 use crate::catalogue::local::{LocalError, LocalFile};
-use crate::catalogue::{
-    builtin, Catalogue, CatalogueError, Fixture, FixtureExpect, FixtureInput, FixtureKind, RuleSpec,
-};
-use crate::classification::Class;
+use crate::catalogue::{builtin, Catalogue, CatalogueError, Fixture, RuleSpec};
 use crate::evidence::Evidence;
 use crate::policy::FieldError;
 use crate::store::{Store, StoreError};
@@ -357,35 +354,7 @@ fn fixture_for(
     if got.rule_id.as_deref() != Some(spec.id.trim()) {
         return None;
     }
-    let kind = match got.class {
-        Class::Transient | Class::Hard => FixtureKind::Positive,
-        Class::Unclassified => FixtureKind::Negative,
-    };
-    let fixture = Fixture {
-        description: spec.description.trim().to_owned(),
-        source: source.to_owned(),
-        kind,
-        input: FixtureInput {
-            provider: evidence.provider,
-            message: evidence.message.clone(),
-            phase: evidence.phase,
-            http_status: evidence.http_status,
-            error_type: evidence.error_type.clone(),
-            exit_code: evidence.exit_code,
-            occurred_at: Some(evidence.occurred_at),
-            local_tz: None,
-            headers: evidence.headers.clone(),
-        },
-        expect: FixtureExpect {
-            code: got.code,
-            class: got.class,
-            rule_id: got.rule_id,
-            reset_at: None,
-            retry_after_s: None,
-            excerpt_must_not_contain: Vec::new(),
-        },
-    };
-    Some(toml::to_string(&fixture).expect("a fixture always serializes"))
+    Some(Fixture::recorded(evidence, &got, spec.description.trim(), source).to_toml())
 }
 
 /// The field a local-file error is about.

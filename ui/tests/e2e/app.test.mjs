@@ -17,12 +17,7 @@ after(async () => {
 
 const text = (css) =>
   app.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
-const clickByText = (css, label) =>
-  app.execute(
-    `const el = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);
-     if (!el) return false; el.click(); return true;`,
-    [css, label],
-  );
+const clickByText = (css, label) => app.clickByText(css, label);
 
 test("the demo profile is read from the database and rendered", async () => {
   await app.execute("location.hash = '#/profiles'");

@@ -80,12 +80,7 @@ after(async () => {
   await app?.stop();
 });
 
-const clickByText = (css, label) =>
-  app.execute(
-    `const el = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);
-     if (!el) return false; el.click(); return true;`,
-    [css, label],
-  );
+const clickByText = (css, label) => app.clickByText(css, label);
 
 test("close while a route waits → keep running → the window hides, the wait fires, the notification goes out", async () => {
   await app.waitForText("[data-testid=start-run]");

@@ -52,12 +52,7 @@ after(async () => {
   await app?.stop();
 });
 
-const click = (css, label) =>
-  app.execute(
-    `const el = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);
-     if (!el) return false; el.click(); return true;`,
-    [css, label],
-  );
+const click = (css, label) => app.clickByText(css, label);
 
 async function runFlux(prompt) {
   await app.execute("location.hash = '#/routes'");

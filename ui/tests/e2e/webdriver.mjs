@@ -96,6 +96,14 @@ export class Session {
     );
     if (!ok) throw new Error(`no element matches ${css}`);
   }
+  /** Clicks the first element matching `css` whose trimmed text is `label`; false when none does. */
+  clickByText(css, label) {
+    return this.execute(
+      `const el = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);
+       if (!el) return false; el.click(); return true;`,
+      [css, label],
+    );
+  }
   execute(script, args = []) {
     return this.cmd("POST", "/execute/sync", { script, args });
   }
