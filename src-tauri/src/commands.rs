@@ -93,6 +93,14 @@ pub async fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError
     validate_policy(&format!("candidates[{index}]"), &policy)
 }
 
+/// Every problem a save of the whole candidate list would be refused for;
+/// the editor uses it live for what no single row can tell (duplicate names).
+#[tauri::command]
+#[specta::specta]
+pub async fn check_candidates(candidates: Vec<CandidateInput>) -> Vec<FieldError> {
+    recourse::engine::check_candidates(&candidates)
+}
+
 /// Every problem with candidate `index`'s agent settings (program, timeouts,
 /// environment, config dir), for inline validation while editing.
 #[tauri::command]

@@ -45,6 +45,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             profile_files::duplicate_profile,
             commands::check_policy,
             commands::check_agent,
+            commands::check_candidates,
             commands::secret_env_names,
             commands::preview_policy,
             commands::preview_error_text,

@@ -31,7 +31,7 @@ use crate::agent::{AgentKind, AttemptTimeouts};
 use crate::classification::PolicyClass;
 use crate::clock::Clock;
 use crate::policy::validate::validate_document;
-use crate::policy::{CandidateEntry, PolicyDocument, CURRENT_VERSION};
+use crate::policy::{CandidateEntry, FieldError, PolicyDocument, CURRENT_VERSION};
 use crate::profile::{CandidateInput, Profile};
 use crate::route::{machine, HoldReason, RouteRow, RouteState};
 use crate::scheduler::Scheduler;
@@ -447,6 +447,19 @@ fn name_taken(e: crate::store::StoreError, name: &str) -> EngineError {
 /// (names, duplicates, every policy limit), and each agent spec; every
 /// problem found is reported.
 fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError> {
+    let errors = check_candidates(candidates);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(EngineError::Validation(errors))
+    }
+}
+
+/// Every problem a save of `candidates` would be refused for, at its path
+/// (`candidates[1].name`, `candidates[0].agent.program`, …): the save check,
+/// and the editor's live check of what only the whole list can tell
+/// (duplicate names).
+pub fn check_candidates(candidates: &[CandidateInput]) -> Vec<FieldError> {
     let document = PolicyDocument {
         version: CURRENT_VERSION,
         candidates: candidates
@@ -464,15 +477,10 @@ fn validate_candidates(candidates: &[CandidateInput]) -> Result<(), EngineError>
         let index = u32::try_from(i).unwrap_or(u32::MAX);
         errors.extend(c.agent.validate(&format!("candidates[{index}].agent")));
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(EngineError::Validation(errors))
-    }
+    errors
 }
 
-/// Every problem with a candidate's agent settings, at
-/// `candidates[<index>].agent.…`: the save check and the editor's live check.
+/// How the editor presents an agent kind: label, what it runs, its program.
 fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
     let (label, description, program) = match kind {
         AgentKind::Simulated => (

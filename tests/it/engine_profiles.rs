@@ -322,3 +322,21 @@ async fn agent_picker_lists_every_kind_with_a_description() {
     assert_eq!(claude.default_program.as_deref(), Some("claude"));
     engine.shutdown().await;
 }
+
+#[test]
+fn the_live_list_check_reports_what_a_save_would_refuse_without_saving() {
+    let errors = recourse::engine::check_candidates(&[sim("a"), sim("b"), sim("a")]);
+    let found: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.path, e.message))
+        .collect();
+    assert_eq!(
+        found,
+        ["candidates[2].name: duplicate candidate name \"a\" (also candidates[0])"],
+        "the editor's live check finds what only the whole list shows, at the later row"
+    );
+    assert!(
+        recourse::engine::check_candidates(&[sim("a"), sim("b")]).is_empty(),
+        "renaming the duplicate clears it"
+    );
+}

@@ -39,6 +39,11 @@ export const commands = {
 	 */
 	checkAgent: (index: number, agent: AgentSpec_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_agent", { index, agent }),
 	/**
+	 *  Every problem a save of the whole candidate list would be refused for;
+	 *  the editor uses it live for what no single row can tell (duplicate names).
+	 */
+	checkCandidates: (candidates: CandidateInput_Deserialize[]) => __TAURI_INVOKE<FieldError[]>("check_candidates", { candidates }),
+	/**
 	 *  The variables whose values look like secrets (what the evidence
 	 *  sanitizer would redact), for the editor to hide; the UI keeps no list of
 	 *  its own.

@@ -92,27 +92,26 @@ test("an out-of-range value shows the backend's field error inline and blocks no
 });
 
 test("a save the backend refuses with several problems shows each at its own field", async () => {
-  const fields = [
-    { path: "candidates[0].name", message: 'duplicate candidate name "x" (also candidates[1])' },
-    { path: "candidates[1].name", message: "must be at most 200 characters" },
-  ];
-  const message = fields.map((f) => `${f.path}: ${f.message}`).join("; ");
-  const scenario = {
-    profiles: [demoProfile()],
-    failNext: { save_candidates: { code: "validation", message, fields } },
-  };
-  const app = await openApp(scenario, { hash: "#/profiles" });
+  const app = await open();
   try {
-    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
-    await app.page.getByRole("button", { name: "Save" }).click();
-    await app.page.getByText("Not saved:", { exact: false }).waitFor();
     // Each opened row's button turns into "Collapse", so the first "Edit policy" is the next closed row.
     for (let i = 0; i < 2; i++) await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    await app.page.getByLabel("Name").nth(0).fill("x");
+    await app.page.getByLabel("Name").nth(1).fill("x");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Not saved:", { exact: false }).waitFor();
     const shown = await app.page.locator("[data-testid=candidate-row] .field-error").allTextContents();
     assert.deepEqual(
       shown,
-      fields.map((f) => f.message),
-      "every field error appears at its field, as the backend worded it, with no path left in",
+      ['duplicate candidate name "x" (also candidates[0])'],
+      "the error appears at the later row's name, as the backend worded it, with no path left in",
+    );
+    await app.page.getByLabel("Name").nth(0).fill("");
+    await app.page.locator(".field-error", { hasText: "must not be empty" }).waitFor();
+    assert.deepEqual(
+      await app.page.locator("[data-testid=candidate-row] .field-error").allTextContents(),
+      ["must not be empty"],
+      "an empty first name is its own problem; the second row is no longer a duplicate",
     );
   } finally {
     await app.close();
@@ -637,6 +636,25 @@ test("after a refused save, fixing an agent field clears its error", async () =>
       .locator(".field-error", { hasText: "a generic candidate needs a program to run" })
       .waitFor({ state: "detached" });
     assert.equal(await program.getAttribute("aria-invalid"), null, "the live check answers for the field now");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a duplicate name is flagged as typed, refused on save, and its error goes once it is renamed", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    const name = app.page.getByLabel("Name").nth(0);
+    await name.fill("Claude (simulated)");
+    const duplicate = app.page.locator(".field-error", { hasText: 'duplicate candidate name "Claude (simulated)"' });
+    await duplicate.waitFor();
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Not saved:", { exact: false }).waitFor();
+    assert.equal(await duplicate.count(), 1, "the save's error and the live one are one message, not two");
+    await name.fill("Codex 2");
+    await duplicate.waitFor({ state: "detached" });
+    assert.equal(await name.getAttribute("aria-invalid"), null, "the live list check answers for the name now");
   } finally {
     await app.close();
   }

@@ -172,6 +172,20 @@ function checkProgram(index: number, agent: AgentSpec): FieldError[] {
     : [];
 }
 
+/** The backend's whole-list check: every row's checks plus the names. */
+function checkCandidates(inputs: CandidateInput[]): FieldError[] {
+  const first = new Map<string, number>();
+  return inputs.flatMap((c, i) => {
+    const path = `candidates[${i}].name`;
+    const name: FieldError[] = [];
+    if (!c.name.trim()) name.push({ path, message: "must not be empty" });
+    else if (first.has(c.name))
+      name.push({ path, message: `duplicate candidate name "${c.name}" (also candidates[${first.get(c.name)}])` });
+    else first.set(c.name, i);
+    return [...name, ...checkPolicy(i, c.policy), ...checkProgram(i, c.agent)];
+  });
+}
+
 export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
   return [
     ...checkSection(`candidates[${index}].transient`, p.transient),
@@ -252,6 +266,8 @@ export class FakeBackend {
         );
       case "check_policy":
         return checkPolicy(Number(args.index), args.policy as CandidatePolicy);
+      case "check_candidates":
+        return checkCandidates(args.candidates as CandidateInput[]);
       case "check_agent":
         // The real validator runs in the end-to-end tests; here a scenario
         // may script its answer, plus its one program rule.
@@ -451,7 +467,7 @@ export class FakeBackend {
     const p = this.profile(id);
     if (p.revision !== revision)
       throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
-    const errors = inputs.flatMap((c, i) => [...checkPolicy(i, c.policy), ...checkProgram(i, c.agent)]);
+    const errors = checkCandidates(inputs);
     if (errors.length > 0)
       throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
     p.candidates = inputs.map((c) => ({
