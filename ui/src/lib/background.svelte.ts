@@ -34,7 +34,7 @@ export const background = {
   },
   async load() {
     try {
-      paused = await commands.dispatchPaused();
+      paused = await call(commands.dispatchPaused());
       closeChoice = (await commands.getSettings()).close_while_active ?? null;
     } catch (err) {
       error = messageOf(err);
@@ -63,7 +63,7 @@ export const background = {
   async setPaused(next: boolean) {
     error = "";
     try {
-      paused = await commands.setDispatchPaused(next);
+      paused = await call(commands.setDispatchPaused(next));
     } catch (err) {
       error = messageOf(err);
     }

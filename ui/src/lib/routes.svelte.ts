@@ -5,7 +5,15 @@
 // route and its attempt history, and state-change announcements.
 import { tick } from "svelte";
 import { commands, events } from "../bindings";
-import type { ActionRequest, RouteCounts, RouteDetail, RouteFilter, RouteSnapshot, StartRun } from "./types";
+import type {
+  ActionRequest,
+  EngineStatus,
+  RouteCounts,
+  RouteDetail,
+  RouteFilter,
+  RouteSnapshot,
+  StartRun,
+} from "./types";
 import { call, messageOf } from "./api";
 import { navigation } from "./navigation.svelte";
 import { STATE_TEXT } from "../components/routes/labels";
@@ -32,6 +40,8 @@ let loadingOlder = $state(false);
 let selected = $state<number | null>(null);
 let detail = $state<RouteDetail | null>(null);
 let detailError = $state<string | null>(null);
+/** The engine opens behind the window; until then the list is read from the file. Null until known. */
+let engine = $state<EngineStatus | null>(null);
 /** Highest generation seen per route; never goes down. */
 const seen = new Map<number, number>();
 /** The snapshot of that generation, to keep over an older one in a late page. */
@@ -169,6 +179,10 @@ export const routes = {
   get detailError() {
     return detailError;
   },
+  /** Still starting, ready, or failed to open the database (with why). */
+  get engine() {
+    return engine;
+  },
 
   /** Loads the first page of the current filter and search; keeps any snapshot newer than the reply's. */
   async load(): Promise<void> {
@@ -220,10 +234,26 @@ export const routes = {
   },
 
   /** Listens for committed transitions; returns the unlisten function. */
-  listen(): Promise<() => void> {
-    return events.routeChanged.listen((e) => {
+  async listen(): Promise<() => void> {
+    const changed = await events.routeChanged.listen((e) => {
       if (apply(e.payload.snapshot) && e.payload.route_id === selected) void loadDetail(selected);
     });
+    // The list shown while starting was read before the engine took over
+    // the routes; once it has, the list is reloaded from it.
+    const status = await events.engineStatus.listen((e) => {
+      engine = e.payload;
+      if (e.payload.state === "ready") void routes.load();
+    });
+    try {
+      const now = await call(commands.engineStatus());
+      if (engine === null) engine = now;
+    } catch (err) {
+      loadError = `Could not load routes: ${messageOf(err)}`;
+    }
+    return () => {
+      changed();
+      status();
+    };
   },
 
   select(id: number | null) {
