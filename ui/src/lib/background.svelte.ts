@@ -34,8 +34,9 @@ export const background = {
   },
   async load() {
     try {
-      paused = await call(commands.dispatchPaused());
       closeChoice = (await commands.getSettings()).close_while_active ?? null;
+      // Waits for the engine to open.
+      paused = await call(commands.dispatchPaused());
     } catch (err) {
       error = messageOf(err);
     }

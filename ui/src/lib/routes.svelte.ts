@@ -238,7 +238,11 @@ export const routes = {
     return routes.load();
   },
 
-  /** Listens for committed transitions; returns the unlisten function. */
+  /**
+   * Listens for committed transitions and the engine's status; returns the
+   * unlisten function. Load the list after it resolves, so a transition or
+   * the engine opening in between is not missed.
+   */
   async listen(): Promise<() => void> {
     const changed = await events.routeChanged.listen((e) => {
       if (apply(e.payload.snapshot) && e.payload.route_id === selected) void loadDetail(selected);
@@ -252,15 +256,16 @@ export const routes = {
         void routes.load();
       }
     });
-    try {
-      const now = await call(commands.engineStatus());
-      if (engine === null) {
+    void call(commands.engineStatus()).then(
+      (now) => {
+        if (engine !== null) return;
         engine = now;
         if (now.state === "ready") markEngineReady();
-      }
-    } catch (err) {
-      loadError = `Could not load routes: ${messageOf(err)}`;
-    }
+      },
+      (err: unknown) => {
+        loadError = `Could not load routes: ${messageOf(err)}`;
+      },
+    );
     return () => {
       changed();
       status();
