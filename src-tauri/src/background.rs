@@ -237,8 +237,10 @@ impl Background {
 }
 
 fn counts_now<R: Runtime>(app: &AppHandle<R>) -> ActiveCounts {
-    let state = app.state::<AppState>();
-    match state.engine.route_counts() {
+    let Some(engine) = app.state::<AppState>().engine_now() else {
+        return ActiveCounts::default();
+    };
+    match engine.route_counts() {
         Ok(counts) => ActiveCounts::of(&counts),
         Err(err) => {
             tracing::warn!(%err, "cannot count routes");
@@ -271,7 +273,7 @@ pub fn install_control(app: &AppHandle<Wry>) {
 /// icon has nowhere to show; the app runs on, and closing with active
 /// routes still hides the window.
 pub fn create_tray(app: &AppHandle<Wry>) -> tauri::Result<()> {
-    let paused = app.state::<AppState>().engine.is_paused();
+    let paused = is_paused(app);
     let line = status_line(counts_now(app), paused);
     let status = MenuItem::with_id(app, "status", &line, false, None::<&str>)?;
     let open = MenuItem::with_id(app, "open", "Open Recourse", true, None::<&str>)?;
@@ -302,7 +304,7 @@ pub fn create_tray(app: &AppHandle<Wry>) -> tauri::Result<()> {
         .on_menu_event(|app, event| match event.id().as_ref() {
             "open" => show_main(app),
             "pause" => {
-                let paused = !app.state::<AppState>().engine.is_paused();
+                let paused = !is_paused(app);
                 set_paused(app, paused);
             }
             "quit" => confirm_quit(app),
@@ -332,7 +334,7 @@ pub fn refresh_tray<R: Runtime>(app: &AppHandle<R>) {
     };
     let refresh = background.refresh.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(refresh) = refresh.as_ref() {
-        let paused = app.state::<AppState>().engine.is_paused();
+        let paused = is_paused(app);
         refresh(&status_line(counts_now(app), paused), paused);
     }
 }
@@ -345,8 +347,17 @@ pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
+/// Whether new dispatches are paused; not while the engine is still opening.
+fn is_paused<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.state::<AppState>()
+        .engine_now()
+        .is_some_and(|engine| engine.is_paused())
+}
+
 fn set_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
-    app.state::<AppState>().engine.set_paused(paused);
+    if let Some(engine) = app.state::<AppState>().engine_now() {
+        engine.set_paused(paused);
+    }
     announce_pause(app, paused);
 }
 
@@ -491,21 +502,21 @@ pub fn answer_close(
 
 #[tauri::command]
 #[specta::specta]
-pub fn dispatch_paused(state: State<'_, AppState>) -> bool {
-    state.engine.is_paused()
+pub async fn dispatch_paused(state: State<'_, AppState>) -> Result<bool, IpcError> {
+    Ok(state.engine().await?.is_paused())
 }
 
 /// Pauses or resumes new dispatches (see `docs/engine.md`).
 #[tauri::command]
 #[specta::specta]
-pub fn set_dispatch_paused(
+pub async fn set_dispatch_paused(
     state: State<'_, AppState>,
     background: State<'_, Background>,
     paused: bool,
-) -> bool {
-    state.engine.set_paused(paused);
+) -> Result<bool, IpcError> {
+    state.engine().await?.set_paused(paused);
     background.act(Act::PauseChanged(paused));
-    paused
+    Ok(paused)
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ pub struct CatalogueView {
 #[tauri::command]
 #[specta::specta]
 pub async fn catalogue_rules(state: State<'_, AppState>) -> Result<CatalogueView, IpcError> {
-    let engine = state.engine.clone();
+    let engine = state.engine().await?;
     blocking(move || Ok(catalogue_view(&engine))).await
 }
 
@@ -159,7 +159,7 @@ pub async fn classify_text(
     state: State<'_, AppState>,
     input: PlaygroundInput,
 ) -> Result<PlaygroundResult, IpcError> {
-    playground(&state.engine.catalogue(), input)
+    playground(&state.engine().await?.catalogue(), input)
 }
 
 fn playground(catalogue: &Catalogue, input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
@@ -191,7 +191,7 @@ fn pasted_evidence(input: PlaygroundInput) -> Result<Evidence, IpcError> {
 #[tauri::command]
 #[specta::specta]
 pub async fn unclassified_inbox(state: State<'_, AppState>) -> Result<Vec<InboxItem>, IpcError> {
-    let engine = state.engine.clone();
+    let engine = state.engine().await?;
     blocking(move || Ok(engine.unclassified_inbox()?)).await
 }
 
@@ -212,7 +212,8 @@ pub async fn export_fixture(
     attempt: u32,
 ) -> Result<FixtureExport, IpcError> {
     let item = state
-        .engine
+        .engine()
+        .await?
         .unclassified_inbox()?
         .into_iter()
         .find(|item| item.route_id == route_id && item.attempt == attempt)
@@ -279,7 +280,7 @@ pub async fn propose_rule(
     state: State<'_, AppState>,
     source: RuleSource,
 ) -> Result<RuleProposal, IpcError> {
-    let engine = state.engine.clone();
+    let engine = state.engine().await?;
     blocking(move || {
         let evidence = match source.into_engine()? {
             EvidenceSource::Attempt { route_id, attempt } => {
@@ -305,7 +306,7 @@ pub async fn review_rule(
     draft: RuleDraft,
     confirmed: Vec<String>,
 ) -> Result<RuleReview, IpcError> {
-    let engine = state.engine.clone();
+    let engine = state.engine().await?;
     blocking(move || Ok(engine.review_rule(&draft.to_spec(true), &confirmed)?)).await
 }
 
@@ -319,7 +320,7 @@ pub async fn save_rule(
     confirmed: Vec<String>,
     source: RuleSource,
 ) -> Result<SavedRule, IpcError> {
-    let engine = state.engine.clone();
+    let engine = state.engine().await?;
     blocking(move || {
         let from = source.into_engine()?;
         Ok(engine.save_rule(&draft.to_spec(true), &confirmed, Some(from))?)
@@ -331,7 +332,7 @@ pub async fn save_rule(
 #[tauri::command]
 #[specta::specta]
 pub async fn remove_local_rule(state: State<'_, AppState>, id: String) -> Result<String, IpcError> {
-    let engine = state.engine.clone();
+    let engine = state.engine().await?;
     blocking(move || Ok(engine.remove_rule(&id)?)).await
 }
 

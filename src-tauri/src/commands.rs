@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use tauri::State;
 
 use crate::error::{ErrorCode, IpcError};
-use crate::AppState;
+use crate::{AppState, EngineStatus};
 
 type Reply<T> = Result<T, IpcError>;
 
@@ -45,31 +45,31 @@ pub async fn app_info(state: State<'_, AppState>) -> Reply<AppInfo> {
 #[tauri::command]
 #[specta::specta]
 pub async fn agent_kinds(state: State<'_, AppState>) -> Reply<Vec<AgentKindInfo>> {
-    Ok(state.engine.agent_kinds())
+    Ok(state.engine().await?.agent_kinds())
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn list_profiles(state: State<'_, AppState>) -> Reply<Vec<Profile>> {
-    Ok(state.engine.list_profiles()?)
+    Ok(state.engine().await?.list_profiles()?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn create_profile(state: State<'_, AppState>, name: String) -> Reply<Profile> {
-    Ok(state.engine.create_profile(&name)?)
+    Ok(state.engine().await?.create_profile(&name)?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn rename_profile(state: State<'_, AppState>, id: u32, name: String) -> Reply<Profile> {
-    Ok(state.engine.rename_profile(id, &name)?)
+    Ok(state.engine().await?.rename_profile(id, &name)?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_profile(state: State<'_, AppState>, id: u32) -> Reply<()> {
-    Ok(state.engine.delete_profile(id)?)
+    Ok(state.engine().await?.delete_profile(id)?)
 }
 
 #[tauri::command]
@@ -81,7 +81,8 @@ pub async fn save_candidates(
     candidates: Vec<CandidateInput>,
 ) -> Reply<Profile> {
     Ok(state
-        .engine
+        .engine()
+        .await?
         .save_candidates(profile_id, expected_revision, candidates)?)
 }
 
@@ -172,7 +173,7 @@ pub async fn preview_error_text(
     provider: Provider,
     text: String,
 ) -> Reply<TextPreview> {
-    let catalogue = state.engine.catalogue();
+    let catalogue = state.engine().await?.catalogue();
     text_preview(&catalogue, candidates, provider, text)
 }
 
@@ -239,19 +240,27 @@ pub async fn describe_schedule(section: ClassPolicy, next: Option<String>) -> St
 #[tauri::command]
 #[specta::specta]
 pub async fn start_run(state: State<'_, AppState>, request: StartRun) -> Reply<RouteSnapshot> {
-    Ok(state.engine.start_run(request).await?)
+    Ok(state.engine().await?.start_run(request).await?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn list_routes(state: State<'_, AppState>, query: RouteQuery) -> Reply<RoutePage> {
-    Ok(state.engine.list_routes(&query)?)
+    state.route_page(&query).await
+}
+
+/// Whether the engine is still starting, ready, or failed to open; the
+/// [`EngineStatus`] event says when that changes.
+#[tauri::command]
+#[specta::specta]
+pub async fn engine_status(state: State<'_, AppState>) -> Reply<EngineStatus> {
+    Ok(state.engine_status())
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn route_detail(state: State<'_, AppState>, id: u32) -> Reply<RouteDetail> {
-    Ok(state.engine.route_detail(id)?)
+    Ok(state.engine().await?.route_detail(id)?)
 }
 
 /// A manual action fenced by the generation the person saw; a stale one is
@@ -262,7 +271,7 @@ pub async fn route_action(
     state: State<'_, AppState>,
     request: ActionRequest,
 ) -> Reply<RouteSnapshot> {
-    Ok(state.engine.act(request).await?)
+    Ok(state.engine().await?.act(request).await?)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod events;
 mod logging;
 mod profile_files;
 mod settings;
+mod startup;
 
 use std::path::PathBuf;
 
@@ -19,12 +20,45 @@ use tauri::{Manager, RunEvent};
 use tauri_specta::{collect_commands, collect_events, Builder};
 
 pub use error::{ErrorCode, IpcError};
+pub use startup::{EngineCell, EngineOpening, EngineStatus};
 
 /// Shared state the commands read.
 pub struct AppState {
-    pub engine: Engine,
+    engine: EngineCell,
     pub db_path: PathBuf,
     pub log_dir: PathBuf,
+}
+
+impl AppState {
+    pub fn new(engine: EngineCell, db_path: PathBuf, log_dir: PathBuf) -> AppState {
+        AppState {
+            engine,
+            db_path,
+            log_dir,
+        }
+    }
+
+    /// The engine, once open; its open error as an [`IpcError`] if it failed.
+    pub async fn engine(&self) -> Result<Engine, IpcError> {
+        self.engine.get().await
+    }
+
+    /// The engine if it is open now.
+    pub fn engine_now(&self) -> Option<Engine> {
+        self.engine.now()
+    }
+
+    pub fn engine_status(&self) -> EngineStatus {
+        self.engine.status()
+    }
+
+    /// A page of routes, painted before the engine is open (see [`startup`]).
+    pub async fn route_page(
+        &self,
+        query: &recourse::engine::RouteQuery,
+    ) -> Result<recourse::engine::RoutePage, IpcError> {
+        startup::route_page(&self.engine, &self.db_path, query).await
+    }
 }
 
 /// The command/event registry; also what the bindings exporter reads.
@@ -52,6 +86,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::describe_schedule,
             commands::start_run,
             commands::list_routes,
+            commands::engine_status,
             commands::route_detail,
             commands::route_action,
             catalogue::catalogue_rules,
@@ -72,7 +107,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         .events(collect_events![
             events::RouteChanged,
             background::CloseRequested,
-            background::PauseChanged
+            background::PauseChanged,
+            startup::EngineStatus
         ])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
         .constant("PROVIDERS", recourse::evidence::Provider::ALL)
@@ -120,18 +156,16 @@ pub fn run() {
             app.manage(background::Background::load(&app.path().app_config_dir()?));
             let db_path = recourse::engine::default_db_path();
             tracing::info!(db = %db_path.display(), "starting Recourse");
-            let engine =
-                tauri::async_runtime::block_on(Engine::open(&db_path, EngineOptions::default()))?;
-            events::forward(app.handle().clone(), engine.subscribe());
-            app.manage(AppState {
-                engine,
-                db_path,
-                log_dir,
-            });
+            let (cell, opening) = EngineCell::opening();
+            app.manage(AppState::new(cell, db_path.clone(), log_dir));
             background::install_control(app.handle());
-            if let Err(err) = background::create_tray(app.handle()) {
-                tracing::warn!(%err, "no tray icon");
-            }
+            // The window loads while the engine checks the database and
+            // adopts its routes; commands wait for it.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                let opened = Engine::open(&db_path, EngineOptions::default()).await;
+                engine_opened(&handle, opening, opened.map_err(IpcError::from));
+            });
             Ok(())
         })
         .build(tauri::generate_context!("../tauri.conf.json"))
@@ -139,8 +173,10 @@ pub fn run() {
     app.run(|handle, event| match event {
         RunEvent::Exit => {
             // Kill and reap agent processes before the runtime goes away.
-            let engine = handle.state::<AppState>().engine.clone();
-            tauri::async_runtime::block_on(engine.shutdown());
+            // An engine still opening has started none.
+            if let Some(engine) = handle.state::<AppState>().engine_now() {
+                tauri::async_runtime::block_on(engine.shutdown());
+            }
         }
         // The native file dialogs run their own GTK loop on another thread
         // (rfd, through the dialog plugin); once one has been shown, the
@@ -151,6 +187,44 @@ pub fn run() {
         } if handle.webview_windows().is_empty() => handle.exit(0),
         _ => {}
     });
+}
+
+/// Wires an engine that has opened into the app (route events, the tray),
+/// then tells waiting commands and the window.
+fn engine_opened(
+    handle: &tauri::AppHandle,
+    opening: EngineOpening,
+    opened: Result<Engine, IpcError>,
+) {
+    let status = match &opened {
+        Ok(engine) => {
+            tracing::info!("engine ready");
+            events::forward(handle.clone(), engine.subscribe());
+            EngineStatus::Ready
+        }
+        Err(err) => {
+            tracing::error!(error = %err.message, "the database could not be opened");
+            EngineStatus::Failed {
+                message: err.message.clone(),
+            }
+        }
+    };
+    let ready = opened.is_ok();
+    opening.finish(opened);
+    if ready {
+        let tray_handle = handle.clone();
+        let on_main = handle.run_on_main_thread(move || {
+            if let Err(err) = background::create_tray(&tray_handle) {
+                tracing::warn!(%err, "no tray icon");
+            }
+        });
+        if let Err(err) = on_main {
+            tracing::warn!(%err, "no tray icon");
+        }
+    }
+    if let Err(err) = tauri_specta::Event::emit(&status, handle) {
+        tracing::warn!(%err, "could not emit the engine status");
+    }
 }
 
 /// Keeps the log file writer alive for the life of the app.

@@ -20,8 +20,8 @@ type Reply<T> = Result<T, IpcError>;
 /// Writes profile `id`'s document to `path` (replacing the file there).
 #[tauri::command]
 #[specta::specta]
-pub fn export_profile(state: State<'_, AppState>, id: u32, path: String) -> Reply<()> {
-    let doc = state.engine.export_profile(id)?;
+pub async fn export_profile(state: State<'_, AppState>, id: u32, path: String) -> Reply<()> {
+    let doc = state.engine().await?.export_profile(id)?;
     write_document_file(Path::new(&path), &doc.to_json_pretty())?;
     Ok(())
 }
@@ -30,16 +30,19 @@ pub fn export_profile(state: State<'_, AppState>, id: u32, path: String) -> Repl
 /// nothing is written.
 #[tauri::command]
 #[specta::specta]
-pub fn preview_profile_file(state: State<'_, AppState>, path: String) -> Reply<ImportPreview> {
+pub async fn preview_profile_file(
+    state: State<'_, AppState>,
+    path: String,
+) -> Reply<ImportPreview> {
     let text = read_document_file(Path::new(&path))?;
-    Ok(state.engine.preview_import(&text)?)
+    Ok(state.engine().await?.preview_import(&text)?)
 }
 
 /// Saves a previewed document: a new profile, or over `replace` if that
 /// profile is still at the revision the preview saw.
 #[tauri::command]
 #[specta::specta]
-pub fn import_profile(
+pub async fn import_profile(
     state: State<'_, AppState>,
     document_json: String,
     replace: Option<ExistingProfile>,
@@ -52,12 +55,19 @@ pub fn import_profile(
         },
         None => ImportTarget::New,
     };
-    Ok(state.engine.import_profile(&loaded.document, target)?)
+    Ok(state
+        .engine()
+        .await?
+        .import_profile(&loaded.document, target)?)
 }
 
 /// A copy of profile `id` named `name`.
 #[tauri::command]
 #[specta::specta]
-pub fn duplicate_profile(state: State<'_, AppState>, id: u32, name: String) -> Reply<Profile> {
-    Ok(state.engine.duplicate_profile(id, &name)?)
+pub async fn duplicate_profile(
+    state: State<'_, AppState>,
+    id: u32,
+    name: String,
+) -> Reply<Profile> {
+    Ok(state.engine().await?.duplicate_profile(id, &name)?)
 }

@@ -5,7 +5,7 @@
 //! `{code, message, fields}`; and nothing is written by a refused call.
 
 use recourse::engine::{Engine, EngineOptions};
-use recourse_app::AppState;
+use recourse_app::{AppState, EngineCell};
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
@@ -31,11 +31,11 @@ impl App {
                 .expect("engine opens");
         let app = mock_builder()
             .invoke_handler(recourse_app::specta_builder::<MockRuntime>().invoke_handler())
-            .manage(AppState {
-                engine,
+            .manage(AppState::new(
+                EngineCell::ready(engine),
                 db_path,
-                log_dir: dir.path().join("logs"),
-            })
+                dir.path().join("logs"),
+            ))
             // The app's real context: its capabilities decide what the
             // window may call, as in the shipped app.
             .build(tauri::generate_context!("../tauri.conf.json"))
@@ -111,7 +111,7 @@ impl App {
     }
 
     fn stop(self) {
-        let engine = self.window.state::<AppState>().engine.clone();
+        let engine = self.window.state::<AppState>().engine_now().unwrap();
         tauri::async_runtime::block_on(engine.shutdown());
         drop(self.dir);
     }

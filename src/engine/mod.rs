@@ -224,41 +224,7 @@ impl Engine {
     /// page's routes are read. Refuses a limit outside 1 to
     /// [`RouteQuery::MAX_LIMIT`] and over-long search text, naming the field.
     pub fn list_routes(&self, query: &RouteQuery) -> Result<RoutePage, EngineError> {
-        if query.limit == 0 || query.limit > RouteQuery::MAX_LIMIT {
-            return Err(EngineError::validation(
-                "limit",
-                format!(
-                    "must be 1 to {} routes per page, got {}",
-                    RouteQuery::MAX_LIMIT,
-                    query.limit
-                ),
-            ));
-        }
-        let chars = query.search.chars().count();
-        if chars > RouteQuery::MAX_SEARCH_CHARS {
-            return Err(EngineError::validation(
-                "search",
-                format!(
-                    "must be at most {} characters, got {chars}",
-                    RouteQuery::MAX_SEARCH_CHARS
-                ),
-            ));
-        }
-        let store = self.store();
-        // One more than asked tells whether an older page exists.
-        let mut rows = store.routes_page(
-            query.filter.states(),
-            &RouteSearch::new(&query.search),
-            query.before,
-            query.limit + 1,
-        )?;
-        let more = rows.len() > query.limit as usize;
-        rows.truncate(query.limit as usize);
-        Ok(RoutePage {
-            routes: rows.iter().map(snapshot).collect(),
-            more,
-            counts: RouteCounts::of(&store.state_counts()?),
-        })
+        route_page(&self.store(), query)
     }
 
     /// How many routes each list filter holds, from an index.
@@ -640,6 +606,45 @@ fn attempt_view(a: crate::store::routes::StoredAttempt) -> AttemptView {
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
         excerpt: r.and_then(|r| r.excerpt),
     }
+}
+
+/// [`Engine::list_routes`] on `store`: the one route-page query, which
+/// [`RouteViewer::list_routes_page`] answers with too.
+fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage, EngineError> {
+    if query.limit == 0 || query.limit > RouteQuery::MAX_LIMIT {
+        return Err(EngineError::validation(
+            "limit",
+            format!(
+                "must be 1 to {} routes per page, got {}",
+                RouteQuery::MAX_LIMIT,
+                query.limit
+            ),
+        ));
+    }
+    let chars = query.search.chars().count();
+    if chars > RouteQuery::MAX_SEARCH_CHARS {
+        return Err(EngineError::validation(
+            "search",
+            format!(
+                "must be at most {} characters, got {chars}",
+                RouteQuery::MAX_SEARCH_CHARS
+            ),
+        ));
+    }
+    // One more than asked tells whether an older page exists.
+    let mut rows = store.routes_page(
+        query.filter.states(),
+        &RouteSearch::new(&query.search),
+        query.before,
+        query.limit + 1,
+    )?;
+    let more = rows.len() > query.limit as usize;
+    rows.truncate(query.limit as usize);
+    Ok(RoutePage {
+        routes: rows.iter().map(snapshot).collect(),
+        more,
+        counts: RouteCounts::of(&store.state_counts()?),
+    })
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use super::{attempt_view, snapshot, EngineError, RouteDetail, RouteSnapshot};
+use super::{
+    attempt_view, snapshot, EngineError, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+};
 use crate::store::{Store, StoreError};
 
 /// A route whose stored row could not be read, named by its id.
@@ -27,6 +29,20 @@ impl RouteViewer {
         Ok(RouteViewer {
             store: Store::open_read_only(path)?,
         })
+    }
+
+    /// Opens an existing database with [`Store::open_read_only_unchecked`]:
+    /// for showing routes while an [`super::Engine::open`] of the same file
+    /// is still checking it.
+    pub fn open_unchecked(path: &Path) -> Result<RouteViewer, EngineError> {
+        Ok(RouteViewer {
+            store: Store::open_read_only_unchecked(path)?,
+        })
+    }
+
+    /// One page of the route list, by the engine's own query.
+    pub fn list_routes_page(&self, query: &RouteQuery) -> Result<RoutePage, EngineError> {
+        super::route_page(&self.store, query)
     }
 
     /// Inbox items and past attempts a proposed catalogue rule is tried on.

@@ -160,6 +160,23 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// [`Store::open_read_only`] without the integrity check, for a glance
+    /// while a [`Store::open`] of the same file runs that check (it takes
+    /// most of a second on a large file). Never migrates: an older schema
+    /// is [`StoreError::CannotOpen`], and the caller waits for the full open.
+    pub fn open_read_only_unchecked(path: &Path) -> Result<Store, StoreError> {
+        let (conn, found) = connect_read_only(path)?;
+        migrate::check_not_newer(path, found)?;
+        if found < SCHEMA_VERSION {
+            return Err(StoreError::CannotOpen {
+                path: path.to_path_buf(),
+                detail: format!("schema version {found} needs migrating first"),
+            });
+        }
+        read_schema(&conn).map_err(|e| e.opening(path))?;
+        Ok(Store { conn })
+    }
+
     /// Every problem `PRAGMA integrity_check` finds in the SQLite file at
     /// `path`, opened read-only (no schema or version checks, nothing
     /// written); empty when it is sound. A file too damaged to check at all

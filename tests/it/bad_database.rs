@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use recourse::engine::{Engine, EngineOptions, RouteQuery};
+use recourse::engine::{Engine, EngineOptions, RouteQuery, RouteViewer};
 use recourse::store::{Store, SCHEMA_VERSION};
 
 /// A bad file, how to make it, and the error it must give (`{}` is the path).
@@ -133,6 +133,33 @@ async fn engine_open_refuses_each_bad_file_and_leaves_it_untouched() {
                 .unwrap_or_else(|| panic!("{}: the engine must refuse the file", case.name));
             assert_eq!(error.to_string(), expected(&case, &path), "{}", case.name);
             assert_eq!(error.code(), "store", "{}", case.name);
+        }
+        assert!(
+            snapshot(dir.path()) == before,
+            "{}: the file is unchanged and nothing was created beside it",
+            case.name
+        );
+    }
+}
+
+/// The app's glance at the route list while its engine is still opening
+/// skips the integrity check, so it may read a damaged file; it must still
+/// write nothing, and refuse what is not its own (the engine's open then
+/// reports the damage).
+#[test]
+fn the_unchecked_glance_at_each_bad_file_writes_nothing() {
+    for case in cases() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recourse.db");
+        (case.make)(&path);
+        let before = snapshot(dir.path());
+        let not_ours = case.name.starts_with("newer schema") || case.name == "not SQLite";
+        match RouteViewer::open_unchecked(&path) {
+            Ok(_) if not_ours => panic!("{}: must be refused, not read", case.name),
+            Ok(viewer) => {
+                let _ = viewer.list_routes_page(&RouteQuery::all(100));
+            }
+            Err(error) => assert_eq!(error.to_string(), expected(&case, &path), "{}", case.name),
         }
         assert!(
             snapshot(dir.path()) == before,

@@ -67,6 +67,11 @@ export const commands = {
 	describeSchedule: (section: ClassPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
 	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("start_run", { request })),
 	listRoutes: (query: RouteQuery_Deserialize) => typedError<RoutePage_Serialize, IpcError>(__TAURI_INVOKE("list_routes", { query })),
+	/**
+	 *  Whether the engine is still starting, ready, or failed to open; the
+	 *  [`EngineStatus`] event says when that changes.
+	 */
+	engineStatus: () => typedError<EngineStatus, IpcError>(__TAURI_INVOKE("engine_status")),
 	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError>(__TAURI_INVOKE("route_detail", { id })),
 	/**
 	 *  A manual action fenced by the generation the person saw; a stale one is
@@ -100,9 +105,9 @@ export const commands = {
 	 *  when asked.
 	 */
 	answerClose: (choice: CloseChoice, remember: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("answer_close", { choice, remember })),
-	dispatchPaused: () => __TAURI_INVOKE<boolean>("dispatch_paused"),
+	dispatchPaused: () => typedError<boolean, IpcError>(__TAURI_INVOKE("dispatch_paused")),
 	/**  Pauses or resumes new dispatches (see `docs/engine.md`). */
-	setDispatchPaused: (paused: boolean) => __TAURI_INVOKE<boolean>("set_dispatch_paused", { paused }),
+	setDispatchPaused: (paused: boolean) => typedError<boolean, IpcError>(__TAURI_INVOKE("set_dispatch_paused", { paused })),
 	/**
 	 *  The window reports the profile it holds unsaved edits to (`None`: all
 	 *  saved), so that closing or quitting asks first.
@@ -113,6 +118,7 @@ export const commands = {
 /** Events */
 export const events = {
 	closeRequested: makeEvent<CloseRequested_Serialize, CloseRequested_Deserialize>("close-requested"),
+	engineStatus: makeEvent<EngineStatus, EngineStatus>("engine-status"),
 	pauseChanged: makeEvent<PauseChanged, PauseChanged>("pause-changed"),
 	routeChanged: makeEvent<RouteChanged_Serialize, RouteChanged_Deserialize>("route-changed"),
 };
@@ -578,6 +584,16 @@ export type EffectContext_Serialize = {
 	/**  Evidence generation and invocation match the route's current ones. */
 	evidence_current: boolean | null,
 };
+
+/**  Where the engine stands; emitted when it is open or has failed to open. */
+export type EngineStatus = 
+/**  Checking the database and taking over its routes. */
+{ state: "starting" } | { state: "ready" } | 
+/**
+ *  The database could not be opened (damaged, newer, locked…); every
+ *  command that needs the engine fails with this message.
+ */
+{ state: "failed"; message: string };
 
 /**  Closed set of error codes the UI understands. */
 export type ErrorCode = "not_found" | "validation" | "stale" | "conflict" | "store" | "io";

@@ -34,8 +34,9 @@ export const background = {
   },
   async load() {
     try {
-      paused = await commands.dispatchPaused();
       closeChoice = (await commands.getSettings()).close_while_active ?? null;
+      // Waits for the engine to open.
+      paused = await call(commands.dispatchPaused());
     } catch (err) {
       error = messageOf(err);
     }
@@ -63,7 +64,7 @@ export const background = {
   async setPaused(next: boolean) {
     error = "";
     try {
-      paused = await commands.setDispatchPaused(next);
+      paused = await call(commands.setDispatchPaused(next));
     } catch (err) {
       error = messageOf(err);
     }

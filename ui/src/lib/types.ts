@@ -68,4 +68,5 @@ export type {
 // Background mode.
 export type CloseChoice = B.CloseChoice;
 export type CloseQuestion = B.CloseRequested;
+export type EngineStatus = B.EngineStatus;
 export type Settings = B.Settings_Serialize;

@@ -695,7 +695,9 @@ test("a waiting route counts down to its absolute deadline and reads due now at 
     );
     const sent = (await app.calls()).map((c) => c.cmd).filter((c) => !c.startsWith("plugin:event"));
     assert.ok(
-      sent.every((c) => ["list_routes", "list_profiles", "dispatch_paused", "get_settings"].includes(c)),
+      sent.every((c) =>
+        ["list_routes", "list_profiles", "dispatch_paused", "get_settings", "engine_status"].includes(c),
+      ),
       `the browser dispatches nothing at zero: ${sent}`,
     );
   } finally {
@@ -1064,6 +1066,53 @@ test("at phone size the list and the detail stack, fit the width, and have 44 px
       "back returns focus to the route it left",
     );
     assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("while the engine starts the saved list shows with a starting notice, and reloads when it is ready", async () => {
+  const app = await openApp({ ...richScenario(), engineStatus: { state: "starting" } });
+  try {
+    const starting = app.page.locator("[data-testid=engine-starting]");
+    await starting.waitFor();
+    assert.match(await starting.innerText(), /Starting: checking the database and taking over routes…/);
+    assert.match(await row(app.page, 6).innerText(), /Retry scheduled/);
+    // Taking over the routes changed one; the list read while starting is out of date.
+    await app.page.evaluate(() => {
+      window.__BACKEND__.revise(6, { state: "stopped", actions: ["resume"] });
+    });
+    await app.emit("engine-status", { state: "ready" });
+    await starting.waitFor({ state: "detached" });
+    await row(app.page, 6).filter({ hasText: "Stopped" }).waitFor();
+  } finally {
+    await app.close();
+  }
+});
+
+test("a database the engine cannot open replaces the list with why", async () => {
+  const app = await openApp({ ...richScenario(), engineStatus: { state: "starting" } });
+  const why = "/home/me/.local/share/recourse/recourse.db is damaged (database disk image is malformed)";
+  try {
+    await row(app.page, 7).waitFor();
+    await app.emit("engine-status", { state: "failed", message: why });
+    const failed = app.page.locator("[data-testid=engine-failed]");
+    await failed.waitFor();
+    assert.match(await failed.innerText(), /Recourse could not open its database\./);
+    assert.ok((await failed.innerText()).includes(why), "the open error's own message");
+    assert.equal(await row(app.page, 7).count(), 0, "no route list beside the error");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a database that failed to open before the window loaded shows why at once", async () => {
+  const why = "/data/recourse.db has schema version 99, newer than this build understands (12)";
+  const app = await openApp({ ...richScenario(), engineStatus: { state: "failed", message: why } });
+  try {
+    const failed = app.page.locator("[data-testid=engine-failed]");
+    await failed.waitFor();
+    assert.ok((await failed.innerText()).includes(why));
   } finally {
     await app.close();
   }

@@ -13,6 +13,7 @@ import type {
   CandidatePolicy,
   CatalogueView,
   ClassPolicy,
+  EngineStatus,
   FieldError,
   ImportPreview,
   InboxItem,
@@ -77,6 +78,8 @@ export type Scenario = {
   paused?: boolean;
   /** The remembered answer to the close question. */
   closeChoice?: "keep_running" | "quit" | null;
+  /** What `engine_status` answers (ready by default); a test emits `engine-status` to change it. */
+  engineStatus?: EngineStatus;
 };
 
 const NOW = () => new Date().toISOString();
@@ -228,6 +231,8 @@ export class FakeBackend {
       case "plugin:autostart|disable":
         this.autostart = false;
         return null;
+      case "engine_status":
+        return this.scenario.engineStatus ?? { state: "ready" };
       case "dispatch_paused":
         return this.paused;
       case "set_dispatch_paused":
