@@ -63,7 +63,9 @@ impl RuleDraft {
     }
 }
 
-/// The scope a rule of `code` must have (see the schema's scope check).
+/// The scope proposed for a rule of `code`: the most specific one. The
+/// schema's check only asks for a provider-side scope for a transient or
+/// hard code, and `out_of_scope` for the rest.
 pub fn scope_for(code: SemanticCode) -> Scope {
     use SemanticCode::*;
     match code {

@@ -16,7 +16,7 @@ use clap::{Args, Subcommand};
 use serde::Deserialize;
 
 use recourse::catalogue::bundled::builtin_fixtures;
-use recourse::catalogue::checks::{describe, RuleChecks, Sample};
+use recourse::catalogue::checks::{describe, Change, RuleChecks, Sample};
 use recourse::catalogue::export::{patch, NewFixture};
 use recourse::catalogue::{Catalogue, Origin, ProviderScope, Rule, RuleSpec, RULES_TOML};
 use recourse::engine::overlay::{overlay_dir, Overlay};
@@ -286,29 +286,26 @@ fn print_checks(checks: &RuleChecks) {
         checks.impact.len(),
         checks.samples_checked
     );
-    for change in &checks.impact {
-        println!(
-            "    {}: {} → {}",
-            change.name,
-            describe(&change.before),
-            describe(&change.after)
-        );
-    }
+    print_changes(&checks.impact);
     println!(
         "  fixtures: {} of {} change",
         checks.changed_fixtures.len(),
         checks.fixtures_checked
     );
-    for change in &checks.changed_fixtures {
+    print_changes(&checks.changed_fixtures);
+    if checks.broadness.is_empty() {
+        println!("  broadness: bounded, matches no ordinary output");
+    }
+}
+
+fn print_changes(changes: &[Change]) {
+    for change in changes {
         println!(
             "    {}: {} → {}",
             change.name,
             describe(&change.before),
             describe(&change.after)
         );
-    }
-    if checks.broadness.is_empty() {
-        println!("  broadness: bounded, matches no ordinary output");
     }
 }
 
