@@ -261,6 +261,96 @@ async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
     );
 }
 
+/// A copy of `recording` whose stdout has `line` added before its last
+/// (terminal) event.
+fn with_line_added(recording: &Path, line: &str, into: &Path) {
+    for entry in std::fs::read_dir(recording).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), into.join(entry.file_name())).unwrap();
+    }
+    let stdout = std::fs::read_to_string(recording.join("stdout")).unwrap();
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.insert(lines.len() - 1, line);
+    std::fs::write(into.join("stdout"), lines.join("\n") + "\n").unwrap();
+}
+
+/// The second attack's high finding: a tool line `serde_json` refuses (nested
+/// past its 128 levels, as an MCP tool's input can be, or holding a lone
+/// surrogate, as Node writes a string cut mid-emoji) was dropped, so the
+/// effect-free failure after it was retried and the agent ran again. Each
+/// CLI's recorded tool call, made unparseable so, added to its recorded
+/// retryable failure and replayed through the real runner: never retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_line_the_json_parser_refuses_still_stops_automatic_recovery() {
+    let base = Path::new(ROOT).join("fixtures/agents/recorded");
+    let mut failures = Vec::new();
+    for (cli, marker, payload_at, text) in [
+        (
+            "claude",
+            r#""type":"tool_use""#,
+            r#""input":{"#,
+            "recourse-tool-ran",
+        ),
+        (
+            "codex",
+            r#""type":"command_execution""#,
+            r#""item":{"#,
+            "recourse-tool-ran",
+        ),
+        (
+            "gemini",
+            r#""type":"tool_use""#,
+            r#""parameters":{"#,
+            r#""dir_path":"."#,
+        ),
+        (
+            "opencode",
+            r#""type":"tool_use""#,
+            r#""input":{"#,
+            "recourse-tool-ran",
+        ),
+    ] {
+        let dir = base.join(format!("{cli}-{}", pinned()[cli]));
+        let tool = std::fs::read_to_string(dir.join("tool_then_error/stdout"))
+            .unwrap()
+            .lines()
+            .find(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("{cli}: no recorded tool line"))
+            .to_string();
+        let deep = format!(
+            r#"{payload_at}"payload":{}"x"{},"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        for (what, line) in [
+            ("nested 200 deep", tool.replacen(payload_at, &deep, 1)),
+            (
+                "a lone surrogate",
+                tool.replacen(text, &format!("{text} \\ud83d"), 1),
+            ),
+        ] {
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&line).is_err(),
+                "{cli}: {what}"
+            );
+            let copy = tempfile::tempdir().unwrap();
+            with_line_added(&dir.join("overloaded"), &line, copy.path());
+            let outcome = replay(kind_of(cli), copy.path()).await;
+            if decision_name(&outcome) != "manual" {
+                failures.push(format!(
+                    "{cli}, tool line with {what}: {:?}",
+                    outcome.decision
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "replayed after a tool ran:\n{}",
+        failures.join("\n")
+    );
+}
+
 /// The README's table of verified versions is written by hand; it must say
 /// what agents/package.json pins, for every pinned CLI and nothing else.
 #[test]

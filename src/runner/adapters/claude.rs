@@ -10,9 +10,7 @@
 //!   `api_error_type`): that is evidence, not assistant output;
 //! - a final `result` with `is_error`, `result` text and `api_error_status`.
 
-use super::{
-    json, json_head, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter,
-};
+use super::{json_head, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
 use crate::safety::EffectContext;
 
@@ -37,7 +35,9 @@ struct Outcome {
 
 impl StreamAdapter for Claude {
     fn on_stdout_line(&mut self, line: &str) {
-        let Some(v) = json(line) else { return };
+        let Some(v) = self.seen.read(line) else {
+            return;
+        };
         match str_at(&v, &["type"]) {
             Some("system") => self.system(&v),
             Some("rate_limit_event") => self.rate_limit(&v),

@@ -6,7 +6,7 @@
 //! are the CLI's own warnings), `turn.completed`, and failures as `error`
 //! events (`Reconnecting... 1/5 (…)` while it retries) then `turn.failed`.
 
-use super::{json, raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use super::{raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::Provider;
 use crate::safety::EffectContext;
 
@@ -22,7 +22,9 @@ pub struct Codex {
 
 impl StreamAdapter for Codex {
     fn on_stdout_line(&mut self, line: &str) {
-        let Some(v) = json(line) else { return };
+        let Some(v) = self.seen.read(line) else {
+            return;
+        };
         match str_at(&v, &["type"]) {
             Some("thread.started") => {}
             Some("turn.started") => self.seen.stream_started = true,

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{json, raw, status_at, str_at, Exit, Finished, Seen, StreamAdapter};
+use super::{raw, status_at, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
 use crate::safety::EffectContext;
 
@@ -26,7 +26,9 @@ pub struct Gemini {
 
 impl StreamAdapter for Gemini {
     fn on_stdout_line(&mut self, line: &str) {
-        let Some(v) = json(line) else { return };
+        let Some(v) = self.seen.read(line) else {
+            return;
+        };
         match str_at(&v, &["type"]) {
             Some("init") => {}
             Some("message") => {

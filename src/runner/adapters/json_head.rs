@@ -87,7 +87,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Index just past the closing quote of the string starting at `i`.
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
+pub(super) fn string_end(b: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     while j < b.len() {
         match b[j] {
@@ -100,7 +100,7 @@ fn string_end(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Index just past the object or array starting at `i`.
-fn nested_end(b: &[u8], i: usize) -> Option<usize> {
+pub(super) fn nested_end(b: &[u8], i: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut j = i;
     while j < b.len() {

@@ -11,6 +11,7 @@ mod codex;
 mod gemini;
 mod generic;
 mod json_head;
+mod line;
 mod opencode;
 
 use chrono::{DateTime, Utc};
@@ -174,6 +175,24 @@ impl Seen {
         self.unknown(format!("type {}", event_type.unwrap_or("(none)")));
     }
 
+    /// The event on a stdout line. A line that cannot be read even mended
+    /// (see [`line`]) could have been a tool call, so effects become unknown;
+    /// only a blank line is known noise.
+    pub fn read(&mut self, text: &str) -> Option<serde_json::Value> {
+        match line::read(text) {
+            line::Line::Event(v) => Some(v),
+            line::Line::Blank => None,
+            line::Line::Unreadable => {
+                self.stream_started = true;
+                self.unknown(format!(
+                    "unreadable line starting {:?}",
+                    text.trim().chars().take(40).collect::<String>()
+                ));
+                None
+            }
+        }
+    }
+
     /// A line too long to keep: what it held is unknown.
     pub fn oversized(&mut self, head: &str) {
         self.stream_started = true;
@@ -225,10 +244,6 @@ pub(crate) fn status_in(text: &str) -> Option<u16> {
         .parse()
         .ok()
         .filter(|s| (100..600).contains(s))
-}
-
-fn json(line: &str) -> Option<serde_json::Value> {
-    serde_json::from_str(line.trim()).ok()
 }
 
 fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
@@ -519,6 +534,158 @@ mod tests {
             (None, None),
             "retry_delay_ms is the CLI's own backoff, not a trusted reset: {c:?}"
         );
+    }
+
+    /// A recorded stream (fixtures/agents/recorded/), one line per entry.
+    fn recorded(cli: &str, scenario: &str) -> Vec<String> {
+        let dir = format!(
+            "{}/fixtures/agents/recorded/{cli}/{scenario}/stdout",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Each pinned CLI: its kind, its recording folder, the recorded line of
+    /// the tool call in `tool_then_error`, where in it a nested payload fits
+    /// (inside the tool's input), and a piece of its text to cut mid-emoji.
+    const TOOL_LINES: [(AgentKind, &str, &str, &str, &str); 4] = [
+        (
+            AgentKind::ClaudeCode,
+            "claude-2.1.332",
+            r#""type":"tool_use""#,
+            r#""input":{"#,
+            "recourse-tool-ran",
+        ),
+        (
+            AgentKind::Codex,
+            "codex-0.171.0",
+            r#""type":"command_execution""#,
+            r#""item":{"#,
+            "recourse-tool-ran",
+        ),
+        (
+            AgentKind::Gemini,
+            "gemini-0.61.0",
+            r#""type":"tool_use""#,
+            r#""parameters":{"#,
+            r#""dir_path":"."#,
+        ),
+        (
+            AgentKind::Opencode,
+            "opencode-1.18.33",
+            r#""type":"tool_use""#,
+            r#""input":{"#,
+            "recourse-tool-ran",
+        ),
+    ];
+
+    /// The recorded effect-free `overloaded` failure (retried by policy) with
+    /// `line` added before its terminal event.
+    fn overloaded_with(cli: &str, line: String) -> Vec<String> {
+        let mut lines = recorded(cli, "overloaded");
+        lines.insert(lines.len() - 1, line);
+        lines
+    }
+
+    fn gate_of(effect: EffectContext) -> crate::safety::GateVerdict {
+        crate::safety::gate(&EffectContext {
+            evidence_current: Some(true),
+            ..effect
+        })
+    }
+
+    #[test]
+    fn a_tool_call_nested_past_the_parsers_limit_is_still_a_tool_call() {
+        for (kind, cli, marker, payload_at, _) in TOOL_LINES {
+            let tool = recorded(cli, "tool_then_error")
+                .into_iter()
+                .find(|l| l.contains(marker))
+                .unwrap_or_else(|| panic!("{cli}: no recorded tool line"));
+            for depth in [129, 200, 5_000] {
+                let payload = format!(r#"{}"x"{}"#, "[".repeat(depth), "]".repeat(depth));
+                let line = tool.replacen(
+                    payload_at,
+                    &format!(r#"{payload_at}"payload":{payload},"#),
+                    1,
+                );
+                assert!(serde_json::from_str::<serde_json::Value>(&line).is_err());
+                let refs: Vec<String> = overloaded_with(cli, line);
+                let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+                let effect = effect_of(kind, &refs);
+                assert_eq!(
+                    effect.tool_activity_seen,
+                    Some(true),
+                    "{kind:?} depth {depth}: the tool call is read, not dropped"
+                );
+                assert!(
+                    matches!(gate_of(effect), crate::safety::GateVerdict::Manual(_)),
+                    "{kind:?} depth {depth}: a 529 after a tool ran is never replayed"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_tool_call_with_a_lone_surrogate_is_still_a_tool_call() {
+        for (kind, cli, marker, _, text) in TOOL_LINES {
+            for tool in recorded(cli, "tool_then_error")
+                .into_iter()
+                .filter(|l| l.contains(marker) || l.contains("tool_result"))
+                .filter(|l| l.contains(text))
+            {
+                // A string cut mid-emoji, as Node's JSON.stringify writes it.
+                let line = tool.replacen(text, &format!("{text} \\ud83d"), 1);
+                assert!(serde_json::from_str::<serde_json::Value>(&line).is_err());
+                let lines = overloaded_with(cli, line);
+                let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+                let effect = effect_of(kind, &refs);
+                assert_eq!(
+                    effect.tool_activity_seen,
+                    Some(true),
+                    "{kind:?}: the tool line with a lone surrogate is read"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_that_cannot_be_read_at_all_makes_effects_unknown() {
+        for (kind, cli, marker, _, _) in TOOL_LINES {
+            let tool = recorded(cli, "tool_then_error")
+                .into_iter()
+                .find(|l| l.contains(marker))
+                .unwrap();
+            // The tool line cut short (the CLI died writing it) and stray text.
+            for line in [
+                tool[..tool.len() / 2].to_string(),
+                "Segmentation fault".into(),
+            ] {
+                let lines = overloaded_with(cli, line);
+                let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+                let effect = effect_of(kind, &refs);
+                assert_eq!(
+                    effect.tool_activity_seen, None,
+                    "{kind:?}: could have been a tool"
+                );
+                assert_eq!(
+                    gate_of(effect),
+                    crate::safety::GateVerdict::Manual(
+                        crate::safety::UnsafeReason::ToolActivityUnknown
+                    )
+                );
+            }
+            let lines = overloaded_with(cli, "   ".into());
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            assert_eq!(
+                effect_of(kind, &refs).tool_activity_seen,
+                Some(false),
+                "{kind:?}: a blank line is noise"
+            );
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{json, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use super::{raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
 use crate::evidence::{Phase, Provider};
 use crate::safety::EffectContext;
 
@@ -27,7 +27,9 @@ struct ErrorEvent {
 
 impl StreamAdapter for Opencode {
     fn on_stdout_line(&mut self, line: &str) {
-        let Some(v) = json(line) else { return };
+        let Some(v) = self.seen.read(line) else {
+            return;
+        };
         match str_at(&v, &["type"]) {
             Some("step_start" | "step_finish") => self.seen.stream_started = true,
             Some("text" | "reasoning") => {
