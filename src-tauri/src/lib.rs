@@ -234,6 +234,26 @@ struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::Worke
 mod tests {
     use std::path::Path;
 
+    /// The fake backend of the UI tests answers `agent_kinds` with what the
+    /// real one does, written from the descriptors: no copy kept by hand.
+    /// Regenerate with `UPDATE_BINDINGS=1 cargo test -p recourse-app bindings`.
+    #[test]
+    fn committed_agent_kinds_of_the_ui_test_backend_are_up_to_date() {
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ui/tests/ui/harness/agent-kinds.json");
+        let kinds = recourse::agent::AgentKind::ALL.map(recourse::engine::AgentKindInfo::of);
+        let fresh = serde_json::to_string_pretty(&kinds).unwrap() + "\n";
+        if std::env::var_os("UPDATE_BINDINGS").is_some() {
+            std::fs::write(&committed, &fresh).unwrap();
+            return;
+        }
+        let committed_text = std::fs::read_to_string(&committed).unwrap_or_default();
+        assert!(
+            committed_text == fresh,
+            "ui/tests/ui/harness/agent-kinds.json is stale: run `UPDATE_BINDINGS=1 cargo test -p recourse-app bindings` and commit it"
+        );
+    }
+
     /// Regenerate with `UPDATE_BINDINGS=1 cargo test -p recourse-app bindings`.
     #[test]
     fn committed_bindings_are_up_to_date() {

@@ -7,13 +7,12 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Subcommand, ValueEnum};
-use recourse::agent::{AgentKind, AgentSpec};
+use clap::Subcommand;
+use recourse::agent::AgentKind;
 use recourse::engine::{
-    preview_import, read_document, read_document_file, write_document_file, Engine, EngineError,
-    EngineOptions, ImportPreview, ImportTarget, RouteViewer,
+    preview_import, read_document, read_document_file, write_document_file, AgentKindInfo, Engine,
+    EngineError, EngineOptions, ImportPreview, ImportTarget, RouteViewer,
 };
-use recourse::policy::CandidatePolicy;
 use recourse::profile::document::{ProfileCandidate, ProfileDocument, MAX_DOCUMENT_BYTES};
 use recourse::profile::Profile;
 
@@ -62,8 +61,8 @@ pub enum ProfileCommand {
     Create {
         name: String,
         /// Add one candidate of this kind with its defaults (immediate skip on failure)
-        #[arg(long, value_enum)]
-        agent: Option<AgentArg>,
+        #[arg(long, value_parser = super::one_of(&AgentKind::ALL, AgentKind::slug))]
+        agent: Option<AgentKind>,
         #[command(flatten)]
         db: DbArg,
     },
@@ -93,30 +92,6 @@ pub enum ProfileCommand {
         #[command(flatten)]
         db: DbArg,
     },
-}
-
-/// The agent kinds, as `--agent` takes them.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum AgentArg {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    Opencode,
-    Generic,
-    Simulated,
-}
-
-impl AgentArg {
-    fn kind(self) -> AgentKind {
-        match self {
-            AgentArg::ClaudeCode => AgentKind::ClaudeCode,
-            AgentArg::Codex => AgentKind::Codex,
-            AgentArg::Gemini => AgentKind::Gemini,
-            AgentArg::Opencode => AgentKind::Opencode,
-            AgentArg::Generic => AgentKind::Generic,
-            AgentArg::Simulated => AgentKind::Simulated,
-        }
-    }
 }
 
 pub fn run(command: ProfileCommand) -> Exit {
@@ -446,7 +421,7 @@ async fn with_engine(db: DbArg, f: impl FnOnce(&Engine) -> Result<Exit>) -> Resu
     result
 }
 
-fn create(engine: &Engine, name: &str, agent: Option<AgentArg>) -> Result<Exit> {
+fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit> {
     let Some(agent) = agent else {
         let p = engine.create_profile(name)?;
         println!(
@@ -458,14 +433,14 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentArg>) -> Result<Exit> 
     let doc = ProfileDocument {
         version: recourse::profile::document::PROFILE_VERSION,
         name: name.to_string(),
-        candidates: vec![starter_candidate(agent.kind())],
+        candidates: vec![starter_candidate(agent)],
     };
     match engine.import_profile(&doc, ImportTarget::New) {
         Ok(p) => {
             println!(
                 "created profile {:?} with one {} candidate; change it with `recourse profile edit {:?}`",
                 p.name,
-                agent.kind().slug(),
+                agent.slug(),
                 p.name
             );
             Ok(Exit::Success)
@@ -475,25 +450,16 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentArg>) -> Result<Exit> 
     }
 }
 
-/// A candidate of `kind` with its defaults and the new-candidate policy
-/// (immediate skip); a generic one runs `your-agent`, a simulated one
-/// succeeds, so the document is valid as written.
+/// A candidate of `kind` as the editor starts one (the kind's starter
+/// settings and the new-candidate policy), so the document is valid as written.
 fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
-    let mut agent = AgentSpec::default_for(kind);
-    match kind {
-        AgentKind::Generic => agent.program = Some("your-agent".into()),
-        AgentKind::Simulated => {
-            agent.script = vec![recourse::agent::SimStep::Succeed { after_ms: 500 }]
-        }
-        AgentKind::ClaudeCode | AgentKind::Codex | AgentKind::Gemini | AgentKind::Opencode => {}
-    }
-    let policy = CandidatePolicy::default_for_new_candidate();
+    let starter = AgentKindInfo::of(kind).starter;
     ProfileCandidate {
         name: kind.slug().to_string(),
         enabled: true,
-        agent,
-        transient: policy.transient,
-        hard: policy.hard,
+        agent: starter.agent,
+        transient: starter.policy.transient,
+        hard: starter.policy.hard,
     }
 }
 

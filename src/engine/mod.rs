@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentKind, AttemptTimeouts};
+use crate::agent::AgentKind;
 use crate::classification::PolicyClass;
 use crate::clock::Clock;
 use crate::policy::validate::validate_document;
@@ -144,7 +144,7 @@ impl Engine {
     }
 
     pub fn agent_kinds(&self) -> Vec<AgentKindInfo> {
-        AgentKind::ALL.into_iter().map(agent_kind_info).collect()
+        AgentKind::ALL.into_iter().map(AgentKindInfo::of).collect()
     }
 
     pub fn list_profiles(&self) -> Result<Vec<Profile>, EngineError> {
@@ -444,51 +444,6 @@ pub fn check_candidates(candidates: &[CandidateInput]) -> Vec<FieldError> {
         errors.extend(c.agent.validate(&format!("candidates[{index}].agent")));
     }
     errors
-}
-
-/// How the editor presents an agent kind: label, what it runs, its program.
-fn agent_kind_info(kind: AgentKind) -> AgentKindInfo {
-    let (label, description, program) = match kind {
-        AgentKind::Simulated => (
-            "Simulated provider",
-            "Built in. Plays a script of failures and successes; no network, no keys.",
-            None,
-        ),
-        AgentKind::ClaudeCode => (
-            "Claude Code",
-            "Runs `claude -p` with stream-json output; tool use and assistant text are tracked.",
-            Some("claude"),
-        ),
-        AgentKind::Codex => (
-            "Codex CLI",
-            "Runs `codex exec --json`; items and turn failures are tracked.",
-            Some("codex"),
-        ),
-        AgentKind::Gemini => (
-            "Gemini CLI",
-            "Runs `gemini -p` with stream-json output; tool use, assistant text and the CLI's error class are tracked.",
-            Some("gemini"),
-        ),
-        AgentKind::Opencode => (
-            "OpenCode",
-            "Runs `opencode run --format json`; text, tool and error events are tracked.",
-            Some("opencode"),
-        ),
-        AgentKind::Generic => (
-            "Any command",
-            "Runs your command with the prompt on stdin; exit code and stderr tail are the \
-             evidence. Effects are unknown, so failures go to manual recovery.",
-            None,
-        ),
-    };
-    AgentKindInfo {
-        kind,
-        label: label.to_string(),
-        description: description.to_string(),
-        default_program: program.map(str::to_string),
-        default_timeouts: AttemptTimeouts::default(),
-        config_dir_variable: kind.config_dir_variable().map(str::to_string),
-    }
 }
 
 /// The UI's view of a route row.

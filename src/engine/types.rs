@@ -6,24 +6,60 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{AgentKind, AttemptTimeouts};
+use crate::agent::{AgentKind, AgentSpec, Launch};
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
-use crate::policy::Exhausted;
+use crate::policy::{CandidatePolicy, Exhausted};
 use crate::route::{AttemptOutcome, ManualAction, RouteState};
 
-/// One entry of the agent picker.
+/// One entry of the agent picker: an agent kind's descriptor as the editor
+/// and the CLI read it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct AgentKindInfo {
     pub kind: AgentKind,
+    /// The agent name in documents and on the command line (`claude-code`).
+    pub slug: String,
     pub label: String,
     pub description: String,
     /// Program run when the candidate names none (`None`: must be given).
     pub default_program: Option<String>,
-    /// Deadlines a new candidate of this kind starts with.
-    pub default_timeouts: AttemptTimeouts,
     /// The variable its config dir is passed in; `None`: it has none.
     pub config_dir_variable: Option<String>,
+    /// Whether a failure can be recovered by the class policy; `false`:
+    /// its effects are unknown, so every failure needs a person.
+    pub policy_applies: bool,
+    /// Played inside Recourse from its `script`: no program, environment
+    /// or config dir.
+    pub scripted: bool,
+    /// A new candidate of this kind: its agent settings and policy.
+    pub starter: CandidateTemplate,
+}
+
+/// What a new candidate starts with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct CandidateTemplate {
+    pub agent: AgentSpec,
+    pub policy: CandidatePolicy,
+}
+
+impl AgentKindInfo {
+    pub fn of(kind: AgentKind) -> AgentKindInfo {
+        let d = kind.descriptor();
+        AgentKindInfo {
+            kind,
+            slug: d.slug.to_string(),
+            label: d.label.to_string(),
+            description: d.description.to_string(),
+            default_program: d.default_program.map(str::to_string),
+            config_dir_variable: d.config_dir_variable.map(str::to_string),
+            policy_applies: d.policy_applies,
+            scripted: matches!(d.launch, Launch::InProcess),
+            starter: CandidateTemplate {
+                agent: (d.starter)(),
+                policy: CandidatePolicy::default_for_new_candidate(),
+            },
+        }
+    }
 }
 
 /// The parts of a classification the route view shows.

@@ -1,12 +1,11 @@
 //! The agent runner: launches one attempt of a candidate and reports how it
 //! ended as raw evidence plus effect context.
 //!
-//! Real agents are child processes ([`process`]) whose output an adapter
-//! ([`adapters`]) interprets; the simulated provider ([`simulated`]) plays a
-//! script in-process. Either way a cancelled attempt is killed and reaped
+//! Real agents are child processes ([`process`]) whose output their kind's
+//! adapter (`agent::kinds`) interprets; the simulated provider
+//! ([`simulated`]) plays a script in-process. Either way a cancelled attempt is killed and reaped
 //! before [`run`] returns.
 
-pub mod adapters;
 pub mod group;
 mod process;
 mod simulated;
@@ -19,7 +18,7 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentKind, AgentSpec};
+use crate::agent::{AgentSpec, Launch as KindLaunch};
 use crate::classification::RuntimeFailure;
 use crate::clock::Clock;
 use crate::evidence::RawEvidence;
@@ -59,12 +58,11 @@ pub enum RunReport {
 
 /// Runs the attempt until it ends or `cancel` fires.
 pub async fn run(launch: Launch, cancel: CancellationToken) -> RunReport {
-    match launch.agent.kind {
-        AgentKind::Simulated => simulated::run(&launch, cancel).await,
-        AgentKind::ClaudeCode
-        | AgentKind::Codex
-        | AgentKind::Gemini
-        | AgentKind::Opencode
-        | AgentKind::Generic => process::run(&launch, cancel).await,
+    match launch.agent.kind.descriptor().launch {
+        KindLaunch::InProcess => simulated::run(&launch, cancel).await,
+        KindLaunch::Process { command, adapter } => {
+            let line = command(&launch.agent, &launch.prompt);
+            process::run(&launch, line, adapter(), cancel).await
+        }
     }
 }

@@ -19,21 +19,25 @@ use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::adapters::{self, Exit, Finished, StreamAdapter};
 use super::group::AgentProcess;
 use super::streams::{read_chunks, read_lines, Output, Tail};
 use super::{Launch, RunReport};
-use crate::agent::{AgentKind, AgentSpec};
+use crate::agent::{AgentSpec, CommandLine, Exit, Finished, StreamAdapter};
 use crate::classification::RuntimeFailure;
-use crate::evidence::{Phase, Provider, RawEvidence};
+use crate::evidence::{Phase, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
 /// How long output may still arrive after the agent exited: a background
 /// child it left holding the pipes does not keep the attempt open.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport {
-    let line = adapters::command_line(&launch.agent, &launch.prompt);
+/// Runs `line` and reads its output with `adapter`, the kind's own.
+pub(super) async fn run(
+    launch: &Launch,
+    line: CommandLine,
+    adapter: Box<dyn StreamAdapter>,
+    cancel: CancellationToken,
+) -> RunReport {
     if let Some(dir) = &launch.cwd {
         if !dir.is_dir() {
             let why = format!("working directory {} does not exist", dir.display());
@@ -53,7 +57,7 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
             if let (Some(tx), Some(process)) = (&launch.spawned, process) {
                 let _ = tx.send(process);
             }
-            supervise(child, process, launch, line.stdin, &cancel).await
+            supervise(child, process, launch, line.stdin, adapter, &cancel).await
         }
         Err(e) => {
             let why = spawn_error(&line.program, &e);
@@ -62,7 +66,7 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
     }
 }
 
-fn command(agent: &AgentSpec, line: &adapters::CommandLine) -> Command {
+fn command(agent: &AgentSpec, line: &CommandLine) -> Command {
     let mut cmd = Command::new(&line.program);
     cmd.args(&line.args)
         .envs(&agent.env)
@@ -74,7 +78,10 @@ fn command(agent: &AgentSpec, line: &adapters::CommandLine) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let (Some(dir), Some(var)) = (&agent.config_dir, agent.kind.config_dir_variable()) {
+    if let (Some(dir), Some(var)) = (
+        &agent.config_dir,
+        agent.kind.descriptor().config_dir_variable,
+    ) {
         cmd.env(var, dir);
     }
     // Its own process group, so a kill reaches the tools it started too.
@@ -117,6 +124,7 @@ async fn supervise(
     group: Option<AgentProcess>,
     launch: &Launch,
     stdin_text: Option<String>,
+    mut adapter: Box<dyn StreamAdapter>,
     cancel: &CancellationToken,
 ) -> RunReport {
     if let (Some(text), Some(mut stdin)) = (stdin_text, child.stdin.take()) {
@@ -139,7 +147,6 @@ async fn supervise(
     ];
     drop(tx);
 
-    let mut adapter = adapters::for_kind(launch.agent.kind);
     let timeouts = launch.agent.timeouts;
     let idle = Duration::from_secs(u64::from(timeouts.idle_s));
     let total_deadline = Instant::now() + Duration::from_secs(u64::from(timeouts.total_s));
@@ -322,18 +329,12 @@ fn shown_path(program: &str, home: &str) -> String {
 
 /// Evidence the runner itself writes: no status, no headers, no exit code.
 fn runtime_evidence(launch: &Launch, message: Vec<u8>, phase: Phase) -> RawEvidence {
-    RawEvidence::new(provider_of(launch.agent.kind), message, launch.clock.now()).with_phase(phase)
-}
-
-pub(super) fn provider_of(kind: AgentKind) -> Provider {
-    match kind {
-        AgentKind::Simulated => Provider::Simulated,
-        AgentKind::ClaudeCode => Provider::ClaudeCode,
-        AgentKind::Codex => Provider::Codex,
-        AgentKind::Gemini => Provider::Gemini,
-        AgentKind::Opencode => Provider::Opencode,
-        AgentKind::Generic => Provider::Generic,
-    }
+    RawEvidence::new(
+        launch.agent.kind.descriptor().provider,
+        message,
+        launch.clock.now(),
+    )
+    .with_phase(phase)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ SANDBOX = ROOT / "tests" / "live" / "sandbox.sh"
 
 PROMPT = "Reply with the single word done."
 
-# The adapters' command lines (src/runner/adapters/mod.rs); the replayer
+# The adapters' command lines (each kind's descriptor in src/agent/kinds/); the replayer
 # refuses to run with any other arguments, so a drift fails the fast tests.
 ARGV = {
     "claude": ["--output-format", "stream-json", "--verbose", "-p", PROMPT],

@@ -150,33 +150,66 @@ export type ActiveCounts = {
 /**  Which agent CLI a candidate runs. */
 export type AgentKind = "simulated" | "claude_code" | "codex" | "gemini" | "opencode" | "generic";
 
-/**  One entry of the agent picker. */
+/**
+ *  One entry of the agent picker: an agent kind's descriptor as the editor
+ *  and the CLI read it.
+ */
 export type AgentKindInfo = AgentKindInfo_Serialize | AgentKindInfo_Deserialize;
 
-/**  One entry of the agent picker. */
+/**
+ *  One entry of the agent picker: an agent kind's descriptor as the editor
+ *  and the CLI read it.
+ */
 export type AgentKindInfo_Deserialize = {
 	kind: AgentKind,
+	/**  The agent name in documents and on the command line (`claude-code`). */
+	slug: string,
 	label: string,
 	description: string,
 	/**  Program run when the candidate names none (`None`: must be given). */
 	default_program?: string | null,
-	/**  Deadlines a new candidate of this kind starts with. */
-	default_timeouts: AttemptTimeouts,
 	/**  The variable its config dir is passed in; `None`: it has none. */
 	config_dir_variable?: string | null,
+	/**
+	 *  Whether a failure can be recovered by the class policy; `false`:
+	 *  its effects are unknown, so every failure needs a person.
+	 */
+	policy_applies: boolean,
+	/**
+	 *  Played inside Recourse from its `script`: no program, environment
+	 *  or config dir.
+	 */
+	scripted: boolean,
+	/**  A new candidate of this kind: its agent settings and policy. */
+	starter: CandidateTemplate_Deserialize,
 };
 
-/**  One entry of the agent picker. */
+/**
+ *  One entry of the agent picker: an agent kind's descriptor as the editor
+ *  and the CLI read it.
+ */
 export type AgentKindInfo_Serialize = {
 	kind: AgentKind,
+	/**  The agent name in documents and on the command line (`claude-code`). */
+	slug: string,
 	label: string,
 	description: string,
 	/**  Program run when the candidate names none (`None`: must be given). */
 	default_program: string | null,
-	/**  Deadlines a new candidate of this kind starts with. */
-	default_timeouts: AttemptTimeouts,
 	/**  The variable its config dir is passed in; `None`: it has none. */
 	config_dir_variable: string | null,
+	/**
+	 *  Whether a failure can be recovered by the class policy; `false`:
+	 *  its effects are unknown, so every failure needs a person.
+	 */
+	policy_applies: boolean,
+	/**
+	 *  Played inside Recourse from its `script`: no program, environment
+	 *  or config dir.
+	 */
+	scripted: boolean,
+	/**  A new candidate of this kind: its agent settings and policy. */
+	starter: CandidateTemplate_Serialize,
 };
 
 /**  How to launch a candidate. */
@@ -328,6 +361,21 @@ export type CandidateInput_Serialize = {
 export type CandidatePolicy = {
 	transient: ClassPolicy,
 	hard: ClassPolicy,
+};
+
+/**  What a new candidate starts with. */
+export type CandidateTemplate = CandidateTemplate_Serialize | CandidateTemplate_Deserialize;
+
+/**  What a new candidate starts with. */
+export type CandidateTemplate_Deserialize = {
+	agent: AgentSpec_Deserialize,
+	policy: CandidatePolicy,
+};
+
+/**  What a new candidate starts with. */
+export type CandidateTemplate_Serialize = {
+	agent: AgentSpec_Serialize,
+	policy: CandidatePolicy,
 };
 
 /**  A candidate as stored. */

@@ -1,15 +1,6 @@
 // Editable copies of a profile's candidates, and the conversions between
 // them and what the backend stores and accepts.
-import type {
-  AgentKind,
-  AgentKindInfo,
-  AgentSpec,
-  Candidate,
-  CandidateInput,
-  CandidatePolicy,
-  ClassPolicy,
-  SimStep,
-} from "./types";
+import type { AgentKind, AgentKindInfo, AgentSpec, Candidate, CandidateInput, CandidatePolicy, SimStep } from "./types";
 
 export type DraftCandidate = {
   /** Stable client-side key for keyed lists (ids are null until saved). */
@@ -41,20 +32,30 @@ let counter = 0;
 const nextKey = () => `c${++counter}`;
 
 export function draftOf(c: Candidate): DraftCandidate {
+  return draftFrom(c.id, c.name, c.enabled, c.agent, c.policy);
+}
+
+function draftFrom(
+  id: number | null,
+  name: string,
+  enabled: boolean,
+  agent: Candidate["agent"],
+  policy: CandidatePolicy,
+): DraftCandidate {
   return {
     key: nextKey(),
-    id: c.id,
-    name: c.name,
-    enabled: c.enabled,
-    kind: c.agent.kind,
-    program: c.agent.program ?? "",
-    model: c.agent.model ?? "",
-    args: c.agent.args.join(" "),
-    script: clone(c.agent.script),
-    timeouts: { ...c.agent.timeouts },
-    env: Object.entries(c.agent.env ?? {}).map(([name, value]) => ({ key: nextKey(), name, value: value ?? "" })),
-    configDir: c.agent.config_dir ?? "",
-    policy: clone(c.policy),
+    id,
+    name,
+    enabled,
+    kind: agent.kind,
+    program: agent.program ?? "",
+    model: agent.model ?? "",
+    args: agent.args.join(" "),
+    script: clone(agent.script),
+    timeouts: { ...agent.timeouts },
+    env: Object.entries(agent.env ?? {}).map(([name, value]) => ({ key: nextKey(), name, value: value ?? "" })),
+    configDir: agent.config_dir ?? "",
+    policy: clone(policy),
   };
 }
 
@@ -65,7 +66,7 @@ export function agentOf(d: DraftCandidate): AgentSpec {
     program: d.program.trim() || null,
     args: d.args.split(/\s+/).filter((a) => a.length > 0),
     model: d.model.trim() || null,
-    script: d.kind === "simulated" ? d.script : [],
+    script: d.script,
     env: Object.fromEntries(
       d.env.filter((v) => v.name.trim() !== "" || v.value !== "").map((v) => [v.name.trim(), v.value]),
     ),
@@ -86,14 +87,6 @@ export function inputOf(d: DraftCandidate): CandidateInput {
     enabled: d.enabled,
     agent: agentOf(d),
     policy: d.policy,
-  };
-}
-
-function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
-  return {
-    wait_for_reset: { enabled: false, max_wait_seconds: 0 },
-    retry: { enabled: false, max_retries: 0, initial_interval_seconds: 0 },
-    on_exhausted,
   };
 }
 
@@ -129,25 +122,11 @@ export const SIM_SCRIPTS: { label: string; steps: SimStep[] }[] = [
   { label: "Always succeed", steps: [{ outcome: "succeed", after_ms: 1500 }] },
 ];
 
-/** A new candidate: immediate skip for both classes, as the policy decision says. */
+/** A new candidate of `kind`, as the backend's template for that kind starts one. */
 export function newDraft(kind: AgentKindInfo, taken: string[]): DraftCandidate {
   let name = kind.label;
   for (let n = 2; taken.includes(name); n++) name = `${kind.label} ${n}`;
-  return {
-    key: nextKey(),
-    id: null,
-    name,
-    enabled: true,
-    kind: kind.kind,
-    program: "",
-    model: "",
-    args: "",
-    script: kind.kind === "simulated" ? clone(SIM_SCRIPTS[0].steps) : [],
-    timeouts: { ...kind.default_timeouts },
-    env: [],
-    configDir: "",
-    policy: { transient: immediate("skip"), hard: immediate("skip") },
-  };
+  return draftFrom(null, name, true, kind.starter.agent, kind.starter.policy);
 }
 
 /** Compares drafts by what would be saved, not by client keys. */

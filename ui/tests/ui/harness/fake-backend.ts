@@ -31,6 +31,7 @@ import type {
   StartRun,
 } from "../../../src/lib/types";
 import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
+import agentKinds from "./agent-kinds.json";
 
 /** The states each list filter keeps, as the engine's `RouteFilter::states`. */
 const FILTER_STATES: Record<RouteFilter, RouteSnapshot["state"][] | null> = {
@@ -92,56 +93,8 @@ export function immediate(on_exhausted: "skip" | "stop"): ClassPolicy {
   };
 }
 
-export const AGENT_KINDS: AgentKindInfo[] = [
-  {
-    kind: "simulated",
-    label: "Simulated provider",
-    description: "Scripted failures, no network.",
-    default_program: null,
-    default_timeouts: { idle_s: 900, total_s: 14400 },
-    config_dir_variable: null,
-  },
-  {
-    kind: "claude_code",
-    label: "Claude Code",
-    description: "claude -p --output-format stream-json",
-    default_program: "claude",
-    default_timeouts: { idle_s: 900, total_s: 14400 },
-    config_dir_variable: "CLAUDE_CONFIG_DIR",
-  },
-  {
-    kind: "codex",
-    label: "Codex",
-    description: "codex exec --json",
-    default_program: "codex",
-    default_timeouts: { idle_s: 900, total_s: 14400 },
-    config_dir_variable: "CODEX_HOME",
-  },
-  {
-    kind: "gemini",
-    label: "Gemini CLI",
-    description: "gemini -p",
-    default_program: "gemini",
-    default_timeouts: { idle_s: 900, total_s: 14400 },
-    config_dir_variable: "GEMINI_CLI_HOME",
-  },
-  {
-    kind: "opencode",
-    label: "OpenCode",
-    description: "opencode run",
-    default_program: "opencode",
-    default_timeouts: { idle_s: 900, total_s: 14400 },
-    config_dir_variable: "OPENCODE_CONFIG_DIR",
-  },
-  {
-    kind: "generic",
-    label: "Generic command",
-    description: "Any command; exit code and stderr.",
-    default_program: null,
-    default_timeouts: { idle_s: 900, total_s: 14400 },
-    config_dir_variable: null,
-  },
-];
+/** What the real backend's `agent_kinds` answers, written by its own test. */
+export const AGENT_KINDS = agentKinds as AgentKindInfo[];
 
 function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   const errors: FieldError[] = [];

@@ -7,9 +7,35 @@
 
 use std::collections::BTreeMap;
 
-use super::{raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use crate::agent::stream::{
+    raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
+};
+use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
-use crate::safety::EffectContext;
+
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    kind: AgentKind::Opencode,
+    slug: "opencode",
+    label: "OpenCode",
+    description: "Runs `opencode run --format json`; text, tool and error events are tracked.",
+    default_program: Some("opencode"),
+    config_dir_variable: Some("OPENCODE_CONFIG_DIR"),
+    provider: Provider::Opencode,
+    policy_applies: true,
+    starter: || AgentSpec::default_for(AgentKind::Opencode),
+    launch: Launch::Process {
+        command: |agent, prompt| {
+            CommandLine::cli(
+                agent,
+                "opencode",
+                &["run", "--format", "json"],
+                "--model",
+                &[prompt],
+            )
+        },
+        adapter: || Box::<Opencode>::default(),
+    },
+};
 
 #[derive(Default)]
 pub struct Opencode {
@@ -45,14 +71,6 @@ impl StreamAdapter for Opencode {
         }
     }
 
-    fn on_oversized_line(&mut self, head: &str) {
-        self.seen.oversized(head);
-    }
-
-    fn effect_so_far(&self) -> EffectContext {
-        self.seen.effect(false)
-    }
-
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
         let Some(e) = self.error else {
             if exit.code == Some(0) {
@@ -80,6 +98,14 @@ impl StreamAdapter for Opencode {
             raw,
             effect: self.seen.effect(true),
         }
+    }
+
+    fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut Seen {
+        &mut self.seen
     }
 }
 

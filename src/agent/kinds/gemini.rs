@@ -11,9 +11,35 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{raw, status_at, str_at, Exit, Finished, Seen, StreamAdapter};
+use crate::agent::stream::{
+    raw, status_at, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
+};
+use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
-use crate::safety::EffectContext;
+
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    kind: AgentKind::Gemini,
+    slug: "gemini",
+    label: "Gemini CLI",
+    description: "Runs `gemini -p` with stream-json output; tool use, assistant text and the CLI's error class are tracked.",
+    default_program: Some("gemini"),
+    config_dir_variable: Some("GEMINI_CLI_HOME"),
+    provider: Provider::Gemini,
+    policy_applies: true,
+    starter: || AgentSpec::default_for(AgentKind::Gemini),
+    launch: Launch::Process {
+        command: |agent, prompt| {
+            CommandLine::cli(
+                agent,
+                "gemini",
+                &["--output-format", "stream-json"],
+                "--model",
+                &["-p", prompt],
+            )
+        },
+        adapter: || Box::<Gemini>::default(),
+    },
+};
 
 #[derive(Default)]
 pub struct Gemini {
@@ -61,14 +87,6 @@ impl StreamAdapter for Gemini {
         }
     }
 
-    fn on_oversized_line(&mut self, head: &str) {
-        self.seen.oversized(head);
-    }
-
-    fn effect_so_far(&self) -> EffectContext {
-        self.seen.effect(false)
-    }
-
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
         let stderr = String::from_utf8_lossy(&exit.stderr_tail).into_owned();
         match self.result {
@@ -106,6 +124,14 @@ impl StreamAdapter for Gemini {
                 }
             }
         }
+    }
+
+    fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut Seen {
+        &mut self.seen
     }
 }
 

@@ -1,6 +1,7 @@
-//! What a candidate runs: the agent CLI kind, how to launch it, its attempt
-//! deadlines, and the simulated provider's script. Pure data; the runner
-//! turns it into a process.
+//! How a candidate is launched: its [`AgentSpec`] (program, arguments,
+//! model, environment, config dir, deadlines), validated field by field,
+//! and the simulated provider's script. Pure data; the runner turns it into
+//! a process.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,60 +9,8 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::AgentKind;
 use crate::policy::FieldError;
-
-/// Which agent CLI a candidate runs.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentKind {
-    Simulated,
-    ClaudeCode,
-    Codex,
-    Gemini,
-    Opencode,
-    Generic,
-}
-
-impl AgentKind {
-    /// The agent name used in policy documents (`claude-code`).
-    pub fn slug(self) -> &'static str {
-        match self {
-            AgentKind::Simulated => "simulated",
-            AgentKind::ClaudeCode => "claude-code",
-            AgentKind::Codex => "codex",
-            AgentKind::Gemini => "gemini",
-            AgentKind::Opencode => "opencode",
-            AgentKind::Generic => "generic",
-        }
-    }
-
-    /// The variable each CLI documents for its configuration directory.
-    pub fn config_dir_variable(self) -> Option<&'static str> {
-        match self {
-            AgentKind::ClaudeCode => Some("CLAUDE_CONFIG_DIR"),
-            AgentKind::Codex => Some("CODEX_HOME"),
-            AgentKind::Gemini => Some("GEMINI_CLI_HOME"),
-            AgentKind::Opencode => Some("OPENCODE_CONFIG_DIR"),
-            AgentKind::Generic | AgentKind::Simulated => None,
-        }
-    }
-
-    /// The kind a policy document's agent name stands for.
-    pub fn from_slug(slug: &str) -> Option<AgentKind> {
-        AgentKind::ALL.into_iter().find(|k| k.slug() == slug)
-    }
-
-    pub const ALL: [AgentKind; 6] = [
-        AgentKind::Simulated,
-        AgentKind::ClaudeCode,
-        AgentKind::Codex,
-        AgentKind::Gemini,
-        AgentKind::Opencode,
-        AgentKind::Generic,
-    ];
-}
 
 /// One scripted outcome of the simulated provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
@@ -240,7 +189,7 @@ impl AgentSpec {
             }
         }
         if let Some(dir) = &agent.config_dir {
-            if agent.kind.config_dir_variable().is_none() {
+            if agent.kind.descriptor().config_dir_variable.is_none() {
                 err(
                     "config_dir",
                     format!(

@@ -6,9 +6,29 @@
 //! are the CLI's own warnings), `turn.completed`, and failures as `error`
 //! events (`Reconnecting... 1/5 (…)` while it retries) then `turn.failed`.
 
-use super::{raw, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use crate::agent::stream::{
+    raw, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
+};
+use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::Provider;
-use crate::safety::EffectContext;
+
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    kind: AgentKind::Codex,
+    slug: "codex",
+    label: "Codex CLI",
+    description: "Runs `codex exec --json`; items and turn failures are tracked.",
+    default_program: Some("codex"),
+    config_dir_variable: Some("CODEX_HOME"),
+    provider: Provider::Codex,
+    policy_applies: true,
+    starter: || AgentSpec::default_for(AgentKind::Codex),
+    launch: Launch::Process {
+        command: |agent, prompt| {
+            CommandLine::cli(agent, "codex", &["exec", "--json"], "--model", &[prompt])
+        },
+        adapter: || Box::<Codex>::default(),
+    },
+};
 
 #[derive(Default)]
 pub struct Codex {
@@ -46,14 +66,6 @@ impl StreamAdapter for Codex {
         }
     }
 
-    fn on_oversized_line(&mut self, head: &str) {
-        self.seen.oversized(head);
-    }
-
-    fn effect_so_far(&self) -> EffectContext {
-        self.seen.effect(false)
-    }
-
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
         if self.completed && self.error.is_none() && exit.code == Some(0) {
             return Finished::Succeeded;
@@ -66,6 +78,14 @@ impl StreamAdapter for Codex {
             raw,
             effect: self.seen.effect(boundary_known),
         }
+    }
+
+    fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut Seen {
+        &mut self.seen
     }
 }
 

@@ -10,9 +10,37 @@
 //!   `api_error_type`): that is evidence, not assistant output;
 //! - a final `result` with `is_error`, `result` text and `api_error_status`.
 
-use super::{json_head, raw, status_at, status_in, str_at, Exit, Finished, Seen, StreamAdapter};
+use crate::agent::json_head;
+use crate::agent::stream::{
+    raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
+};
+use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
-use crate::safety::EffectContext;
+
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    kind: AgentKind::ClaudeCode,
+    slug: "claude-code",
+    label: "Claude Code",
+    description:
+        "Runs `claude -p` with stream-json output; tool use and assistant text are tracked.",
+    default_program: Some("claude"),
+    config_dir_variable: Some("CLAUDE_CONFIG_DIR"),
+    provider: Provider::ClaudeCode,
+    policy_applies: true,
+    starter: || AgentSpec::default_for(AgentKind::ClaudeCode),
+    launch: Launch::Process {
+        command: |agent, prompt| {
+            CommandLine::cli(
+                agent,
+                "claude",
+                &["--output-format", "stream-json", "--verbose"],
+                "--model",
+                &["-p", prompt],
+            )
+        },
+        adapter: || Box::<Claude>::default(),
+    },
+};
 
 #[derive(Default)]
 pub struct Claude {
@@ -110,10 +138,6 @@ impl StreamAdapter for Claude {
         });
     }
 
-    fn effect_so_far(&self) -> EffectContext {
-        self.seen.effect(false)
-    }
-
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
         let Claude {
             seen,
@@ -161,6 +185,14 @@ impl StreamAdapter for Claude {
                 }
             }
         }
+    }
+
+    fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut Seen {
+        &mut self.seen
     }
 }
 

@@ -1,22 +1,14 @@
-//! Adapters: how each agent CLI is invoked and how its output becomes raw
-//! evidence and effect context.
+//! Reading an agent's output: what every kind's adapter shares.
 //!
 //! An adapter sees stdout line by line while the agent runs and the exit
 //! status plus a stderr tail at the end. It records what the agent is known
 //! to have done (assistant output, thinking included; tool activity) and
 //! whether the failure came before the prompt could have been delivered.
 
-mod claude;
-mod codex;
-mod gemini;
-mod generic;
-mod json_head;
-mod line;
-mod opencode;
-
 use chrono::{DateTime, Utc};
 
-use crate::agent::{AgentKind, AgentSpec};
+use super::line;
+use super::AgentSpec;
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -42,21 +34,18 @@ pub trait StreamAdapter: Send {
     fn on_stdout_line(&mut self, line: &str);
     /// A line longer than the runner keeps; `head` is its start. What it
     /// held is unknown unless the adapter can tell from the head.
-    fn on_oversized_line(&mut self, head: &str);
+    fn on_oversized_line(&mut self, head: &str) {
+        self.seen_mut().oversized(head);
+    }
     /// What is known so far, for an attempt the runner ends itself
     /// (a deadline): the failure boundary is not known.
-    fn effect_so_far(&self) -> EffectContext;
-    fn finish(self: Box<Self>, exit: Exit) -> Finished;
-}
-
-pub fn for_kind(kind: AgentKind) -> Box<dyn StreamAdapter> {
-    match kind {
-        AgentKind::ClaudeCode => Box::<claude::Claude>::default(),
-        AgentKind::Codex => Box::<codex::Codex>::default(),
-        AgentKind::Gemini => Box::<gemini::Gemini>::default(),
-        AgentKind::Opencode => Box::<opencode::Opencode>::default(),
-        AgentKind::Generic | AgentKind::Simulated => Box::<generic::Generic>::default(),
+    fn effect_so_far(&self) -> EffectContext {
+        self.seen().effect(false)
     }
+    fn finish(self: Box<Self>, exit: Exit) -> Finished;
+    /// What the adapter has seen of the agent's stream so far.
+    fn seen(&self) -> &Seen;
+    fn seen_mut(&mut self) -> &mut Seen;
 }
 
 /// Program, arguments, and what goes to stdin.
@@ -67,72 +56,36 @@ pub struct CommandLine {
     pub stdin: Option<String>,
 }
 
-pub fn command_line(agent: &AgentSpec, prompt: &str) -> CommandLine {
-    let program = |default: &str| agent.program.clone().unwrap_or_else(|| default.to_string());
-    let model = |flag: &str| {
-        agent
-            .model
-            .iter()
-            .flat_map(|m| [flag.to_string(), m.clone()])
-            .collect::<Vec<_>>()
-    };
-    let with = |fixed: &[&str], model_args: Vec<String>, tail: Vec<String>| {
+impl CommandLine {
+    /// `PROGRAM FIXED [MODEL_FLAG MODEL] ARGS TAIL`: the layout of every CLI
+    /// kind, the candidate's extra arguments after Recourse's own flags.
+    pub(crate) fn cli(
+        agent: &AgentSpec,
+        default_program: &str,
+        fixed: &[&str],
+        model_flag: &str,
+        tail: &[&str],
+    ) -> CommandLine {
         let mut args: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
-        args.extend(model_args);
+        if let Some(model) = &agent.model {
+            args.extend([model_flag.to_string(), model.clone()]);
+        }
         args.extend(agent.args.iter().cloned());
-        args.extend(tail);
-        args
-    };
-    let p = vec![prompt.to_string()];
-    let (program, args, stdin) = match agent.kind {
-        AgentKind::ClaudeCode => (
-            program("claude"),
-            with(
-                &["--output-format", "stream-json", "--verbose"],
-                model("--model"),
-                {
-                    let mut t = vec!["-p".to_string()];
-                    t.extend(p);
-                    t
-                },
-            ),
-            None,
-        ),
-        AgentKind::Codex => (
-            program("codex"),
-            with(&["exec", "--json"], model("--model"), p),
-            None,
-        ),
-        AgentKind::Gemini => (
-            program("gemini"),
-            with(&["--output-format", "stream-json"], model("--model"), {
-                let mut t = vec!["-p".to_string()];
-                t.extend(p);
-                t
-            }),
-            None,
-        ),
-        AgentKind::Opencode => (
-            program("opencode"),
-            with(&["run", "--format", "json"], model("--model"), p),
-            None,
-        ),
-        AgentKind::Generic | AgentKind::Simulated => (
-            program("false"),
-            with(&[], Vec::new(), Vec::new()),
-            Some(prompt.to_string()),
-        ),
-    };
-    CommandLine {
-        program,
-        args,
-        stdin,
+        args.extend(tail.iter().map(|s| s.to_string()));
+        CommandLine {
+            program: agent
+                .program
+                .clone()
+                .unwrap_or_else(|| default_program.to_string()),
+            args,
+            stdin: None,
+        }
     }
 }
 
 /// What an adapter knows about effects when the process ends.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Seen {
+pub struct Seen {
     /// The agent's event stream started (the prompt reached it).
     pub stream_started: bool,
     pub assistant: bool,
@@ -246,12 +199,12 @@ pub(crate) fn status_in(text: &str) -> Option<u16> {
         .filter(|s| (100..600).contains(s))
 }
 
-fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
+pub(crate) fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_str()
 }
 
 /// An HTTP status from a JSON number or numeric string.
-fn status_at(v: &serde_json::Value, path: &[&str]) -> Option<u16> {
+pub(crate) fn status_at(v: &serde_json::Value, path: &[&str]) -> Option<u16> {
     let v = path.iter().try_fold(v, |v, k| v.get(k))?;
     let n = v.as_u64().or_else(|| v.as_str()?.parse().ok())?;
     u16::try_from(n).ok().filter(|s| (100..600).contains(s))
@@ -263,7 +216,15 @@ mod tests {
     //! adapter does not know makes effects unknown. Each case is lines from
     //! a recording (fixtures/agents/recorded/) with one unknown line added.
     use super::*;
+    use crate::agent::AgentKind;
     use chrono::Utc;
+
+    fn for_kind(kind: AgentKind) -> Box<dyn StreamAdapter> {
+        match kind.descriptor().launch {
+            crate::agent::Launch::Process { adapter, .. } => adapter(),
+            crate::agent::Launch::InProcess => panic!("{kind:?} has no adapter"),
+        }
+    }
 
     fn exit(code: i32) -> Exit {
         Exit {

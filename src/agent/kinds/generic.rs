@@ -1,0 +1,81 @@
+//! Any command: exit status 0 is success; otherwise the stderr tail is the
+//! evidence. What the command did is unknown, so the gate fails closed.
+
+use crate::agent::stream::{raw, CommandLine, Exit, Finished, Seen, StreamAdapter};
+use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::evidence::{Phase, Provider};
+use crate::safety::{EffectContext, PromptDelivery};
+
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    kind: AgentKind::Generic,
+    slug: "generic",
+    label: "Any command",
+    description: "Runs your command with the prompt on stdin; exit code and stderr tail are the \
+                  evidence. Effects are unknown, so failures go to manual recovery.",
+    default_program: None,
+    config_dir_variable: None,
+    provider: Provider::Generic,
+    policy_applies: false,
+    // A document must be valid as written: a placeholder the person replaces.
+    starter: || AgentSpec {
+        program: Some("your-agent".into()),
+        ..AgentSpec::default_for(AgentKind::Generic)
+    },
+    launch: Launch::Process {
+        command: |agent, prompt| CommandLine {
+            stdin: Some(prompt.to_string()),
+            ..CommandLine::cli(agent, "false", &[], "", &[])
+        },
+        adapter: || Box::<Generic>::default(),
+    },
+};
+
+/// Whether anything but whitespace came on stdout is all it keeps
+/// (`Seen::assistant`): the command's output is its only sign of work.
+#[derive(Default)]
+pub struct Generic {
+    seen: Seen,
+}
+
+impl StreamAdapter for Generic {
+    fn on_stdout_line(&mut self, line: &str) {
+        self.seen.assistant |= !line.trim().is_empty();
+    }
+
+    fn on_oversized_line(&mut self, _head: &str) {
+        self.seen.assistant = true;
+    }
+
+    fn effect_so_far(&self) -> EffectContext {
+        unknown_effects(self.seen.assistant)
+    }
+
+    fn finish(self: Box<Self>, exit: Exit) -> Finished {
+        if exit.code == Some(0) {
+            return Finished::Succeeded;
+        }
+        Finished::Failed {
+            raw: raw(Provider::Generic, None, &exit, Phase::Exit),
+            effect: unknown_effects(exit.stdout_seen),
+        }
+    }
+
+    fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    fn seen_mut(&mut self) -> &mut Seen {
+        &mut self.seen
+    }
+}
+
+/// Whatever the command did is unknown: the prompt may have been acted on.
+fn unknown_effects(stdout_seen: bool) -> EffectContext {
+    EffectContext {
+        prompt_delivery: Some(PromptDelivery::Ambiguous),
+        assistant_output_seen: Some(stdout_seen),
+        tool_activity_seen: None,
+        partial_result_seen: None,
+        evidence_current: None,
+    }
+}

@@ -1,0 +1,81 @@
+//! One file per agent kind, each holding the kind's [`Descriptor`] and the
+//! adapter that reads its output. Adding a CLI: a file here with its
+//! descriptor and adapter, its variant in [`AgentKind`] with one line in
+//! [`descriptor`], and its recordings under `fixtures/agents/recorded/`
+//! (`docs/architecture.md` lists the steps).
+
+mod claude_code;
+mod codex;
+mod gemini;
+mod generic;
+mod opencode;
+mod simulated;
+
+use super::stream::{CommandLine, StreamAdapter};
+use super::{AgentKind, AgentSpec};
+use crate::evidence::Provider;
+
+/// Everything Recourse knows about one agent kind.
+pub struct Descriptor {
+    pub kind: AgentKind,
+    /// The agent name in policy and profile documents (`claude-code`).
+    pub slug: &'static str,
+    /// How the editor and the CLI name it (`Claude Code`).
+    pub label: &'static str,
+    /// What it runs and what is tracked, in a sentence for the picker.
+    pub description: &'static str,
+    /// Program run when a candidate names none; `None`: it must be given.
+    pub default_program: Option<&'static str>,
+    /// The variable the CLI documents for its configuration directory.
+    pub config_dir_variable: Option<&'static str>,
+    /// Whose wording its evidence is in, for the catalogue.
+    pub provider: Provider,
+    /// Whether its stream tells effects apart, so a failure can be
+    /// recovered by the class policy; `false`: every failure needs a person.
+    pub policy_applies: bool,
+    /// A new candidate's agent settings.
+    pub starter: fn() -> AgentSpec,
+    pub launch: Launch,
+}
+
+/// How an attempt of a kind runs.
+pub enum Launch {
+    /// Played inside Recourse by the runner: the simulated provider.
+    InProcess,
+    /// A child process, read by the kind's adapter.
+    Process {
+        command: fn(&AgentSpec, &str) -> CommandLine,
+        adapter: fn() -> Box<dyn StreamAdapter>,
+    },
+}
+
+pub(super) fn descriptor(kind: AgentKind) -> &'static Descriptor {
+    match kind {
+        AgentKind::Simulated => &simulated::DESCRIPTOR,
+        AgentKind::ClaudeCode => &claude_code::DESCRIPTOR,
+        AgentKind::Codex => &codex::DESCRIPTOR,
+        AgentKind::Gemini => &gemini::DESCRIPTOR,
+        AgentKind::Opencode => &opencode::DESCRIPTOR,
+        AgentKind::Generic => &generic::DESCRIPTOR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_has_its_own_descriptor_and_slug() {
+        for kind in AgentKind::ALL {
+            let d = kind.descriptor();
+            assert_eq!(d.kind, kind, "{} is filed under its own kind", d.slug);
+            assert_eq!(AgentKind::from_slug(d.slug), Some(kind));
+            assert_eq!((d.starter)().kind, kind, "{}: its starter runs it", d.slug);
+            assert!(
+                (d.starter)().validate("agent").is_empty(),
+                "{}: a new candidate is valid as made",
+                d.slug
+            );
+        }
+    }
+}

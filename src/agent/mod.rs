@@ -1,0 +1,58 @@
+//! What a candidate runs. Every fact about an agent kind — its names, the
+//! program it runs, its config dir variable, its provider, how it is
+//! launched and how its output is read — lives in that kind's own file under
+//! [`kinds`], behind one [`Descriptor`]. Pure: the runner turns a descriptor
+//! into a process, the engine and the UI read its facts.
+
+mod json_head;
+pub mod kinds;
+mod line;
+mod spec;
+pub mod stream;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use kinds::{Descriptor, Launch};
+pub use spec::{looks_secret, AgentSpec, AttemptTimeouts, SimStep, MASKED};
+pub use stream::{CommandLine, Exit, Finished, StreamAdapter};
+
+/// Which agent CLI a candidate runs.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    Simulated,
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Opencode,
+    Generic,
+}
+
+impl AgentKind {
+    pub const ALL: [AgentKind; 6] = [
+        AgentKind::Simulated,
+        AgentKind::ClaudeCode,
+        AgentKind::Codex,
+        AgentKind::Gemini,
+        AgentKind::Opencode,
+        AgentKind::Generic,
+    ];
+
+    /// Everything Recourse knows about this kind.
+    pub fn descriptor(self) -> &'static Descriptor {
+        kinds::descriptor(self)
+    }
+
+    /// The agent name used in policy and profile documents (`claude-code`).
+    pub fn slug(self) -> &'static str {
+        self.descriptor().slug
+    }
+
+    /// The kind a document's agent name stands for.
+    pub fn from_slug(slug: &str) -> Option<AgentKind> {
+        AgentKind::ALL.into_iter().find(|k| k.slug() == slug)
+    }
+}
