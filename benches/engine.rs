@@ -38,8 +38,8 @@ use recourse::engine::{Engine, EngineOptions};
 use recourse::evidence::{Correlation, Evidence, Phase, Provider, RawEvidence, MAX_MESSAGE_BYTES};
 use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use recourse::profile::CandidateInput;
-use recourse::route::machine::{self, Failure, Lease, Plan};
-use recourse::route::{ManualAction, RouteRow, RouteState};
+use recourse::route::machine::{self, Failure, Lease, Plan, World};
+use recourse::route::{Interruption, ManualAction, RouteRow, RouteState};
 use recourse::safety::EffectContext;
 use recourse::scheduler::Scheduler;
 use recourse::store::{Cas, Store};
@@ -178,7 +178,8 @@ fn new_route(store: &mut Store, profile: &recourse::profile::Profile, owner: &st
         until: now - chrono::Duration::minutes(1),
     };
     let prompt = "Fix the flaky integration test and open a pull request".to_string();
-    let new = machine::start(profile, prompt, None, lease, now).expect("an enabled candidate");
+    let new = machine::start(profile, prompt, None, lease, World::default(), now)
+        .expect("an enabled candidate");
     store
         .insert_route(&new, |id| new.first_attempt(id))
         .expect("route inserted")
@@ -186,12 +187,7 @@ fn new_route(store: &mut Store, profile: &recourse::profile::Profile, owner: &st
 
 fn commit(store: &mut Store, plan: Plan) -> RouteRow {
     let cas = store
-        .commit_transition(
-            plan.expected_generation,
-            plan.expected_state,
-            &plan.next,
-            &plan.write,
-        )
+        .commit_transition(&plan)
         .expect("transition committed");
     match cas {
         Cas::Won(row) => row,
@@ -278,16 +274,18 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
                 c.generation = row.generation;
                 c.attempt = row.attempts;
             }
-            machine::failed(row, f, lease("bench"), now).expect("running")
+            machine::failed(row, f, lease("bench"), World::default(), now).expect("running")
         }
         RouteState::WaitingReset | RouteState::RetryScheduled => {
-            machine::timer_fired(row, lease("bench"), now).expect("waiting routes dispatch")
+            machine::timer_fired(row, lease("bench"), World::default(), now)
+                .expect("waiting routes dispatch")
         }
         RouteState::NeedsManual => machine::manual(
             row,
             ManualAction::RetryNow,
             row.generation,
             lease("bench"),
+            World::default(),
             now,
         )
         .expect("retry-now is valid in needs_manual"),
@@ -311,8 +309,8 @@ fn transitions(dir: &Path, n: usize) {
     for i in 0..n {
         let slot = i % rows.len();
         let plan = next_plan(&rows[slot], &classified);
-        kinds[0] += usize::from(plan.write.result.is_some());
-        kinds[1] += usize::from(plan.write.dispatch.is_some());
+        kinds[0] += usize::from(plan.write().result().is_some());
+        kinds[1] += usize::from(plan.write().dispatch().is_some());
         sizes.push(written_bytes(&plan));
         let t = Instant::now();
         rows[slot] = commit(&mut store, plan);
@@ -358,19 +356,19 @@ fn row_line(what: &str, per: Duration) {
 /// Bytes of row data a transition writes: the whole route row (SQLite
 /// rewrites the record) and the attempt or result row, JSON as stored.
 fn written_bytes(plan: &Plan) -> usize {
-    let r = &plan.next;
+    let r = plan.next();
     let mut n = r.profile_name.len() + r.prompt.len() + 200;
     n += json(&r.candidates) + json(&r.cycle) + json(&r.classification) + json(&r.policy);
-    n += r.decision.as_deref().map_or(0, str::len);
+    n += r.decision.as_ref().map_or(0, |d| d.text().len());
     n += r.manual_reason.as_ref().map_or(0, |m| m.text().len());
-    if let Some(a) = &plan.write.dispatch {
+    if let Some(a) = plan.write().dispatch() {
         n += a.candidate_name.len() + a.invocation_id.len() + 60;
     }
-    if let Some(res) = &plan.write.result {
+    if let Some(res) = plan.write().result() {
         n +=
             json(&res.classification) + json(&res.effect) + json(&res.policy) + json(&res.evidence);
         n += res.excerpt.as_deref().map_or(0, str::len)
-            + res.decision.as_deref().map_or(0, str::len)
+            + res.decision.as_ref().map_or(0, |d| d.text().len())
             + 60;
     }
     n
@@ -482,7 +480,8 @@ fn template(
     let retry = |store: &mut Store, row: &RouteRow| {
         commit(
             store,
-            machine::failed(row, failure(row, short), dead, now).expect("running"),
+            machine::failed(row, failure(row, short), dead, World::default(), now)
+                .expect("running"),
         )
     };
     let row = match kind {
@@ -492,24 +491,31 @@ fn template(
             let f = failure(&running, &usage_limit(later));
             commit(
                 store,
-                machine::failed(&running, f, dead, now).expect("running"),
+                machine::failed(&running, f, dead, World::default(), now).expect("running"),
             )
         }
         Kind::NeedsManual => commit(
             store,
-            machine::interrupted(&running, "its engine stopped", now).expect("running"),
+            machine::interrupted(&running, Interruption::EngineStopped, now).expect("running"),
         ),
         Kind::Stopped => {
             let waiting = retry(store, &running);
-            let plan = machine::manual(&waiting, ManualAction::Stop, waiting.generation, dead, now)
-                .expect("stop is valid while waiting");
+            let plan = machine::manual(
+                &waiting,
+                ManualAction::Stop,
+                waiting.generation,
+                dead,
+                World::default(),
+                now,
+            )
+            .expect("stop is valid while waiting");
             commit(store, plan)
         }
         Kind::Succeeded => {
             let waiting = retry(store, &running);
             let again = commit(
                 store,
-                machine::timer_fired(&waiting, dead, now).expect("waiting"),
+                machine::timer_fired(&waiting, dead, World::default(), now).expect("waiting"),
             );
             commit(
                 store,
@@ -686,6 +692,7 @@ fn steady_state(
             ManualAction::CancelWait,
             row.generation,
             lease("other"),
+            World::default(),
             Utc::now(),
         )
         .expect("cancel-wait is valid");

@@ -71,11 +71,11 @@ pub async fn catalogue_rules(state: State<'_, AppState>) -> Result<CatalogueView
 }
 
 fn catalogue_view(engine: &Engine) -> CatalogueView {
-    let catalogue = engine.catalogue();
-    let overlay = engine.overlay();
+    let state = engine.catalogue_state();
+    let catalogue = &state.catalogue;
     let mut fixtures: HashMap<&str, Vec<String>> = HashMap::new();
-    let local = overlay.local_fixtures().0;
-    for named in builtin_fixtures().iter().chain(&local) {
+    let local = &state.local_fixtures;
+    for named in builtin_fixtures().iter().chain(local) {
         if let Some(id) = named.fixture.expect.rule_id.as_deref() {
             fixtures.entry(id).or_default().push(named.name.clone());
         }
@@ -122,8 +122,8 @@ fn catalogue_view(engine: &Engine) -> CatalogueView {
     CatalogueView {
         version: catalogue.version.clone(),
         rules,
-        local_path: overlay.rules_path().display().to_string(),
-        local_error: overlay.error().map(str::to_owned),
+        local_path: state.rules_path.display().to_string(),
+        local_error: state.error.clone(),
     }
 }
 

@@ -99,7 +99,7 @@ pub async fn check_policy(index: u32, policy: CandidatePolicy) -> Vec<FieldError
 #[tauri::command]
 #[specta::specta]
 pub async fn check_candidates(candidates: Vec<CandidateInput>) -> Vec<FieldError> {
-    recourse::engine::check_candidates(&candidates)
+    recourse::profile::check_candidates(&candidates)
 }
 
 /// Every problem with candidate `index`'s agent settings (program, timeouts,

@@ -3,20 +3,9 @@
 //! put each field error beside its field.
 
 use recourse::engine::EngineError;
+pub use recourse::engine::ErrorCode;
 use recourse::policy::FieldError;
 use serde::Serialize;
-
-/// Closed set of error codes the UI understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    NotFound,
-    Validation,
-    Stale,
-    Conflict,
-    Store,
-    Io,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct IpcError {
@@ -41,16 +30,8 @@ impl IpcError {
 
 impl From<EngineError> for IpcError {
     fn from(err: EngineError) -> Self {
-        let code = match &err {
-            EngineError::NotFound { .. } => ErrorCode::NotFound,
-            EngineError::Validation { .. } => ErrorCode::Validation,
-            EngineError::Stale { .. } => ErrorCode::Stale,
-            EngineError::Conflict(_) => ErrorCode::Conflict,
-            EngineError::Store(_) => ErrorCode::Store,
-            EngineError::Io(_) => ErrorCode::Io,
-        };
         IpcError {
-            code,
+            code: err.code(),
             fields: err.field_errors().to_vec(),
             message: err.to_string(),
         }

@@ -239,8 +239,8 @@ mod tests {
     /// Regenerate with `UPDATE_BINDINGS=1 cargo test -p recourse-app bindings`.
     #[test]
     fn committed_agent_kinds_of_the_ui_test_backend_are_up_to_date() {
-        let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../ui/tests/ui/harness/agent-kinds.json");
+        let committed =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/tests/ui/harness/agent-kinds.json");
         let kinds = recourse::agent::AgentKind::ALL.map(recourse::engine::AgentKindInfo::of);
         let fresh = serde_json::to_string_pretty(&kinds).unwrap() + "\n";
         if std::env::var_os("UPDATE_BINDINGS").is_some() {

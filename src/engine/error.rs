@@ -24,16 +24,42 @@ pub enum EngineError {
     Io(String),
 }
 
-impl EngineError {
-    /// One of `not_found`, `validation`, `stale`, `conflict`, `store`, `io`.
-    pub fn code(&self) -> &'static str {
+/// The closed set of error codes the UI and the CLI branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    NotFound,
+    Validation,
+    Stale,
+    Conflict,
+    Store,
+    Io,
+}
+
+impl ErrorCode {
+    /// `not_found`, `validation`, `stale`, `conflict`, `store` or `io`.
+    pub fn as_str(self) -> &'static str {
         match self {
-            EngineError::NotFound { .. } => "not_found",
-            EngineError::Validation(_) => "validation",
-            EngineError::Stale { .. } => "stale",
-            EngineError::Conflict(_) => "conflict",
-            EngineError::Store(_) => "store",
-            EngineError::Io(_) => "io",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Validation => "validation",
+            ErrorCode::Stale => "stale",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Store => "store",
+            ErrorCode::Io => "io",
+        }
+    }
+}
+
+impl EngineError {
+    /// The one mapping of an error to its code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EngineError::NotFound { .. } => ErrorCode::NotFound,
+            EngineError::Validation(_) => ErrorCode::Validation,
+            EngineError::Stale { .. } => ErrorCode::Stale,
+            EngineError::Conflict(_) => ErrorCode::Conflict,
+            EngineError::Store(_) => ErrorCode::Store,
+            EngineError::Io(_) => ErrorCode::Io,
         }
     }
 

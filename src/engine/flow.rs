@@ -1,22 +1,21 @@
-//! Route flow: starting routes, manual actions, timer firings and agent
-//! reports, each planned by [`super::route`], committed by compare-and-set,
-//! and only then followed by its effect.
+//! Route flow: starting routes, manual actions and agent reports, each
+//! planned by [`crate::route::machine`], committed by compare-and-set, and
+//! only then followed by its effect.
 
 use std::path::PathBuf;
 
 use tracing::{error, warn};
 
+use super::book::RunHandle;
 use super::pending::Work;
-use super::{snapshot, Engine, EngineError, RunHandle};
-use super::{ActionRequest, RouteEvent, RouteSnapshot, StartRun};
+use super::views::snapshot;
+use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
 use crate::classification::RuntimeFailure;
-use crate::evidence::{Correlation, Evidence};
-use crate::route::machine::{self, Effect, Failure, Lease, Plan, Refusal};
-use crate::route::{
-    AttemptOutcome, AttemptRecord, AttemptResultRecord, ManualAction, RouteRow, RouteState,
-};
+use crate::evidence::{Correlation, Evidence, RawEvidence};
+use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
+use crate::route::{AttemptRecord, Interruption, RouteRow, RouteState};
 use crate::runner::{self, Launch, RunReport};
-use crate::scheduler::Fired;
+use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
 use crate::timing;
 
@@ -31,16 +30,15 @@ impl Engine {
             return Err(EngineError::validation("prompt", "the prompt is empty"));
         }
         let cwd = check_cwd(req.cwd.as_deref())?;
-        self.refuse_if_paused("a new route")?;
         let profile = self.get_profile(req.profile_id)?;
-        let lease = Lease {
-            owner: &self.inner.instance,
-            until: self.lease_until(),
-        };
         let now = self.inner.clock.now();
-        let new = machine::start(&profile, req.prompt, cwd, lease, now).ok_or_else(|| {
-            EngineError::validation("profile_id", "the profile has no enabled candidate")
-        })?;
+        let new = machine::start(&profile, req.prompt, cwd, self.lease(), self.world(), now)
+            .map_err(|refusal| match refusal {
+                StartRefusal::NoEnabledCandidate => {
+                    EngineError::validation("profile_id", "the profile has no enabled candidate")
+                }
+                StartRefusal::Paused => paused("a new route"),
+            })?;
         let mut store = self.store();
         let row = store.insert_route(&new, |id| new.first_attempt(id))?;
         let attempt = store.attempts(row.id)?.remove(0).attempt;
@@ -52,48 +50,49 @@ impl Engine {
 
     /// Applies a manual action fenced by the generation the person saw.
     pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
-        if matches!(
-            req.action,
-            ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume
-        ) {
-            self.refuse_if_paused(req.action.as_str())?;
-        }
         let row = self.route_row(req.route_id)?;
         let now = self.inner.clock.now();
-        let until = self.lease_until();
-        let lease = Lease {
-            owner: &self.inner.instance,
-            until,
-        };
-        match machine::manual(&row, req.action, req.expected_generation, lease, now) {
-            Ok(plan) => {
-                let kills = plan.effect == Effect::Kill;
-                let run_here = self.runs().contains_key(&row.id);
-                if kills && !run_here {
-                    // Run by another process: the attempt is recorded as
-                    // killed only once its agent is known to be gone.
-                    self.make_sure_agent_gone(&row).await?;
-                }
-                match self.commit(plan)? {
-                    Cas::Won(row) => {
-                        if kills && run_here {
-                            self.until_run_ends(row.id).await;
-                        }
-                        Ok(snapshot(&row))
-                    }
-                    Cas::Lost(current) => Err(stale(&current)),
-                }
+        let planned = machine::manual(
+            &row,
+            req.action,
+            req.expected_generation,
+            self.lease(),
+            self.world(),
+            now,
+        );
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(Refusal::AlreadyDone) => return Ok(snapshot(&row)),
+            Err(Refusal::Stale) => return Err(stale(&row)),
+            Err(Refusal::NotValid { action, state }) => {
+                return Err(EngineError::Conflict(format!(
+                    "{} is not possible while the route is {}",
+                    action.as_str(),
+                    state.as_str()
+                )))
             }
-            Err(Refusal::AlreadyDone) => Ok(snapshot(&row)),
-            Err(Refusal::Stale) => Err(stale(&row)),
-            Err(Refusal::NotValid { action, state }) => Err(EngineError::Conflict(format!(
-                "{} is not possible while the route is {}",
-                action.as_str(),
-                state.as_str()
-            ))),
-            Err(Refusal::NoCandidateLeft) => Err(EngineError::Conflict(
-                "no candidate is left to skip to in this cycle".to_string(),
-            )),
+            Err(Refusal::NoCandidateLeft) => {
+                return Err(EngineError::Conflict(
+                    "no candidate is left to skip to in this cycle".to_string(),
+                ))
+            }
+            Err(Refusal::Paused) => return Err(paused(req.action.as_str())),
+        };
+        let kills = *plan.effect() == Effect::Kill;
+        let run_here = self.run_at(row.id).is_some();
+        if kills && !run_here {
+            // Run by another process: the attempt is recorded as killed
+            // only once its agent is known to be gone.
+            self.make_sure_agent_gone(&row).await?;
+        }
+        match self.commit(plan)? {
+            Cas::Won(row) => {
+                if kills && run_here {
+                    self.until_run_ends(row.id).await;
+                }
+                Ok(snapshot(&row))
+            }
+            Cas::Lost(current) => Err(stale(&current)),
         }
     }
 
@@ -117,7 +116,7 @@ impl Engine {
     /// so a resume right after a stop can never run two agents at once.
     async fn until_run_ends(&self, route_id: u32) {
         let deadline = tokio::time::Instant::now() + AGENT_GONE_WITHIN;
-        while self.runs().contains_key(&route_id) && tokio::time::Instant::now() < deadline {
+        while self.run_at(route_id).is_some() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
@@ -128,25 +127,15 @@ impl Engine {
             .ok_or_else(|| EngineError::not_found("route", id))
     }
 
-    pub(super) fn lease_until(&self) -> chrono::DateTime<chrono::Utc> {
-        let lease = chrono::Duration::from_std(self.inner.opts.lease).unwrap_or_default();
-        self.inner.clock.now() + lease
-    }
-
     /// Commits a plan; on success performs its effect and publishes the
     /// event.
     pub(super) fn commit(&self, plan: Plan) -> Result<Cas, EngineError> {
         let mut store = self.store();
-        let outcome = store.commit_transition(
-            plan.expected_generation,
-            plan.expected_state,
-            &plan.next,
-            &plan.write,
-        )?;
+        let outcome = store.commit_transition(&plan)?;
         let Cas::Won(row) = outcome else {
             return Ok(outcome);
         };
-        self.apply_effect(&store, &row, plan.effect);
+        self.apply_effect(&store, &row, plan.effect().clone());
         drop(store);
         self.publish(&row);
         Ok(Cas::Won(row))
@@ -154,11 +143,7 @@ impl Engine {
 
     fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect) {
         match effect {
-            Effect::Arm(at) => {
-                self.armed().insert(row.id, row.generation);
-                let instant = self.inner.clock.instant_of(at);
-                self.inner.scheduler.arm(row.id, row.generation, instant);
-            }
+            Effect::Arm(at) => self.arm(row.id, row.generation, at),
             Effect::Dispatch(attempt) => {
                 self.disarm(row.id);
                 self.launch(store, row, attempt);
@@ -168,18 +153,6 @@ impl Engine {
                 self.kill(row.id);
             }
             Effect::Nothing => self.disarm(row.id),
-        }
-    }
-
-    pub(super) fn disarm(&self, route_id: u32) {
-        if self.armed().remove(&route_id).is_some() {
-            self.inner.scheduler.disarm(route_id);
-        }
-    }
-
-    pub(super) fn kill(&self, route_id: u32) {
-        if let Some(run) = self.runs().get(&route_id) {
-            run.cancel.cancel();
         }
     }
 
@@ -223,7 +196,7 @@ impl Engine {
             let report = runner::run(launch, token).await;
             engine.on_report(route_id, attempt, report);
         });
-        self.runs().insert(
+        self.book().runs.insert(
             route_id,
             RunHandle {
                 generation,
@@ -241,12 +214,13 @@ impl Engine {
         let generation = attempt.generation;
         self.hold(key, Work::Report(Box::new((attempt, report))));
         {
-            let mut runs = self.runs();
-            if runs
+            let mut book = self.book();
+            if book
+                .runs
                 .get(&route_id)
                 .is_some_and(|r| r.generation == generation)
             {
-                runs.remove(&route_id);
+                book.runs.remove(&route_id);
             }
         }
         self.perform(key);
@@ -258,39 +232,31 @@ impl Engine {
         attempt: &AttemptRecord,
         report: RunReport,
     ) -> Result<(), EngineError> {
-        let row = self.refreshed(self.route_row(route_id)?)?;
+        let row = self.with_current_policies(self.route_row(route_id)?)?;
         let now = self.inner.clock.now();
         let current = row.state == RouteState::Running && row.generation == attempt.generation;
-        let until = self.lease_until();
-        let lease = Lease {
-            owner: &self.inner.instance,
-            until,
-        };
+        if !current {
+            return self.record_late(&row, attempt, report, now);
+        }
         let plan = match report {
-            RunReport::Succeeded if current => machine::succeeded(&row, attempt.number, now),
-            RunReport::Failed { raw, effect } if current => {
+            RunReport::Succeeded => machine::succeeded(&row, attempt.number, now),
+            RunReport::Failed { raw, effect } => {
                 let failure = self.failure(&row, attempt, raw, effect, None, true);
-                machine::failed(&row, failure, lease, now)
+                machine::failed(&row, failure, self.lease(), self.world(), now)
             }
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } if current => {
+            } => {
                 let failure = self.failure(&row, attempt, raw, effect, Some(failure), true);
-                machine::failed(&row, failure, lease, now)
+                machine::failed(&row, failure, self.lease(), self.world(), now)
             }
-            RunReport::Killed if current => {
-                machine::interrupted(&row, "Recourse was shut down", now)
-            }
-            late => return self.record_late(&row, attempt, late, now),
+            RunReport::Killed => machine::interrupted(&row, Interruption::ShutDown, now),
         };
-        let Some(mut plan) = plan else {
+        let Some(plan) = plan else {
             return Ok(());
         };
-        if self.is_paused() {
-            plan = super::pause::hold_dispatch(plan);
-        }
         if let Cas::Lost(current) = self.commit(plan)? {
             warn!(
                 route = route_id,
@@ -300,12 +266,13 @@ impl Engine {
         Ok(())
     }
 
+    /// Sanitizes, correlates and classifies a failed attempt's evidence.
     fn failure(
         &self,
         row: &RouteRow,
         attempt: &AttemptRecord,
-        mut raw: crate::evidence::RawEvidence,
-        mut effect: crate::safety::EffectContext,
+        mut raw: RawEvidence,
+        mut effect: EffectContext,
         runtime: Option<RuntimeFailure>,
         current: bool,
     ) -> Failure {
@@ -330,7 +297,8 @@ impl Engine {
         }
     }
 
-    /// The attempt ended after its route moved on (stopped, taken over).
+    /// The attempt ended after its route moved on (stopped, taken over):
+    /// its result is kept in the history and decides nothing.
     fn record_late(
         &self,
         row: &RouteRow,
@@ -338,75 +306,33 @@ impl Engine {
         report: RunReport,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), EngineError> {
-        let mut result = AttemptResultRecord {
-            number: attempt.number,
-            finished_at: now,
-            outcome: AttemptOutcome::Killed,
-            classification: None,
-            effect: None,
-            policy_revision: None,
-            policy: None,
-            decision: Some("none: the route had already moved on".to_string()),
-            evidence: None,
-            excerpt: None,
-        };
-        match report {
-            RunReport::Succeeded => result.outcome = AttemptOutcome::Succeeded,
+        let late = match report {
+            RunReport::Succeeded => Late::Succeeded,
             RunReport::Failed { raw, effect } => {
-                let f = self.failure(row, attempt, raw, effect, None, false);
-                result.outcome = AttemptOutcome::Failed;
-                result.excerpt = Some(machine::excerpt(&f.evidence.message));
-                result.classification = Some(f.classification);
-                result.effect = Some(f.effect);
-                result.evidence = Some(f.evidence);
+                Late::Failed(self.failure(row, attempt, raw, effect, None, false))
             }
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } => {
-                let f = self.failure(row, attempt, raw, effect, Some(failure), false);
-                result.outcome = AttemptOutcome::Failed;
-                result.excerpt = Some(machine::excerpt(&f.evidence.message));
-                result.classification = Some(f.classification);
-                result.effect = Some(f.effect);
-                result.evidence = Some(f.evidence);
-            }
-            RunReport::Killed => {}
-        }
+            } => Late::Failed(self.failure(row, attempt, raw, effect, Some(failure), false)),
+            RunReport::Killed => Late::Killed,
+        };
+        let result = machine::late_result(attempt.number, late, now);
         self.store().record_late_result(row.id, &result)?;
         Ok(())
     }
 
-    /// Policies and enabled flags as they are now: an edit applies to the
-    /// next decision; a pending deadline is never recomputed.
-    fn refreshed(&self, mut row: RouteRow) -> Result<RouteRow, EngineError> {
+    /// The row with its candidates' policies as they are now, read by
+    /// candidate id (see [`machine::with_policies`]).
+    fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
         let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
         let current = self.store().candidates_by_id(&ids)?;
-        for c in &mut row.candidates {
-            if let Some(now) = current.iter().find(|n| n.id == c.id) {
-                c.policy = now.policy.clone();
-                c.policy_revision = now.policy_revision;
-            }
-        }
-        Ok(row)
-    }
-
-    /// A wait came due; the firing is held until its transition commits.
-    pub(super) fn on_timer(&self, fired: Fired) {
-        let key = (fired.key, fired.generation);
-        self.hold(key, Work::Timer);
-        {
-            let mut armed = self.armed();
-            if armed.get(&fired.key) == Some(&fired.generation) {
-                armed.remove(&fired.key);
-            }
-        }
-        self.perform(key);
+        Ok(machine::with_policies(row, &current))
     }
 
     pub(super) fn publish(&self, row: &RouteRow) {
-        self.published().insert(row.id, row.generation);
+        self.book().published.insert(row.id, row.generation);
         // No subscriber is fine: nobody is watching.
         let _ = self.inner.events.send(RouteEvent {
             route_id: row.id,
@@ -420,6 +346,13 @@ fn stale(current: &RouteRow) -> EngineError {
     EngineError::Stale {
         current: Box::new(snapshot(current)),
     }
+}
+
+/// The error for a dispatch a person asked for while dispatches are paused.
+fn paused(what: &str) -> EngineError {
+    EngineError::Conflict(format!(
+        "new dispatches are paused, so {what} would not start an agent; resume dispatches first"
+    ))
 }
 
 fn check_cwd(cwd: Option<&str>) -> Result<Option<String>, EngineError> {

@@ -386,7 +386,7 @@ fn field_of(e: &LocalError) -> FieldError {
 
 /// The inbox, then the newest past attempts with evidence, as samples.
 pub(crate) fn samples(store: &Store) -> Result<Vec<Sample>, StoreError> {
-    let inbox = store.unclassified_results()?;
+    let inbox = store.inbox_results()?;
     let past = store.failed_results_with_evidence(PAST_ATTEMPTS)?;
     let seen: Vec<(u32, u32)> = inbox.iter().map(|(r, a)| (*r, a.attempt.number)).collect();
     let inbox = inbox.into_iter().map(|s| ("inbox: ", s));

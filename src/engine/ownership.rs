@@ -10,18 +10,18 @@
 //! a route found mid-dispatch goes to manual recovery. Changes committed by
 //! other processes are noticed through `PRAGMA data_version`.
 
-use std::collections::HashMap;
-use std::sync::MutexGuard;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
 use tracing::{error, warn};
 
-use super::{snapshot, Engine, EngineError, RouteSnapshot, RunHandle};
-use crate::route::{machine, RouteRow, RouteState};
+use super::book::RunHandle;
+use super::views::snapshot;
+use super::{Engine, EngineError, RouteSnapshot};
+use crate::route::{machine, Interruption, RouteRow, RouteState};
 use crate::scheduler::Fired;
-use crate::store::{ChangeSeq, Claim};
+use crate::store::Claim;
 
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
@@ -59,26 +59,14 @@ fn owner_pid(owner: &str) -> Option<u32> {
 }
 
 impl Engine {
-    pub(super) fn runs(&self) -> MutexGuard<'_, HashMap<u32, RunHandle>> {
-        self.inner.runs.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(super) fn armed(&self) -> MutexGuard<'_, HashMap<u32, u32>> {
-        self.inner.armed.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(super) fn published(&self) -> MutexGuard<'_, HashMap<u32, u32>> {
-        self.inner
-            .published
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(super) fn seen_change(&self) -> MutexGuard<'_, ChangeSeq> {
-        self.inner
-            .seen_change
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+    /// Routes as they are at open count as seen: only later changes made
+    /// by other processes are published.
+    pub(super) fn remember_published(&self) -> Result<(), EngineError> {
+        let generations = self.store().generations()?;
+        let mut book = self.book();
+        book.published.extend(generations.routes);
+        book.seen_change = generations.seen;
+        Ok(())
     }
 
     /// Adopts orphaned routes (if this engine adopts orphans): re-arms their
@@ -137,7 +125,7 @@ impl Engine {
                 // next heartbeat tries again.
                 continue;
             }
-            match machine::interrupted(&row, "its engine stopped", now) {
+            match machine::interrupted(&row, Interruption::EngineStopped, now) {
                 Some(plan) => match self.commit(plan)? {
                     crate::store::Cas::Won(row) => handled.push(row),
                     crate::store::Cas::Lost(current) => {
@@ -186,20 +174,15 @@ impl Engine {
                 expected_owner: row.owner.as_deref(),
             })
             .collect();
-        let until = self.lease_until();
+        let lease = self.lease();
         let taken = self
             .store()
-            .take_ownerships(&claims, &self.inner.instance, until)?;
+            .take_ownerships(&claims, lease.owner, lease.until)?;
         let mut adopted = Vec::new();
         for (row, taken) in waits.iter().zip(taken) {
             if let (true, Some(deadline)) = (taken, row.deadline) {
-                let mut row = row.clone();
-                row.owner = Some(self.inner.instance.clone());
-                row.lease_until = Some(until);
-                self.armed().insert(row.id, row.generation);
-                let at = self.inner.clock.instant_of(deadline);
-                self.inner.scheduler.arm(row.id, row.generation, at);
-                adopted.push(row);
+                self.arm(row.id, row.generation, deadline);
+                adopted.push(machine::taken_over(row.clone(), lease));
             }
         }
         Ok(adopted)
@@ -254,10 +237,10 @@ impl Engine {
     ) -> Result<(), EngineError> {
         if last_renew.elapsed() >= renew_every {
             *last_renew = tokio::time::Instant::now();
-            let until = self.lease_until();
+            let lease = self.lease();
             // Each step on its own: a lock that fails one still lets the
             // others try (and held work is never dropped for it).
-            if let Err(e) = self.store().renew_leases(&self.inner.instance, until) {
+            if let Err(e) = self.store().renew_leases(lease.owner, lease.until) {
                 warn!("renewing route leases failed: {e}");
             }
             self.retry_pending();
@@ -279,24 +262,31 @@ impl Engine {
     /// every route that changed. Reads only the routes changed since the
     /// last look.
     fn sync_external(&self) -> Result<(), EngineError> {
-        let since = *self.seen_change();
+        let since = self.book().seen_change;
         let changes = self.store().routes_changed_since(since)?;
         for row in &changes.rows {
             let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
-            let armed_at = self.armed().get(&row.id).copied();
+            let (armed_at, published) = {
+                let book = self.book();
+                (
+                    book.armed.get(&row.id).copied(),
+                    book.published.get(&row.id).copied(),
+                )
+            };
             if armed_at.is_some_and(|g| g != row.generation || !mine) {
                 self.disarm(row.id);
             }
-            let run_at = self.runs().get(&row.id).map(|r| r.generation);
-            if run_at.is_some_and(|g| g != row.generation || !mine) {
+            if self
+                .run_at(row.id)
+                .is_some_and(|g| g != row.generation || !mine)
+            {
                 self.kill(row.id);
             }
-            let published = self.published().get(&row.id).copied();
             if published != Some(row.generation) {
                 self.publish(row);
             }
         }
-        *self.seen_change() = changes.seen;
+        self.book().seen_change = changes.seen;
         Ok(())
     }
 
@@ -306,7 +296,7 @@ impl Engine {
         self.inner
             .shutting_down
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        let runs: Vec<RunHandle> = self.runs().drain().map(|(_, r)| r).collect();
+        let runs: Vec<RunHandle> = self.book().runs.drain().map(|(_, r)| r).collect();
         for run in &runs {
             run.cancel.cancel();
         }

@@ -7,17 +7,16 @@
 //! fires any overdue wait of this engine that nothing is handling and
 //! reconciles a `running` route of this engine with no attempt behind it.
 
-use std::collections::HashMap;
-use std::sync::MutexGuard;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, warn};
 
 use super::{Engine, EngineError};
-use crate::route::machine::{self, Lease};
-use crate::route::{AttemptRecord, RouteState};
+use crate::route::machine;
+use crate::route::{AttemptRecord, Interruption, RouteState};
 use crate::runner::RunReport;
+use crate::scheduler::Fired;
 
 /// Delays between retries of work whose commit failed: about a minute in
 /// all, after which it is retried on each lease heartbeat.
@@ -61,18 +60,27 @@ impl Pending {
 }
 
 impl Engine {
-    pub(super) fn pending(&self) -> MutexGuard<'_, HashMap<WorkKey, Pending>> {
-        self.inner.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Keeps `work` until it is committed. Call it before the work stops
     /// being tracked elsewhere (the armed timer, the run handle), so the
     /// heartbeat never sees the route as forgotten.
     pub(super) fn hold(&self, key: WorkKey, work: Work) {
-        self.pending().entry(key).or_insert(Pending {
+        self.book().pending.entry(key).or_insert(Pending {
             work,
             in_flight: false,
         });
+    }
+
+    /// A wait came due; the firing is held until its transition commits.
+    pub(super) fn on_timer(&self, fired: Fired) {
+        let key = (fired.key, fired.generation);
+        self.hold(key, Work::Timer);
+        {
+            let mut book = self.book();
+            if book.armed.get(&fired.key) == Some(&fired.generation) {
+                book.armed.remove(&fired.key);
+            }
+        }
+        self.perform(key);
     }
 
     /// Tries held work now; if it cannot be committed it stays held and the
@@ -88,8 +96,8 @@ impl Engine {
     /// moved on), or failed for a reason a retry cannot mend.
     fn drive(&self, key: WorkKey) -> bool {
         let work = {
-            let mut pending = self.pending();
-            match pending.get_mut(&key) {
+            let mut book = self.book();
+            match book.pending.get_mut(&key) {
                 // Paused: a due wait stays held; resuming performs it.
                 Some(p) if matches!(p.work, Work::Timer) && self.is_paused() => return true,
                 Some(p) if !p.in_flight => {
@@ -109,14 +117,14 @@ impl Engine {
             Work::Timer => "the timer's transition",
             Work::Report(_) => "the attempt's report",
         };
-        let mut pending = self.pending();
+        let mut book = self.book();
         match result {
             Ok(()) => {
-                pending.remove(&key);
+                book.pending.remove(&key);
                 true
             }
             Err(EngineError::Store(e)) => {
-                if let Some(p) = pending.get_mut(&key) {
+                if let Some(p) = book.pending.get_mut(&key) {
                     p.in_flight = false;
                 }
                 warn!(
@@ -126,7 +134,7 @@ impl Engine {
                 false
             }
             Err(e) => {
-                pending.remove(&key);
+                book.pending.remove(&key);
                 error!(route = route_id, generation, "recording {what} failed: {e}");
                 true
             }
@@ -136,7 +144,8 @@ impl Engine {
     /// Tries every held work nobody is trying; `true` when none is left.
     pub(super) fn retry_pending(&self) -> bool {
         let keys: Vec<WorkKey> = self
-            .pending()
+            .book()
+            .pending
             .iter()
             .filter(|(_, p)| !p.in_flight)
             .map(|(k, _)| *k)
@@ -145,7 +154,8 @@ impl Engine {
             self.drive(key);
         }
         let paused = self.is_paused();
-        self.pending()
+        self.book()
+            .pending
             .values()
             .all(|p| paused && matches!(p.work, Work::Timer))
     }
@@ -158,12 +168,8 @@ impl Engine {
         {
             return Ok(());
         }
-        let until = self.lease_until();
-        let lease = Lease {
-            owner: &self.inner.instance,
-            until,
-        };
-        match machine::timer_fired(&row, lease, self.inner.clock.now()) {
+        let now = self.inner.clock.now();
+        match machine::timer_fired(&row, self.lease(), self.world(), now) {
             Some(plan) => self.commit(plan).map(|_| ()),
             None => Ok(()),
         }
@@ -186,12 +192,12 @@ impl Engine {
         let now = self.inner.clock.now();
         for row in rows {
             let key = (row.id, row.generation);
-            if self.pending().contains_key(&key) {
+            if self.book().pending.contains_key(&key) {
                 continue;
             }
             match row.state {
                 RouteState::WaitingReset | RouteState::RetryScheduled => {
-                    if self.armed().get(&row.id) == Some(&row.generation) {
+                    if self.armed_at(row.id, row.generation) {
                         continue;
                     }
                     let Some(deadline) = row.deadline else {
@@ -202,22 +208,16 @@ impl Engine {
                         self.hold(key, Work::Timer);
                         self.perform(key);
                     } else {
-                        self.armed().insert(row.id, row.generation);
-                        let at = self.inner.clock.instant_of(deadline);
-                        self.inner.scheduler.arm(row.id, row.generation, at);
+                        self.arm(row.id, row.generation, deadline);
                     }
                 }
                 RouteState::Running => {
-                    let live = self
-                        .runs()
-                        .get(&row.id)
-                        .is_some_and(|r| r.generation == row.generation);
-                    if live {
+                    if self.run_at(row.id) == Some(row.generation) {
                         continue;
                     }
                     warn!(route = row.id, "running route has no attempt behind it");
                     if let Some(plan) =
-                        machine::interrupted(&row, "its engine lost track of it", now)
+                        machine::interrupted(&row, Interruption::EngineLostTrack, now)
                     {
                         self.commit(plan)?;
                     }
@@ -350,7 +350,7 @@ mod tests {
         engine.disarm(s.id);
         engine.hold((s.id, generation), Work::Timer);
         until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
-        assert!(engine.pending().is_empty(), "done with once committed");
+        assert!(engine.book().pending.is_empty(), "done with once committed");
         assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "fired once");
         engine.shutdown().await;
     }
@@ -365,11 +365,9 @@ mod tests {
         // held report: its report was lost.
         let row = {
             let mut store = engine.store();
-            let lease = Lease {
-                owner: engine.instance(),
-                until: engine.lease_until(),
-            };
-            let new = machine::start(&profile, "go".into(), None, lease, now).unwrap();
+            let world = Default::default();
+            let new =
+                machine::start(&profile, "go".into(), None, engine.lease(), world, now).unwrap();
             store
                 .insert_route(&new, |id| new.first_attempt(id))
                 .unwrap()
@@ -381,7 +379,12 @@ mod tests {
             Duration::from_secs(5),
         )
         .await;
-        let reason = engine.route_row(row.id).unwrap().manual_reason.unwrap();
+        let reason = engine
+            .route_row(row.id)
+            .unwrap()
+            .manual_reason
+            .clone()
+            .unwrap();
         let reason = reason.text();
         assert!(
             reason.starts_with("attempt 1 was still running when its engine lost track of it"),

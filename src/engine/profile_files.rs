@@ -8,7 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{name_taken, profile_name, refused, validate_candidates, Engine, EngineError};
+use super::profiles::{name_taken, profile_name, refused, validate_candidates};
+use super::{Engine, EngineError};
 use crate::profile::diff::{changes, ProfileChange};
 use crate::profile::document::{self, LoadedProfile, ProfileDocument, MAX_DOCUMENT_BYTES};
 use crate::profile::Profile;

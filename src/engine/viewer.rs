@@ -5,9 +5,8 @@
 
 use std::path::Path;
 
-use super::{
-    attempt_view, snapshot, EngineError, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
-};
+use super::views::{self, snapshot};
+use super::{EngineError, RouteDetail, RoutePage, RouteQuery, RouteSnapshot};
 use crate::store::{Store, StoreError};
 
 /// A route whose stored row could not be read, named by its id.
@@ -42,7 +41,7 @@ impl RouteViewer {
 
     /// One page of the route list, by the engine's own query.
     pub fn list_routes_page(&self, query: &RouteQuery) -> Result<RoutePage, EngineError> {
-        super::route_page(&self.store, query)
+        views::route_page(&self.store, query)
     }
 
     /// Inbox items and past attempts a proposed catalogue rule is tried on.
@@ -85,19 +84,6 @@ impl RouteViewer {
     /// One route with its attempts. A row that cannot be read is
     /// `EngineError::Store(StoreError::Malformed { .. })`.
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
-        let row = self
-            .store
-            .route(id)?
-            .ok_or_else(|| EngineError::not_found("route", id))?;
-        let attempts = self
-            .store
-            .attempts(id)?
-            .into_iter()
-            .map(attempt_view)
-            .collect();
-        Ok(RouteDetail {
-            snapshot: snapshot(&row),
-            attempts,
-        })
+        views::route_detail(&self.store, id)
     }
 }

@@ -2,7 +2,7 @@
 //! [`Retry::delay_seconds`], so the doubling and its 24 h cap have one owner
 //! and the editor never works out a delay itself.
 
-use super::{ClassPolicy, Exhausted, Retry};
+use super::{CandidatePolicy, ClassPolicy, Exhausted, Retry};
 
 impl Retry {
     /// The delay before each retry, in order; none when retry is off.
@@ -62,6 +62,45 @@ impl ClassPolicy {
 
 /// `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`: at most the two largest
 /// units, as the editor writes durations elsewhere.
+impl ClassPolicy {
+    /// One clause for a candidate's one-line summary: `retry 3× from 5 s,
+    /// then skip`.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if self.wait_for_reset.enabled {
+            parts.push(format!(
+                "wait for reset ≤ {}",
+                readable(self.wait_for_reset.max_wait_seconds)
+            ));
+        }
+        if self.retry.enabled {
+            parts.push(format!(
+                "retry {}× from {}",
+                self.retry.max_retries,
+                readable(self.retry.initial_interval_seconds)
+            ));
+        }
+        let outcome = self.on_exhausted.as_str();
+        if parts.is_empty() {
+            outcome.to_string()
+        } else {
+            format!("{}, then {outcome}", parts.join(", "))
+        }
+    }
+}
+
+impl CandidatePolicy {
+    /// The candidate's policy in one line: `Transient: retry 3× from 5 s,
+    /// then skip · Hard: stop`.
+    pub fn summary(&self) -> String {
+        format!(
+            "Transient: {} · Hard: {}",
+            self.transient.summary(),
+            self.hard.summary()
+        )
+    }
+}
+
 fn readable(seconds: u32) -> String {
     if seconds < 60 {
         return format!("{seconds} s");
@@ -138,6 +177,22 @@ mod tests {
             "Retry after 5 s, 10 s, 20 s, 40 s, … 999 retries in all, each at most 1 d apart, \
              then skip to Codex.",
             "999 retries (refused by the validator, but typed) must not write 999 delays"
+        );
+    }
+
+    #[test]
+    fn a_summary_names_each_step_then_the_outcome_per_class() {
+        let policy = CandidatePolicy {
+            transient: retrying(3, 5, Exhausted::Skip),
+            hard: ClassPolicy::new(Some(18_000), None, Exhausted::Stop),
+        };
+        assert_eq!(
+            policy.summary(),
+            "Transient: retry 3× from 5 s, then skip · Hard: wait for reset ≤ 5 h, then stop"
+        );
+        assert_eq!(
+            CandidatePolicy::default_for_new_candidate().summary(),
+            "Transient: skip · Hard: skip"
         );
     }
 

@@ -74,3 +74,30 @@ pub fn validate_name(name: &str) -> Result<String, FieldError> {
     }
     Ok(name.to_string())
 }
+
+/// Every problem a save of `candidates` would be refused for, at its path
+/// (`candidates[1].name`, `candidates[0].agent.program`, …): the list as
+/// the versioned policy document it is (names, duplicates, every policy
+/// limit) and each agent spec. The save's check, and the editor's live
+/// check of what only the whole list can tell (duplicate names).
+pub fn check_candidates(candidates: &[CandidateInput]) -> Vec<FieldError> {
+    use crate::policy::{validate::validate_document, CandidateEntry, PolicyDocument};
+    let document = PolicyDocument {
+        version: crate::policy::CURRENT_VERSION,
+        candidates: candidates
+            .iter()
+            .map(|c| CandidateEntry {
+                name: c.name.clone(),
+                agent: c.agent.kind.slug().to_string(),
+                enabled: c.enabled,
+                policy: c.policy.clone(),
+            })
+            .collect(),
+    };
+    let mut errors = validate_document(&document);
+    for (i, c) in candidates.iter().enumerate() {
+        let index = u32::try_from(i).unwrap_or(u32::MAX);
+        errors.extend(c.agent.validate(&format!("candidates[{index}].agent")));
+    }
+    errors
+}

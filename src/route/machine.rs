@@ -1,18 +1,22 @@
-//! The route state machine, pure: given a route row, an event and `now`,
-//! what the next row is and which effect (dispatch, timer, kill) follows.
+//! The route state machine, pure: given a route row, an event, what it is
+//! told of the world and `now`, what the next row is and which effect
+//! (dispatch, timer, kill) follows.
 //!
+//! It is the only place a route changes: rows, plans and transition writes
+//! are built here and nowhere else (the store only restores rows it read).
 //! No IO here. The engine commits the returned [`Plan`] with one
 //! compare-and-set and performs its [`Effect`] only after the commit.
 
 use chrono::{DateTime, Utc};
 
+use super::row::RouteRecord;
 use super::transitions::{self, Event};
 use super::{
-    AttemptOutcome, AttemptRecord, AttemptResultRecord, HoldReason, ManualAction, NewRoute,
-    RouteRow, RouteState, TransitionWrite,
+    AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason, Interruption,
+    ManualAction, NewRoute, RouteRow, RouteState, TransitionWrite,
 };
 use crate::classification::Classification;
-use crate::evaluator::{self, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle};
+use crate::evaluator::{self, CandidateSlot, Decision, ManualReason, RouteCycle};
 use crate::evidence::Evidence;
 use crate::profile::{Candidate, Profile};
 use crate::safety::{self, EffectContext};
@@ -28,14 +32,48 @@ pub enum Effect {
     Kill,
 }
 
-/// A transition ready to commit.
+/// A transition ready to commit: read-only outside this module.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub expected_state: RouteState,
-    pub expected_generation: u32,
-    pub next: RouteRow,
-    pub write: TransitionWrite,
-    pub effect: Effect,
+    expected_state: RouteState,
+    expected_generation: u32,
+    next: RouteRow,
+    write: TransitionWrite,
+    effect: Effect,
+}
+
+impl Plan {
+    /// The state the route must still be in for the plan to commit.
+    pub fn expected_state(&self) -> RouteState {
+        self.expected_state
+    }
+
+    /// The generation the route must still be at for the plan to commit.
+    pub fn expected_generation(&self) -> u32 {
+        self.expected_generation
+    }
+
+    /// The row as it will be stored (its generation is bumped on commit).
+    pub fn next(&self) -> &RouteRow {
+        &self.next
+    }
+
+    pub fn write(&self) -> &TransitionWrite {
+        &self.write
+    }
+
+    pub fn effect(&self) -> &Effect {
+        &self.effect
+    }
+}
+
+/// What the machine is told about the world beyond the route.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct World {
+    /// New dispatches are paused: nothing starts an agent. A dispatch that
+    /// follows a failure at once (a skip) becomes a wait due now, which the
+    /// engine holds until the pause ends.
+    pub paused: bool,
 }
 
 /// Why a manual action was not planned.
@@ -50,6 +88,15 @@ pub enum Refusal {
         state: RouteState,
     },
     NoCandidateLeft,
+    /// The action would start an agent while new dispatches are paused.
+    Paused,
+}
+
+/// Why a route was not started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartRefusal {
+    NoEnabledCandidate,
+    Paused,
 }
 
 /// Actions valid in the row's current state, in display order: the
@@ -68,37 +115,25 @@ pub fn next_eligible(row: &RouteRow) -> Option<u32> {
     row.cycle.next_eligible(enabled, row.candidate_index + 1)
 }
 
-fn base(row: &RouteRow, now: DateTime<Utc>) -> RouteRow {
-    RouteRow {
+/// The row's record, to change into the next row: no deadline or reason
+/// carries over unless the transition sets it again.
+fn base(row: &RouteRow, now: DateTime<Utc>) -> RouteRecord {
+    RouteRecord {
         deadline: None,
         manual_reason: None,
         updated_at: now,
-        ..row.clone()
+        ..row.0.clone()
     }
 }
 
-fn plan(row: &RouteRow, next: RouteRow, write: TransitionWrite, effect: Effect) -> Plan {
+fn plan(row: &RouteRow, next: RouteRecord, write: TransitionWrite, effect: Effect) -> Plan {
     Plan {
         expected_state: row.state,
         expected_generation: row.generation,
-        next,
+        next: RouteRow(next),
         write,
         effect,
     }
-}
-
-/// A new attempt of the row's current candidate, at the next generation.
-fn attempt(row: &RouteRow, owner: &str, now: DateTime<Utc>) -> AttemptRecord {
-    let index = row.candidate_index as usize;
-    let slot = (row.candidate_index, &row.candidates[index]);
-    attempt_record(
-        row.id,
-        row.attempts + 1,
-        row.generation + 1,
-        slot,
-        owner,
-        now,
-    )
 }
 
 /// The one place an attempt and its invocation id (`r<route>-a<number>-<owner>`)
@@ -122,18 +157,23 @@ fn attempt_record(
     }
 }
 
-/// A new route on `profile`, running its first enabled candidate; `None`
-/// when the profile has no enabled candidate.
+/// A new route on `profile`, running its first enabled candidate.
 pub fn start(
     profile: &Profile,
     prompt: String,
     cwd: Option<String>,
     lease: Lease<'_>,
+    world: World,
     now: DateTime<Utc>,
-) -> Option<NewRoute> {
+) -> Result<NewRoute, StartRefusal> {
+    if world.paused {
+        return Err(StartRefusal::Paused);
+    }
     let enabled = profile.candidates.iter().map(|c| c.enabled);
-    let first = RouteCycle::default().next_eligible(enabled, 0)?;
-    Some(NewRoute {
+    let first = RouteCycle::default()
+        .next_eligible(enabled, 0)
+        .ok_or(StartRefusal::NoEnabledCandidate)?;
+    Ok(NewRoute {
         profile_id: profile.id,
         profile_name: profile.name.clone(),
         prompt,
@@ -157,19 +197,33 @@ impl NewRoute {
     }
 }
 
-/// Dispatches the current candidate of `next` (taking ownership).
+/// Dispatches the current candidate of `next` (taking ownership); while
+/// paused, a wait on it due now instead.
 fn dispatch(
     row: &RouteRow,
-    mut next: RouteRow,
+    mut next: RouteRecord,
     mut write: TransitionWrite,
-    owner: &str,
-    lease_until: DateTime<Utc>,
+    lease: Lease<'_>,
+    world: World,
     now: DateTime<Utc>,
 ) -> Plan {
+    next.owner = Some(lease.owner.to_string());
+    next.lease_until = Some(lease.until);
+    if world.paused {
+        next.state = RouteState::RetryScheduled;
+        next.deadline = Some(now);
+        return plan(row, next, write, Effect::Arm(now));
+    }
     next.state = RouteState::Running;
-    next.owner = Some(owner.to_string());
-    next.lease_until = Some(lease_until);
-    let a = attempt(&next, owner, now);
+    let index = next.candidate_index as usize;
+    let a = attempt_record(
+        next.id,
+        row.attempts + 1,
+        row.generation + 1,
+        (next.candidate_index, &next.candidates[index]),
+        lease.owner,
+        now,
+    );
     write.dispatch = Some(a.clone());
     plan(row, next, write, Effect::Dispatch(a))
 }
@@ -181,9 +235,15 @@ pub struct Lease<'a> {
     pub until: DateTime<Utc>,
 }
 
-/// A pending wait or retry came due.
-pub fn timer_fired(row: &RouteRow, lease: Lease<'_>, now: DateTime<Utc>) -> Option<Plan> {
-    if transitions::after(row.state, Event::TimerFired).is_empty() {
+/// A pending wait or retry came due; `None` when it does not apply, or
+/// while paused (the wait stays due).
+pub fn timer_fired(
+    row: &RouteRow,
+    lease: Lease<'_>,
+    world: World,
+    now: DateTime<Utc>,
+) -> Option<Plan> {
+    if transitions::after(row.state, Event::TimerFired).is_empty() || world.paused {
         return None;
     }
     let next = base(row, now);
@@ -191,8 +251,8 @@ pub fn timer_fired(row: &RouteRow, lease: Lease<'_>, now: DateTime<Utc>) -> Opti
         row,
         next,
         TransitionWrite::default(),
-        lease.owner,
-        lease.until,
+        lease,
+        world,
         now,
     ))
 }
@@ -203,6 +263,7 @@ pub fn manual(
     action: ManualAction,
     expected_generation: u32,
     lease: Lease<'_>,
+    world: World,
     now: DateTime<Utc>,
 ) -> Result<Plan, Refusal> {
     if already_done(row, action) {
@@ -220,6 +281,9 @@ pub fn manual(
             state: row.state,
         });
     }
+    if world.paused && transitions::dispatches(action) {
+        return Err(Refusal::Paused);
+    }
     let mut next = base(row, now);
     // A person's action ends the pending wait's schedule, except retry-now
     // during a wait: that runs the scheduled attempt early.
@@ -235,13 +299,13 @@ pub fn manual(
             if row.state == RouteState::NeedsManual {
                 next.cycle = row.cycle.with_fresh_budget(row.candidate_index);
             }
-            dispatch(row, next, write, lease.owner, lease.until, now)
+            dispatch(row, next, write, lease, world, now)
         }
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
             next.cycle = row.cycle.skip_to(index);
             next.candidate_index = index;
-            dispatch(row, next, write, lease.owner, lease.until, now)
+            dispatch(row, next, write, lease, world, now)
         }
         ManualAction::CancelWait => {
             next.state = RouteState::NeedsManual;
@@ -251,7 +315,7 @@ pub fn manual(
         ManualAction::Stop => stop(row, next, now),
         ManualAction::Resume => {
             next.cycle = RouteCycle::new(row.candidate_index);
-            dispatch(row, next, write, lease.owner, lease.until, now)
+            dispatch(row, next, write, lease, world, now)
         }
     })
 }
@@ -268,7 +332,7 @@ fn already_done(row: &RouteRow, action: ManualAction) -> bool {
     }
 }
 
-fn stop(row: &RouteRow, mut next: RouteRow, now: DateTime<Utc>) -> Plan {
+fn stop(row: &RouteRow, mut next: RouteRecord, now: DateTime<Utc>) -> Plan {
     next.state = RouteState::Stopped;
     next.manual_reason = Some(HoldReason::StoppedByYou);
     let mut write = TransitionWrite::default();
@@ -313,6 +377,20 @@ pub fn succeeded(row: &RouteRow, number: u32, now: DateTime<Utc>) -> Option<Plan
     Some(plan(row, next, write, Effect::Nothing))
 }
 
+/// The row with each candidate's policy (and its revision) replaced by the
+/// stored one of the same id in `current`: a policy edit applies to the
+/// route's next decision. Enabled flags and order stay as the route started
+/// with them, and a deadline already committed is never recomputed.
+pub fn with_policies(mut row: RouteRow, current: &[Candidate]) -> RouteRow {
+    for c in &mut row.0.candidates {
+        if let Some(now) = current.iter().find(|n| n.id == c.id) {
+            c.policy = now.policy.clone();
+            c.policy_revision = now.policy_revision;
+        }
+    }
+    row
+}
+
 /// A failed attempt, already sanitized and classified.
 #[derive(Debug, Clone)]
 pub struct Failure {
@@ -328,6 +406,7 @@ pub fn failed(
     row: &RouteRow,
     failure: Failure,
     lease: Lease<'_>,
+    world: World,
     now: DateTime<Utc>,
 ) -> Option<Plan> {
     if transitions::after(row.state, Event::AttemptFailed).is_empty() {
@@ -348,7 +427,7 @@ pub fn failed(
     next.classification = Some(failure.classification.clone());
     next.failed_candidate = Some(row.candidate_index);
     next.policy = Some(policy.clone());
-    next.decision = Some(decision.describe(&HistoryWording));
+    next.decision = Some(Decided::Typed(decision));
     // Pending only while this candidate waits or retries: after a skip it
     // belongs to a candidate no longer running, and after a stop by the
     // gate or policy it will never apply.
@@ -371,43 +450,44 @@ pub fn failed(
             effect: Some(failure.effect),
             policy_revision: Some(row.candidates[index].policy_revision),
             policy: Some(policy),
-            decision: next.decision.clone(),
+            decision: Some(Decided::Typed(decision)),
             evidence: Some(failure.evidence),
         }),
     };
-    Some(follow(row, next, write, &decision, lease, now))
+    Some(follow(row, next, write, &decision, lease, world, now))
 }
 
 /// Plans what `decision` says: wait, retry, dispatch the next candidate, or
 /// hand the route to a person.
 fn follow(
     row: &RouteRow,
-    mut next: RouteRow,
+    mut next: RouteRecord,
     write: TransitionWrite,
     decision: &Decision,
     lease: Lease<'_>,
+    world: World,
     now: DateTime<Utc>,
 ) -> Plan {
-    let reason = match decision {
+    let reason = match *decision {
         Decision::WaitForReset { until, .. } => {
             next.state = RouteState::WaitingReset;
-            next.deadline = Some(*until);
-            return plan(row, next, write, Effect::Arm(*until));
+            next.deadline = Some(until);
+            return plan(row, next, write, Effect::Arm(until));
         }
         Decision::Retry { at, .. } => {
             next.state = RouteState::RetryScheduled;
-            next.deadline = Some(*at);
-            return plan(row, next, write, Effect::Arm(*at));
+            next.deadline = Some(at);
+            return plan(row, next, write, Effect::Arm(at));
         }
         Decision::Skip { next: index, .. } => {
-            next.candidate_index = *index;
-            return dispatch(row, next, write, lease.owner, lease.until, now);
+            next.candidate_index = index;
+            return dispatch(row, next, write, lease, world, now);
         }
         Decision::Manual {
             reason: ManualReason::UnsafeEffect { reason },
-        } => HoldReason::UnsafeEffect(*reason),
-        Decision::Stop { reason } => HoldReason::Explained(reason.describe()),
-        Decision::Manual { reason } => HoldReason::Explained(reason.describe()),
+        } => HoldReason::UnsafeEffect { reason },
+        Decision::Stop { reason } => HoldReason::PolicyStop { reason },
+        Decision::Manual { reason } => HoldReason::NoRecovery { reason },
     };
     next.state = RouteState::NeedsManual;
     next.manual_reason = Some(reason);
@@ -425,9 +505,9 @@ fn slots(row: &RouteRow) -> Vec<CandidateSlot> {
         .collect()
 }
 
-/// Found `Running` at restart: the attempt may have had effects, so it is
-/// recorded as interrupted and the route waits for a person.
-pub fn interrupted(row: &RouteRow, why: &str, now: DateTime<Utc>) -> Option<Plan> {
+/// The running attempt lost its engine (`cause`): it may have had effects,
+/// so it is recorded as interrupted and the route waits for a person.
+pub fn interrupted(row: &RouteRow, cause: Interruption, now: DateTime<Utc>) -> Option<Plan> {
     if transitions::after(row.state, Event::Interrupted).is_empty() {
         return None;
     }
@@ -435,16 +515,51 @@ pub fn interrupted(row: &RouteRow, why: &str, now: DateTime<Utc>) -> Option<Plan
     next.state = RouteState::NeedsManual;
     next.owner = None;
     next.lease_until = None;
-    next.manual_reason = Some(HoldReason::Explained(format!(
-        "attempt {} was still running when {why}; it may have done work, so it is not replayed \
-         automatically — check the workspace, then retry now, skip or stop",
-        row.attempts
-    )));
+    next.manual_reason = Some(HoldReason::Interrupted {
+        attempt: row.attempts,
+        cause,
+    });
     let write = TransitionWrite {
         dispatch: None,
         result: Some(bare_result(row.attempts, AttemptOutcome::Interrupted, now)),
     };
     Some(plan(row, next, write, Effect::Nothing))
+}
+
+/// A waiting route as an adopting engine took it over with `lease` (the
+/// store's claim committed that): the row it then follows.
+pub fn taken_over(mut row: RouteRow, lease: Lease<'_>) -> RouteRow {
+    row.0.owner = Some(lease.owner.to_string());
+    row.0.lease_until = Some(lease.until);
+    row
+}
+
+/// How an attempt whose route had moved on (stopped, taken over) ended.
+#[derive(Debug, Clone)]
+pub enum Late {
+    Succeeded,
+    /// Classified like any failure, with its evidence marked not current.
+    Failed(Failure),
+    Killed,
+}
+
+/// The result of an attempt that ended after its route moved on: recorded
+/// in the history, deciding nothing.
+pub fn late_result(number: u32, late: Late, now: DateTime<Utc>) -> AttemptResultRecord {
+    let outcome = match &late {
+        Late::Succeeded => AttemptOutcome::Succeeded,
+        Late::Failed(_) => AttemptOutcome::Failed,
+        Late::Killed => AttemptOutcome::Killed,
+    };
+    let mut result = bare_result(number, outcome, now);
+    result.decision = Some(Decided::MovedOn);
+    if let Late::Failed(f) = late {
+        result.excerpt = Some(excerpt(&f.evidence.message));
+        result.classification = Some(f.classification);
+        result.effect = Some(f.effect);
+        result.evidence = Some(f.evidence);
+    }
+    result
 }
 
 /// Sanitized text cut to a one-screen excerpt.
@@ -461,376 +576,4 @@ pub fn excerpt(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use chrono::TimeZone;
-
-    use super::*;
-    use crate::agent::{AgentSpec, SimStep};
-    use crate::classification::SemanticCode;
-    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
-    use crate::safety::PromptDelivery;
-    use crate::simulation::SimulatedFailure;
-
-    fn now() -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap()
-    }
-
-    fn candidate(id: u32, enabled: bool) -> Candidate {
-        Candidate {
-            id,
-            name: format!("c{id}"),
-            enabled,
-            agent: AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
-            policy: CandidatePolicy::default_for_new_candidate(),
-            policy_revision: 1,
-        }
-    }
-
-    fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
-        RouteRow {
-            id: 7,
-            profile_id: Some(1),
-            profile_name: "p".into(),
-            prompt: "do it".into(),
-            cwd: None,
-            state,
-            generation: 4,
-            candidate_index: 0,
-            candidates,
-            cycle: RouteCycle::new(0),
-            classification: None,
-            policy: None,
-            decision: None,
-            failed_candidate: None,
-            deadline: state
-                .is_waiting()
-                .then(|| now() + chrono::Duration::seconds(30)),
-            pending_outcome: None,
-            manual_reason: None,
-            owner: Some("me".into()),
-            lease_until: None,
-            attempts: 3,
-            created_at: now(),
-            updated_at: now(),
-        }
-    }
-
-    fn lease() -> Lease<'static> {
-        Lease {
-            owner: "me",
-            until: now() + chrono::Duration::seconds(15),
-        }
-    }
-
-    #[test]
-    fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
-        use ManualAction::*;
-        let two = || vec![candidate(1, true), candidate(2, true)];
-        let expected = [
-            (RouteState::Running, vec![Stop]),
-            (
-                RouteState::WaitingReset,
-                vec![RetryNow, SkipNow, CancelWait, Stop],
-            ),
-            (
-                RouteState::RetryScheduled,
-                vec![RetryNow, SkipNow, CancelWait, Stop],
-            ),
-            (RouteState::NeedsManual, vec![RetryNow, SkipNow, Stop]),
-            (RouteState::Stopped, vec![Resume]),
-            (RouteState::Succeeded, vec![]),
-        ];
-        for (state, actions) in expected {
-            assert_eq!(valid_actions(&row(state, two())), actions, "{state:?}");
-        }
-        let lone = row(
-            RouteState::NeedsManual,
-            vec![candidate(1, true), candidate(2, false)],
-        );
-        assert_eq!(
-            valid_actions(&lone),
-            vec![RetryNow, Stop],
-            "a disabled candidate is not a skip target"
-        );
-    }
-
-    #[test]
-    fn action_with_an_old_generation_is_stale() {
-        let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
-        let refusal = manual(&r, ManualAction::RetryNow, 3, lease(), now()).unwrap_err();
-        assert_eq!(refusal, Refusal::Stale);
-    }
-
-    #[test]
-    fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
-        let mut r = row(RouteState::NeedsManual, vec![candidate(1, true)]);
-        r.manual_reason = Some(HoldReason::WaitCancelled);
-        let refusal = manual(&r, ManualAction::CancelWait, 1, lease(), now()).unwrap_err();
-        assert_eq!(refusal, Refusal::AlreadyDone);
-        let stopped = row(RouteState::Stopped, vec![candidate(1, true)]);
-        let refusal = manual(&stopped, ManualAction::Stop, 1, lease(), now()).unwrap_err();
-        assert_eq!(refusal, Refusal::AlreadyDone);
-    }
-
-    #[test]
-    fn stopping_a_running_route_kills_and_records_the_attempt() {
-        let r = row(RouteState::Running, vec![candidate(1, true)]);
-        let plan = manual(&r, ManualAction::Stop, 4, lease(), now()).unwrap();
-        assert_eq!(plan.effect, Effect::Kill);
-        assert_eq!(plan.next.state, RouteState::Stopped);
-        let result = plan
-            .write
-            .result
-            .expect("killed attempt recorded in the same commit");
-        assert_eq!((result.number, result.outcome), (3, AttemptOutcome::Killed));
-    }
-
-    #[test]
-    fn retry_now_from_needs_manual_renews_only_the_current_candidates_budget() {
-        let mut r = row(
-            RouteState::NeedsManual,
-            vec![candidate(1, true), candidate(2, true)],
-        );
-        r.cycle = r.cycle.apply(&crate::evaluator::Decision::Retry {
-            class: crate::classification::PolicyClass::Transient,
-            at: now(),
-            ordinal: 1,
-            max_retries: 1,
-            delay_seconds: 5,
-        });
-        r.cycle.excluded.insert(1);
-        let plan = manual(&r, ManualAction::RetryNow, 4, lease(), now()).unwrap();
-        assert!(plan.next.cycle.usage.is_empty(), "retries used are cleared");
-        assert_eq!(
-            plan.next.cycle.excluded, r.cycle.excluded,
-            "a skipped candidate stays skipped: only resume starts a new cycle"
-        );
-        let mut waiting = r.clone();
-        waiting.state = RouteState::RetryScheduled;
-        let plan = manual(&waiting, ManualAction::RetryNow, 4, lease(), now()).unwrap();
-        assert_eq!(
-            plan.next.cycle, r.cycle,
-            "from a wait the attempt was already counted"
-        );
-    }
-
-    #[test]
-    fn retry_now_dispatches_the_next_attempt_and_clears_the_deadline() {
-        let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
-        let plan = manual(&r, ManualAction::RetryNow, 4, lease(), now()).unwrap();
-        let Effect::Dispatch(a) = plan.effect else {
-            panic!("retry-now dispatches");
-        };
-        assert_eq!(
-            (a.number, a.generation),
-            (4, 5),
-            "next attempt at the next generation"
-        );
-        assert_eq!(a.invocation_id, "r7-a4-me");
-        assert_eq!(plan.next.deadline, None);
-        assert_eq!(
-            plan.next.owner.as_deref(),
-            Some("me"),
-            "dispatcher takes the lease"
-        );
-    }
-
-    #[test]
-    fn skip_now_excludes_the_current_candidate() {
-        let r = row(
-            RouteState::NeedsManual,
-            vec![candidate(1, true), candidate(2, true)],
-        );
-        let plan = manual(&r, ManualAction::SkipNow, 4, lease(), now()).unwrap();
-        assert_eq!(plan.next.candidate_index, 1);
-        assert!(plan.next.cycle.excluded.contains(&0));
-        assert_eq!(
-            manual(&plan.next, ManualAction::SkipNow, 4, lease(), now()).unwrap_err(),
-            Refusal::NoCandidateLeft
-        );
-    }
-
-    #[test]
-    fn only_waiting_routes_dispatch_on_a_timer() {
-        for state in RouteState::ALL {
-            let r = row(state, vec![candidate(1, true)]);
-            assert_eq!(
-                timer_fired(&r, lease(), now()).is_some(),
-                state.is_waiting(),
-                "{state:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn only_running_routes_are_interrupted() {
-        for state in RouteState::ALL {
-            let r = row(state, vec![candidate(1, true)]);
-            let plan = interrupted(&r, "its engine stopped", now());
-            assert_eq!(plan.is_some(), state == RouteState::Running, "{state:?}");
-        }
-    }
-
-    #[test]
-    fn failure_after_tool_use_goes_to_manual_whatever_the_policy() {
-        let mut c = candidate(1, true);
-        c.policy = CandidatePolicy::both(ClassPolicy::new(None, Some((5, 1)), Exhausted::Skip));
-        let r = row(RouteState::Running, vec![c, candidate(2, true)]);
-        let evidence = crate::evidence::Evidence {
-            provider: crate::evidence::Provider::ClaudeCode,
-            message: "connection reset".into(),
-            truncated: false,
-            phase: None,
-            http_status: None,
-            headers: Default::default(),
-            error_type: None,
-            exit_code: Some(1),
-            occurred_at: now(),
-            correlation: None,
-        };
-        let classification = crate::catalogue::classify(&evidence, chrono_tz::UTC);
-        let failure = Failure {
-            number: 3,
-            evidence,
-            classification,
-            effect: EffectContext {
-                prompt_delivery: Some(PromptDelivery::Confirmed),
-                assistant_output_seen: Some(true),
-                tool_activity_seen: Some(true),
-                partial_result_seen: Some(false),
-                evidence_current: Some(true),
-            },
-        };
-        let plan = failed(&r, failure, lease(), now()).expect("the route is running");
-        assert_eq!(plan.next.state, RouteState::NeedsManual);
-        assert_eq!(plan.effect, Effect::Nothing, "nothing dispatched");
-        let reason = plan.next.manual_reason.unwrap();
-        assert!(
-            reason
-                .text()
-                .starts_with("not safe to recover automatically"),
-            "{reason:?}"
-        );
-    }
-
-    /// A failed attempt of `code`; a reset hint `reset_in_s` ahead, if any.
-    fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
-        let mut simulated = SimulatedFailure::of(code);
-        simulated.reset_in_seconds = reset_in_s;
-        let evidence = crate::evidence::Evidence {
-            provider: crate::evidence::Provider::ClaudeCode,
-            message: "failed".into(),
-            truncated: false,
-            phase: None,
-            http_status: None,
-            headers: Default::default(),
-            error_type: None,
-            exit_code: Some(1),
-            occurred_at: now(),
-            correlation: None,
-        };
-        Failure {
-            number: 3,
-            evidence,
-            classification: simulated.classification(now()),
-            effect: simulated.effect_context(),
-        }
-    }
-
-    /// Every target of `event` from a route in `state` that the machine
-    /// reaches: the failure cases between them cover each decision.
-    fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
-        let waiting = CandidatePolicy {
-            transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
-            hard: ClassPolicy::new(Some(600), None, Exhausted::Stop),
-        };
-        let mut r = row(state, vec![candidate(1, true), candidate(2, true)]);
-        r.candidates[0].policy = waiting;
-        let reached: Vec<Option<RouteState>> = match event {
-            Event::TimerFired => vec![timer_fired(&r, lease(), now()).map(|p| p.next.state)],
-            Event::AttemptSucceeded => vec![succeeded(&r, 3, now()).map(|p| p.next.state)],
-            Event::Interrupted => vec![interrupted(&r, "it stopped", now()).map(|p| p.next.state)],
-            Event::AttemptFailed => {
-                let skipping = row(state, vec![candidate(1, true), candidate(2, true)]);
-                [
-                    (&r, failure_of(SemanticCode::ProviderOverloaded, None)),
-                    (&r, failure_of(SemanticCode::UsageLimitReached, Some(60))),
-                    (&r, failure_of(SemanticCode::TaskFailed, None)),
-                    (
-                        &skipping,
-                        failure_of(SemanticCode::ProviderOverloaded, None),
-                    ),
-                ]
-                .into_iter()
-                .map(|(r, f)| failed(r, f, lease(), now()).map(|p| p.next.state))
-                .collect()
-            }
-            Event::Manual(action) => {
-                vec![manual(&r, action, r.generation, lease(), now())
-                    .ok()
-                    .map(|p| p.next.state)]
-            }
-        };
-        reached
-            .into_iter()
-            .flatten()
-            .map(RouteState::as_str)
-            .collect()
-    }
-
-    #[test]
-    fn every_state_and_event_does_what_the_transition_table_says() {
-        for state in RouteState::ALL {
-            for event in Event::ALL {
-                let table: BTreeSet<&str> = transitions::after(state, event)
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect();
-                assert_eq!(
-                    machine_targets(state, event),
-                    table,
-                    "{event:?} from {state:?}: the machine and the table must agree, \
-                     including that a refused event changes nothing"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn a_new_route_runs_its_first_enabled_candidate_and_numbers_attempts_like_any_dispatch() {
-        let profile = Profile {
-            id: 1,
-            name: "p".into(),
-            revision: 1,
-            candidates: vec![candidate(1, false), candidate(2, true)],
-            created_at: now(),
-            updated_at: now(),
-        };
-        let new = start(&profile, "go".into(), None, lease(), now()).expect("one is enabled");
-        assert_eq!(
-            (new.candidate_index, new.cycle.current),
-            (1, 1),
-            "a disabled first candidate is passed over"
-        );
-        let first = new.first_attempt(7);
-        assert_eq!((first.number, first.generation), (1, 1));
-        assert_eq!(
-            first.invocation_id, "r7-a1-me",
-            "the same format as every later attempt"
-        );
-        let mut none = profile.clone();
-        none.candidates[1].enabled = false;
-        assert!(start(&none, "go".into(), None, lease(), now()).is_none());
-    }
-
-    #[test]
-    fn excerpt_is_cut_on_a_char_boundary() {
-        let text = "é".repeat(400);
-        let cut = excerpt(&text);
-        assert!(cut.ends_with('…'));
-        assert!(cut.len() <= 300 + '…'.len_utf8());
-        assert_eq!(excerpt("short"), "short");
-    }
-}
+mod tests;

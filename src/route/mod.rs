@@ -10,5 +10,7 @@ mod row;
 mod state;
 pub mod transitions;
 
-pub use row::{AttemptRecord, AttemptResultRecord, NewRoute, RouteRow, TransitionWrite};
-pub use state::{AttemptOutcome, HoldReason, ManualAction, RouteState};
+pub use row::{
+    AttemptRecord, AttemptResultRecord, Decided, NewRoute, RouteRecord, RouteRow, TransitionWrite,
+};
+pub use state::{AttemptOutcome, HoldReason, Interruption, ManualAction, RouteState};

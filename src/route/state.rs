@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::evaluator::ManualReason;
+use crate::evaluator::{ManualReason, StopReason};
 use crate::safety::UnsafeReason;
 
 /// Where a route is.
@@ -140,11 +140,12 @@ impl AttemptOutcome {
     }
 }
 
-/// Why a route waits for a person (`NeedsManual` or `Stopped`).
-///
-/// The manual actions' own reasons are variants, so the machine can tell a
-/// cancelled wait from any other manual state without comparing sentences.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a route waits for a person (`NeedsManual` or `Stopped`), coded: the
+/// machine, the views and the UI act on the variant, never on its words.
+/// Stored as JSON (`routes.manual_reason_json`); rows from before it read
+/// back by their code or, with none, as [`HoldReason::Legacy`] words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HoldReason {
     /// A person cancelled the pending wait or retry.
     WaitCancelled,
@@ -152,10 +153,38 @@ pub enum HoldReason {
     StoppedByYou,
     /// The effect-safety gate refused automatic recovery: the failed
     /// attempt may have done work, so running it again may repeat it.
-    UnsafeEffect(UnsafeReason),
-    /// Why automatic recovery ended, in words: the evaluator's decision, or
-    /// an attempt found interrupted.
-    Explained(String),
+    UnsafeEffect { reason: UnsafeReason },
+    /// Recovery is used up and the candidate's policy says stop.
+    PolicyStop { reason: StopReason },
+    /// No automatic recovery is possible (unclassified, low confidence, no
+    /// candidate left to skip to); a spawn failure is one, by its code.
+    NoRecovery { reason: ManualReason },
+    /// The running attempt was found without its engine.
+    Interrupted { attempt: u32, cause: Interruption },
+    /// The words of a row stored before reasons were coded.
+    Legacy { text: String },
+}
+
+/// How a running attempt lost its engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interruption {
+    /// The engine that ran it is gone (found at adoption).
+    EngineStopped,
+    /// Its own engine has no attempt task or report for it.
+    EngineLostTrack,
+    /// Recourse shut down while it ran.
+    ShutDown,
+}
+
+impl Interruption {
+    fn when(self) -> &'static str {
+        match self {
+            Interruption::EngineStopped => "its engine stopped",
+            Interruption::EngineLostTrack => "its engine lost track of it",
+            Interruption::ShutDown => "Recourse was shut down",
+        }
+    }
 }
 
 impl HoldReason {
@@ -168,62 +197,90 @@ impl HoldReason {
         match self {
             HoldReason::WaitCancelled => Cow::Borrowed(Self::WAIT_CANCELLED),
             HoldReason::StoppedByYou => Cow::Borrowed(Self::STOPPED_BY_YOU),
-            HoldReason::UnsafeEffect(reason) => {
+            HoldReason::UnsafeEffect { reason } => {
                 Cow::Owned(ManualReason::UnsafeEffect { reason: *reason }.describe())
             }
-            HoldReason::Explained(text) => Cow::Borrowed(text),
+            HoldReason::PolicyStop { reason } => Cow::Owned(reason.describe()),
+            HoldReason::NoRecovery { reason } => Cow::Owned(reason.describe()),
+            HoldReason::Interrupted { attempt, cause } => Cow::Owned(format!(
+                "attempt {attempt} was still running when {}; it may have done work, so it is \
+                 not replayed automatically — check the workspace, then retry now, skip or stop",
+                cause.when()
+            )),
+            HoldReason::Legacy { text } => Cow::Borrowed(text),
         }
     }
 
-    /// The stable code a reason the machine or the UI acts on is stored
-    /// under; `None` for one that is only words. Codes never change: stored
-    /// rows are read back by them, whatever the words become.
-    pub fn code(&self) -> Option<&'static str> {
-        match self {
-            HoldReason::WaitCancelled => Some("wait_cancelled"),
-            HoldReason::StoppedByYou => Some("stopped_by_you"),
-            HoldReason::UnsafeEffect(reason) => Some(reason.code()),
-            HoldReason::Explained(_) => None,
-        }
-    }
-
-    /// The reason a stored code stands for; the inverse of
-    /// [`HoldReason::code`]. `None` for a code this build does not know.
+    /// The reason a code stored before reasons were JSON stands for; `None`
+    /// for a code this build does not know.
     pub fn from_code(code: &str) -> Option<HoldReason> {
-        [HoldReason::WaitCancelled, HoldReason::StoppedByYou]
-            .into_iter()
-            .chain(UnsafeReason::ALL.map(HoldReason::UnsafeEffect))
-            .find(|reason| reason.code() == Some(code))
+        match code {
+            "wait_cancelled" => Some(HoldReason::WaitCancelled),
+            "stopped_by_you" => Some(HoldReason::StoppedByYou),
+            _ => UnsafeReason::ALL
+                .into_iter()
+                .find(|r| r.code() == code)
+                .map(|reason| HoldReason::UnsafeEffect { reason }),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::HoldReason;
-    use crate::safety::UnsafeReason;
+    use super::*;
 
     #[test]
-    fn coded_hold_reasons_read_back_from_their_code() {
-        let unsafe_effects = UnsafeReason::ALL.map(HoldReason::UnsafeEffect);
-        for reason in [HoldReason::WaitCancelled, HoldReason::StoppedByYou]
-            .into_iter()
-            .chain(unsafe_effects)
-        {
-            let code = reason
-                .code()
-                .expect("a reason the machine acts on has a code");
-            assert_eq!(HoldReason::from_code(code), Some(reason));
+    fn codes_stored_before_json_read_back_as_their_reason() {
+        assert_eq!(
+            HoldReason::from_code("wait_cancelled"),
+            Some(HoldReason::WaitCancelled)
+        );
+        assert_eq!(
+            HoldReason::from_code("stopped_by_you"),
+            Some(HoldReason::StoppedByYou)
+        );
+        for reason in UnsafeReason::ALL {
+            assert_eq!(
+                HoldReason::from_code(reason.code()),
+                Some(HoldReason::UnsafeEffect { reason })
+            );
         }
+        assert_eq!(HoldReason::from_code("cancelled"), None, "unknown code");
     }
 
     #[test]
-    fn an_explained_reason_has_no_code_even_with_a_variants_words() {
-        let lookalike = HoldReason::Explained(HoldReason::WaitCancelled.text().to_string());
-        assert_eq!(
-            lookalike.code(),
-            None,
-            "words that read like a cancelled wait are still only words"
-        );
-        assert_eq!(HoldReason::from_code("cancelled"), None, "unknown code");
+    fn every_reason_reads_back_from_its_json() {
+        let reasons = [
+            HoldReason::WaitCancelled,
+            HoldReason::StoppedByYou,
+            HoldReason::UnsafeEffect {
+                reason: UnsafeReason::ToolActivitySeen,
+            },
+            HoldReason::PolicyStop {
+                reason: StopReason::ExhaustedWithStop {
+                    class: crate::classification::PolicyClass::Hard,
+                },
+            },
+            HoldReason::NoRecovery {
+                reason: ManualReason::Unclassified {
+                    code: crate::classification::SemanticCode::SpawnFailed,
+                },
+            },
+            HoldReason::Interrupted {
+                attempt: 3,
+                cause: Interruption::EngineStopped,
+            },
+            HoldReason::Legacy {
+                text: "stopped by policy".into(),
+            },
+        ];
+        for reason in reasons {
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(
+                serde_json::from_str::<HoldReason>(&json).unwrap(),
+                reason,
+                "{json}"
+            );
+        }
     }
 }

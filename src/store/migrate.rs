@@ -27,6 +27,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0005_route_search",
         include_str!("migrations/0005_route_search.sql"),
     ),
+    (
+        "0006_typed_reasons",
+        include_str!("migrations/0006_typed_reasons.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

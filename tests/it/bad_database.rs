@@ -132,7 +132,7 @@ async fn engine_open_refuses_each_bad_file_and_leaves_it_untouched() {
                 .err()
                 .unwrap_or_else(|| panic!("{}: the engine must refuse the file", case.name));
             assert_eq!(error.to_string(), expected(&case, &path), "{}", case.name);
-            assert_eq!(error.code(), "store", "{}", case.name);
+            assert_eq!(error.code().as_str(), "store", "{}", case.name);
         }
         assert!(
             snapshot(dir.path()) == before,

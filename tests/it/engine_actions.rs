@@ -98,7 +98,7 @@ async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
     let err = act_on(&engine, s.id, ManualAction::RetryNow, s.generation)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "conflict");
+    assert_eq!(err.code().as_str(), "conflict");
     assert_eq!(
         err.to_string(),
         "retry-now is not possible while the route is running"
@@ -114,7 +114,7 @@ async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
     let err = act_on(&engine, 42, ManualAction::Stop, 1)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code().as_str(), "not_found");
     engine.shutdown().await;
 }
 

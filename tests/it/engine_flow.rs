@@ -140,7 +140,7 @@ async fn stale_action_is_refused_with_the_current_snapshot() {
     )
     .await
     .expect_err("stale generation refused");
-    assert_eq!(err.code(), "stale");
+    assert_eq!(err.code().as_str(), "stale");
     match err {
         EngineError::Stale { current } => assert_eq!(current.generation, cancelled.generation),
         other => panic!("expected stale, got {other:?}"),

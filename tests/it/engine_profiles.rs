@@ -20,7 +20,7 @@ fn sim(name: &str) -> CandidateInput {
 }
 
 fn validation(err: EngineError) -> (String, String) {
-    assert_eq!(err.code(), "validation");
+    assert_eq!(err.code().as_str(), "validation");
     let field = err
         .field_errors()
         .first()
@@ -100,7 +100,7 @@ async fn stale_revision_is_a_conflict_and_writes_nothing() {
     let err = engine
         .save_candidates(p.id, p.revision, vec![sim("x"), sim("y")])
         .unwrap_err();
-    assert_eq!(err.code(), "conflict");
+    assert_eq!(err.code().as_str(), "conflict");
     assert_eq!(
         err.to_string(),
         "the profile was changed elsewhere (revision 2, you edited 1); reload it and apply your edit again"
@@ -238,7 +238,7 @@ async fn profile_names_are_unique_non_empty_and_bounded() {
     let engine = open(&dir, false).await;
     let p = engine.create_profile("Work").unwrap();
     let err = engine.create_profile("Work").unwrap_err();
-    assert_eq!(err.code(), "conflict");
+    assert_eq!(err.code().as_str(), "conflict");
     assert_eq!(err.to_string(), "a profile named \"Work\" already exists");
     let err = engine.create_profile("   ").unwrap_err();
     assert_eq!(validation(err).1, "name: a profile needs a name");
@@ -249,7 +249,7 @@ async fn profile_names_are_unique_non_empty_and_bounded() {
     );
     let q = engine.create_profile("Home").unwrap();
     let err = engine.rename_profile(q.id, "Work").unwrap_err();
-    assert_eq!(err.code(), "conflict");
+    assert_eq!(err.code().as_str(), "conflict");
     assert_eq!(
         engine.rename_profile(p.id, "Office").unwrap().name,
         "Office"
@@ -267,7 +267,7 @@ async fn missing_things_are_not_found() {
         engine.delete_profile(99).unwrap_err(),
         engine.save_candidates(99, 1, vec![sim("a")]).unwrap_err(),
     ] {
-        assert_eq!(err.code(), "not_found");
+        assert_eq!(err.code().as_str(), "not_found");
         assert_eq!(err.to_string(), "profile 99 does not exist");
         assert_eq!(err.field_errors(), &[]);
     }
@@ -325,7 +325,7 @@ async fn agent_picker_lists_every_kind_with_a_description() {
 
 #[test]
 fn the_live_list_check_reports_what_a_save_would_refuse_without_saving() {
-    let errors = recourse::engine::check_candidates(&[sim("a"), sim("b"), sim("a")]);
+    let errors = recourse::profile::check_candidates(&[sim("a"), sim("b"), sim("a")]);
     let found: Vec<String> = errors
         .iter()
         .map(|e| format!("{}: {}", e.path, e.message))
@@ -336,7 +336,7 @@ fn the_live_list_check_reports_what_a_save_would_refuse_without_saving() {
         "the editor's live check finds what only the whole list shows, at the later row"
     );
     assert!(
-        recourse::engine::check_candidates(&[sim("a"), sim("b")]).is_empty(),
+        recourse::profile::check_candidates(&[sim("a"), sim("b")]).is_empty(),
         "renaming the duplicate clears it"
     );
 }

@@ -14,7 +14,7 @@ use recourse::catalogue;
 use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
-use recourse::route::machine::{self, Effect, Failure, Lease, Plan};
+use recourse::route::machine::{self, Effect, Failure, Lease, Plan, World};
 use recourse::route::{ManualAction, RouteRow, RouteState};
 use recourse::safety::EffectContext;
 use recourse::store::{Cas, Store};
@@ -37,7 +37,7 @@ fn new_route(store: &mut Store, profile_id: u32) -> RouteRow {
         owner: "racer",
         until: now + Duration::seconds(60),
     };
-    let new = machine::start(&profile, "race".into(), None, lease, now).unwrap();
+    let new = machine::start(&profile, "race".into(), None, lease, World::default(), now).unwrap();
     store
         .insert_route(&new, |id| new.first_attempt(id))
         .unwrap()
@@ -69,17 +69,17 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
         owner: "racer",
         until: now + Duration::seconds(60),
     };
-    let timer = machine::timer_fired(row, lease, now);
+    let timer = machine::timer_fired(row, lease, World::default(), now);
     // The machine itself refuses a report unless the route is running.
     let agent = if round % 5 == 0 {
         machine::succeeded(row, row.attempts, now)
     } else {
-        machine::failed(row, overloaded(row), lease, now)
+        machine::failed(row, overloaded(row), lease, World::default(), now)
     };
     let valid = machine::valid_actions(row);
     let click = |pick: usize| {
         let action = *valid.get(pick % valid.len().max(1))?;
-        machine::manual(row, action, row.generation, lease, now).ok()
+        machine::manual(row, action, row.generation, lease, World::default(), now).ok()
     };
     vec![timer, agent, click(round), click(round + 1)]
 }
@@ -118,7 +118,7 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
             .iter()
             .map(|p| {
                 p.as_ref()
-                    .is_some_and(|p| matches!(p.effect, Effect::Dispatch(_)))
+                    .is_some_and(|p| matches!(p.effect(), Effect::Dispatch(_)))
             })
             .collect();
         let results = race(&mut stores, plans);
@@ -181,16 +181,7 @@ fn race(stores: &mut [Store], plans: Vec<Option<Plan>>) -> Vec<Option<Cas>> {
                 let barrier = Arc::clone(&barrier);
                 s.spawn(move || {
                     barrier.wait();
-                    plan.map(|p| {
-                        store
-                            .commit_transition(
-                                p.expected_generation,
-                                p.expected_state,
-                                &p.next,
-                                &p.write,
-                            )
-                            .expect("store writes")
-                    })
+                    plan.map(|p| store.commit_transition(&p).expect("store writes"))
                 })
             })
             .collect();
@@ -214,28 +205,20 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
         owner: "racer",
         until: now + Duration::seconds(60),
     };
-    let stop = machine::manual(&row, ManualAction::Stop, row.generation, lease, now).unwrap();
-    let report = machine::failed(&row, overloaded(&row), lease, now).unwrap();
-    let Cas::Won(won) = store
-        .commit_transition(
-            report.expected_generation,
-            report.expected_state,
-            &report.next,
-            &report.write,
-        )
-        .unwrap()
-    else {
+    let stop = machine::manual(
+        &row,
+        ManualAction::Stop,
+        row.generation,
+        lease,
+        World::default(),
+        now,
+    )
+    .unwrap();
+    let report = machine::failed(&row, overloaded(&row), lease, World::default(), now).unwrap();
+    let Cas::Won(won) = store.commit_transition(&report).unwrap() else {
         panic!("the report commits first");
     };
-    let Cas::Lost(lost) = store
-        .commit_transition(
-            stop.expected_generation,
-            stop.expected_state,
-            &stop.next,
-            &stop.write,
-        )
-        .unwrap()
-    else {
+    let Cas::Lost(lost) = store.commit_transition(&stop).unwrap() else {
         panic!("the stop planned from the old row loses");
     };
     assert_eq!(lost, won, "the loser gets the current row");

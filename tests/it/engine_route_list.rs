@@ -164,7 +164,7 @@ async fn a_bad_page_size_or_search_is_refused_at_its_field() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open_engine(&dir.path().join("l.db"), false).await;
     let err = engine.list_routes(&RouteQuery::all(0)).unwrap_err();
-    assert_eq!(err.code(), "validation");
+    assert_eq!(err.code().as_str(), "validation");
     assert_eq!(
         err.to_string(),
         "limit: must be 1 to 500 routes per page, got 0"

@@ -643,7 +643,7 @@ export type EngineStatus =
  */
 { state: "failed"; message: string };
 
-/**  Closed set of error codes the UI understands. */
+/**  The closed set of error codes the UI and the CLI branch on. */
 export type ErrorCode = "not_found" | "validation" | "stale" | "conflict" | "store" | "io";
 
 /**  Sanitized, bounded evidence; safe to match, store and show. */

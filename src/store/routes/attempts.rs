@@ -3,8 +3,8 @@
 
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::opt_json;
-use crate::classification::Class;
+use super::{decided, decided_columns, opt_json};
+use crate::classification::SemanticCode;
 use crate::route::{AttemptOutcome, AttemptRecord, AttemptResultRecord};
 use crate::store::{parse_ts, to_json, ts, Store, StoreError};
 
@@ -22,7 +22,7 @@ const ATTEMPT_COLUMNS: &str =
 
 /// What a read of the `attempt_results` table selects.
 const RESULT_COLUMNS: &str = "finished_at, outcome, classification_json, effect_json, \
-    policy_revision, policy_json, decision, evidence_json, excerpt";
+    policy_revision, policy_json, decision, decision_json, evidence_json, excerpt";
 
 impl Store {
     /// Stores the process (pid and kernel start time) attempt `number` of
@@ -103,12 +103,15 @@ impl Store {
             .query_row(params![route_id, candidate_index], |r| r.get(0))?)
     }
 
-    /// Results classified unclassified, newest route first, with their
-    /// route: one query, however many routes there are.
-    pub fn unclassified_results(&self) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
+    /// The unclassified inbox, the one definition of it: failed attempts
+    /// no catalogue rule recognised (code `unknown`; a known cause outside
+    /// provider policy, such as a missing program, is not inbox material)
+    /// that kept their evidence. Newest route first, with their route; one
+    /// query, however many routes there are.
+    pub fn inbox_results(&self) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
         self.results_where(
-            "r.class = ?1 ORDER BY a.route_id DESC, a.number",
-            params![Class::Unclassified.as_str()],
+            "r.code = ?1 AND r.evidence_json IS NOT NULL ORDER BY a.route_id DESC, a.number",
+            params![SemanticCode::Unknown.as_str()],
         )
     }
 
@@ -173,11 +176,12 @@ pub(super) fn insert_result(
     r: &AttemptResultRecord,
 ) -> Result<(), StoreError> {
     let class = r.classification.as_ref().map(|c| c.class.as_str());
+    let (decision_json, decision) = decided_columns(r.decision.as_ref());
     conn.prepare_cached(
         "INSERT OR IGNORE INTO attempt_results (attempt_id, finished_at, outcome, code, class, \
          rule_id, catalogue_version, classification_json, effect_json, policy_revision, policy_json, \
-         decision, evidence_json, excerpt) \
-         SELECT id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15 \
+         decision, evidence_json, excerpt, decision_json) \
+         SELECT id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16 \
          FROM attempts WHERE route_id = ?1 AND number = ?2",
     )?
     .execute(params![
@@ -193,9 +197,10 @@ pub(super) fn insert_result(
             r.effect.as_ref().map(to_json),
             r.policy_revision,
             r.policy.as_ref().map(to_json),
-            r.decision,
+            decision,
             r.evidence.as_ref().map(to_json),
-            r.excerpt
+            r.excerpt,
+            decision_json
         ])?;
     Ok(())
 }
@@ -216,6 +221,7 @@ struct RawAttempt {
     policy_revision: Option<u32>,
     policy: Option<String>,
     decision: Option<String>,
+    decision_json: Option<String>,
     evidence: Option<String>,
     excerpt: Option<String>,
 }
@@ -238,6 +244,7 @@ impl RawAttempt {
             policy_revision: r.get("policy_revision")?,
             policy: r.get("policy_json")?,
             decision: r.get("decision")?,
+            decision_json: r.get("decision_json")?,
             evidence: r.get("evidence_json")?,
             excerpt: r.get("excerpt")?,
         })
@@ -271,7 +278,7 @@ impl RawAttempt {
             effect: opt_json("attempt effect", self.effect)?,
             policy_revision: self.policy_revision,
             policy: opt_json("attempt policy", self.policy)?,
-            decision: self.decision,
+            decision: decided(self.decision_json, self.decision)?,
             evidence: opt_json("attempt evidence", self.evidence)?,
             excerpt: self.excerpt,
         };

@@ -4,9 +4,10 @@
 use rusqlite::{params, TransactionBehavior};
 
 use super::attempts::{insert_attempt, insert_result};
-use super::read_route;
+use super::{decided_columns, read_route};
 use crate::policy::Exhausted;
-use crate::route::{HoldReason, RouteRow, RouteState, TransitionWrite};
+use crate::route::machine::Plan;
+use crate::route::{RouteRow, RouteState};
 use crate::store::{to_json, ts, Store, StoreError};
 
 /// The result of a compare-and-set.
@@ -19,19 +20,15 @@ pub enum Cas {
 }
 
 impl Store {
-    /// Compare-and-set: writes `next` (with generation + 1) only if the route
-    /// is still at `expected_generation` in `expected_state`.
-    pub fn commit_transition(
-        &mut self,
-        expected_generation: u32,
-        expected_state: RouteState,
-        next: &RouteRow,
-        write: &TransitionWrite,
-    ) -> Result<Cas, StoreError> {
+    /// Compare-and-set: writes the plan's next row (with generation + 1)
+    /// and its attempt rows only if the route is still at the plan's
+    /// expected generation and state.
+    pub fn commit_transition(&mut self, plan: &Plan) -> Result<Cas, StoreError> {
+        let (next, write) = (plan.next(), plan.write());
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let changed = update_route(&tx, expected_generation, expected_state, next)?;
+        let changed = update_route(&tx, plan.expected_generation(), plan.expected_state(), next)?;
         if changed == 0 {
             drop(tx);
             let current = self.route(next.id)?.ok_or(StoreError::Malformed {
@@ -40,10 +37,10 @@ impl Store {
             })?;
             return Ok(Cas::Lost(current));
         }
-        if let Some(a) = &write.dispatch {
+        if let Some(a) = write.dispatch() {
             insert_attempt(&tx, next.id, a)?;
         }
-        if let Some(r) = &write.result {
+        if let Some(r) = write.result() {
             insert_result(&tx, next.id, r)?;
         }
         // Read back inside the transaction: the row as committed, without
@@ -64,11 +61,12 @@ fn update_route(
     expected_state: RouteState,
     next: &RouteRow,
 ) -> Result<usize, StoreError> {
+    let (decision_json, decision) = decided_columns(next.decision.as_ref());
     Ok(tx.prepare_cached(
         "UPDATE routes SET state = ?4, generation = ?2 + 1, candidate_index = ?5, cycle_json = ?6, \
-         classification_json = ?7, policy_json = ?8, decision = ?9, deadline = ?10, \
-         pending_outcome = ?11, manual_reason = ?12, manual_reason_code = ?16, owner = ?13, \
-         lease_until = ?14, updated_at = ?15 \
+         classification_json = ?7, policy_json = ?8, decision = ?9, decision_json = ?16, \
+         deadline = ?10, pending_outcome = ?11, manual_reason = ?12, manual_reason_code = NULL, \
+         manual_reason_json = ?17, owner = ?13, lease_until = ?14, updated_at = ?15 \
          WHERE id = ?1 AND generation = ?2 AND state = ?3",
     )?
     .execute(params![
@@ -80,13 +78,14 @@ fn update_route(
             to_json(&next.cycle),
             next.classification.as_ref().map(to_json),
             next.policy.as_ref().map(to_json),
-            next.decision,
+            decision,
             next.deadline.map(ts),
             next.pending_outcome.map(Exhausted::as_str),
-            next.manual_reason.as_ref().map(HoldReason::text),
+            next.manual_reason.as_ref().map(|r| r.text()),
             next.owner,
             next.lease_until.map(ts),
             ts(next.updated_at),
-            next.manual_reason.as_ref().and_then(HoldReason::code)
+            decision_json,
+            next.manual_reason.as_ref().map(to_json)
         ])?)
 }

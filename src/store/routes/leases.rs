@@ -198,7 +198,7 @@ mod tests {
         );
         let owners: Vec<Option<String>> = [a.id, b.id, c.id]
             .iter()
-            .map(|id| store.route(*id).unwrap().unwrap().owner)
+            .map(|id| store.route(*id).unwrap().unwrap().owner.clone())
             .collect();
         assert_eq!(
             owners,

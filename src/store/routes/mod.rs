@@ -18,7 +18,9 @@ use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
 use crate::policy::Exhausted;
-use crate::route::{AttemptRecord, HoldReason, NewRoute, RouteRow, RouteState};
+use crate::route::{
+    AttemptRecord, Decided, HoldReason, NewRoute, RouteRecord, RouteRow, RouteState,
+};
 
 pub use attempts::StoredAttempt;
 pub use cas::Cas;
@@ -64,7 +66,8 @@ pub type RouteRead = (u32, Result<RouteRow, StoreError>);
 /// columns by these names.
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
-    deadline, pending_outcome, manual_reason, manual_reason_code, owner, lease_until, created_at, updated_at, \
+    decision_json, deadline, pending_outcome, manual_reason, manual_reason_code, manual_reason_json, \
+    owner, lease_until, created_at, updated_at, \
     (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
     (SELECT a.candidate_index FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
      WHERE a.route_id = routes.id AND r.outcome = 'failed' ORDER BY a.number DESC LIMIT 1) \
@@ -267,10 +270,12 @@ struct RawRoute {
     classification: Option<String>,
     policy: Option<String>,
     decision: Option<String>,
+    decision_json: Option<String>,
     deadline: Option<String>,
     pending_outcome: Option<String>,
     manual_reason: Option<String>,
     manual_reason_code: Option<String>,
+    manual_reason_json: Option<String>,
     owner: Option<String>,
     lease_until: Option<String>,
     created_at: String,
@@ -296,10 +301,12 @@ impl RawRoute {
             classification: r.get("classification_json")?,
             policy: r.get("policy_json")?,
             decision: r.get("decision")?,
+            decision_json: r.get("decision_json")?,
             deadline: r.get("deadline")?,
             pending_outcome: r.get("pending_outcome")?,
             manual_reason: r.get("manual_reason")?,
             manual_reason_code: r.get("manual_reason_code")?,
+            manual_reason_json: r.get("manual_reason_json")?,
             owner: r.get("owner")?,
             lease_until: r.get("lease_until")?,
             created_at: r.get("created_at")?,
@@ -321,15 +328,22 @@ impl RawRoute {
             })?),
             None => None,
         };
-        let manual_reason = match (self.manual_reason_code, self.manual_reason) {
-            (Some(code), _) => Some(HoldReason::from_code(&code).ok_or(StoreError::Malformed {
-                what: "manual reason code",
-                detail: code,
-            })?),
-            (None, Some(text)) => Some(HoldReason::Explained(text)),
-            (None, None) => None,
+        let manual_reason = match (
+            self.manual_reason_json,
+            self.manual_reason_code,
+            self.manual_reason,
+        ) {
+            (Some(json), _, _) => Some(from_json("manual reason", &json)?),
+            (None, Some(code), _) => {
+                Some(HoldReason::from_code(&code).ok_or(StoreError::Malformed {
+                    what: "manual reason code",
+                    detail: code,
+                })?)
+            }
+            (None, None, Some(text)) => Some(HoldReason::Legacy { text }),
+            (None, None, None) => None,
         };
-        Ok(RouteRow {
+        Ok(RouteRow::restore(RouteRecord {
             id: self.id,
             profile_id: self.profile_id,
             profile_name: self.profile_name,
@@ -342,7 +356,7 @@ impl RawRoute {
             cycle: from_json("route cycle", &self.cycle)?,
             classification: opt_json("route classification", self.classification)?,
             policy: opt_json("route policy", self.policy)?,
-            decision: self.decision,
+            decision: decided(self.decision_json, self.decision)?,
             failed_candidate: self.failed_candidate,
             deadline: opt_ts(self.deadline)?,
             pending_outcome,
@@ -352,8 +366,28 @@ impl RawRoute {
             attempts: self.attempts,
             created_at: parse_ts(&self.created_at)?,
             updated_at: parse_ts(&self.updated_at)?,
-        })
+        }))
     }
+}
+
+/// A stored decision: typed when written with one, else the words of a row
+/// from before decisions were typed.
+pub(super) fn decided(
+    json: Option<String>,
+    words: Option<String>,
+) -> Result<Option<Decided>, StoreError> {
+    match (json, words) {
+        (Some(json), _) => Ok(Some(from_json("decision", &json)?)),
+        (None, Some(words)) => Ok(Some(Decided::Words(words))),
+        (None, None) => Ok(None),
+    }
+}
+
+/// What a decision is stored as: its JSON (none for words read from an old
+/// row) and its words.
+pub(super) fn decided_columns(d: Option<&Decided>) -> (Option<String>, Option<String>) {
+    let json = d.filter(|d| !matches!(d, Decided::Words(_))).map(to_json);
+    (json, d.map(|d| d.text().into_owned()))
 }
 
 /// Routes and attempts for the tests of every routes module.
@@ -396,15 +430,7 @@ mod fixtures {
     }
 
     pub(super) fn commit(store: &mut Store, plan: machine::Plan) -> RouteRow {
-        match store
-            .commit_transition(
-                plan.expected_generation,
-                plan.expected_state,
-                &plan.next,
-                &plan.write,
-            )
-            .unwrap()
-        {
+        match store.commit_transition(&plan).unwrap() {
             Cas::Won(row) => row,
             Cas::Lost(row) => panic!("no other writer, yet route {} moved", row.id),
         }
@@ -428,87 +454,70 @@ mod fixtures {
 mod manual_reason_tests {
     use rusqlite::{params, Connection};
 
-    use super::fixtures::{now, open, running_route};
+    use super::fixtures::{commit, now, open, running_route};
     use super::*;
     use crate::evaluator::RouteCycle;
-    use crate::route::TransitionWrite;
+    use crate::route::{machine, ManualAction};
     use crate::store::{to_json, ts, MIGRATIONS};
 
-    /// The route moved to `state` for `reason`, committed through the store.
-    fn held(store: &mut Store, state: RouteState, reason: HoldReason) -> RouteRow {
+    /// A running route stopped by a person, committed through the store.
+    fn stopped(store: &mut Store) -> RouteRow {
         let row = running_route(store, "me");
-        let mut next = row.clone();
-        next.state = state;
-        next.manual_reason = Some(reason);
-        match store
-            .commit_transition(
-                row.generation,
-                row.state,
-                &next,
-                &TransitionWrite::default(),
-            )
-            .unwrap()
-        {
-            Cas::Won(row) => row,
-            Cas::Lost(row) => panic!("no other writer, yet route {} moved", row.id),
-        }
+        let lease = machine::Lease {
+            owner: "me",
+            until: now(),
+        };
+        let plan = machine::manual(
+            &row,
+            ManualAction::Stop,
+            row.generation,
+            lease,
+            machine::World::default(),
+            now(),
+        )
+        .unwrap();
+        commit(store, plan)
     }
 
-    fn stored_code(store: &Store, id: u32) -> Option<String> {
+    fn stored(store: &Store, id: u32, column: &str) -> Option<String> {
         store
             .conn()
             .query_row(
-                "SELECT manual_reason_code FROM routes WHERE id = ?1",
+                &format!("SELECT {column} FROM routes WHERE id = ?1"),
                 [id],
-                |r| r.get("manual_reason_code"),
+                |r| r.get(0),
             )
             .unwrap()
     }
 
     #[test]
-    fn a_cancelled_wait_is_stored_as_its_code_and_read_back_by_it() {
+    fn a_reason_is_stored_as_json_beside_its_words_and_read_back_by_it() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = open(&dir);
-        let row = held(
-            &mut store,
-            RouteState::NeedsManual,
-            HoldReason::WaitCancelled,
+        let row = stopped(&mut store);
+        assert_eq!(
+            stored(&store, row.id, "manual_reason_json").as_deref(),
+            Some(r#"{"kind":"stopped_by_you"}"#)
         );
         assert_eq!(
-            stored_code(&store, row.id).as_deref(),
-            Some("wait_cancelled")
+            stored(&store, row.id, "manual_reason").as_deref(),
+            Some("stopped by you"),
+            "the words stay for a person reading the file"
         );
         let read = store.route(row.id).unwrap().unwrap();
-        assert_eq!(read.manual_reason, Some(HoldReason::WaitCancelled));
-    }
-
-    #[test]
-    fn an_explained_reason_in_a_cancelled_waits_words_stays_explained() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = open(&dir);
-        let words = HoldReason::WaitCancelled.text().to_string();
-        let row = held(
-            &mut store,
-            RouteState::NeedsManual,
-            HoldReason::Explained(words.clone()),
-        );
-        assert_eq!(stored_code(&store, row.id), None, "words have no code");
-        assert_eq!(
-            store.route(row.id).unwrap().unwrap().manual_reason,
-            Some(HoldReason::Explained(words)),
-            "the code decides the variant, not the sentence"
-        );
+        assert_eq!(read.manual_reason, Some(HoldReason::StoppedByYou));
     }
 
     #[test]
     fn an_unknown_reason_code_is_a_malformed_row_not_a_guess() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = open(&dir);
-        let row = held(&mut store, RouteState::Stopped, HoldReason::StoppedByYou);
+        let row = stopped(&mut store);
         store
             .conn()
             .execute(
-                "UPDATE routes SET manual_reason_code = 'paused' WHERE id = ?1",
+                "UPDATE routes SET manual_reason_json = NULL, manual_reason_code = 'paused' \
+                 WHERE id = ?1",
                 [row.id],
             )
             .unwrap();
@@ -559,7 +568,7 @@ mod manual_reason_tests {
             .routes()
             .unwrap()
             .into_iter()
-            .map(|r| (r.id, r.manual_reason))
+            .map(|r| (r.id, r.manual_reason.clone()))
             .collect();
         reasons.sort_by_key(|(id, _)| *id);
         assert_eq!(
@@ -569,7 +578,9 @@ mod manual_reason_tests {
                 (2, Some(HoldReason::StoppedByYou)),
                 (
                     3,
-                    Some(HoldReason::Explained("attempt 2 was still running".into()))
+                    Some(HoldReason::Legacy {
+                        text: "attempt 2 was still running".into()
+                    })
                 ),
             ],
             "the upgrade gives the sentences earlier builds wrote their codes"

@@ -1,0 +1,201 @@
+//! Every projection the engine hands out — route snapshots, pages, details,
+//! attempts — from stored rows. The engine and the read-only
+//! [`super::RouteViewer`] answer with the same functions.
+
+use super::{
+    AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress, RouteCounts,
+    RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+};
+use crate::classification::{Classification, PolicyClass};
+use crate::route::{machine, HoldReason, RouteRow, RouteState};
+use crate::store::routes::StoredAttempt;
+use crate::store::{RouteSearch, Store};
+
+/// The UI's view of a route row.
+pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
+    let index = row.candidate_index as usize;
+    let candidate = row.candidates.get(index);
+    // The last failure's class and policy speak for the current candidate
+    // only if it is the one that failed (not after a skip).
+    let current_failed = row.failed_candidate == Some(row.candidate_index);
+    let policy_class = row
+        .classification
+        .as_ref()
+        .filter(|_| current_failed)
+        .and_then(|c| c.class.policy_class());
+    let pending = match row.state {
+        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+            row.pending_outcome.filter(|_| current_failed)
+        }
+        RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => None,
+    };
+    RouteSnapshot {
+        id: row.id,
+        profile_name: row.profile_name.clone(),
+        state: row.state,
+        generation: row.generation,
+        candidate_index: row.candidate_index,
+        candidate_name: candidate.map(|c| c.name.clone()).unwrap_or_default(),
+        candidate_count: row.candidates.len() as u32,
+        last_failure: last_failure(row),
+        retry: policy_class.map(|class| retry_progress(row, class)),
+        pending_outcome: pending,
+        skip_to: machine::next_eligible(row)
+            .and_then(|i| row.candidates.get(i as usize))
+            .map(|c| c.name.clone()),
+        repeat_risk: match &row.manual_reason {
+            Some(HoldReason::UnsafeEffect { reason }) => Some(reason.describe().to_string()),
+            _ => None,
+        },
+        deadline: row.deadline,
+        manual_reason: row.manual_reason.as_ref().map(|r| r.text().into_owned()),
+        prompt_excerpt: prompt_excerpt(&row.prompt),
+        attempts: row.attempts,
+        owner: row.owner.clone(),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        actions: machine::valid_actions(row),
+    }
+}
+
+fn retry_progress(row: &RouteRow, class: PolicyClass) -> RetryProgress {
+    let policy = row.policy.as_ref().or(row
+        .candidates
+        .get(row.candidate_index as usize)
+        .map(|c| &c.policy));
+    let retry = policy.map(|p| p.section(class).retry);
+    RetryProgress {
+        class,
+        ordinal: row.cycle.usage_of(row.cycle.current, class).retries_used,
+        max: retry.filter(|r| r.enabled).map_or(0, |r| r.max_retries),
+    }
+}
+
+fn last_failure(row: &RouteRow) -> Option<LastFailure> {
+    let classification = row.classification.as_ref()?;
+    let index = row.failed_candidate.unwrap_or(row.candidate_index);
+    Some(LastFailure {
+        candidate_index: index,
+        candidate_name: row
+            .candidates
+            .get(index as usize)
+            .map(|c| c.name.clone())
+            .unwrap_or_default(),
+        classification: summary(classification),
+        decision: row.decision.as_ref().map(|d| d.text().into_owned()),
+    })
+}
+
+pub(crate) fn summary(c: &Classification) -> ClassificationSummary {
+    ClassificationSummary {
+        code: c.code,
+        class: c.class,
+        rule_id: c.rule_id.clone(),
+        catalogue_version: c.catalogue_version.clone(),
+    }
+}
+
+/// The first line, at most 80 characters; `…` marks anything left out.
+fn prompt_excerpt(prompt: &str) -> String {
+    const MAX_CHARS: usize = 80;
+    let prompt = prompt.trim();
+    let line = prompt.lines().next().unwrap_or_default();
+    let cut: String = line.chars().take(MAX_CHARS).collect();
+    if cut.len() == prompt.len() {
+        cut
+    } else {
+        format!("{cut}…")
+    }
+}
+
+fn attempt_view(a: StoredAttempt) -> AttemptView {
+    let r = a.result;
+    AttemptView {
+        number: a.attempt.number,
+        generation: a.attempt.generation,
+        candidate_index: a.attempt.candidate_index,
+        candidate_name: a.attempt.candidate_name,
+        invocation_id: a.attempt.invocation_id,
+        started_at: a.attempt.started_at,
+        finished_at: r.as_ref().map(|r| r.finished_at),
+        outcome: r.as_ref().map(|r| r.outcome),
+        classification: r
+            .as_ref()
+            .and_then(|r| r.classification.as_ref().map(summary)),
+        decision: r
+            .as_ref()
+            .and_then(|r| r.decision.as_ref().map(|d| d.text().into_owned())),
+        policy_revision: r.as_ref().and_then(|r| r.policy_revision),
+        excerpt: r.and_then(|r| r.excerpt),
+    }
+}
+
+/// One route with its attempts.
+pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, EngineError> {
+    let row = store
+        .route(id)?
+        .ok_or_else(|| EngineError::not_found("route", id))?;
+    let attempts = store.attempts(id)?.into_iter().map(attempt_view).collect();
+    Ok(RouteDetail {
+        snapshot: snapshot(&row),
+        attempts,
+    })
+}
+
+/// The one route-page query: one page of the list, selected and paged in
+/// SQL. Refuses a limit outside 1 to [`RouteQuery::MAX_LIMIT`] and
+/// over-long search text, naming the field.
+pub(crate) fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage, EngineError> {
+    if query.limit == 0 || query.limit > RouteQuery::MAX_LIMIT {
+        return Err(EngineError::validation(
+            "limit",
+            format!(
+                "must be 1 to {} routes per page, got {}",
+                RouteQuery::MAX_LIMIT,
+                query.limit
+            ),
+        ));
+    }
+    let chars = query.search.chars().count();
+    if chars > RouteQuery::MAX_SEARCH_CHARS {
+        return Err(EngineError::validation(
+            "search",
+            format!(
+                "must be at most {} characters, got {chars}",
+                RouteQuery::MAX_SEARCH_CHARS
+            ),
+        ));
+    }
+    // One more than asked tells whether an older page exists.
+    let mut rows = store.routes_page(
+        query.filter.states(),
+        &RouteSearch::new(&query.search),
+        query.before,
+        query.limit + 1,
+    )?;
+    let more = rows.len() > query.limit as usize;
+    rows.truncate(query.limit as usize);
+    Ok(RoutePage {
+        routes: rows.iter().map(snapshot).collect(),
+        more,
+        counts: route_counts(store)?,
+    })
+}
+
+/// How many routes each list filter holds, from an index.
+pub(crate) fn route_counts(store: &Store) -> Result<RouteCounts, EngineError> {
+    Ok(RouteCounts::of(&store.state_counts()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prompt_excerpt;
+
+    #[test]
+    fn prompt_excerpt_is_the_first_line_cut_to_80_characters() {
+        assert_eq!(prompt_excerpt("  Fix the test  "), "Fix the test");
+        assert_eq!(prompt_excerpt("Fix it\nthen ship"), "Fix it…");
+        let long = "é".repeat(100);
+        assert_eq!(prompt_excerpt(&long), format!("{}…", "é".repeat(80)));
+    }
+}
