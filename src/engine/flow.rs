@@ -308,14 +308,21 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let late = match report {
             RunReport::Succeeded => Late::Succeeded,
-            RunReport::Failed { raw, effect } => {
-                Late::Failed(self.failure(row, attempt, raw, effect, None, false))
-            }
+            RunReport::Failed { raw, effect } => Late::Failed(Box::new(
+                self.failure(row, attempt, raw, effect, None, false),
+            )),
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } => Late::Failed(self.failure(row, attempt, raw, effect, Some(failure), false)),
+            } => Late::Failed(Box::new(self.failure(
+                row,
+                attempt,
+                raw,
+                effect,
+                Some(failure),
+                false,
+            ))),
             RunReport::Killed => Late::Killed,
         };
         let result = machine::late_result(attempt.number, late, now);

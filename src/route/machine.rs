@@ -539,7 +539,7 @@ pub fn taken_over(mut row: RouteRow, lease: Lease<'_>) -> RouteRow {
 pub enum Late {
     Succeeded,
     /// Classified like any failure, with its evidence marked not current.
-    Failed(Failure),
+    Failed(Box<Failure>),
     Killed,
 }
 
@@ -554,6 +554,7 @@ pub fn late_result(number: u32, late: Late, now: DateTime<Utc>) -> AttemptResult
     let mut result = bare_result(number, outcome, now);
     result.decision = Some(Decided::MovedOn);
     if let Late::Failed(f) = late {
+        let f = *f;
         result.excerpt = Some(excerpt(&f.evidence.message));
         result.classification = Some(f.classification);
         result.effect = Some(f.effect);
