@@ -192,6 +192,36 @@ fn step(
     }
 }
 
+/// One step of a policy preview, with the decision in the words `recourse
+/// simulate` prints, so the editor never writes its own.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct PreviewStep {
+    pub step: TimelineStep,
+    pub text: String,
+}
+
+/// The evaluator's timeline for `failures` from `start`, each decision in
+/// timeline words: what the editor's preview shows.
+pub fn preview(
+    candidates: &[CandidateSlot],
+    failures: &[SimulatedFailure],
+    start: DateTime<Utc>,
+) -> Vec<PreviewStep> {
+    let words = TimelineWording { start, candidates };
+    simulate(candidates, failures, start)
+        .into_iter()
+        .map(|step| PreviewStep {
+            text: step.decision.describe(&words),
+            step,
+        })
+        .collect()
+}
+
+/// How often a classified failure is repeated for a preview of pasted
+/// text: as often as the editor's own examples, enough for any retry
+/// budget to run out.
+pub const PASTED_REPEATS: usize = 12;
+
 /// For a timeline, read as a whole from its start: instants as offsets from
 /// that start (`+1m10s`), delays as spans (`10s`), candidates by name.
 pub struct TimelineWording<'a> {

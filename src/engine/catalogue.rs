@@ -10,7 +10,18 @@ use super::views::summary;
 use super::{Engine, EngineError, InboxItem};
 use crate::catalogue::bundled::NamedFixture;
 use crate::catalogue::{Catalogue, RuleSpec};
-use crate::evidence::Evidence;
+use crate::classification::Classification;
+use crate::evaluator::CandidateSlot;
+use crate::evidence::{Evidence, Provider, RawEvidence};
+use crate::simulation::{preview, PreviewStep, SimulatedFailure, PASTED_REPEATS};
+
+/// Pasted error text as the catalogue in force classifies it, and what a
+/// draft would do if every attempt failed with it.
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct TextPreview {
+    pub classification: Classification,
+    pub steps: Vec<PreviewStep>,
+}
 
 /// The catalogue in force and where its local part stands: an owned
 /// snapshot, so no lock is held while it is read.
@@ -67,6 +78,33 @@ impl Engine {
                 })
             })
             .collect())
+    }
+
+    /// Error text a person pasted, sanitized and classified by the
+    /// catalogue a run would use (local rules included) as a `provider`
+    /// failure, and what `candidates` would do if every attempt failed so.
+    pub fn preview_error_text(
+        &self,
+        candidates: &[CandidateSlot],
+        provider: Provider,
+        text: &str,
+    ) -> Result<TextPreview, EngineError> {
+        if text.trim().is_empty() {
+            return Err(EngineError::validation(
+                "text",
+                "paste the error text to classify",
+            ));
+        }
+        let now = chrono::Utc::now();
+        let evidence = Evidence::from_raw(RawEvidence::new(provider, text, now));
+        let classification = self
+            .catalogue()
+            .classify(&evidence, crate::timing::machine_local_tz());
+        let failures = vec![SimulatedFailure::classified(&classification, now); PASTED_REPEATS];
+        Ok(TextPreview {
+            steps: preview(candidates, &failures, now),
+            classification,
+        })
     }
 
     /// The checks of a proposed local rule (see [`Overlay::review`]).

@@ -44,7 +44,7 @@ use crate::route::machine::{Lease, World};
 use crate::scheduler::Scheduler;
 use crate::store::Store;
 
-pub use catalogue::CatalogueState;
+pub use catalogue::{CatalogueState, TextPreview};
 pub use error::{EngineError, ErrorCode};
 pub use paths::default_db_path;
 pub use profile_files::{
