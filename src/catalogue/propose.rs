@@ -78,11 +78,10 @@ pub fn scope_for(code: SemanticCode) -> Scope {
         | GatewayError
         | AttemptTimedOut
         | ProviderConfigInvalid => Scope::Provider,
-        ModelCapacity | ModelNotFound => Scope::Model,
+        ModelCapacity | ModelNotFound | ContextLengthExceeded => Scope::Model,
         RateLimited | UsageLimitReached | QuotaExhausted | CreditBalanceLow | AuthInvalid
         | AuthRequired | AccountForbidden => Scope::Account,
-        ContextLengthExceeded
-        | InvalidRequest
+        InvalidRequest
         | Cancelled
         | TaskFailed
         | RepositoryError
