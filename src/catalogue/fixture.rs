@@ -25,6 +25,7 @@
 //! rule_id = "anthropic.overloaded.v1"   # optional; "none" = no rule may match
 //! reset_at = "2026-01-15T12:00:30Z"     # optional, checked when given
 //! retry_after_s = 30.0                  # optional, checked when given
+//! no_reset = true                       # optional: no reset may be trusted (refused hints)
 //! excerpt_must_not_contain = ["sk-ant-…"]  # redaction cases
 //! ```
 
@@ -103,6 +104,10 @@ pub struct FixtureExpect {
     pub reset_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<f64>,
+    /// The text names a reset that must be refused (ambiguous, in a DST gap,
+    /// an unknown zone): no reset may come out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_reset: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excerpt_must_not_contain: Vec<String>,
 }
@@ -237,6 +242,13 @@ impl Fixture {
                 ));
             }
         }
+        if expect.no_reset && (got.reset_at.is_some() || got.retry_after_s.is_some()) {
+            problems.push(diff(
+                "reset",
+                "none (no_reset = true)",
+                &format!("{:?}", got.reset_at),
+            ));
+        }
         if !problems.is_empty() {
             problems.push(format!("explanation: {}", got.explanation));
         }
@@ -326,6 +338,7 @@ impl Fixture {
                 rule_id: classification.rule_id.clone(),
                 reset_at: None,
                 retry_after_s: None,
+                no_reset: false,
                 excerpt_must_not_contain: Vec::new(),
             },
         }
