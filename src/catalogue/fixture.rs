@@ -27,6 +27,7 @@
 //! retry_after_s = 30.0                  # optional, checked when given
 //! no_reset = true                       # optional: no reset may be trusted (refused hints)
 //! excerpt_must_not_contain = ["sk-ant-…"]  # redaction cases
+//! message_must_keep = ["req_…"]         # optional: text sanitizing must keep (request ids)
 //! ```
 
 use std::collections::BTreeMap;
@@ -110,6 +111,10 @@ pub struct FixtureExpect {
     pub no_reset: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excerpt_must_not_contain: Vec<String>,
+    /// Text of the input that must survive sanitizing (a request id support
+    /// asks for, an error name a rule needs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_must_keep: Vec<String>,
 }
 
 /// Why a fixture file could not be used.
@@ -259,6 +264,11 @@ impl Fixture {
         let shown = excerpt(evidence, got.matched);
         let json = serde_json::to_string(got).unwrap_or_default();
         let mut problems = Vec::new();
+        for kept in &self.expect.message_must_keep {
+            if !evidence.message.contains(kept.as_str()) {
+                problems.push(format!("message_must_keep {kept:?} was lost in sanitizing"));
+            }
+        }
         for secret in &self.expect.excerpt_must_not_contain {
             if !self.input.message.contains(secret.as_str()) {
                 problems.push(format!("excerpt_must_not_contain {secret:?} is not in input.message, so the case proves nothing"));
@@ -340,6 +350,7 @@ impl Fixture {
                 retry_after_s: None,
                 no_reset: false,
                 excerpt_must_not_contain: Vec::new(),
+                message_must_keep: Vec::new(),
             },
         }
     }
