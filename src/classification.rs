@@ -196,15 +196,8 @@ impl SemanticCode {
             | ModelNotFound
             | ProviderConfigInvalid
             | ContextLengthExceeded => Class::Hard,
-            InvalidRequest
-            | Cancelled
-            | TaskFailed
-            | RepositoryError
-            | PermissionDenied
-            | LocalRuntime
-            | SpawnFailed
-            | ResumeState
-            | Unknown => Class::Unclassified,
+            InvalidRequest | Cancelled | TaskFailed | RepositoryError | PermissionDenied
+            | LocalRuntime | SpawnFailed | ResumeState | Unknown => Class::Unclassified,
         }
     }
 

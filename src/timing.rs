@@ -116,9 +116,13 @@ pub fn machine_local_tz() -> Tz {
 /// else the machine's zone.
 pub fn agent_local_tz(candidate_env: Option<&BTreeMap<String, String>>) -> Tz {
     let inherited = std::env::var("TZ").ok();
-    zone_of_tz_var(candidate_env.and_then(|env| env.get("TZ")).map(String::as_str))
-        .or_else(|| zone_of_tz_var(inherited.as_deref()))
-        .unwrap_or_else(machine_local_tz)
+    zone_of_tz_var(
+        candidate_env
+            .and_then(|env| env.get("TZ"))
+            .map(String::as_str),
+    )
+    .or_else(|| zone_of_tz_var(inherited.as_deref()))
+    .unwrap_or_else(machine_local_tz)
 }
 
 /// The zone a `TZ` value names: an IANA name, optionally `:`-prefixed as
@@ -586,7 +590,9 @@ fn clock_time(text: &str, occurred_at: DateTime<Utc>, zone: ClockZone) -> Option
     CLOCK.captures_iter(text).find_map(|c| {
         let stated = c.name("ptz").or_else(|| c.name("tz")).map(|m| m.as_str());
         let (zone, source) = match (zone, stated) {
-            (ClockZone::Stated, Some(name)) => (StatedZone::parse(name)?, HintSource::ClockTimeZone),
+            (ClockZone::Stated, Some(name)) => {
+                (StatedZone::parse(name)?, HintSource::ClockTimeZone)
+            }
             (ClockZone::Local(tz), None) => (StatedZone::Named(tz), HintSource::ClockTimeLocal),
             (ClockZone::Stated, None) | (ClockZone::Local(_), Some(_)) => return None,
         };
@@ -644,7 +650,9 @@ fn date_of(c: &Captures<'_>) -> Option<ClockDate> {
     let month = MONTHS.iter().position(|m| *m == prefix)? as u32 + 1;
     let day: u32 = c.name("day")?.as_str().parse().ok()?;
     match c.name("year") {
-        Some(y) => NaiveDate::from_ymd_opt(y.as_str().parse().ok()?, month, day).map(ClockDate::Full),
+        Some(y) => {
+            NaiveDate::from_ymd_opt(y.as_str().parse().ok()?, month, day).map(ClockDate::Full)
+        }
         None => Some(ClockDate::MonthDay(month, day)),
     }
 }

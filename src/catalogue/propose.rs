@@ -81,15 +81,8 @@ pub fn scope_for(code: SemanticCode) -> Scope {
         ModelCapacity | ModelNotFound | ContextLengthExceeded => Scope::Model,
         RateLimited | UsageLimitReached | QuotaExhausted | CreditBalanceLow | AuthInvalid
         | AuthRequired | AccountForbidden => Scope::Account,
-        InvalidRequest
-        | Cancelled
-        | TaskFailed
-        | RepositoryError
-        | PermissionDenied
-        | LocalRuntime
-        | SpawnFailed
-        | ResumeState
-        | Unknown => Scope::OutOfScope,
+        InvalidRequest | Cancelled | TaskFailed | RepositoryError | PermissionDenied
+        | LocalRuntime | SpawnFailed | ResumeState | Unknown => Scope::OutOfScope,
     }
 }
 

@@ -950,7 +950,9 @@ fn run_oracle(times: &[NaiveTime], occurred: &[TimeDelta]) -> (usize, Vec<String
                     let got = hint_from_text(&text, occurred_at, Tz::UTC).map(|h| h.reset_at);
                     let want = oracle(tz, occurred_at, *time);
                     if got != want {
-                        wrong.push(format!("{text} at {occurred_at}: got {got:?}, want {want:?}"));
+                        wrong.push(format!(
+                            "{text} at {occurred_at}: got {got:?}, want {want:?}"
+                        ));
                     }
                 }
             }
