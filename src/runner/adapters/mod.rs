@@ -8,6 +8,8 @@
 
 mod claude;
 mod codex;
+#[cfg(test)]
+mod evidence_tests;
 mod gemini;
 mod generic;
 mod json_head;
