@@ -19,6 +19,7 @@ mod prefilter;
 pub mod propose;
 pub mod schema;
 mod select;
+pub mod stats;
 mod window;
 
 use std::sync::LazyLock;
