@@ -983,7 +983,7 @@ fn dst_oracle_quick() {
 }
 
 #[test]
-#[ignore = "dense sweep (about a minute in release): cargo test --release --lib timing::tests::dst_oracle_dense -- --ignored"]
+#[ignore = "dense sweep: 476 544 cases, 5 s in release: cargo test --release --lib timing::tests::dst_oracle_dense -- --ignored"]
 fn dst_oracle_dense() {
     let times = times_every(15);
     let occurred: Vec<TimeDelta> = (-48..=24).map(|q| TimeDelta::minutes(30 * q)).collect();
