@@ -119,8 +119,11 @@ pub enum SemanticCode {
     AccountForbidden,
     ModelNotFound,
     ProviderConfigInvalid,
-    // out of provider scope
+    /// The request is larger than the selected model's window: hard, since
+    /// another model may take it and the same one never will. Declared here,
+    /// before the out-of-scope codes, to keep the order of stored codes.
     ContextLengthExceeded,
+    // out of provider scope
     InvalidRequest,
     Cancelled,
     TaskFailed,
@@ -191,17 +194,10 @@ impl SemanticCode {
             | AuthRequired
             | AccountForbidden
             | ModelNotFound
-            | ProviderConfigInvalid => Class::Hard,
-            ContextLengthExceeded
-            | InvalidRequest
-            | Cancelled
-            | TaskFailed
-            | RepositoryError
-            | PermissionDenied
-            | LocalRuntime
-            | SpawnFailed
-            | ResumeState
-            | Unknown => Class::Unclassified,
+            | ProviderConfigInvalid
+            | ContextLengthExceeded => Class::Hard,
+            InvalidRequest | Cancelled | TaskFailed | RepositoryError | PermissionDenied
+            | LocalRuntime | SpawnFailed | ResumeState | Unknown => Class::Unclassified,
         }
     }
 

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use chrono::{
-    DateTime, Datelike, Days, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeDelta,
-    TimeZone, Utc,
+    DateTime, Datelike, Days, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime,
+    TimeDelta, TimeZone, Utc,
 };
 use chrono_tz::Tz;
 use regex::{Captures, Regex};
@@ -56,9 +56,9 @@ pub enum HintSource {
     EpochField,
     /// An RFC 3339 instant after a reset/retry keyword.
     Rfc3339,
-    /// `resets 5pm (Europe/Warsaw)`.
+    /// `resets 5pm (Europe/Warsaw)`, `resets at 10:57 PM GMT-3`.
     ClockTimeZone,
-    /// `resets at 9:30 AM`, read in the machine's zone.
+    /// `resets at 9:30 AM`, read in the zone the agent ran in.
     ClockTimeLocal,
     /// `"retryDelay": "38s"` (Google `RetryInfo`).
     RetryDelayField,
@@ -100,13 +100,39 @@ pub struct TimingHint {
     pub span: Option<Span>,
 }
 
-/// The machine's IANA zone, UTC when it cannot be determined. The only IO in
-/// this module; pass its result to [`hint_from_text`].
+/// The machine's IANA zone (`/etc/localtime`), UTC when it cannot be
+/// determined. With [`agent_local_tz`], the only IO in this module; pass its
+/// result to [`hint_from_text`].
 pub fn machine_local_tz() -> Tz {
     iana_time_zone::get_timezone()
         .ok()
         .and_then(|name| name.parse::<Tz>().ok())
         .unwrap_or(Tz::UTC)
+}
+
+/// The zone an agent ran in, for clock times it printed without one
+/// (Codex's "try again at 5:30 PM" is in its own `TZ`): the `TZ` in the
+/// candidate's `env`, else this process's `TZ` (the agent inherits it),
+/// else the machine's zone.
+pub fn agent_local_tz(candidate_env: Option<&BTreeMap<String, String>>) -> Tz {
+    let inherited = std::env::var("TZ").ok();
+    zone_of_tz_var(
+        candidate_env
+            .and_then(|env| env.get("TZ"))
+            .map(String::as_str),
+    )
+    .or_else(|| zone_of_tz_var(inherited.as_deref()))
+    .unwrap_or_else(machine_local_tz)
+}
+
+/// The zone a `TZ` value names: an IANA name, optionally `:`-prefixed as
+/// POSIX allows. Set but empty, or a zone this build does not know, reads
+/// as UTC, which is what the C library and Node fall back to, so the agent
+/// printed its clock times in UTC too. Unset: `None`.
+pub fn zone_of_tz_var(value: Option<&str>) -> Option<Tz> {
+    let name = value?.trim();
+    let name = name.strip_prefix(':').unwrap_or(name);
+    Some(name.parse::<Tz>().unwrap_or(Tz::UTC))
 }
 
 /// `true` when `reset_at` is a trustworthy future instant for `occurred_at`.
@@ -379,16 +405,18 @@ static EPOCH_FIELD: LazyLock<Regex> = LazyLock::new(|| {
 });
 static RFC3339: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:resets?|reset_at|resets_at|retry|try again|until|available)[^0-9\n]{0,16}(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2}))",
+        r"(?i)\b(?:resets?|reset_at|resets_at|quotaResetTimeStamp|retry|try again|until|available)[^0-9\n]{0,16}(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2}))",
     )
 });
 static CLOCK: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"(?i)\b(?:resets?|try\s+again|available(?:\s+again)?|until)\s+(?:at\s+|on\s+)?",
-        r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+",
+        r"(?i)\b(?:resets?|try\s+again|available(?:\s+again)?|until|regain\s+access)\s+(?:at\s+|on\s+)?",
+        r"(?:(?P<iso>\d{4}-\d{2}-\d{2})\s+(?:at\s+)?",
+        r"|(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+",
         r"(?:(?P<year>\d{4}),?\s+)?(?:at\s+)?)?",
         r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?(?:\s*(?P<ampm>[ap]\.?m\b\.?))?",
-        r"(?:\s*\((?P<ptz>[^()\s]{1,40})\)|\s+(?P<tz>[A-Za-z_]+/[A-Za-z0-9_+/-]{1,40}|UTC|GMT)\b)?",
+        r"(?:\s*\((?P<ptz>[^()\s]{1,40})\)",
+        r"|\s+(?P<tz>[A-Za-z_]+/[A-Za-z0-9_+/-]{1,40}|(?:UTC|GMT)(?:[+-]\d{1,2}(?::?\d{2})?)?\b|[+-]\d{2}:\d{2}\b))?",
     ))
 });
 /// Also inside an escaped JSON string (`\"retryDelay\": \"49s\"`), as Gemini
@@ -509,20 +537,70 @@ enum ClockZone {
     Local(Tz),
 }
 
+/// A zone a clock time names: an IANA zone, or a fixed offset written as
+/// `GMT-3`, `UTC+5:30` or `-04:30`.
+#[derive(Debug, Clone, Copy)]
+enum StatedZone {
+    Named(Tz),
+    Offset(FixedOffset),
+}
+
+/// Farthest offset from UTC any zone uses (UTC+14, Line Islands).
+const MAX_OFFSET_MINUTES: i32 = 14 * 60;
+
+impl StatedZone {
+    /// `None` for a name that is neither a known zone nor a valid offset:
+    /// the hint is refused rather than read in a guessed zone.
+    fn parse(name: &str) -> Option<StatedZone> {
+        let upper = name.to_ascii_uppercase();
+        let offset = upper
+            .strip_prefix("GMT")
+            .or_else(|| upper.strip_prefix("UTC"))
+            .unwrap_or(&upper);
+        if offset.starts_with(['+', '-']) {
+            return parse_offset(offset).map(StatedZone::Offset);
+        }
+        name.parse::<Tz>().ok().map(StatedZone::Named)
+    }
+}
+
+/// `-3`, `+05:30`, `-0430`: hours up to 14, minutes below 60, at most
+/// UTC±14:00.
+fn parse_offset(text: &str) -> Option<FixedOffset> {
+    let (sign, digits) = match text.split_at(1) {
+        ("+", rest) => (1, rest),
+        ("-", rest) => (-1, rest),
+        _ => return None,
+    };
+    let (hours, minutes) = match digits.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if digits.len() > 2 => digits.split_at(digits.len() - 2),
+        None => (digits, "0"),
+    };
+    let hours: i32 = hours.parse().ok()?;
+    let minutes: i32 = minutes.parse().ok()?;
+    let total = hours * 60 + minutes;
+    if minutes >= 60 || total > MAX_OFFSET_MINUTES {
+        return None;
+    }
+    FixedOffset::east_opt(sign * total * 60)
+}
+
 fn clock_time(text: &str, occurred_at: DateTime<Utc>, zone: ClockZone) -> Option<TimingHint> {
     CLOCK.captures_iter(text).find_map(|c| {
         let stated = c.name("ptz").or_else(|| c.name("tz")).map(|m| m.as_str());
-        let (tz, source) = match (zone, stated) {
+        let (zone, source) = match (zone, stated) {
             (ClockZone::Stated, Some(name)) => {
-                (name.parse::<Tz>().ok()?, HintSource::ClockTimeZone)
+                (StatedZone::parse(name)?, HintSource::ClockTimeZone)
             }
-            (ClockZone::Local(tz), None) => (tz, HintSource::ClockTimeLocal),
+            (ClockZone::Local(tz), None) => (StatedZone::Named(tz), HintSource::ClockTimeLocal),
             (ClockZone::Stated, None) | (ClockZone::Local(_), Some(_)) => return None,
         };
         let time = clock_of(&c)?;
-        let reset_at = match month_day(&c)? {
-            Some((month, day, year)) => on_date(tz, occurred_at, time, month, day, year),
-            None => next_occurrence(tz, occurred_at, time),
+        let date = date_of(&c)?;
+        let reset_at = match zone {
+            StatedZone::Named(tz) => reset_instant(&tz, occurred_at, time, date),
+            StatedZone::Offset(offset) => reset_instant(&offset, occurred_at, time, date),
         }?;
         absolute(reset_at, occurred_at, source, whole_span(&c))
     })
@@ -547,69 +625,90 @@ const MONTHS: [&str; 12] = [
     "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
 ];
 
-/// `Some(None)` when no date was given; `None` when the date is malformed.
-fn month_day(c: &Captures<'_>) -> Option<Option<(u32, u32, Option<i32>)>> {
+/// The date a clock time names, if any.
+#[derive(Debug, Clone, Copy)]
+enum ClockDate {
+    /// No date: the next time the clock shows that time.
+    Next,
+    /// A month and day, without a year: the next such date.
+    MonthDay(u32, u32),
+    /// A full date.
+    Full(NaiveDate),
+}
+
+/// `None` when the date is malformed (`Feb 30`, `2026-13-01`).
+fn date_of(c: &Captures<'_>) -> Option<ClockDate> {
+    if let Some(iso) = c.name("iso") {
+        return NaiveDate::parse_from_str(iso.as_str(), "%Y-%m-%d")
+            .ok()
+            .map(ClockDate::Full);
+    }
     let Some(mon) = c.name("mon") else {
-        return Some(None);
+        return Some(ClockDate::Next);
     };
     let prefix = mon.as_str().to_ascii_lowercase();
     let month = MONTHS.iter().position(|m| *m == prefix)? as u32 + 1;
     let day: u32 = c.name("day")?.as_str().parse().ok()?;
-    let year = match c.name("year") {
-        Some(y) => Some(y.as_str().parse().ok()?),
-        None => None,
-    };
-    Some(Some((month, day, year)))
-}
-
-/// Every instant the local time `naive` denotes in `tz`, earliest first. A
-/// time in a spring-forward gap is moved forward by the gap (02:30 in a gap
-/// 02:00→03:00 becomes 03:30), as most calendar software does.
-fn local_instants(tz: Tz, naive: NaiveDateTime) -> Vec<DateTime<Utc>> {
-    match tz.from_local_datetime(&naive) {
-        LocalResult::Single(t) => vec![t.with_timezone(&Utc)],
-        LocalResult::Ambiguous(a, b) => {
-            let mut both = vec![a.with_timezone(&Utc), b.with_timezone(&Utc)];
-            both.sort();
-            both
+    match c.name("year") {
+        Some(y) => {
+            NaiveDate::from_ymd_opt(y.as_str().parse().ok()?, month, day).map(ClockDate::Full)
         }
-        LocalResult::None => naive
-            .checked_add_signed(TimeDelta::hours(1))
-            .and_then(|later| tz.from_local_datetime(&later).earliest())
-            .map(|t| vec![t.with_timezone(&Utc)])
-            .unwrap_or_default(),
+        None => Some(ClockDate::MonthDay(month, day)),
     }
 }
 
-/// First instant after `occurred_at` at which the clock in `tz` shows `time`.
-fn next_occurrence(tz: Tz, occurred_at: DateTime<Utc>, time: NaiveTime) -> Option<DateTime<Utc>> {
-    let today = occurred_at.with_timezone(&tz).date_naive();
-    (0..3u64)
-        .filter_map(|offset| today.checked_add_days(Days::new(offset)))
-        .flat_map(|date| local_instants(tz, date.and_time(time)))
-        .find(|instant| *instant > occurred_at)
+/// The one future instant the wall-clock `naive` denotes in `zone`, if it is
+/// unambiguous. A wall time in a spring-forward gap denotes no instant (the
+/// provider cannot have printed it from a real one: the zone or the text is
+/// not what we think), and one repeated by a fall-back denotes two: both are
+/// refused rather than guessed, whatever the gap's length (30 minutes on Lord
+/// Howe, 2 hours on Troll). `Some(None)`: the wall time has passed.
+fn future_instant<Z: TimeZone>(
+    zone: &Z,
+    naive: NaiveDateTime,
+    occurred_at: DateTime<Utc>,
+) -> Option<Option<DateTime<Utc>>> {
+    let future = |t: DateTime<Z>| Some(t.with_timezone(&Utc)).filter(|t| *t > occurred_at);
+    match zone.from_local_datetime(&naive) {
+        LocalResult::Single(t) => Some(future(t)),
+        LocalResult::Ambiguous(a, b) => match (future(a), future(b)) {
+            (Some(_), Some(_)) => None,
+            (first, second) => Some(first.or(second)),
+        },
+        LocalResult::None => {
+            let passed = naive <= occurred_at.with_timezone(zone).naive_local();
+            passed.then_some(None)
+        }
+    }
 }
 
-/// The instant of `month`/`day` at `time` in `tz`; without a year, the first
-/// such date after `occurred_at`.
-fn on_date(
-    tz: Tz,
+/// The reset instant of `time` on `date` in `zone`: the first such wall
+/// time after `occurred_at` (the next day's when today's has passed; the
+/// next year's for a month and day that have passed), or `None` when that
+/// wall time is not one unambiguous instant.
+fn reset_instant<Z: TimeZone>(
+    zone: &Z,
     occurred_at: DateTime<Utc>,
     time: NaiveTime,
-    month: u32,
-    day: u32,
-    year: Option<i32>,
+    date: ClockDate,
 ) -> Option<DateTime<Utc>> {
-    let this_year = occurred_at.with_timezone(&tz).year();
-    let years = match year {
-        Some(y) => vec![y],
-        None => vec![this_year, this_year + 1],
+    let local_today = occurred_at.with_timezone(zone).date_naive();
+    let candidates: Vec<NaiveDate> = match date {
+        ClockDate::Full(day) => vec![day],
+        ClockDate::Next => (0..3u64)
+            .filter_map(|offset| local_today.checked_add_days(Days::new(offset)))
+            .collect(),
+        ClockDate::MonthDay(month, day) => [local_today.year(), local_today.year() + 1]
+            .into_iter()
+            .filter_map(|year| NaiveDate::from_ymd_opt(year, month, day))
+            .collect(),
     };
-    years
-        .into_iter()
-        .filter_map(|y| NaiveDate::from_ymd_opt(y, month, day))
-        .flat_map(|date| local_instants(tz, date.and_time(time)))
-        .find(|instant| year.is_some() || *instant > occurred_at)
+    for day in candidates {
+        if let Some(instant) = future_instant(zone, day.and_time(time), occurred_at)? {
+            return Some(instant);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -210,6 +210,18 @@ pub(crate) fn status_at(v: &serde_json::Value, path: &[&str]) -> Option<u16> {
     u16::try_from(n).ok().filter(|s| (100..600).contains(s))
 }
 
+/// A fresh adapter of a process kind, for the tests.
+#[cfg(test)]
+fn for_kind(kind: crate::agent::AgentKind) -> Box<dyn StreamAdapter> {
+    match kind.descriptor().launch {
+        crate::agent::Launch::Process { adapter, .. } => adapter(),
+        crate::agent::Launch::InProcess => panic!("{kind:?} has no adapter"),
+    }
+}
+
+#[cfg(test)]
+mod evidence_tests;
+
 #[cfg(test)]
 mod tests {
     //! Fail closed: after the stream started, an event or item type the
@@ -219,12 +231,6 @@ mod tests {
     use crate::agent::AgentKind;
     use chrono::Utc;
 
-    fn for_kind(kind: AgentKind) -> Box<dyn StreamAdapter> {
-        match kind.descriptor().launch {
-            crate::agent::Launch::Process { adapter, .. } => adapter(),
-            crate::agent::Launch::InProcess => panic!("{kind:?} has no adapter"),
-        }
-    }
 
     fn exit(code: i32) -> Exit {
         Exit {

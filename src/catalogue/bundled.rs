@@ -14,6 +14,9 @@ include!(concat!(env!("OUT_DIR"), "/builtin_fixtures.rs"));
 /// Recorded output of successful agent runs (`fixtures/negative-corpus/`).
 const ORDINARY_OUTPUT: &str = include_str!("../../fixtures/negative-corpus/ordinary-output.toml");
 
+/// How the corpus names a negative fixture's text: this, then its name.
+pub const NEGATIVE_FIXTURE_SOURCE: &str = "built-in negative fixture ";
+
 /// A fixture and the name it is reported by (`<provider>/<file>.toml`, or
 /// `local/<file>.toml` for the user's own).
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +96,7 @@ static CORPUS: LazyLock<Vec<CorpusText>> = LazyLock::new(|| {
         .iter()
         .filter(|f| f.fixture.kind == FixtureKind::Negative)
         .map(|f| CorpusText {
-            source: format!("built-in negative fixture {}", f.name),
+            source: format!("{NEGATIVE_FIXTURE_SOURCE}{}", f.name),
             evidence: f.fixture.evidence(),
         });
     ordinary
@@ -140,7 +143,7 @@ mod tests {
             .any(|t| t.source.starts_with("fixtures/agents/recorded/codex-")));
         assert!(corpus
             .iter()
-            .any(|t| t.source.starts_with("built-in negative fixture ")));
+            .any(|t| t.source.starts_with(NEGATIVE_FIXTURE_SOURCE)));
         assert!(
             corpus.iter().all(|t| !t.evidence.truncated),
             "no part of a text goes unchecked"

@@ -25,7 +25,9 @@
 //! rule_id = "anthropic.overloaded.v1"   # optional; "none" = no rule may match
 //! reset_at = "2026-01-15T12:00:30Z"     # optional, checked when given
 //! retry_after_s = 30.0                  # optional, checked when given
+//! no_reset = true                       # optional: no reset may be trusted (refused hints)
 //! excerpt_must_not_contain = ["sk-ant-…"]  # redaction cases
+//! message_must_keep = ["req_…"]         # optional: text sanitizing must keep (request ids)
 //! ```
 
 use std::collections::BTreeMap;
@@ -103,8 +105,16 @@ pub struct FixtureExpect {
     pub reset_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<f64>,
+    /// The text names a reset that must be refused (ambiguous, in a DST gap,
+    /// an unknown zone): no reset may come out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_reset: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excerpt_must_not_contain: Vec<String>,
+    /// Text of the input that must survive sanitizing (a request id support
+    /// asks for, an error name a rule needs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_must_keep: Vec<String>,
 }
 
 /// Why a fixture file could not be used.
@@ -237,6 +247,13 @@ impl Fixture {
                 ));
             }
         }
+        if expect.no_reset && (got.reset_at.is_some() || got.retry_after_s.is_some()) {
+            problems.push(diff(
+                "reset",
+                "none (no_reset = true)",
+                &format!("{:?}", got.reset_at),
+            ));
+        }
         if !problems.is_empty() {
             problems.push(format!("explanation: {}", got.explanation));
         }
@@ -247,6 +264,11 @@ impl Fixture {
         let shown = excerpt(evidence, got.matched);
         let json = serde_json::to_string(got).unwrap_or_default();
         let mut problems = Vec::new();
+        for kept in &self.expect.message_must_keep {
+            if !evidence.message.contains(kept.as_str()) {
+                problems.push(format!("message_must_keep {kept:?} was lost in sanitizing"));
+            }
+        }
         for secret in &self.expect.excerpt_must_not_contain {
             if !self.input.message.contains(secret.as_str()) {
                 problems.push(format!("excerpt_must_not_contain {secret:?} is not in input.message, so the case proves nothing"));
@@ -326,7 +348,9 @@ impl Fixture {
                 rule_id: classification.rule_id.clone(),
                 reset_at: None,
                 retry_after_s: None,
+                no_reset: false,
                 excerpt_must_not_contain: Vec::new(),
+                message_must_keep: Vec::new(),
             },
         }
     }

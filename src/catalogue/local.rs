@@ -6,7 +6,7 @@
 //! The class still comes from the code → class table (the schema has no
 //! class field), and a rule with `reviewed` unset or false is shown but
 //! fails closed. The merged catalogue's version names both parts:
-//! `2026.12.4+local.7`, where 7 is the file's `revision`, raised on every
+//! `2026.12.5+local.7`, where 7 is the file's `revision`, raised on every
 //! change. Pure: the engine reads the file, this module only parses it.
 
 use std::collections::BTreeSet;
@@ -137,7 +137,7 @@ impl LocalFile {
     }
 }
 
-/// `2026.12.4+local.7`: the built-in version and the local revision.
+/// `2026.12.5+local.7`: the built-in version and the local revision.
 pub fn version(builtin: &str, revision: u32) -> String {
     format!("{builtin}+local.{revision}")
 }

@@ -2,7 +2,8 @@
 //!
 //! Structured alternatives are checked field by field; text alternatives run
 //! a compiled regex over the sanitized message. Text found on a progress line
-//! ("Retrying in 18s (attempt 6/10)") is ignored: a retry in progress is not
+//! ("Retrying in 18s (attempt 6/10)", "Waiting for 10 seconds", a package
+//! manager's "(2 tries remaining)") is ignored: a retry in progress is not
 //! terminal evidence of anything.
 
 use std::ops::Range;
@@ -19,7 +20,12 @@ use crate::evidence::Evidence;
 /// line break, so one scan of the whole message finds every such line.
 static PROGRESS_LINE: LazyLock<Regex> = LazyLock::new(|| {
     crate::ascii_regex::compile(
-        r"(?i)retrying in \d|\(attempt \d+[^\S\n]*/[^\S\n]*\d+\)|\bre-?connecting\.{3}[^\S\n]*\d+[^\S\n]*/[^\S\n]*\d+|;[^\S\n]*retrying \d+/\d+ in\b|attempt \d+ failed with status \d+\. retrying|retrying with backoff",
+        concat!(
+            r"(?i)retrying in \d|\(attempt \d+[^\S\n]*/[^\S\n]*\d+\)|\bre-?connecting\.{3}[^\S\n]*\d+[^\S\n]*/[^\S\n]*\d+",
+            r"|;[^\S\n]*retrying(?: \d+/\d+ in\b|\.\.\.|…)|attempt \d+ failed\b[^\n]{0,400}?\bretrying (?:after|in|with)\b|retrying with backoff",
+            r"|\bwaiting for \d+(?:\.\d+)? ?(?:ms|s|secs?|seconds?)\b|\bsleeping before retrying\b|\bwill retry(?: in \d|, error on last attempt)",
+            r"|\bRetrying \(Retry\(total=\d|\(\d+ tries remaining\)|\bretrying \S{1,300} in \d+(?:\.\d+)? seconds as it raised\b",
+        ),
     )
     .expect("progress pattern is valid")
 });
@@ -176,6 +182,11 @@ mod tests {
             "Reconnecting... 2/5",
             "⚠  stream error: exceeded retry limit, last status: 401 Unauthorized; retrying 1/5 in 214ms…",
             "⚠ Attempt 1 failed with status 429. Retrying with backoff... ApiError",
+            "Attempt 1 failed: You have exhausted your capacity on this model. Your quota will reset after 5s.. Retrying after 6173ms...",
+            "stream error: stream disconnected before completion: stream closed before response.complete; retrying...",
+            "Rate limit exceeded. Waiting for 10 seconds.",
+            "warning: spurious network error (2 tries remaining): [7] Couldn't connect to server",
+            "Retrying langchain.llms.openai.completion_with_retry.<locals>._completion_with_retry in 4.0 seconds as it raised APIError: HTTP code 502 from API ()",
         ] {
             assert_eq!(ProgressLines::of(line).count(), 1, "{line}");
         }

@@ -19,6 +19,7 @@ mod prefilter;
 pub mod propose;
 pub mod schema;
 mod select;
+pub mod stats;
 mod window;
 
 use std::sync::LazyLock;
@@ -41,7 +42,7 @@ use crate::evidence::Evidence;
 
 /// Version of the built-in rules; stamped on every [`Classification`].
 /// Must equal `version` in `rules.toml` (checked when the catalogue loads).
-pub const CATALOGUE_VERSION: &str = "2026.12.4";
+pub const CATALOGUE_VERSION: &str = "2026.12.5";
 
 /// Source of the built-in catalogue.
 pub const RULES_TOML: &str = include_str!("rules.toml");

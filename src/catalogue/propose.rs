@@ -78,19 +78,11 @@ pub fn scope_for(code: SemanticCode) -> Scope {
         | GatewayError
         | AttemptTimedOut
         | ProviderConfigInvalid => Scope::Provider,
-        ModelCapacity | ModelNotFound => Scope::Model,
+        ModelCapacity | ModelNotFound | ContextLengthExceeded => Scope::Model,
         RateLimited | UsageLimitReached | QuotaExhausted | CreditBalanceLow | AuthInvalid
         | AuthRequired | AccountForbidden => Scope::Account,
-        ContextLengthExceeded
-        | InvalidRequest
-        | Cancelled
-        | TaskFailed
-        | RepositoryError
-        | PermissionDenied
-        | LocalRuntime
-        | SpawnFailed
-        | ResumeState
-        | Unknown => Scope::OutOfScope,
+        InvalidRequest | Cancelled | TaskFailed | RepositoryError | PermissionDenied
+        | LocalRuntime | SpawnFailed | ResumeState | Unknown => Scope::OutOfScope,
     }
 }
 

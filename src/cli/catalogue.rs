@@ -1,4 +1,4 @@
-//! `recourse catalogue list|show|test|add|remove|export`: the local
+//! `recourse catalogue list|show|stats|test|add|remove|export`: the local
 //! catalogue overlay from the command line, with the same checks as the app.
 //!
 //! A rules FILE holds `[[rule]]` blocks in the local schema (the built-in
@@ -15,9 +15,10 @@ use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
 use serde::Deserialize;
 
-use recourse::catalogue::bundled::builtin_fixtures;
+use recourse::catalogue::bundled::{builtin_fixtures, negative_corpus};
 use recourse::catalogue::checks::{describe, Change, RuleChecks, Sample};
 use recourse::catalogue::export::{patch, NewFixture};
+use recourse::catalogue::stats::CatalogueStats;
 use recourse::catalogue::{Catalogue, Origin, ProviderScope, Rule, RuleSpec, RULES_TOML};
 use recourse::engine::overlay::{overlay_dir, Overlay};
 use recourse::engine::RouteViewer;
@@ -77,6 +78,15 @@ pub enum CatalogueCommand {
         #[command(flatten)]
         overlay: OverlayArgs,
     },
+    /// Count rules, fixtures (by kind, class, code and source) and the
+    /// negative corpus
+    Stats {
+        /// One JSON object instead of text
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        overlay: OverlayArgs,
+    },
     /// Run the checks of the rules in FILE without saving them
     Test {
         file: PathBuf,
@@ -126,6 +136,7 @@ fn execute(command: CatalogueCommand) -> anyhow::Result<Exit> {
     match command {
         CatalogueCommand::List { overlay } => Ok(list(&overlay.overlay())),
         CatalogueCommand::Show { id, overlay } => Ok(show(&overlay.overlay(), &id)),
+        CatalogueCommand::Stats { json, overlay } => stats(&overlay.overlay(), json),
         CatalogueCommand::Test {
             file,
             confirm,
@@ -162,6 +173,48 @@ fn list(overlay: &Overlay) -> Exit {
         );
     }
     Exit::Success
+}
+
+/// Built-in and local rules and fixtures; the built-in negative corpus.
+fn stats(overlay: &Overlay, json: bool) -> anyhow::Result<Exit> {
+    let mut fixtures = builtin_fixtures().to_vec();
+    let (local, problems) = overlay.local_fixtures();
+    for problem in problems {
+        eprintln!("warning: {problem}");
+    }
+    fixtures.extend(local);
+    let stats = CatalogueStats::of(&overlay.catalogue(), &fixtures, negative_corpus());
+    if json {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+        return Ok(Exit::Success);
+    }
+    let counts = |map: &std::collections::BTreeMap<String, usize>| {
+        map.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let r = &stats.rules;
+    println!("catalogue {}", stats.version);
+    println!(
+        "rules: {} ({} built-in, {} local); by class: {}",
+        r.total,
+        r.builtin,
+        r.local,
+        counts(&r.by_class)
+    );
+    let f = &stats.fixtures;
+    println!("fixtures: {}", f.total);
+    println!("  by kind: {}", counts(&f.by_kind));
+    println!("  by class: {}", counts(&f.by_class));
+    println!("  by source: {}", counts(&f.by_source_kind));
+    println!("  by code: {}", counts(&f.by_code));
+    let c = &stats.negative_corpus;
+    println!(
+        "negative corpus: {} texts ({} lines of ordinary agent output, {} negative fixtures)",
+        c.total, c.ordinary_output, c.negative_fixtures
+    );
+    Ok(Exit::Success)
 }
 
 /// `local`, `local, overrides X`, `local, not reviewed`; empty for built-in.

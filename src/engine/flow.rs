@@ -287,7 +287,11 @@ impl Engine {
         let catalogue = self.catalogue();
         let classification = match runtime {
             Some(failure) => failure.classify(&catalogue.version),
-            None => catalogue.classify(&evidence, timing::machine_local_tz()),
+            None => {
+                let candidate = row.candidates.get(attempt.candidate_index as usize);
+                let zone = timing::agent_local_tz(candidate.map(|c| &c.agent.env));
+                catalogue.classify(&evidence, zone)
+            }
         };
         Failure {
             number: attempt.number,

@@ -14,7 +14,7 @@
 //! | `[redacted:jwt]`         | JSON Web Tokens (`eyJ….….…`)                                  |
 //! | `[redacted:email]`       | e-mail addresses                                              |
 //! | `[redacted:blob]`        | runs of ≥ 32 base64/hex-ish characters containing a digit (not an absolute path of short lowercase parts) |
-//! | `[path]`                 | home-directory paths (`/home/u/…`, `/Users/u/…`, `C:\Users\u\…`, JSON-escaped `\/home\/u\/…`) and URL paths + queries (`https://host/[path]`, also `https:\/\/host\/…`) |
+//! | `[path]`                 | home-directory paths (`/home/u/…`, `/Users/u/…`, `C:\Users\u\…`, JSON-escaped `\/home\/u\/…`) and URL paths + queries (`https://host/[path]`, also `https:\/\/host\/…` and URL-encoded `https%3A%2F%2Fhost%2F[path]`); user info (`user:pass@`) is dropped from all three forms |
 //!
 //! Kept on purpose: HTTP status numbers, error type names
 //! (`overloaded_error`, `rate_limit_exceeded`), epoch seconds (10 digits is
@@ -22,7 +22,8 @@
 //! (`Europe/Warsaw` is not a path: only home-directory prefixes and `://`
 //! URLs are treated as paths), URL scheme and host, `~/…` paths, and OpenAI
 //! organisation/project ids (`org-…`, `proj_…`): they name an account, are not
-//! credentials, and tell the user which account hit a quota.
+//! credentials, and tell the user which account hit a quota. Request ids
+//! (`req_…`, even 32 hex digits long) are kept too: support asks for them.
 //!
 //! Every pattern is a `regex` crate automaton (linear time), and the PEM
 //! block scan looks at each header once; callers bound the input size first
@@ -180,6 +181,19 @@ static ESCAPED_URL: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?i)\b([a-z][a-z0-9+.-]{0,15}:\\/\\/)(?:[^/\s"'<>\\\[\]]*@)?([^/\s?#@:"'<>\\\[\]]*(?::[0-9]{1,5})?)((?:[/?#]|\\/)(?:[^\s"'<>\\)\[\]}]|\\/)*)?"#,
     )
 });
+/// A URL-encoded URL (`https%3A%2F%2Fuser%3Apass%40host%2Fpath`, also
+/// double-encoded `%253A%252F%252F`), as a redirect or callback parameter
+/// carries it: user info is everything up to the last `%40` before the first
+/// encoded `/`; the host is letters, digits, dots and dashes with an optional
+/// encoded port; the path runs to the next `&`, space or quote.
+static ENCODED_URL: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r#"(?i)\b([a-z][a-z0-9+.-]{0,15}%(?:25)?3A%(?:25)?2F%(?:25)?2F)"#,
+        r#"(?:(?:[^\s"'<>/&%]|%(?:25)?(?:[013-9A-F][0-9A-F]|2[0-9A-E]))*%(?:25)?40)?"#,
+        r#"((?:[A-Za-z0-9.-]|%(?:25)?2[DE])*(?:%(?:25)?3A[0-9]{1,5})?)"#,
+        r#"(?:(%(?:25)?(?:2F|3F|23))([^\s"'<>\\)\[\]}&]*))?"#,
+    ))
+});
 static EMAIL_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"));
 /// Also with JSON-escaped slashes (`\/home\/u`) and right after an escaped
@@ -220,6 +234,7 @@ fn sanitize_pass(text: &str) -> String {
     let text = redact_private_keys(text);
     let text = URL.replace_all(&text, url);
     let text = ESCAPED_URL.replace_all(&text, url);
+    let text = ENCODED_URL.replace_all(&text, encoded_url);
     let text = AUTH_HEADER.replace_all(&text, auth_header);
     let text = redact_credentials_after_scheme(&text);
     let text = COOKIE_FIELD.replace_all(&text, cookie);
@@ -421,6 +436,17 @@ fn url(c: &Captures<'_>) -> String {
     format!("{scheme}{host}{slash}{PATH}{tail}")
 }
 
+/// Like [`url`] for a URL-encoded URL: scheme and host kept, user info
+/// dropped, path and query replaced with `%2F[path]`.
+fn encoded_url(c: &Captures<'_>) -> String {
+    let (scheme, host) = (&c[1], &c[2]);
+    match (c.get(3), c.get(4).map_or("", |m| m.as_str())) {
+        (Some(sep), "") => format!("{scheme}{host}{}", sep.as_str()),
+        (Some(_), _) => format!("{scheme}{host}%2F{PATH}"),
+        (None, _) => format!("{scheme}{host}"),
+    }
+}
+
 /// Replaces PEM private key blocks with [`PRIVATE_KEY`]: `BEGIN` through
 /// the next `END`, or, where a cut or the end of the text took one of the
 /// two, the base64 lines next to the one that is left. Lines may be broken by
@@ -580,11 +606,33 @@ fn pem_body_before(text: &str) -> usize {
 
 fn blob(c: &Captures<'_>) -> Cow<'static, str> {
     let run = c.get(0).map_or("", |m| m.as_str());
-    if run.bytes().any(|b| b.is_ascii_digit()) && !is_plain_path(run) {
+    if run.bytes().any(|b| b.is_ascii_digit()) && !is_plain_path(run) && !is_request_id(run) {
         Cow::Borrowed(BLOB)
     } else {
         Cow::Owned(run.to_owned())
     }
+}
+
+/// A provider's request id (`req_` and 16 to 64 letters and digits, OpenAI's
+/// `req_` + 32 hex digits, Anthropic's `req_011C…`), alone or as the value of
+/// a `request_id=` field: it names one failed request for the provider's
+/// support and grants nothing, so it is kept. No provider key starts with
+/// `req_`; a key elsewhere in the same text is still redacted.
+fn is_request_id(run: &str) -> bool {
+    let id = match run.rsplit_once('=') {
+        Some((field, id))
+            if field
+                .bytes()
+                .all(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'-') =>
+        {
+            id
+        }
+        Some(_) => return false,
+        None => run,
+    };
+    id.strip_prefix("req_").is_some_and(|rest| {
+        (16..=64).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// An absolute path of lowercase parts, none a blob on its own

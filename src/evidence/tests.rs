@@ -206,6 +206,69 @@ fn url_keeps_scheme_and_host() {
 }
 
 #[test]
+fn url_encoded_user_info_is_dropped_like_plain_user_info() {
+    let cases = [
+        (
+            "redirect=https%3A%2F%2Fuser%3Ahunter2pass%40git.example.com%2Forg%2Frepo.git&x=1",
+            "redirect=https%3A%2F%2Fgit.example.com%2F[path]&x=1",
+        ),
+        (
+            "proxy https%3A%2F%2Fuser%3Apass%40host",
+            "proxy https%3A%2F%2Fhost",
+        ),
+        (
+            "next=HTTPS%253A%252F%252Fbot%253As3cr3t%2540proxy.corp%253A8080%252Fv1",
+            "next=HTTPS%253A%252F%252Fproxy.corp%253A8080%2F[path]",
+        ),
+        (
+            "callback https%3A%2F%2Fapi.example.com%3A443",
+            "callback https%3A%2F%2Fapi.example.com%3A443",
+        ),
+    ];
+    for (input, expected) in cases {
+        let out = sanitize(input);
+        assert_eq!(out, expected, "{input}");
+        assert_eq!(sanitize(&out), out, "idempotent on {input}");
+    }
+    // Inside a plain URL's query the whole query is a path already.
+    assert_eq!(
+        sanitize("https://login.example.com/cb?to=https%3A%2F%2Fu%3Ap%40h"),
+        "https://login.example.com/[path]"
+    );
+}
+
+#[test]
+fn request_ids_are_kept_and_never_taken_for_keys() {
+    for text in [
+        r#"{"error":{"type":"rate_limit_error"},"request_id":"req_13e38c243f89126dd24093d2e4892535"}"#,
+        "x-request-id: req_011CV2S4jxpPs7x8XWqHUiM7",
+        "request_id=req_13e38c243f89126dd24093d2e4892535",
+    ] {
+        assert_eq!(sanitize(text), text);
+    }
+    let out = sanitize(
+        "request_id=req_13e38c243f89126dd24093d2e4892535 key sk-ant-api03-AbCdEfGhIjKlMnOpQrSt",
+    );
+    assert!(
+        out.contains("req_13e38c243f89126dd24093d2e4892535"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[redacted:api_key]") && !out.contains("AbCdEfGh"),
+        "{out}"
+    );
+    // Only `req_` and letters and digits: a longer glued run is still a blob.
+    assert_eq!(
+        sanitize("req_13e38c243f89126dd24093d2e4892535/9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+        "[redacted:blob]"
+    );
+    assert_eq!(
+        sanitize("token=req_13e38c243f89126dd24093d2e4892535"),
+        "token=[redacted:token]"
+    );
+}
+
+#[test]
 fn request_ids_may_be_redacted_but_error_text_stays() {
     let out = sanitize(
         r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit."},"request_id":"req_011CV2S4jxpPs7x8XWqHUiM7"}"#,

@@ -309,7 +309,7 @@ mod tests {
                 None,
                 &[
                     ("provider_exploded", LegacyAction::Stop),
-                    ("context_length_exceeded", LegacyAction::TryNext),
+                    ("invalid_request", LegacyAction::TryNext),
                 ],
             )],
         };
@@ -317,8 +317,8 @@ mod tests {
             convert(&document),
             Err(vec![
                 FieldError::new(
-                    "candidates[0].rules.context_length_exceeded",
-                    "code \"context_length_exceeded\" is outside provider policy (unclassified), so a rule cannot apply to it"
+                    "candidates[0].rules.invalid_request",
+                    "code \"invalid_request\" is outside provider policy (unclassified), so a rule cannot apply to it"
                 ),
                 FieldError::new(
                     "candidates[0].rules.provider_exploded",

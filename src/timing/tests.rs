@@ -235,41 +235,86 @@ fn impossible_clock_times_yield_no_hint() {
 // ------------------------------------------------------------ DST
 
 #[test]
-fn nonexistent_spring_forward_time_moves_past_the_gap() {
-    // Europe/Warsaw 2025-03-30: 02:00 CET jumps to 03:00 CEST.
-    let (reset, _) = reset_of(
-        "resets 2:30am (Europe/Warsaw)",
-        "2025-03-30T00:10:00Z",
-        Tz::UTC,
-    )
-    .expect("gap time still resolves");
+fn a_clock_time_in_a_spring_forward_gap_is_refused() {
+    // Europe/Warsaw 2025-03-30: 02:00 CET jumps to 03:00 CEST; 02:30 never happens.
     assert_eq!(
-        reset,
-        at("2025-03-30T01:30:00Z"),
-        "02:30 in the gap is read as 03:30 CEST"
+        reset_of(
+            "resets 2:30am (Europe/Warsaw)",
+            "2025-03-30T00:10:00Z",
+            Tz::UTC
+        ),
+        None,
+        "no instant shows 02:30: the hint is refused, not moved"
     );
 }
 
 #[test]
-fn ambiguous_fall_back_time_takes_the_first_future_occurrence() {
-    // Europe/Warsaw 2025-10-26: 03:00 CEST falls back to 02:00 CET; 02:30 happens twice.
-    let (first, _) = reset_of(
+fn a_gap_that_has_passed_rolls_to_the_next_day() {
+    // After the gap, the next 02:30 is the following day's.
+    let (reset, _) = reset_of(
         "resets 2:30am (Europe/Warsaw)",
-        "2025-10-26T00:10:00Z",
+        "2025-03-30T10:00:00Z",
         Tz::UTC,
     )
-    .expect("ambiguous time");
-    assert_eq!(first, at("2025-10-26T00:30:00Z"), "02:30 CEST comes first");
+    .expect("next day's 02:30 exists");
+    assert_eq!(reset, at("2025-03-31T00:30:00Z"));
+}
+
+#[test]
+fn gaps_that_are_not_an_hour_long_are_refused_too() {
+    // Lord Howe springs forward 30 minutes (02:00 → 02:30 on 2025-10-05);
+    // Troll two hours (01:00 UTC → 03:00 local on 2025-03-30).
+    assert_eq!(
+        reset_of(
+            "resets 2:15am (Australia/Lord_Howe)",
+            "2025-10-04T14:00:00Z",
+            Tz::UTC
+        ),
+        None
+    );
+    assert_eq!(
+        reset_of(
+            "resets 2:00am (Antarctica/Troll)",
+            "2025-03-29T23:00:00Z",
+            Tz::UTC
+        ),
+        None
+    );
+    let (after, _) = reset_of(
+        "resets 2:45am (Australia/Lord_Howe)",
+        "2025-10-04T14:00:00Z",
+        Tz::UTC,
+    )
+    .expect("02:45 exists after the 30-minute gap");
+    assert_eq!(
+        after,
+        at("2025-10-04T15:45:00Z"),
+        "02:45 at UTC+11 is 15:45 UTC"
+    );
+}
+
+#[test]
+fn a_wall_time_repeated_by_fall_back_is_refused_while_both_are_ahead() {
+    // Europe/Warsaw 2025-10-26: 03:00 CEST falls back to 02:00 CET; 02:30 happens twice.
+    assert_eq!(
+        reset_of(
+            "resets 2:30am (Europe/Warsaw)",
+            "2025-10-26T00:10:00Z",
+            Tz::UTC
+        ),
+        None,
+        "02:30 CEST or 02:30 CET: which one the provider meant is unknown"
+    );
     let (second, _) = reset_of(
         "resets 2:30am (Europe/Warsaw)",
         "2025-10-26T00:45:00Z",
         Tz::UTC,
     )
-    .expect("second occurrence");
+    .expect("only one 02:30 is still ahead");
     assert_eq!(
         second,
         at("2025-10-26T01:30:00Z"),
-        "after 02:30 CEST, 02:30 CET is next"
+        "after 02:30 CEST, 02:30 CET is the only one left"
     );
 }
 
@@ -289,16 +334,14 @@ fn clock_time_across_the_dst_change_uses_the_new_offset() {
 }
 
 #[test]
-fn local_clock_time_in_a_dst_gap_does_not_panic() {
-    let hint = reset_of(
-        "resets at 2:15am",
-        "2025-03-30T00:30:00Z",
-        chrono_tz::Europe::Warsaw,
-    )
-    .expect("local gap time");
+fn local_clock_time_in_a_dst_gap_is_refused() {
     assert_eq!(
-        hint,
-        (at("2025-03-30T01:15:00Z"), HintSource::ClockTimeLocal)
+        reset_of(
+            "resets at 2:15am",
+            "2025-03-30T00:30:00Z",
+            chrono_tz::Europe::Warsaw
+        ),
+        None
     );
 }
 
@@ -693,4 +736,263 @@ fn hint_sources_have_distinct_names() {
             "serde name and as_str agree"
         );
     }
+}
+
+// ------------------------------------------------------------ stated offsets and dates
+
+#[test]
+fn gmt_offset_is_read_as_that_offset_not_as_gmt() {
+    // Gemini CLI 0.33 (gemini-cli#22643): 10:57 PM at UTC-3 is 01:57 UTC.
+    let (reset, source) = reset_of(
+        "Usage limit reached for gemini-3-flash-preview. Access resets at 10:57 PM GMT-3.",
+        "2026-03-16T21:00:00Z",
+        Tz::UTC,
+    )
+    .expect("offset clock");
+    assert_eq!(reset, at("2026-03-17T01:57:00Z"));
+    assert_eq!(source, HintSource::ClockTimeZone);
+}
+
+#[test]
+fn numeric_and_half_hour_offsets() {
+    for (text, want) in [
+        (
+            "try again at Sep 27th, 2026 3:09 PM -04:30",
+            "2026-09-27T19:39:00Z",
+        ),
+        ("resets at 9:15 UTC+5:30", "2026-09-21T03:45:00Z"),
+        ("resets at 11pm GMT+1", "2026-09-21T22:00:00Z"),
+    ] {
+        let (reset, _) = reset_of(text, "2026-09-21T00:00:00Z", Tz::UTC).expect(text);
+        assert_eq!(reset, at(want), "{text}");
+    }
+}
+
+#[test]
+fn offsets_beyond_fourteen_hours_are_refused() {
+    for text in [
+        "try again at Sep 27th, 2026 3:09 PM +15:00",
+        "try again at Sep 27th, 2026 3:09 PM +14:01",
+        "resets at 9pm GMT-3:75",
+    ] {
+        assert_eq!(text_hint(text, "2026-08-01T00:00:00Z"), None, "{text}");
+    }
+}
+
+#[test]
+fn iso_date_at_clock_time_in_utc() {
+    // Anthropic's spend limit (claude-code#2127), wrapped by the terminal.
+    let (reset, source) = reset_of(
+        "You will regain access on 2025-07-01 at\n    00:00 UTC.",
+        "2025-06-16T01:47:32Z",
+        Tz::UTC,
+    )
+    .expect("ISO date");
+    assert_eq!(reset, at("2025-07-01T00:00:00Z"));
+    assert_eq!(source, HintSource::ClockTimeZone);
+}
+
+#[test]
+fn an_absolute_instant_wins_over_relative_delays_in_the_same_body() {
+    // Cloud Code's QUOTA_EXHAUSTED body (decolua/9router#789) names the
+    // reset three ways; the timestamp is exact, the delays are rounded.
+    let text = r#""message": "You have exhausted your capacity on this model. Your quota will reset after 25h20m26s.", "quotaResetDelay": "25h20m26.179915352s", "quotaResetTimeStamp": "2026-04-28T09:06:26Z" } }, { "@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "91226.179915352s" }"#;
+    let hint = text_hint(text, "2026-04-27T07:46:00Z").expect("timestamp");
+    assert_eq!(hint.reset_at, at("2026-04-28T09:06:26Z"));
+    assert_eq!(hint.source, HintSource::Rfc3339);
+}
+
+#[test]
+fn the_zone_of_a_tz_variable() {
+    assert_eq!(
+        zone_of_tz_var(Some("Asia/Tokyo")),
+        Some(chrono_tz::Asia::Tokyo)
+    );
+    assert_eq!(
+        zone_of_tz_var(Some(":America/Los_Angeles")),
+        Some(chrono_tz::America::Los_Angeles),
+        "POSIX allows a leading colon"
+    );
+    assert_eq!(
+        zone_of_tz_var(Some("")),
+        Some(Tz::UTC),
+        "set but empty is UTC for libc"
+    );
+    assert_eq!(
+        zone_of_tz_var(Some("Mars/Olympus")),
+        Some(Tz::UTC),
+        "an unknown zone makes the agent print UTC, so it is read as UTC"
+    );
+    assert_eq!(zone_of_tz_var(None), None, "unset: ask the next source");
+}
+
+#[test]
+fn the_candidates_tz_decides_the_zone_of_its_clock_times() {
+    let env: BTreeMap<String, String> = [("TZ".to_string(), "Asia/Tokyo".to_string())].into();
+    let tz = agent_local_tz(Some(&env));
+    assert_eq!(tz, chrono_tz::Asia::Tokyo);
+    let (reset, _) = reset_of(
+        "You've hit your usage limit. try again at 5:30 PM.",
+        "2026-02-10T00:00:00Z",
+        tz,
+    )
+    .expect("local clock");
+    assert_eq!(
+        reset,
+        at("2026-02-10T08:30:00Z"),
+        "17:30 in Tokyo, not in the machine's zone"
+    );
+}
+
+// ------------------------------------------------------------ DST oracle
+//
+// The zone-aware reader is checked against an oracle that never converts
+// local time to UTC: it steps through UTC in 15-minute steps (every offset
+// and every transition in use is a multiple of 15 minutes) and reads the
+// wall clock. Quick in the test command; the dense sweep is
+// `cargo test --release --lib timing::tests::dst_oracle_dense -- --ignored`.
+
+/// Zones with unusual transitions: 30-minute (Lord Howe) and 2-hour (Troll)
+/// gaps, negative DST (Dublin), midnight changes (Havana), half- and
+/// quarter-hour offsets, southern hemisphere, and zones without DST.
+const ORACLE_ZONES: [Tz; 21] = [
+    chrono_tz::Europe::Warsaw,
+    chrono_tz::Europe::London,
+    chrono_tz::Europe::Dublin,
+    chrono_tz::Europe::Helsinki,
+    chrono_tz::America::New_York,
+    chrono_tz::America::Los_Angeles,
+    chrono_tz::America::St_Johns,
+    chrono_tz::America::Havana,
+    chrono_tz::America::Santiago,
+    chrono_tz::America::Sao_Paulo,
+    chrono_tz::America::Nuuk,
+    chrono_tz::Australia::Sydney,
+    chrono_tz::Australia::Adelaide,
+    chrono_tz::Australia::Lord_Howe,
+    chrono_tz::Pacific::Auckland,
+    chrono_tz::Pacific::Chatham,
+    chrono_tz::Antarctica::Troll,
+    chrono_tz::Asia::Kathmandu,
+    chrono_tz::Asia::Kolkata,
+    chrono_tz::Africa::Casablanca,
+    chrono_tz::Asia::Tehran,
+];
+
+const STEP: TimeDelta = TimeDelta::minutes(15);
+
+fn wall(tz: Tz, t: DateTime<Utc>) -> NaiveDateTime {
+    t.with_timezone(&tz).naive_local()
+}
+
+/// UTC instants in 2025–2026 where `tz`'s offset changes.
+fn transitions(tz: Tz) -> Vec<DateTime<Utc>> {
+    let mut t = at("2025-01-01T00:00:00Z");
+    let end = at("2027-01-01T00:00:00Z");
+    let offset = |t: DateTime<Utc>| wall(tz, t) - t.naive_utc();
+    let mut found = Vec::new();
+    while t < end {
+        let next = t + STEP;
+        if offset(next) != offset(t) {
+            found.push(next);
+        }
+        t = next;
+    }
+    found
+}
+
+/// Every UTC step within a day of the wall time `target` that shows it.
+fn instants_showing(tz: Tz, target: NaiveDateTime) -> Vec<DateTime<Utc>> {
+    let guess = target.and_utc();
+    let mut t = guess - TimeDelta::hours(30);
+    let mut hits = Vec::new();
+    while t <= guess + TimeDelta::hours(30) {
+        if wall(tz, t) == target {
+            hits.push(t);
+        }
+        t += STEP;
+    }
+    hits
+}
+
+/// What "resets HH:MM (zone)" seen at `occurred_at` must give: the first
+/// day whose wall time is still ahead decides; no instant there (a gap) or
+/// two ahead (a fold) refuses the hint.
+fn oracle(tz: Tz, occurred_at: DateTime<Utc>, time: NaiveTime) -> Option<DateTime<Utc>> {
+    let today = wall(tz, occurred_at).date();
+    for offset in 0..3 {
+        let target = (today + Days::new(offset)).and_time(time);
+        let hits = instants_showing(tz, target);
+        let ahead: Vec<_> = hits.iter().filter(|t| **t > occurred_at).collect();
+        match (hits.len(), ahead.len()) {
+            (0, _) if target > wall(tz, occurred_at) => return None,
+            (_, 1) => return Some(*ahead[0]),
+            (_, 0) => continue,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Runs the reader against the oracle for clock times `times` around each
+/// transition of each zone, seen at `occurred` offsets from it; returns the
+/// number of cases and the disagreements.
+fn run_oracle(times: &[NaiveTime], occurred: &[TimeDelta]) -> (usize, Vec<String>) {
+    let mut cases = 0;
+    let mut wrong = Vec::new();
+    for tz in ORACLE_ZONES {
+        for transition in transitions(tz) {
+            for before in occurred {
+                let occurred_at = transition + *before;
+                for time in times {
+                    cases += 1;
+                    let text = format!("resets {} ({})", time.format("%H:%M"), tz.name());
+                    let got = hint_from_text(&text, occurred_at, Tz::UTC).map(|h| h.reset_at);
+                    let want = oracle(tz, occurred_at, *time);
+                    if got != want {
+                        wrong.push(format!(
+                            "{text} at {occurred_at}: got {got:?}, want {want:?}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    (cases, wrong)
+}
+
+fn times_every(minutes: u32) -> Vec<NaiveTime> {
+    (0..24 * 60)
+        .step_by(minutes as usize)
+        .filter_map(|m| NaiveTime::from_hms_opt(m / 60, m % 60, 0))
+        .collect()
+}
+
+#[test]
+fn dst_oracle_quick() {
+    let times = times_every(60);
+    let occurred: Vec<TimeDelta> = (-4..=2).map(TimeDelta::hours).collect();
+    let (cases, wrong) = run_oracle(&times, &occurred);
+    assert!(cases > 10_000, "only {cases} cases");
+    assert!(
+        wrong.is_empty(),
+        "{} of {cases} cases disagree with the oracle:\n{}",
+        wrong.len(),
+        wrong[..wrong.len().min(20)].join("\n")
+    );
+}
+
+#[test]
+#[ignore = "dense sweep: 476 544 cases, 5 s in release: cargo test --release --lib timing::tests::dst_oracle_dense -- --ignored"]
+fn dst_oracle_dense() {
+    let times = times_every(15);
+    let occurred: Vec<TimeDelta> = (-48..=24).map(|q| TimeDelta::minutes(30 * q)).collect();
+    let (cases, wrong) = run_oracle(&times, &occurred);
+    eprintln!("{cases} cases checked");
+    assert!(
+        wrong.is_empty(),
+        "{} of {cases} cases disagree with the oracle:\n{}",
+        wrong.len(),
+        wrong[..wrong.len().min(50)].join("\n")
+    );
 }

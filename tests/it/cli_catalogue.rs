@@ -446,3 +446,44 @@ fn simulate_classifies_text_failures_with_local_rules_unless_builtin_only() {
         bad.stderr
     );
 }
+
+#[test]
+fn stats_count_rules_fixtures_and_the_corpus_and_include_local_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let before = recourse(&db, &["catalogue", "stats", "--json"]);
+    assert_eq!(before.code, 0, "{}", before.stderr);
+    let stats: serde_json::Value = serde_json::from_str(&before.stdout).unwrap();
+    assert_eq!(stats["version"], CATALOGUE_VERSION);
+    assert_eq!(stats["rules"]["local"], 0);
+    let fixtures = stats["fixtures"]["total"].as_u64().unwrap();
+    assert!(fixtures >= 600, "{fixtures}");
+    let by_source = &stats["fixtures"]["by_source_kind"];
+    assert!(
+        by_source["issue_tracker"].as_u64().unwrap() >= 300,
+        "{by_source}"
+    );
+    assert!(stats["negative_corpus"]["total"].as_u64().unwrap() >= 200);
+
+    let file = rule_file(
+        dir.path(),
+        &rule("local.gizmo.jammed.v1", "", "gizmo service jammed"),
+    );
+    let added = recourse(&db, &["catalogue", "add", file.to_str().unwrap()]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let after = recourse(&db, &["catalogue", "stats"]);
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    let rules = stats["rules"]["total"].as_u64().unwrap() + 1;
+    assert!(
+        after
+            .stdout
+            .contains(&format!("rules: {rules} ({} built-in, 1 local)", rules - 1)),
+        "{}",
+        after.stdout
+    );
+    assert!(
+        after.stdout.contains("negative corpus: "),
+        "{}",
+        after.stdout
+    );
+}

@@ -83,7 +83,7 @@ fn json_lines_give_one_result_per_line_in_order() {
                 "every result has {key}: {result}"
             );
         }
-        assert_eq!(result["catalogue_version"], "2026.12.4");
+        assert_eq!(result["catalogue_version"], "2026.12.5");
     }
     assert_eq!(results[0]["rule_id"], "anthropic.overloaded.v1");
     assert_eq!(

@@ -194,7 +194,7 @@ fn legacy_unknown_and_unclassified_codes_are_errors() {
     assert_invalid(
         "legacy-bad-codes.json",
         &[
-            "candidates[1].rules.context_length_exceeded: code \"context_length_exceeded\" is outside provider policy (unclassified), so a rule cannot apply to it",
+            "candidates[1].rules.invalid_request: code \"invalid_request\" is outside provider policy (unclassified), so a rule cannot apply to it",
             "candidates[1].rules.provider_exploded: unknown semantic code \"provider_exploded\"",
         ],
     );

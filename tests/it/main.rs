@@ -28,6 +28,7 @@ mod engine_profiles;
 mod engine_race;
 mod engine_recover;
 mod engine_redaction;
+mod engine_reset_zone;
 mod engine_restart;
 mod engine_route_list;
 mod engine_soak;

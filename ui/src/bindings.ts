@@ -128,7 +128,7 @@ export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"m
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
-export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"unclassified","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
+export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
 /* Types */
 export type ActionRequest = {
@@ -752,9 +752,9 @@ export type HintSource =
 "epoch_field" | 
 /**  An RFC 3339 instant after a reset/retry keyword. */
 "rfc3339" | 
-/**  `resets 5pm (Europe/Warsaw)`. */
+/**  `resets 5pm (Europe/Warsaw)`, `resets at 10:57 PM GMT-3`. */
 "clock_time_zone" | 
-/**  `resets at 9:30 AM`, read in the machine's zone. */
+/**  `resets at 9:30 AM`, read in the zone the agent ran in. */
 "clock_time_local" | 
 /**  `"retryDelay": "38s"` (Google `RetryInfo`). */
 "retry_delay_field" | 
@@ -1540,7 +1540,13 @@ export type Scope =
  */
 export type SemanticCode = "provider_overloaded" | "provider_unavailable" | "provider_internal_error" | "gateway_error" | "rate_limited" | "model_capacity" | "stream_disconnected" | "network_reset" | "network_timeout" | "network_dns" | "network_tls" | 
 /**  Recourse ended an attempt that went quiet or ran too long. */
-"attempt_timed_out" | "usage_limit_reached" | "quota_exhausted" | "credit_balance_low" | "auth_invalid" | "auth_required" | "account_forbidden" | "model_not_found" | "provider_config_invalid" | "context_length_exceeded" | "invalid_request" | "cancelled" | "task_failed" | "repository_error" | "permission_denied" | "local_runtime" | 
+"attempt_timed_out" | "usage_limit_reached" | "quota_exhausted" | "credit_balance_low" | "auth_invalid" | "auth_required" | "account_forbidden" | "model_not_found" | "provider_config_invalid" | 
+/**
+ *  The request is larger than the selected model's window: hard, since
+ *  another model may take it and the same one never will. Declared here,
+ *  before the out-of-scope codes, to keep the order of stored codes.
+ */
+"context_length_exceeded" | "invalid_request" | "cancelled" | "task_failed" | "repository_error" | "permission_denied" | "local_runtime" | 
 /**  The agent program could not be started at all. */
 "spawn_failed" | "resume_state" | "unknown";
 

@@ -149,8 +149,15 @@ impl StreamAdapter for Claude {
         match result {
             Some(r) if !r.is_error && exit.code == Some(0) => Finished::Succeeded,
             Some(r) => {
-                let message = if r.text.is_empty() { r.subtype } else { r.text };
-                let mut raw = raw(Provider::ClaudeCode, Some(message), &exit, Phase::Request);
+                // A result that is no error (the process still failed) holds
+                // the model's answer, not the CLI's error: the stderr tail is
+                // the evidence then.
+                let message = match r.is_error {
+                    false => None,
+                    true if r.text.is_empty() => Some(r.subtype),
+                    true => Some(r.text),
+                };
+                let mut raw = raw(Provider::ClaudeCode, message, &exit, Phase::Request);
                 let (synthetic_status, error_type) = api_error.unwrap_or_default();
                 raw.http_status = r
                     .status

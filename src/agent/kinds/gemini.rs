@@ -6,6 +6,12 @@
 //! The result carries no HTTP status. The CLI prints its error class and the
 //! status on stderr (`… TerminalQuotaError: …`, `status: 429`) and exits
 //! with the status mod 256, so those are read, in that order.
+//!
+//! Without a result, the CLI's last "Error when talking to Gemini API" block
+//! on stderr (its header line, the indented stack and `cause`/`status`
+//! fields, up to the closing `}`) is the evidence: warnings, startup
+//! telemetry and the retry notices before it are not. With no such block the
+//! whole stderr tail is.
 
 use std::sync::LazyLock;
 
@@ -89,6 +95,8 @@ impl StreamAdapter for Gemini {
 
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
         let stderr = String::from_utf8_lossy(&exit.stderr_tail).into_owned();
+        let block = api_error_block(&stderr);
+        let stderr = block.clone().unwrap_or(stderr);
         match self.result {
             Some(None) if exit.code == Some(0) => Finished::Succeeded,
             Some(message) => {
@@ -116,8 +124,9 @@ impl StreamAdapter for Gemini {
             }
             None => {
                 let phase = self.seen.phase();
-                let mut raw = raw(Provider::Gemini, None, &exit, phase);
+                let mut raw = raw(Provider::Gemini, block, &exit, phase);
                 raw.http_status = last_status(&stderr);
+                raw.error_type = cli_error_class(&stderr);
                 Finished::Failed {
                     raw,
                     effect: self.seen.effect(false),
@@ -142,6 +151,35 @@ fn provider_error(message: &str) -> Option<serde_json::Value> {
     let end = message.rfind('}')?;
     let v: serde_json::Value = serde_json::from_str(message.get(start..=end)?).ok()?;
     v.get("error").cloned()
+}
+
+const API_ERROR_HEADER: &str = "Error when talking to Gemini API";
+
+/// The CLI's last "Error when talking to Gemini API" block: its line and
+/// the message's further lines (`Suggested retry after 12s.`), then the
+/// indented lines (stack frames, `cause: {…}`, `status: 429`) and the `}`
+/// that closes the error object; an unindented line after the stack is other
+/// output.
+fn api_error_block(stderr: &str) -> Option<String> {
+    let start = stderr.rfind(API_ERROR_HEADER)?;
+    let start = stderr[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut lines = stderr[start..].lines();
+    let mut block = lines.next()?.to_string();
+    let mut in_stack = false;
+    for line in lines {
+        let closing = line.starts_with('}');
+        let indented = line.starts_with([' ', '\t']);
+        in_stack |= indented;
+        if in_stack && !indented && !closing {
+            break;
+        }
+        block.push('\n');
+        block.push_str(line);
+        if closing {
+            break;
+        }
+    }
+    Some(block.trim_end().to_string())
 }
 
 static STATUS_LINE: LazyLock<Regex> = LazyLock::new(|| {
