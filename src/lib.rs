@@ -3,7 +3,7 @@
 //!
 //! Layers, lowest first; a layer never imports one above it, which
 //! `tests/it/layers.rs` enforces (see `docs/architecture.md`):
-//! the domain (`agent`, `profile`, `route`, `clock`, `evidence`,
+//! the domain (`agent`, `profile`, `route`, `clock`, `controls`, `evidence`,
 //! `classification`, `catalogue`, `timing`, `safety`, `policy`, `evaluator`,
 //! `simulation`), then `store`, then `runner` (with `scheduler`), then
 //! `engine`. The pure domain modules take time as an argument and do no IO.
@@ -13,6 +13,7 @@ mod ascii_regex;
 pub mod catalogue;
 pub mod classification;
 pub mod clock;
+pub mod controls;
 pub mod engine;
 pub mod evaluator;
 pub mod evidence;

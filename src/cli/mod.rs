@@ -90,6 +90,18 @@ pub fn shown_value(value: &str) -> String {
     format!("{cut:?}")
 }
 
+/// Prints `value` as pretty JSON on standard output, with the control
+/// characters serde leaves raw escaped (see [`recourse::controls::escape_json`]).
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", json_text(&serde_json::to_string_pretty(value)?));
+    Ok(())
+}
+
+/// JSON text as standard output shows it (see [`print_json`]).
+pub fn json_text(json: &str) -> std::borrow::Cow<'_, str> {
+    recourse::controls::escape_json(json)
+}
+
 /// For commands that only print: a reader that goes away (`| head`) ends
 /// the command quietly, as it does any Unix tool, instead of a panic on the
 /// failed write. Not for commands that run agents, whose writes to an

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Subcommand, ValueEnum};
 use recourse::agent::{AgentKind, AgentSpec};
+use recourse::controls::escape;
 use recourse::engine::{
     preview_import, read_document, read_document_file, write_document_file, Engine, EngineError,
     EngineOptions, ImportPreview, ImportTarget, RouteViewer,
@@ -212,15 +213,19 @@ fn list(db: &DbArg, json: bool) -> Result<Exit> {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::from(items));
+        println!(
+            "{}",
+            super::json_text(&serde_json::Value::from(items).to_string())
+        );
     } else if profiles.is_empty() {
         println!("no profiles yet; create one with `recourse profile create NAME` or `recourse profile import FILE`");
     } else {
         for p in &profiles {
-            let names: Vec<&str> = p.candidates.iter().map(|c| c.name.as_str()).collect();
+            let names: Vec<std::borrow::Cow<'_, str>> =
+                p.candidates.iter().map(|c| escape(&c.name)).collect();
             println!(
                 "{}  ({} candidate{}: {})",
-                p.name,
+                escape(&p.name),
                 names.len(),
                 if names.len() == 1 { "" } else { "s" },
                 if names.is_empty() {
@@ -239,12 +244,12 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
     let profile = find(&profiles, name)?;
     let doc = ProfileDocument::from_profile(profile);
     if json {
-        print!("{}", doc.to_json_pretty());
+        print!("{}", super::json_text(&doc.to_json_pretty()));
         return Ok(Exit::Success);
     }
     println!(
         "{} (revision {}, updated {})",
-        profile.name,
+        escape(&profile.name),
         profile.revision,
         profile.updated_at.format("%Y-%m-%d %H:%M UTC")
     );
@@ -265,13 +270,16 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
         println!(
             "{}. {} — {}{}{}",
             i + 1,
-            c.name,
+            escape(&c.name),
             c.agent.kind.slug(),
-            model,
+            escape(&model),
             if c.enabled { "" } else { " (disabled)" }
         );
-        println!("   transient: {}", c.transient.describe_schedule(next));
-        println!("   hard: {}", c.hard.describe_schedule(next));
+        println!(
+            "   transient: {}",
+            escape(&c.transient.describe_schedule(next))
+        );
+        println!("   hard: {}", escape(&c.hard.describe_schedule(next)));
     }
     Ok(Exit::Success)
 }
@@ -286,7 +294,7 @@ fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
     }
     let text = doc.to_json_pretty();
     match file {
-        None => print!("{text}"),
+        None => print!("{}", super::json_text(&text)),
         Some(path) => {
             write_document_file(path, &text).map_err(plain)?;
             eprintln!("wrote {}", path.display());
@@ -323,7 +331,7 @@ fn plain(e: EngineError) -> anyhow::Error {
 fn print_refusal(source: &str, error: &EngineError) -> Exit {
     let errors = error.field_errors();
     if errors.is_empty() {
-        eprintln!("error: {source}: {error}");
+        eprintln!("error: {source}: {}", escape(&error.to_string()));
     } else {
         let n = errors.len();
         eprintln!(
@@ -331,7 +339,7 @@ fn print_refusal(source: &str, error: &EngineError) -> Exit {
             if n == 1 { "" } else { "s" }
         );
         for e in errors {
-            eprintln!("  {e}");
+            eprintln!("  {}", escape(&e.to_string()));
         }
     }
     Exit::BadInput
@@ -339,7 +347,7 @@ fn print_refusal(source: &str, error: &EngineError) -> Exit {
 
 fn print_changes(preview: &ImportPreview) {
     for change in &preview.changes {
-        println!("  {}", change.describe());
+        println!("  {}", escape(&change.describe()));
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
+use recourse::controls::escape;
 use recourse::engine::{
     Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteViewer,
 };
@@ -159,7 +160,7 @@ pub fn list(args: RoutesArgs) -> Result<Exit> {
                 }
             }
         }
-        println!("{}", serde_json::to_string_pretty(&listed)?);
+        super::print_json(&listed)?;
     } else if total == 0 {
         // Nothing stored at all (an unreadable row is still a route).
         println!("{NO_ROUTES}");
@@ -188,7 +189,7 @@ pub fn show(args: RouteArgs) -> Result<Exit> {
         e => e.into(),
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&detail)?);
+        super::print_json(&detail)?;
         return Ok(Exit::Success);
     }
     let orphaned = viewer.orphaned_ids().unwrap_or_default();
@@ -213,17 +214,18 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
     println!("{}{}", line(s, Utc::now()), orphan_note(orphaned, s.id));
     println!(
         "  profile: {}   prompt: {}",
-        s.profile_name, s.prompt_excerpt
+        escape(&s.profile_name),
+        escape(&s.prompt_excerpt)
     );
     if let Some(reason) = &s.manual_reason {
-        println!("  reason: {reason}");
+        println!("  reason: {}", escape(reason));
     }
     if let Some(f) = &s.last_failure {
         println!(
             "  last failure: candidate {} {}: {}",
             f.candidate_index + 1,
-            f.candidate_name,
-            f.decision.as_deref().unwrap_or("no decision recorded")
+            escape(&f.candidate_name),
+            escape(f.decision.as_deref().unwrap_or("no decision recorded"))
         );
     }
     if let Some(r) = s.retry {
@@ -239,7 +241,7 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
             "  attempt {} (gen {}) {} — {}{}",
             a.number,
             a.generation,
-            a.candidate_name,
+            escape(&a.candidate_name),
             outcome,
             a.classification
                 .as_ref()
@@ -247,15 +249,15 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
                     " — {} {} [{}]",
                     c.class.as_str(),
                     c.code.as_str(),
-                    c.rule_id.as_deref().unwrap_or("no rule")
+                    escape(c.rule_id.as_deref().unwrap_or("no rule"))
                 ))
                 .unwrap_or_default()
         );
         if let Some(decision) = &a.decision {
-            println!("      decision: {decision}");
+            println!("      decision: {}", escape(decision));
         }
         if let Some(excerpt) = &a.excerpt {
-            println!("      evidence: {excerpt}");
+            println!("      evidence: {}", escape(excerpt));
         }
     }
 }
@@ -280,7 +282,7 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
         s.state.as_str(),
         s.candidate_index + 1,
         s.candidate_count,
-        s.candidate_name
+        escape(&s.candidate_name)
     );
     if let Some(f) = &s.last_failure {
         let c = &f.classification;
@@ -292,7 +294,7 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
                 c.class.as_str(),
                 c.code.as_str(),
                 f.candidate_index + 1,
-                f.candidate_name
+                escape(&f.candidate_name)
             ));
         }
     }

@@ -160,7 +160,7 @@ pub async fn follow_all(
                 println!(
                     "route {} is now run by {}",
                     s.id,
-                    s.owner.unwrap_or_default()
+                    recourse::controls::escape(s.owner.as_deref().unwrap_or_default())
                 );
                 exit = exit.max(Exit::TakenOver);
             }
@@ -235,7 +235,7 @@ pub fn print_needs_you(s: &recourse::engine::RouteSnapshot) {
     println!(
         "route {} needs you: {}",
         s.id,
-        s.manual_reason.as_deref().unwrap_or("no reason recorded")
+        recourse::controls::escape(s.manual_reason.as_deref().unwrap_or("no reason recorded"))
     );
     println!(
         "  actions: {} (recourse action {} ACTION --generation {})",

@@ -164,7 +164,7 @@ impl Engine {
     }
 
     pub fn create_profile(&self, name: &str) -> Result<Profile, EngineError> {
-        let name = profile_name(name)?;
+        let name = self.distinct_name(name, None)?;
         let now = self.inner.clock.now();
         let id = {
             let store = self.store();
@@ -176,7 +176,7 @@ impl Engine {
     }
 
     pub fn rename_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {
-        let name = profile_name(name)?;
+        let name = self.distinct_name(name, Some(id))?;
         let now = self.inner.clock.now();
         let found = self
             .store()
@@ -208,6 +208,7 @@ impl Engine {
         let candidates: Vec<CandidateInput> = candidates
             .into_iter()
             .map(|c| CandidateInput {
+                name: crate::profile::names::normalize(&c.name),
                 policy: c.policy.normalize(),
                 ..c
             })
@@ -384,6 +385,27 @@ impl Engine {
 
 fn profile_name(name: &str) -> Result<String, EngineError> {
     crate::profile::validate_name(name).map_err(|e| EngineError::Validation(vec![e]))
+}
+
+impl Engine {
+    /// The name as stored, refused when it only looks different from
+    /// another profile's (invisible characters, normalization); `except`
+    /// is the profile being renamed or replaced.
+    fn distinct_name(&self, name: &str, except: Option<u32>) -> Result<String, EngineError> {
+        let name = profile_name(name)?;
+        let names = self.store().profile_names()?;
+        let look_alike = names
+            .iter()
+            .filter(|(id, _)| Some(*id) != except)
+            .find_map(|(_, other)| Some((other, crate::profile::names::looks_like(&name, other)?)));
+        match look_alike {
+            Some((other, why)) => Err(EngineError::Conflict(format!(
+                "a profile named {other:?} already exists, and {name:?} is the same name to a \
+                 reader: {why}"
+            ))),
+            None => Ok(name),
+        }
+    }
 }
 
 /// The error for a save the store refused.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{name_taken, profile_name, refused, validate_candidates, Engine, EngineError};
+use super::{name_taken, refused, validate_candidates, Engine, EngineError};
 use crate::profile::diff::{changes, ProfileChange};
 use crate::profile::document::{self, LoadedProfile, ProfileDocument, MAX_DOCUMENT_BYTES};
 use crate::profile::Profile;
@@ -144,7 +144,11 @@ impl Engine {
         doc: &ProfileDocument,
         target: ImportTarget,
     ) -> Result<Profile, EngineError> {
-        let name = profile_name(&doc.name)?;
+        let except = match target {
+            ImportTarget::New => None,
+            ImportTarget::Replace { id, .. } => Some(id),
+        };
+        let name = self.distinct_name(&doc.name, except)?;
         let now = self.inner.clock.now();
         match target {
             ImportTarget::New => {

@@ -176,7 +176,7 @@ pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
         .into_iter()
         .zip(agents)
         .map(|(entry, agent)| ProfileCandidate {
-            name: entry.name,
+            name: super::names::normalize(&entry.name),
             enabled: entry.enabled,
             agent,
             transient: entry.policy.transient,
@@ -334,7 +334,7 @@ impl ProfileDocument {
             .iter()
             .map(|c| CandidateInput {
                 id: ids.get(c.name.as_str()).copied(),
-                name: c.name.clone(),
+                name: super::names::normalize(&c.name),
                 enabled: c.enabled,
                 agent: c.agent.clone(),
                 policy: CandidatePolicy {

@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod document;
+pub mod names;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -60,9 +61,13 @@ pub struct Profile {
 /// Longest profile name, in characters.
 pub const MAX_NAME_CHARS: usize = 80;
 
-/// The name trimmed, or why it cannot name a profile.
+/// The name as stored (trimmed, NFC; see [`names`]), or why it cannot name
+/// a profile.
 pub fn validate_name(name: &str) -> Result<String, FieldError> {
-    let name = name.trim();
+    if let Some(e) = names::control_error("name", name.trim(), "a profile name") {
+        return Err(e);
+    }
+    let name = names::normalize(name);
     if name.is_empty() {
         return Err(FieldError::new("name", "a profile needs a name"));
     }
@@ -72,5 +77,5 @@ pub fn validate_name(name: &str) -> Result<String, FieldError> {
             format!("a profile name is at most {MAX_NAME_CHARS} characters"),
         ));
     }
-    Ok(name.to_string())
+    Ok(name)
 }

@@ -64,6 +64,15 @@ impl Store {
         id.map_or(Ok(None), |id| self.get_profile(id))
     }
 
+    /// Every profile's id and name, for comparing a new name with them.
+    pub fn profile_names(&self) -> Result<Vec<(u32, String)>, StoreError> {
+        let mut stmt = self.conn().prepare("SELECT id, name FROM profiles")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get("id")?, r.get("name")?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
     pub fn profile_count(&self) -> Result<u32, StoreError> {
         Ok(self
             .conn()

@@ -34,6 +34,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("catalogue", Layer::Domain),
     ("classification", Layer::Domain),
     ("clock", Layer::Domain),
+    ("controls", Layer::Domain),
     ("evaluator", Layer::Domain),
     ("evidence", Layer::Domain),
     ("policy", Layer::Domain),

@@ -16,6 +16,7 @@ mod cli_catalogue;
 mod cli_classify;
 mod cli_policy;
 mod cli_profile;
+mod cli_terminal;
 mod corruption_trial;
 mod db_health;
 mod engine_actions;
