@@ -350,18 +350,24 @@ impl fmt::Debug for MaskedEnv<'_> {
     }
 }
 
-/// The arguments as the sanitizer sees the command line (`--api-key X` is
-/// one secret over two arguments); unchanged when nothing in them is.
+/// The arguments as one command line with what the sanitizer redacts
+/// masked (`--api-key X` is one secret over two arguments), or `None` when
+/// nothing in them looks secret: the one rule for showing arguments, in the
+/// debug log and in a profile import's change list.
+pub fn masked_args(args: &[String]) -> Option<String> {
+    let line = args.join(" ");
+    let clean = crate::evidence::sanitize::sanitize(&line);
+    (clean != line).then_some(clean)
+}
+
+/// [`masked_args`] as `{:?}` shows it.
 struct MaskedArgs<'a>(&'a [String]);
 
 impl fmt::Debug for MaskedArgs<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let line = self.0.join(" ");
-        let clean = crate::evidence::sanitize::sanitize(&line);
-        if clean == line {
-            f.debug_list().entries(self.0).finish()
-        } else {
-            f.debug_tuple("sanitized").field(&clean).finish()
+        match masked_args(self.0) {
+            None => f.debug_list().entries(self.0).finish(),
+            Some(clean) => f.debug_tuple("sanitized").field(&clean).finish(),
         }
     }
 }

@@ -251,6 +251,46 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
     assert_eq!(profile_names(&db), vec!["Kept"]);
 }
 
+/// A key passed as an argument is masked in the change list the way the
+/// debug log masks it (one rule for arguments), never printed in clear.
+#[test]
+fn a_secret_argument_is_masked_in_the_change_list() {
+    const KEY: &str = "sk-ant-api03-Zq7XbR2mK9pLw4TnV8cY1dF6hJ3sG5aE0uIoPzQxWvBnMkLjHgFdSa";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("args.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    let changed = dir.path().join("changed.json");
+    let edited = std::fs::read_to_string(&example).unwrap().replacen(
+        "\"args\": [\"--sandbox\"]",
+        &format!("\"args\": [\"--sandbox\", \"--api-key\", \"{KEY}\"]"),
+        1,
+    );
+    assert!(
+        edited.contains(KEY),
+        "the fixture has gemini's args to change"
+    );
+    std::fs::write(&changed, edited).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec!["profile", "import", changed.to_str().unwrap(), "--replace"];
+        args.extend_from_slice(extra);
+        let said = ok(&recourse(&db, &args));
+        assert!(!said.contains(KEY), "the key is printed in clear: {said}");
+        assert!(!said.contains("sk-ant"), "not even its start: {said}");
+        let line = said
+            .lines()
+            .find(|l| l.contains("agent.args"))
+            .unwrap_or_else(|| panic!("the argument change is listed: {said}"));
+        assert!(
+            line.starts_with("  candidate \"gemini\": agent.args: [\"--sandbox\"] → (masked) --sandbox --api-key "),
+            "before as it was, after masked: {line}"
+        );
+    }
+}
+
 #[test]
 fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let dir = tempfile::tempdir().unwrap();
