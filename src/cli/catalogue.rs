@@ -257,7 +257,7 @@ fn read_rules(file: &Path) -> anyhow::Result<Result<Vec<RuleSpec>, String>> {
 /// Past attempts and the inbox of the database, when there is one.
 fn samples(overlay: &OverlayArgs) -> anyhow::Result<Vec<Sample>> {
     let path = overlay.db_path();
-    if !path.exists() {
+    if !recourse::engine::database_exists(&path)? {
         return Ok(Vec::new());
     }
     let viewer = RouteViewer::open(&path).with_context(|| format!("opening {}", path.display()))?;

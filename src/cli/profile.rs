@@ -170,7 +170,7 @@ pub fn run(command: ProfileCommand) -> Exit {
 /// database yet.
 fn stored_profiles(db: &DbArg) -> Result<Vec<Profile>> {
     let path = db.path();
-    if !path.exists() {
+    if !recourse::engine::database_exists(&path)? {
         return Ok(Vec::new());
     }
     let viewer = RouteViewer::open(&path).with_context(|| format!("opening {}", path.display()))?;

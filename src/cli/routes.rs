@@ -36,6 +36,7 @@ fn init_logs() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(recourse::engine::stderr_log_colours())
         .with_env_filter(filter)
         .init();
 }
@@ -109,7 +110,7 @@ pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
 /// The database path, which must exist.
 fn existing(db: &DbArg) -> Result<PathBuf> {
     let path = db.path();
-    if !path.exists() {
+    if !recourse::engine::database_exists(&path)? {
         bail!(
             "no database at {}; `recourse run` creates it",
             path.display()
@@ -126,7 +127,7 @@ fn open_read_only(db: &DbArg) -> Result<RouteViewer> {
 
 /// Exit code 1 when a route's row could not be read; the others are shown.
 pub fn list(args: RoutesArgs) -> Result<Exit> {
-    if !args.db.path().exists() {
+    if !recourse::engine::database_exists(&args.db.path())? {
         println!("{NO_ROUTES}");
         return Ok(Exit::Success);
     }

@@ -47,7 +47,7 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
 /// mistyped name creates no database and seeds nothing. A database not
 /// created yet holds only the demo profile its first start seeds.
 fn check_profile_exists(path: &std::path::Path, name: &str) -> Result<()> {
-    let profiles = if path.exists() {
+    let profiles = if recourse::engine::database_exists(path)? {
         recourse::engine::RouteViewer::open(path)
             .with_context(|| format!("opening {}", path.display()))?
             .list_profiles()?

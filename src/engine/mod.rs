@@ -47,7 +47,15 @@ pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 
 /// Where the desktop app and the CLI keep their database by default.
-pub use crate::store::default_db_path;
+pub use crate::store::{database_exists, default_db_path};
+
+/// Whether log lines on standard error may carry ANSI colours: only when it
+/// is a terminal and `NO_COLOR` is not set. Redirected to a file (`2> log`,
+/// a service manager's journal) they would land there as escape codes.
+pub fn stderr_log_colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
 
 /// Handle to a running engine; cheap to clone, shareable across threads.
 #[derive(Clone)]

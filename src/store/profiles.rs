@@ -343,6 +343,7 @@ pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
         | StoreError::ReadOnly { .. }
         | StoreError::Locked { .. }
         | StoreError::CannotOpen { .. }
-        | StoreError::Malformed { .. } => false,
+        | StoreError::Malformed { .. }
+        | StoreError::DiskFull { .. } => false,
     }
 }

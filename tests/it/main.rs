@@ -19,6 +19,7 @@ mod cli_profile;
 mod cli_terminal;
 mod corruption_trial;
 mod db_health;
+mod disk_full;
 mod engine_actions;
 mod engine_adapters;
 mod engine_cli;
