@@ -14,8 +14,14 @@ use tracing_subscriber::{fmt, layer::SubscriberExt, util::SubscriberInitExt, Env
 pub fn init(log_dir: &Path) -> Option<WorkerGuard> {
     let (subscriber, guard, failed) = subscriber(log_dir, recourse::engine::stderr_log_colours());
     subscriber.init();
-    if let Some(err) = failed {
-        tracing::warn!(dir = %log_dir.display(), %err, "log directory unavailable; logging to stderr only");
+    match failed {
+        // Said once the subscriber is there to say it.
+        None => {
+            recourse::engine::files::tighten_and_say(log_dir, recourse::engine::files::PRIVATE_DIR)
+        }
+        Some(err) => {
+            tracing::warn!(dir = %log_dir.display(), %err, "log directory unavailable; logging to stderr only")
+        }
     }
     guard
 }
@@ -36,7 +42,8 @@ fn subscriber(
     let stderr = fmt::layer()
         .with_ansi(stderr_colours)
         .with_writer(std::io::stderr);
-    match std::fs::create_dir_all(log_dir) {
+    // Private: log lines name profiles, folders and routes.
+    match recourse::engine::files::create_private_dir(log_dir) {
         Ok(()) => {
             let appender = tracing_appender::rolling::daily(log_dir, "recourse.log");
             let (writer, guard) = tracing_appender::non_blocking(appender);
@@ -79,17 +86,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_log_file_never_holds_colour_codes_even_when_stderr_has_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let (subscriber, guard, failed) = subscriber(dir.path(), true);
+    fn the_log_folder_is_private_and_the_file_never_holds_colour_codes() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("logs");
+        let (subscriber, guard, failed) = subscriber(&dir, true);
         assert!(failed.is_none());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700,
+            "the log folder is its owner's"
+        );
         tracing::subscriber::with_default(subscriber, || {
             let span = tracing::info_span!("route", id = 7, profile = "Work");
             let _entered = span.enter();
             tracing::warn!(attempt = 2, "recording the attempt's report failed");
         });
         drop(guard);
-        let file = std::fs::read_dir(dir.path())
+        let file = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.to_string_lossy().contains("recourse.log"))

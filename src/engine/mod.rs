@@ -46,6 +46,9 @@ pub use seed::DEMO_PROFILE;
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 
+/// Private folders and files (0700, 0600), for the shell's logs, settings
+/// and exports.
+pub use crate::store::files;
 /// Where the desktop app and the CLI keep their database by default.
 pub use crate::store::{database_exists, default_db_path};
 

@@ -3,7 +3,7 @@
 //! the profile's revision guard, so an edit made meanwhile in the app or
 //! another command is refused, never overwritten.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -64,33 +64,11 @@ pub fn read_document_file(path: &Path) -> Result<String, EngineError> {
     String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".into()))
 }
 
-/// Writes `text` through a temporary file in the same folder and a rename,
-/// so a crash never leaves half a document where the old one was.
+/// Writes `text` 0600 through a temporary file in the same folder and a
+/// rename, so a crash never leaves half a document where the old one was.
 pub fn write_document_file(path: &Path, text: &str) -> Result<(), EngineError> {
-    let refuse = |why: String| {
-        EngineError::validation("file", format!("cannot write {}: {why}", path.display()))
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| refuse("not a file name".into()))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        refuse(e.to_string())
+    crate::store::files::write_private(path, text.as_bytes()).map_err(|e| {
+        EngineError::validation("file", format!("cannot write {}: {e}", path.display()))
     })
 }
 

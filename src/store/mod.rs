@@ -8,6 +8,7 @@
 //! integrity_check` is refused and left untouched: every open checks before
 //! anything could write.
 
+pub mod files;
 mod migrate;
 pub mod profiles;
 pub mod routes;
@@ -140,19 +141,25 @@ impl Store {
             });
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            files::create_private_dir(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
                 source,
             })?;
         }
-        if !path.exists() && !writable(folder(path)) {
-            return Err(StoreError::CannotOpen {
+        if !path.exists() {
+            if !writable(folder(path)) {
+                return Err(StoreError::CannotOpen {
+                    path: path.to_path_buf(),
+                    detail: format!(
+                        "its folder {} is not writable, so the database cannot be created",
+                        folder(path).display()
+                    ),
+                });
+            }
+            files::create_private_file(path).map_err(|e| StoreError::CannotOpen {
                 path: path.to_path_buf(),
-                detail: format!(
-                    "its folder {} is not writable, so the database cannot be created",
-                    folder(path).display()
-                ),
-            });
+                detail: e.to_string(),
+            })?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -169,6 +176,7 @@ impl Store {
         check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
+        make_private(path);
         Ok(Store::at(conn, path))
     }
 
@@ -224,6 +232,11 @@ impl Store {
     pub fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
         // A full disk is the copy's.
         in_use(dest);
+        // The copy holds what the database holds: only its owner reads it.
+        files::create_private_file(dest).map_err(|e| StoreError::CannotOpen {
+            path: dest.to_path_buf(),
+            detail: e.to_string(),
+        })?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -305,6 +318,24 @@ impl Store {
     }
 }
 
+/// Takes group and other permissions off a database that was opened for
+/// writing and its side files (SQLite gives those the database's mode, so
+/// they follow once it is private), and off the folder when it is the
+/// default data folder (a folder named with `--db` is the user's). Each
+/// change is said in the log.
+fn make_private(path: &Path) {
+    if folder(path) == data_dir().join("recourse") {
+        files::tighten_and_say(folder(path), files::PRIVATE_DIR);
+    }
+    for file in [
+        path.to_path_buf(),
+        sibling(path, "-wal"),
+        sibling(path, "-shm"),
+    ] {
+        files::tighten_and_say(&file, files::PRIVATE_FILE);
+    }
+}
+
 /// Marks `path` as the database in use while it is opened or written
 /// without a [`Store`] (see [`IN_USE`]).
 fn in_use(path: &Path) {
@@ -334,10 +365,16 @@ fn data_dir() -> PathBuf {
 /// (a symbolic link loop, a folder it may not search) is an error naming
 /// it, never "no database yet".
 pub fn database_exists(path: &Path) -> Result<bool, StoreError> {
-    path.try_exists().map_err(|e| StoreError::CannotOpen {
-        path: path.to_path_buf(),
-        detail: io_words(&e),
-    })
+    match path.try_exists() {
+        // A file where a folder should be: nothing there, and creating it
+        // names the file in the way.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(false),
+        Err(e) => Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            detail: io_words(&e),
+        }),
+        Ok(found) => Ok(found),
+    }
 }
 
 /// An IO error's words without Rust's `(os error N)`.

@@ -38,5 +38,6 @@ mod evaluator;
 mod fuzz_regressions;
 mod layers;
 mod live_clis;
+mod private_files;
 mod profile_documents;
 mod runner;
