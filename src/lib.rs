@@ -5,7 +5,7 @@
 //! `tests/it/layers.rs` enforces (see `docs/architecture.md`):
 //! the domain (`agent`, `profile`, `route`, `clock`, `controls`, `evidence`,
 //! `classification`, `catalogue`, `timing`, `safety`, `policy`, `evaluator`,
-//! `simulation`), then `store`, then `runner` (with `scheduler`), then
+//! `simulation`), then `store` (with `keyring`), then `runner` (with `scheduler`), then
 //! `engine`. The pure domain modules take time as an argument and do no IO.
 
 pub mod agent;
@@ -17,6 +17,7 @@ pub mod controls;
 pub mod engine;
 pub mod evaluator;
 pub mod evidence;
+pub mod keyring;
 pub mod policy;
 pub mod profile;
 pub mod route;

@@ -242,7 +242,7 @@ fn list(db: &DbArg, json: bool) -> Result<Exit> {
 fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
     let profile = find(&profiles, name)?;
-    let doc = ProfileDocument::from_profile(profile);
+    let doc = ProfileDocument::from_profile(profile).without_secrets();
     if json {
         print!("{}", super::json_text(&doc.to_json_pretty()));
         return Ok(Exit::Success);
@@ -286,7 +286,7 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
 
 fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
-    let doc = ProfileDocument::from_profile(find(&profiles, name)?);
+    let doc = ProfileDocument::from_profile(find(&profiles, name)?).without_secrets();
     if doc.candidates.is_empty() {
         eprintln!(
             "note: {name:?} has no candidates yet; the document will not import until it lists one"
@@ -508,7 +508,7 @@ fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
 fn edit(engine: &Engine, name: &str) -> Result<Exit> {
     let profiles = engine.list_profiles()?;
     let profile = find(&profiles, name)?.clone();
-    let mut doc = ProfileDocument::from_profile(&profile);
+    let mut doc = ProfileDocument::from_profile(&profile).without_secrets();
     if doc.candidates.is_empty() {
         doc.candidates
             .push(starter_candidate(AgentKind::ClaudeCode));

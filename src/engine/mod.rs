@@ -15,6 +15,7 @@ mod ownership;
 mod pause;
 mod pending;
 mod profile_files;
+mod secrets;
 mod seed;
 mod types;
 mod viewer;
@@ -42,6 +43,7 @@ pub use profile_files::{
     preview_import, read_document, read_document_file, write_document_file, ExistingProfile,
     ImportPreview, ImportTarget,
 };
+pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
@@ -141,6 +143,7 @@ impl Engine {
             engine.seed_demo().map_err(opening)?;
         }
         engine.reconcile().map_err(opening)?;
+        engine.move_secrets_to_keyring().map_err(opening)?;
         engine.spawn_background(fired);
         Ok(engine)
     }
@@ -200,9 +203,11 @@ impl Engine {
     }
 
     pub fn delete_profile(&self, id: u32) -> Result<(), EngineError> {
+        let before = self.get_profile(id)?;
         if !self.store().delete_profile(id)? {
             return Err(EngineError::not_found("profile", id));
         }
+        self.release_secrets(&before.candidates, &[]);
         Ok(())
     }
 
@@ -216,7 +221,7 @@ impl Engine {
         candidates: Vec<CandidateInput>,
     ) -> Result<Profile, EngineError> {
         validate_candidates(&candidates)?;
-        let candidates: Vec<CandidateInput> = candidates
+        let mut candidates: Vec<CandidateInput> = candidates
             .into_iter()
             .map(|c| CandidateInput {
                 name: crate::profile::names::normalize(&c.name),
@@ -224,11 +229,24 @@ impl Engine {
                 ..c
             })
             .collect();
+        let existing = self.get_profile(profile_id)?;
+        let stowed = self.stow_secrets(&existing.name, &mut candidates, Some(&existing))?;
         let now = self.inner.clock.now();
-        let outcome =
-            self.store()
-                .save_candidates(profile_id, expected_revision, &candidates, now)?;
-        outcome.map_err(|r| refused(r, profile_id, expected_revision))?;
+        let outcome = self
+            .store()
+            .save_candidates(profile_id, expected_revision, &candidates, now);
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(r)) => {
+                stowed.undo();
+                return Err(refused(r, profile_id, expected_revision));
+            }
+            Err(e) => {
+                stowed.undo();
+                return Err(e.into());
+            }
+        }
+        self.release_secrets(&existing.candidates, &agents(&candidates));
         self.get_profile(profile_id)
     }
 
@@ -419,6 +437,11 @@ impl Engine {
     }
 }
 
+/// The agents of `inputs`.
+fn agents(inputs: &[CandidateInput]) -> Vec<crate::agent::AgentSpec> {
+    inputs.iter().map(|c| c.agent.clone()).collect()
+}
+
 /// The error for a save the store refused.
 fn refused(refusal: SaveRefusal, profile_id: u32, expected_revision: u32) -> EngineError {
     match refusal {
@@ -474,7 +497,9 @@ pub fn check_candidates(candidates: &[CandidateInput]) -> Vec<FieldError> {
     let mut errors = validate_document(&document);
     for (i, c) in candidates.iter().enumerate() {
         let index = u32::try_from(i).unwrap_or(u32::MAX);
-        errors.extend(c.agent.validate(&format!("candidates[{index}].agent")));
+        let prefix = format!("candidates[{index}].agent");
+        errors.extend(c.agent.validate(&prefix));
+        errors.extend(c.agent.left_out(&prefix));
     }
     errors
 }

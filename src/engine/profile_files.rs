@@ -82,6 +82,8 @@ pub fn read_document(text: &str) -> Result<LoadedProfile, EngineError> {
 pub fn preview_import(loaded: &LoadedProfile, stored: Option<&Profile>) -> ImportPreview {
     let incoming = &loaded.document;
     let current = stored.map(ProfileDocument::from_profile);
+    // Compared as it would be saved: a value left out is the stored one.
+    let kept = incoming.with_kept_secrets(stored);
     let empty = ProfileDocument {
         candidates: Vec::new(),
         ..incoming.clone()
@@ -92,16 +94,17 @@ pub fn preview_import(loaded: &LoadedProfile, stored: Option<&Profile>) -> Impor
             id: p.id,
             revision: p.revision,
         }),
-        changes: changes(current.as_ref().unwrap_or(&empty), incoming),
+        changes: changes(current.as_ref().unwrap_or(&empty), &kept),
         legacy: loaded.source == crate::policy::DocumentSource::Legacy,
         document_json: incoming.to_json_pretty(),
     }
 }
 
 impl Engine {
-    /// The document of profile `id`.
+    /// The document of profile `id`, without its secret values (see
+    /// [`ProfileDocument::without_secrets`]).
     pub fn export_profile(&self, id: u32) -> Result<ProfileDocument, EngineError> {
-        Ok(ProfileDocument::from_profile(&self.get_profile(id)?))
+        Ok(ProfileDocument::from_profile(&self.get_profile(id)?).without_secrets())
     }
 
     /// What importing `text` would change; nothing is written.
@@ -130,26 +133,41 @@ impl Engine {
         let now = self.inner.clock.now();
         match target {
             ImportTarget::New => {
-                let inputs = doc.to_inputs(None);
+                let mut inputs = doc.to_inputs(None);
                 validate_candidates(&inputs)?;
-                let id = self
+                let stowed = self.stow_secrets(&name, &mut inputs, None)?;
+                let created = self
                     .store()
                     .create_profile_with_candidates(&name, &inputs, now)
-                    .map_err(|e| name_taken(e, &name))?
-                    .map_err(|r| refused(r, 0, 0))?;
-                self.get_profile(id)
+                    .map_err(|e| name_taken(e, &name))
+                    .and_then(|saved| saved.map_err(|r| refused(r, 0, 0)));
+                match created {
+                    Ok(id) => self.get_profile(id),
+                    Err(e) => {
+                        stowed.undo();
+                        Err(e)
+                    }
+                }
             }
             ImportTarget::Replace {
                 id,
                 expected_revision,
             } => {
                 let existing = self.get_profile(id)?;
-                let inputs = doc.to_inputs(Some(&existing));
+                let doc = doc.with_kept_secrets(Some(&existing));
+                let mut inputs = doc.to_inputs(Some(&existing));
                 validate_candidates(&inputs)?;
-                self.store()
+                let stowed = self.stow_secrets(&name, &mut inputs, Some(&existing))?;
+                let replaced = self
+                    .store()
                     .replace_profile(id, expected_revision, Some(&name), &inputs, now)
-                    .map_err(|e| name_taken(e, &name))?
-                    .map_err(|r| refused(r, id, expected_revision))?;
+                    .map_err(|e| name_taken(e, &name))
+                    .and_then(|saved| saved.map_err(|r| refused(r, id, expected_revision)));
+                if let Err(e) = replaced {
+                    stowed.undo();
+                    return Err(e);
+                }
+                self.release_secrets(&existing.candidates, &super::agents(&inputs));
                 self.get_profile(id)
             }
         }
@@ -158,11 +176,13 @@ impl Engine {
     /// A copy of profile `id` under `name`, with new candidate ids (routes
     /// of the original are not affected by edits to the copy).
     pub fn duplicate_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {
-        let mut doc = self.export_profile(id)?;
+        let doc = ProfileDocument::from_profile(&self.get_profile(id)?);
         if doc.candidates.is_empty() {
             // Nothing to validate or copy: a profile not set up yet.
             return self.create_profile(name);
         }
+        // The copy gets keyring entries of its own.
+        let mut doc = self.with_secret_values(doc)?;
         doc.name = name.to_string();
         self.import_profile(&doc, ImportTarget::New)
     }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{validate_name, Candidate, CandidateInput, Profile};
-use crate::agent::{AgentKind, AgentSpec};
+use crate::agent::{AgentKind, AgentSpec, MASKED};
 use crate::policy::document::{field_path, load_value, parse_without_duplicates};
 use crate::policy::{CandidatePolicy, ClassPolicy, DocumentSource, FieldError, PolicyError};
 
@@ -317,6 +317,47 @@ impl ProfileDocument {
         let mut text = serde_json::to_string_pretty(&out).expect("a profile document serializes");
         text.push('\n');
         text
+    }
+
+    /// The document as it may leave the database: every secret `env`
+    /// value (kept in the keyring, or looking like a key) written as
+    /// [`MASKED`]. A document in a file, on the screen or in an editor
+    /// never carries one.
+    pub fn without_secrets(&self) -> ProfileDocument {
+        let mut doc = self.clone();
+        for c in &mut doc.candidates {
+            for (name, value) in &mut c.agent.env {
+                if crate::agent::is_secret_value(name, value) {
+                    *value = MASKED.to_string();
+                }
+            }
+        }
+        doc
+    }
+
+    /// The document with each [`MASKED`] value replaced by what
+    /// `existing`'s candidate of the same name holds for that variable, so
+    /// an exported document imported over its profile keeps its secrets.
+    /// A value with nothing to keep stays [`MASKED`], which validation
+    /// refuses.
+    pub fn with_kept_secrets(&self, existing: Option<&Profile>) -> ProfileDocument {
+        let mut doc = self.clone();
+        let Some(existing) = existing else {
+            return doc;
+        };
+        for c in &mut doc.candidates {
+            let Some(stored) = existing.candidates.iter().find(|s| s.name == c.name) else {
+                continue;
+            };
+            for (name, value) in &mut c.agent.env {
+                if value == MASKED {
+                    if let Some(kept) = stored.agent.env.get(name) {
+                        value.clone_from(kept);
+                    }
+                }
+            }
+        }
+        doc
     }
 
     /// The candidates to save, keeping the ids of `existing`'s candidates

@@ -43,7 +43,14 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
     // The spec's Debug masks secret-looking env values and arguments; the
     // command line is not logged, as it holds the prompt.
     tracing::debug!(agent = ?launch.agent, step = launch.step, "starting the agent");
-    let mut cmd = command(&launch.agent, &line);
+    // Values kept in the keyring are read now, for this process only.
+    let env = launch.agent.env.clone();
+    let env = match tokio::task::spawn_blocking(move || crate::keyring::resolve_env(&env)).await {
+        Ok(Ok(env)) => env,
+        Ok(Err(why)) => return spawn_failed(launch, &line.program, why),
+        Err(e) => return spawn_failed(launch, &line.program, e.to_string()),
+    };
+    let mut cmd = command(&launch.agent, &env, &line);
     if let Some(dir) = &launch.cwd {
         cmd.current_dir(dir);
     }
@@ -62,10 +69,14 @@ pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport
     }
 }
 
-fn command(agent: &AgentSpec, line: &adapters::CommandLine) -> Command {
+fn command(
+    agent: &AgentSpec,
+    env: &std::collections::BTreeMap<String, String>,
+    line: &adapters::CommandLine,
+) -> Command {
     let mut cmd = Command::new(&line.program);
     cmd.args(&line.args)
-        .envs(&agent.env)
+        .envs(env)
         .stdin(if line.stdin.is_some() {
             Stdio::piped()
         } else {

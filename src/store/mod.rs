@@ -617,6 +617,9 @@ fn why_read_only(path: &Path) -> String {
 }
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {
+    // A value removed (a key moved to the keyring, a profile deleted) is
+    // overwritten with zeros, not left in a free page.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

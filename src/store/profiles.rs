@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
+use crate::agent::AgentSpec;
 use crate::profile::{Candidate, CandidateInput, Profile};
 
 /// Why a candidate save did not happen.
@@ -180,6 +181,31 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(Ok(()))
+    }
+
+    /// Replaces candidate `id`'s agent with `agent` if it is still `was`,
+    /// without a new revision: the same agent, its values kept elsewhere
+    /// (the keyring). `false` when it changed meanwhile.
+    pub fn swap_candidate_agent(
+        &self,
+        id: u32,
+        was: &AgentSpec,
+        agent: &AgentSpec,
+    ) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE candidates SET agent_json = ?3 WHERE id = ?1 AND agent_json = ?2",
+            params![id, to_json(was), to_json(agent)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Writes the log's pages back into the database and empties the log,
+    /// so that values a change removed (zeroed in place: `secure_delete`)
+    /// are gone from both files. Best effort: a reader can hold it back.
+    pub fn scrub_log(&self) -> Result<(), StoreError> {
+        self.conn()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     /// Current candidates by id, for refreshing a route's policies.

@@ -44,6 +44,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("simulation", Layer::Domain),
     ("timing", Layer::Domain),
     ("store", Layer::Store),
+    ("keyring", Layer::Store),
     ("runner", Layer::Runner),
     ("scheduler", Layer::Runner),
     ("engine", Layer::Engine),

@@ -36,6 +36,7 @@ mod engine_soak;
 mod engine_timeouts;
 mod evaluator;
 mod fuzz_regressions;
+mod keyring;
 mod layers;
 mod live_clis;
 mod private_files;
