@@ -5,7 +5,7 @@
 //! name, are refused.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::{seed_profile, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
@@ -21,14 +21,7 @@ const PROFILE: &str =
 const CANDIDATE: &str = "opus\u{1b}[1A\u{1b}[2K\rroute 1 gen 9 succeeded";
 const PROMPT: &str = "fix it\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{9d}0;title\u{9c}";
 
-fn recourse(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
+use crate::common::recourse_on as recourse;
 
 /// What a terminal would be sent, stdout then stderr.
 fn shown(out: &Output) -> String {
@@ -129,11 +122,7 @@ fn rand_suffix() -> u128 {
 }
 
 fn document(name: &str, candidates: &[&str]) -> serde_json::Value {
-    let section = serde_json::json!({
-        "wait_for_reset": { "enabled": false, "max_wait_seconds": 0 },
-        "retry": { "enabled": false, "max_retries": 0, "initial_interval_seconds": 0 },
-        "on_exhausted": "stop"
-    });
+    let section = crate::common::stop_section_json();
     serde_json::json!({
         "version": 1,
         "name": name,

@@ -147,14 +147,33 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Runs profile "Keys": its agent was given the key, read from the keyring
+/// at dispatch, and the plain proxy.
+fn assert_the_agent_gets_the_key(keyring: &SecretService, db: &Path, seen: &Path) {
+    ok(&recourse(
+        Some(keyring),
+        db,
+        &["run", "--profile", "Keys", "--prompt", "go"],
+    ));
+    assert_eq!(
+        std::fs::read_to_string(seen).unwrap(),
+        format!("{KEY} {PROXY}")
+    );
+}
+
+/// `recourse profile import FILE --replace`: what it printed.
+fn replace(keyring: &SecretService, db: &Path, file: &Path) -> String {
+    ok(&recourse(
+        Some(keyring),
+        db,
+        &["profile", "import", file.to_str().unwrap(), "--replace"],
+    ))
+}
+
 /// A profile whose agent writes the key and the proxy it was given to
 /// `out`.
 fn document(name: &str, key: &str, out: &Path) -> String {
-    let section = serde_json::json!({
-        "wait_for_reset": { "enabled": false, "max_wait_seconds": 0 },
-        "retry": { "enabled": false, "max_retries": 0, "initial_interval_seconds": 0 },
-        "on_exhausted": "stop"
-    });
+    let section = crate::common::stop_section_json();
     serde_json::json!({
         "version": 1,
         "name": name,
@@ -198,19 +217,36 @@ fn holds(bytes: &[u8], text: &str) -> bool {
     bytes.windows(text.len()).any(|w| w == text.as_bytes())
 }
 
-#[test]
-fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
-    let keyring = SecretService::start();
+/// A folder with a database holding profile "Keys" (its key `KEY`),
+/// imported with `keyring` (`None`: turned off); the agent writes what it
+/// was given to `seen.txt` there.
+struct Imported {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    seen: PathBuf,
+    doc: PathBuf,
+}
+
+fn imported(keyring: Option<&SecretService>) -> Imported {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let seen = dir.path().join("seen.txt");
-    let doc = dir.path().join("keys.json");
+    let (db, seen, doc) = (
+        dir.path().join("r.db"),
+        dir.path().join("seen.txt"),
+        dir.path().join("keys.json"),
+    );
     std::fs::write(&doc, document("Keys", KEY, &seen)).unwrap();
     ok(&recourse(
-        Some(&keyring),
+        keyring,
         &db,
         &["profile", "import", doc.to_str().unwrap()],
     ));
+    Imported { dir, db, seen, doc }
+}
+
+#[test]
+fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
+    let keyring = SecretService::start();
+    let Imported { dir, db, seen, doc } = imported(Some(&keyring));
 
     let first = reference(&db, "Keys");
     assert_eq!(
@@ -227,16 +263,7 @@ fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
         "a plain value stays in the file"
     );
 
-    ok(&recourse(
-        Some(&keyring),
-        &db,
-        &["run", "--profile", "Keys", "--prompt", "go"],
-    ));
-    assert_eq!(
-        std::fs::read_to_string(&seen).unwrap(),
-        format!("{KEY} {PROXY}"),
-        "the agent was given the key, read from the keyring at dispatch"
-    );
+    assert_the_agent_gets_the_key(&keyring, &db, &seen);
 
     let exported = ok(&recourse(
         Some(&keyring),
@@ -253,11 +280,7 @@ fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
     );
     let file = dir.path().join("exported.json");
     std::fs::write(&file, &exported).unwrap();
-    let again = ok(&recourse(
-        Some(&keyring),
-        &db,
-        &["profile", "import", file.to_str().unwrap(), "--replace"],
-    ));
+    let again = replace(&keyring, &db, &file);
     assert!(
         again.contains("already matches"),
         "the masked key is the stored one: {again}"
@@ -265,11 +288,7 @@ fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
     assert_eq!(reference(&db, "Keys"), first);
 
     std::fs::write(&doc, document("Keys", NEW_KEY, &seen)).unwrap();
-    let changed = ok(&recourse(
-        Some(&keyring),
-        &db,
-        &["profile", "import", doc.to_str().unwrap(), "--replace"],
-    ));
+    let changed = replace(&keyring, &db, &doc);
     assert!(
         changed.contains("agent.env.ANTHROPIC_API_KEY: (hidden) → (hidden)"),
         "{changed}"
@@ -311,16 +330,12 @@ fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
 
 #[test]
 fn keys_found_in_the_database_file_move_to_a_running_keyring_and_are_scrubbed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let seen = dir.path().join("seen.txt");
-    let doc = dir.path().join("keys.json");
-    std::fs::write(&doc, document("Keys", KEY, &seen)).unwrap();
-    ok(&recourse(
-        None,
-        &db,
-        &["profile", "import", doc.to_str().unwrap()],
-    ));
+    let Imported {
+        dir: _dir,
+        db,
+        seen,
+        ..
+    } = imported(None);
     assert!(
         holds(&database_bytes(&db), KEY),
         "no keyring: the key is kept in the file (which only its owner reads)"
@@ -341,30 +356,18 @@ fn keys_found_in_the_database_file_move_to_a_running_keyring_and_are_scrubbed() 
         !holds(&database_bytes(&db), KEY),
         "no copy is left in the database, its log or a free page"
     );
-    ok(&recourse(
-        Some(&keyring),
-        &db,
-        &["run", "--profile", "Keys", "--prompt", "go"],
-    ));
-    assert_eq!(
-        std::fs::read_to_string(&seen).unwrap(),
-        format!("{KEY} {PROXY}")
-    );
+    assert_the_agent_gets_the_key(&keyring, &db, &seen);
 }
 
 #[test]
 fn a_key_in_a_keyring_that_is_gone_fails_the_attempt_naming_the_variable() {
     let mut keyring = SecretService::start();
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let seen = dir.path().join("seen.txt");
-    let doc = dir.path().join("keys.json");
-    std::fs::write(&doc, document("Keys", KEY, &seen)).unwrap();
-    ok(&recourse(
-        Some(&keyring),
-        &db,
-        &["profile", "import", doc.to_str().unwrap()],
-    ));
+    let Imported {
+        dir: _dir,
+        db,
+        seen,
+        ..
+    } = imported(Some(&keyring));
     let bus = keyring.address.clone();
     keyring.stop();
 
