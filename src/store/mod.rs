@@ -288,11 +288,6 @@ impl Store {
         }
     }
 
-    /// The file this store reads and writes.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The connection; marks this database as the one in use (see
     /// [`IN_USE`]).
     pub(crate) fn conn(&self) -> &Connection {
