@@ -9,7 +9,8 @@ APT_PACKAGES=(build-essential curl wget file pkg-config libssl-dev libwebkit2gtk
   fonts-dejavu-core chromium imagemagick x11-utils dbus-x11
   xdotool xclip  # the end-to-end tests answer the native file dialogs with them
   dbus-bin dbus-daemon python3 procps  # dbus-monitor sees the notification; wm-close.py; pgrep
-  desktop-file-utils)  # scripts/test-package.sh validates the .deb's desktop entry
+  desktop-file-utils  # scripts/test-package.sh validates the .deb's desktop entry
+  gnome-keyring libsecret-tools)  # tests/it/keyring.rs: a real Secret Service, read back by secret-tool
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -3,9 +3,9 @@
 //!
 //! Layers, lowest first; a layer never imports one above it, which
 //! `tests/it/layers.rs` enforces (see `docs/architecture.md`):
-//! the domain (`agent`, `profile`, `route`, `clock`, `evidence`,
+//! the domain (`agent`, `profile`, `route`, `clock`, `controls`, `evidence`,
 //! `classification`, `catalogue`, `timing`, `safety`, `policy`, `evaluator`,
-//! `simulation`), then `store`, then `runner` (with `scheduler`), then
+//! `simulation`), then `store` (with `keyring`), then `runner` (with `scheduler`), then
 //! `engine`. The pure domain modules take time as an argument and do no IO.
 
 pub mod agent;
@@ -13,9 +13,11 @@ mod ascii_regex;
 pub mod catalogue;
 pub mod classification;
 pub mod clock;
+pub mod controls;
 pub mod engine;
 pub mod evaluator;
 pub mod evidence;
+pub mod keyring;
 pub mod policy;
 pub mod profile;
 pub mod route;

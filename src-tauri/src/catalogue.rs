@@ -234,7 +234,7 @@ fn write_fixture(db_path: &Path, item: &InboxItem) -> Result<FixtureExport, IpcE
         "unclassified-route{}-attempt{}.toml",
         item.route_id, item.attempt
     ));
-    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text));
+    let written = recourse::engine::files::write_private(&path, text.as_bytes());
     written.map_err(|err| IpcError {
         code: ErrorCode::Io,
         message: format!("could not write {}: {err}", path.display()),

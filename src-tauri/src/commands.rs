@@ -8,7 +8,8 @@ use recourse::agent::AgentSpec;
 use recourse::catalogue::Catalogue;
 use recourse::classification::Classification;
 use recourse::engine::{
-    ActionRequest, AgentKindInfo, RouteDetail, RoutePage, RouteQuery, RouteSnapshot, StartRun,
+    secret_places, ActionRequest, AgentKindInfo, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    SecretEnv, StartRun,
 };
 use recourse::evaluator::CandidateSlot;
 use recourse::evidence::{Evidence, Provider, RawEvidence};
@@ -110,16 +111,16 @@ pub async fn check_agent(index: u32, agent: AgentSpec) -> Vec<FieldError> {
     agent.validate(&format!("candidates[{index}].agent"))
 }
 
-/// The variables whose values look like secrets (what the evidence
-/// sanitizer would redact), for the editor to hide; the UI keeps no list of
-/// its own.
+/// The variables whose values are secret (kept in the keyring, or what the
+/// evidence sanitizer would redact) and where each is kept, for the editor
+/// to hide them and say where they live; the UI keeps no list of its own.
+/// Asking whether a keyring runs is a D-Bus call: off the async threads.
 #[tauri::command]
 #[specta::specta]
-pub async fn secret_env_names(env: std::collections::BTreeMap<String, String>) -> Vec<String> {
-    env.iter()
-        .filter(|(name, value)| recourse::agent::looks_secret(name, value))
-        .map(|(name, _)| name.clone())
-        .collect()
+pub async fn secret_env(env: std::collections::BTreeMap<String, String>) -> Reply<Vec<SecretEnv>> {
+    tauri::async_runtime::spawn_blocking(move || secret_places(&env))
+        .await
+        .map_err(|e| IpcError::io(&e))
 }
 
 /// A candidate of a policy preview.
@@ -314,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn secret_env_names_are_those_the_sanitizer_would_redact() {
+    fn secret_variables_are_those_the_sanitizer_would_redact_or_the_keyring_holds() {
         let env = [
             ("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx"),
             ("HTTPS_PROXY", "http://127.0.0.1:3128"),
@@ -323,14 +324,23 @@ mod tests {
                 "http://alice:hunter22@proxy.example:3128",
             ),
             ("CLAUDE_CODE_MAX_RETRIES", "1"),
+            (
+                "SOME_SETTING",
+                "recourse-keyring:0123456789abcdef0123456789abcdef",
+            ),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .into();
+        let found = block_on(secret_env(env)).unwrap();
+        let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
-            block_on(secret_env_names(env)),
-            ["OPENAI_API_KEY", "PROXY_WITH_LOGIN"],
-            "a key and a URL with a password are hidden; a plain proxy and a number are not"
+            names,
+            ["OPENAI_API_KEY", "PROXY_WITH_LOGIN", "SOME_SETTING"],
+            "a key, a URL with a password and a keyring reference are hidden; a plain proxy \
+             and a number are not"
         );
+        assert_eq!(found[2].place, recourse::engine::SecretPlace::Keyring);
+        assert_eq!(found[2].note, "in the keyring");
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::check_policy,
             commands::check_agent,
             commands::check_candidates,
-            commands::secret_env_names,
+            commands::secret_env,
             commands::preview_policy,
             commands::preview_error_text,
             commands::describe_schedule,

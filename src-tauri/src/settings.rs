@@ -8,7 +8,6 @@
 //! Start at login is not here: the autostart plugin's desktop entry is the
 //! one record of it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -55,20 +54,8 @@ pub fn load(path: &Path) -> Settings {
 /// Writes `settings` so that a crash leaves either the old file or the new
 /// one, never half of one.
 pub fn save(path: &Path, settings: &Settings) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(settings).map_err(std::io::Error::other)?;
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&text)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    recourse::engine::files::write_private(path, &text)
 }
 
 #[cfg(test)]

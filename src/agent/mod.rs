@@ -14,7 +14,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use kinds::{Descriptor, Launch};
-pub use spec::{looks_secret, AgentSpec, AttemptTimeouts, SimStep, MASKED};
+pub use spec::{
+    is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
+    AttemptTimeouts, SimStep, MASKED,
+};
 pub use stream::{CommandLine, Exit, Finished, StreamAdapter};
 
 /// Which agent CLI a candidate runs.

@@ -204,6 +204,25 @@ impl AgentSpec {
         errors
     }
 
+    /// Every `env` value still [`MASKED`] when it is saved: left out of an
+    /// exported document, with no stored value to keep in its place (see
+    /// `ProfileDocument::with_kept_secrets`).
+    pub fn left_out(&self, prefix: &str) -> Vec<FieldError> {
+        self.env
+            .iter()
+            .filter(|(_, value)| *value == MASKED)
+            .map(|(name, _)| {
+                FieldError::new(
+                    format!("{prefix}.env.{}", bounded_name(name)),
+                    format!(
+                        "{MASKED} stands for a secret an exported document leaves out, and this \
+                         profile has no value of its own to keep; type the value"
+                    ),
+                )
+            })
+            .collect()
+    }
+
     /// A simulated-provider agent that plays `script`; no process, no network.
     pub fn simulated(script: Vec<SimStep>) -> AgentSpec {
         AgentSpec {
@@ -240,8 +259,30 @@ fn bounded_name(name: &str) -> String {
     }
 }
 
-/// Shown in place of a masked value.
+/// Shown in place of a masked value, and written in a profile document in
+/// place of a secret value, which a document never carries.
 pub const MASKED: &str = "[masked]";
+
+/// What the database holds in place of an `env` value kept in the desktop
+/// keyring: this prefix and the item's reference (32 hexadecimal digits).
+const KEYRING_PREFIX: &str = "recourse-keyring:";
+
+/// The keyring reference an `env` value stands for, if it is one.
+pub fn keyring_reference(value: &str) -> Option<&str> {
+    let reference = value.strip_prefix(KEYRING_PREFIX)?;
+    (reference.len() == 32 && reference.bytes().all(|b| b.is_ascii_hexdigit())).then_some(reference)
+}
+
+/// The `env` value that stands for keyring item `reference`.
+pub fn keyring_value(reference: &str) -> String {
+    format!("{KEYRING_PREFIX}{reference}")
+}
+
+/// Whether an `env` value is a secret that a document leaves out: kept in
+/// the keyring, or looking like one ([`looks_secret`]).
+pub fn is_secret_value(name: &str, value: &str) -> bool {
+    keyring_reference(value).is_some() || looks_secret(name, value)
+}
 
 /// Whether `NAME=value` holds something the evidence sanitizer would redact
 /// (an API key, a token, a password, credentials in a URL, a home path):
@@ -299,18 +340,24 @@ impl fmt::Debug for MaskedEnv<'_> {
     }
 }
 
-/// The arguments as the sanitizer sees the command line (`--api-key X` is
-/// one secret over two arguments); unchanged when nothing in them is.
+/// The arguments as one command line with what the sanitizer redacts
+/// masked (`--api-key X` is one secret over two arguments), or `None` when
+/// nothing in them looks secret: the one rule for showing arguments, in the
+/// debug log and in a profile import's change list.
+pub fn masked_args(args: &[String]) -> Option<String> {
+    let line = args.join(" ");
+    let clean = crate::evidence::sanitize::sanitize(&line);
+    (clean != line).then_some(clean)
+}
+
+/// [`masked_args`] as `{:?}` shows it.
 struct MaskedArgs<'a>(&'a [String]);
 
 impl fmt::Debug for MaskedArgs<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let line = self.0.join(" ");
-        let clean = crate::evidence::sanitize::sanitize(&line);
-        if clean == line {
-            f.debug_list().entries(self.0).finish()
-        } else {
-            f.debug_tuple("sanitized").field(&clean).finish()
+        match masked_args(self.0) {
+            None => f.debug_list().entries(self.0).finish(),
+            Some(clean) => f.debug_tuple("sanitized").field(&clean).finish(),
         }
     }
 }

@@ -9,6 +9,7 @@ use recourse::engine::{ActionRequest, Engine};
 use recourse::route::{ManualAction, RouteState};
 
 use super::exit::Exit;
+use super::interrupts::Interrupts;
 use super::routes::{line, open_viewer, DbArg};
 use super::run::follow;
 
@@ -28,9 +29,10 @@ pub struct ActionArgs {
 
 pub async fn run(args: ActionArgs) -> Result<Exit> {
     let action = args.action;
+    let mut interrupts = Interrupts::listen()?;
     let engine = open_viewer(&args.db).await?;
     super::run::note_orphans(&engine, Some(args.id));
-    let result = act(&engine, args.id, action, args.generation).await;
+    let result = act(&engine, args.id, action, args.generation, &mut interrupts).await;
     engine.shutdown().await;
     result
 }
@@ -40,6 +42,7 @@ async fn act(
     route_id: u32,
     action: ManualAction,
     generation: u32,
+    interrupts: &mut Interrupts,
 ) -> Result<Exit> {
     let mut events = engine.subscribe();
     let s = engine
@@ -52,7 +55,7 @@ async fn act(
     let owned_here = s.owner.as_deref() == Some(engine.instance());
     if s.state == RouteState::Running && owned_here {
         // The dispatch is printed from its event, like every later one.
-        return follow(engine, &mut events, route_id).await;
+        return follow(engine, &mut events, route_id, interrupts).await;
     }
     println!("{}", line(&s, Utc::now()));
     Ok(Exit::Success)

@@ -20,6 +20,7 @@ use recourse::catalogue::checks::{describe, Change, RuleChecks, Sample};
 use recourse::catalogue::export::{patch, NewFixture};
 use recourse::catalogue::stats::CatalogueStats;
 use recourse::catalogue::{Catalogue, Origin, ProviderScope, Rule, RuleSpec, RULES_TOML};
+use recourse::controls::escape;
 use recourse::engine::overlay::{overlay_dir, Overlay};
 use recourse::engine::RouteViewer;
 use recourse::timing::machine_local_tz;
@@ -164,12 +165,13 @@ fn list(overlay: &Overlay) -> Exit {
             format!("  [{origin}]")
         };
         println!(
-            "{}  {} ({})  priority {}  {}{origin}",
-            rule.id,
+            "{}  {} ({})  priority {}  {}{}",
+            escape(&rule.id),
             rule.code.as_str(),
             rule.class().as_str(),
             rule.priority,
-            providers(rule)
+            providers(rule),
+            escape(&origin)
         );
     }
     Exit::Success
@@ -251,12 +253,16 @@ fn providers(rule: &Rule) -> String {
 fn show(overlay: &Overlay, id: &str) -> Exit {
     let catalogue = overlay.catalogue();
     let Some(rule) = catalogue.rules.iter().find(|r| r.id == id) else {
-        eprintln!("error: no rule {id} in catalogue {}", catalogue.version);
+        eprintln!(
+            "error: no rule {} in catalogue {}",
+            escape(id),
+            catalogue.version
+        );
         return Exit::BadInput;
     };
     let origin = origin_words(rule);
-    println!("rule:        {}", rule.id);
-    println!("description: {}", rule.description);
+    println!("rule:        {}", escape(&rule.id));
+    println!("description: {}", escape(&rule.description));
     println!(
         "code:        {} (class {})",
         rule.code.as_str(),
@@ -268,20 +274,20 @@ fn show(overlay: &Overlay, id: &str) -> Exit {
     println!(
         "origin:      {}",
         if origin.is_empty() {
-            "built-in"
+            "built-in".into()
         } else {
-            &origin
+            escape(&origin)
         }
     );
     for (index, matcher) in rule.matchers.iter().enumerate() {
         if let Some(pattern) = matcher.text_pattern() {
-            println!("pattern {index}:   {pattern}");
+            println!("pattern {index}:   {}", escape(pattern));
         }
     }
     let local = overlay.local_fixtures().0;
     for named in builtin_fixtures().iter().chain(&local) {
         if named.fixture.expect.rule_id.as_deref() == Some(id) {
-            println!("fixture:     {}", named.name);
+            println!("fixture:     {}", escape(&named.name));
         }
     }
     Exit::Success
@@ -304,7 +310,7 @@ fn read_rules(file: &Path) -> anyhow::Result<Result<Vec<RuleSpec>, String>> {
 /// Past attempts and the inbox of the database, when there is one.
 fn samples(overlay: &OverlayArgs) -> anyhow::Result<Vec<Sample>> {
     let path = overlay.db_path();
-    if !path.exists() {
+    if !recourse::engine::database_exists(&path)? {
         return Ok(Vec::new());
     }
     let viewer = RouteViewer::open(&path).with_context(|| format!("opening {}", path.display()))?;

@@ -186,7 +186,9 @@ fn write_result(
         matched: c.matched,
         explanation: c.explanation,
     };
-    serde_json::to_writer(&mut *out, &result).context("writing stdout")?;
+    let line = serde_json::to_string(&result).context("writing stdout")?;
+    out.write_all(super::json_text(&line).as_bytes())
+        .context("writing stdout")?;
     out.write_all(b"\n").context("writing stdout")?;
     Ok(())
 }

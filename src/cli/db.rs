@@ -47,7 +47,7 @@ pub fn run(command: DbCommand) -> Result<Exit> {
 }
 
 fn existing(path: &Path) -> Result<()> {
-    if !path.exists() {
+    if !recourse::engine::database_exists(path)? {
         bail!("no database at {}", path.display());
     }
     Ok(())

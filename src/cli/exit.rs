@@ -20,8 +20,9 @@ pub enum Exit {
     NeedsYou,
     /// 4: another process took a followed route over.
     TakenOver,
-    /// 130: interrupted by Ctrl-C (128 + SIGINT, as shells report it).
-    Interrupted,
+    /// 128 + the signal, as shells report it: 130 for Ctrl-C (SIGINT), 143
+    /// for SIGTERM, 129 for SIGHUP.
+    Interrupted { signal: i32 },
 }
 
 impl Exit {
@@ -33,7 +34,7 @@ impl Exit {
             Exit::BadInput => 2,
             Exit::NeedsYou => 3,
             Exit::TakenOver => 4,
-            Exit::Interrupted => 130,
+            Exit::Interrupted { signal } => 128 + u8::try_from(signal).unwrap_or(0),
         }
     }
 }
@@ -56,12 +57,20 @@ mod tests {
             Exit::BadInput,
             Exit::NeedsYou,
             Exit::TakenOver,
-            Exit::Interrupted,
+            Exit::Interrupted {
+                signal: libc::SIGINT,
+            },
+            Exit::Interrupted {
+                signal: libc::SIGTERM,
+            },
+            Exit::Interrupted {
+                signal: libc::SIGHUP,
+            },
         ];
         let codes: Vec<u8> = all.iter().map(|e| e.code()).collect();
         assert_eq!(
             codes,
-            [0, 1, 2, 3, 4, 130],
+            [0, 1, 2, 3, 4, 130, 143, 129],
             "scripts and README depend on these numbers"
         );
     }
@@ -71,7 +80,10 @@ mod tests {
         assert!(
             Exit::Success < Exit::NeedsYou
                 && Exit::NeedsYou < Exit::TakenOver
-                && Exit::TakenOver < Exit::Interrupted,
+                && Exit::TakenOver
+                    < Exit::Interrupted {
+                        signal: libc::SIGHUP
+                    },
             "following several routes reports the greatest: Ctrl-C over a takeover over a route that needs you"
         );
     }

@@ -3,6 +3,7 @@ pub mod catalogue;
 pub mod classify;
 pub mod db;
 pub mod exit;
+pub mod interrupts;
 pub mod policy;
 pub mod profile;
 pub mod recover;
@@ -88,6 +89,18 @@ pub fn shown_value(value: &str) -> String {
         None => clean,
     };
     format!("{cut:?}")
+}
+
+/// Prints `value` as pretty JSON on standard output, with the control
+/// characters serde leaves raw escaped (see [`recourse::controls::escape_json`]).
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", json_text(&serde_json::to_string_pretty(value)?));
+    Ok(())
+}
+
+/// JSON text as standard output shows it (see [`print_json`]).
+pub fn json_text(json: &str) -> std::borrow::Cow<'_, str> {
+    recourse::controls::escape_json(json)
 }
 
 /// For commands that only print: a reader that goes away (`| head`) ends

@@ -39,7 +39,7 @@ fn execute(command: &PolicyCommand) -> anyhow::Result<Exit> {
         Err(error) => return Ok(report_invalid(file, &error)),
     };
     if normalize {
-        println!("{}", serde_json::to_string_pretty(&loaded.document)?);
+        super::print_json(&loaded.document)?;
     } else {
         println!("{}", summary(&loaded));
     }

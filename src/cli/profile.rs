@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Subcommand;
 use recourse::agent::AgentKind;
+use recourse::controls::escape;
 use recourse::engine::{
     preview_import, read_document, read_document_file, write_document_file, AgentKindInfo, Engine,
     EngineError, EngineOptions, ImportPreview, ImportTarget, RouteViewer,
@@ -144,7 +145,7 @@ pub fn run(command: ProfileCommand) -> Exit {
 /// database yet.
 fn stored_profiles(db: &DbArg) -> Result<Vec<Profile>> {
     let path = db.path();
-    if !path.exists() {
+    if !recourse::engine::database_exists(&path)? {
         return Ok(Vec::new());
     }
     let viewer = RouteViewer::open(&path).with_context(|| format!("opening {}", path.display()))?;
@@ -187,15 +188,19 @@ fn list(db: &DbArg, json: bool) -> Result<Exit> {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::from(items));
+        println!(
+            "{}",
+            super::json_text(&serde_json::Value::from(items).to_string())
+        );
     } else if profiles.is_empty() {
         println!("no profiles yet; create one with `recourse profile create NAME` or `recourse profile import FILE`");
     } else {
         for p in &profiles {
-            let names: Vec<&str> = p.candidates.iter().map(|c| c.name.as_str()).collect();
+            let names: Vec<std::borrow::Cow<'_, str>> =
+                p.candidates.iter().map(|c| escape(&c.name)).collect();
             println!(
                 "{}  ({} candidate{}: {})",
-                p.name,
+                escape(&p.name),
                 names.len(),
                 if names.len() == 1 { "" } else { "s" },
                 if names.is_empty() {
@@ -212,14 +217,14 @@ fn list(db: &DbArg, json: bool) -> Result<Exit> {
 fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
     let profile = find(&profiles, name)?;
-    let doc = ProfileDocument::from_profile(profile);
+    let doc = ProfileDocument::from_profile(profile).without_secrets();
     if json {
-        print!("{}", doc.to_json_pretty());
+        print!("{}", super::json_text(&doc.to_json_pretty()));
         return Ok(Exit::Success);
     }
     println!(
         "{} (revision {}, updated {})",
-        profile.name,
+        escape(&profile.name),
         profile.revision,
         profile.updated_at.format("%Y-%m-%d %H:%M UTC")
     );
@@ -240,20 +245,23 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
         println!(
             "{}. {} — {}{}{}",
             i + 1,
-            c.name,
+            escape(&c.name),
             c.agent.kind.slug(),
-            model,
+            escape(&model),
             if c.enabled { "" } else { " (disabled)" }
         );
-        println!("   transient: {}", c.transient.describe_schedule(next));
-        println!("   hard: {}", c.hard.describe_schedule(next));
+        println!(
+            "   transient: {}",
+            escape(&c.transient.describe_schedule(next))
+        );
+        println!("   hard: {}", escape(&c.hard.describe_schedule(next)));
     }
     Ok(Exit::Success)
 }
 
 fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
     let profiles = stored_profiles(db)?;
-    let doc = ProfileDocument::from_profile(find(&profiles, name)?);
+    let doc = ProfileDocument::from_profile(find(&profiles, name)?).without_secrets();
     if doc.candidates.is_empty() {
         eprintln!(
             "note: {name:?} has no candidates yet; the document will not import until it lists one"
@@ -261,7 +269,7 @@ fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
     }
     let text = doc.to_json_pretty();
     match file {
-        None => print!("{text}"),
+        None => print!("{}", super::json_text(&text)),
         Some(path) => {
             write_document_file(path, &text).map_err(plain)?;
             eprintln!("wrote {}", path.display());
@@ -298,7 +306,7 @@ fn plain(e: EngineError) -> anyhow::Error {
 fn print_refusal(source: &str, error: &EngineError) -> Exit {
     let errors = error.field_errors();
     if errors.is_empty() {
-        eprintln!("error: {source}: {error}");
+        eprintln!("error: {source}: {}", escape(&error.to_string()));
     } else {
         let n = errors.len();
         eprintln!(
@@ -306,7 +314,7 @@ fn print_refusal(source: &str, error: &EngineError) -> Exit {
             if n == 1 { "" } else { "s" }
         );
         for e in errors {
-            eprintln!("  {e}");
+            eprintln!("  {}", escape(&e.to_string()));
         }
     }
     Exit::BadInput
@@ -314,7 +322,7 @@ fn print_refusal(source: &str, error: &EngineError) -> Exit {
 
 fn print_changes(preview: &ImportPreview) {
     for change in &preview.changes {
-        println!("  {}", change.describe());
+        println!("  {}", escape(&change.describe()));
     }
 }
 
@@ -466,7 +474,7 @@ fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
 fn edit(engine: &Engine, name: &str) -> Result<Exit> {
     let profiles = engine.list_profiles()?;
     let profile = find(&profiles, name)?.clone();
-    let mut doc = ProfileDocument::from_profile(&profile);
+    let mut doc = ProfileDocument::from_profile(&profile).without_secrets();
     if doc.candidates.is_empty() {
         doc.candidates
             .push(starter_candidate(AgentKind::ClaudeCode));

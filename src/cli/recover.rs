@@ -10,6 +10,7 @@ use clap::Args;
 use recourse::route::RouteState;
 
 use super::exit::Exit;
+use super::interrupts::Interrupts;
 use super::routes::{line, open_viewer, DbArg};
 use super::run::follow_all;
 
@@ -20,8 +21,9 @@ pub struct RecoverArgs {
 }
 
 pub async fn run(args: RecoverArgs) -> Result<Exit> {
+    let mut interrupts = Interrupts::listen()?;
     let engine = open_viewer(&args.db).await?;
-    let result = recover(&engine).await;
+    let result = recover(&engine, &mut interrupts).await;
     engine.shutdown().await;
     result
 }
@@ -29,8 +31,9 @@ pub async fn run(args: RecoverArgs) -> Result<Exit> {
 /// [`Exit::Success`] when there was nothing to recover or every route
 /// succeeded, [`Exit::NeedsYou`] when one needs a person,
 /// [`Exit::TakenOver`] when another process took one over,
-/// [`Exit::Interrupted`] on Ctrl-C (the greatest of these that applies).
-async fn recover(engine: &recourse::engine::Engine) -> Result<Exit> {
+/// [`Exit::Interrupted`] on Ctrl-C, SIGTERM or SIGHUP (the greatest of
+/// these that applies).
+async fn recover(engine: &recourse::engine::Engine, interrupts: &mut Interrupts) -> Result<Exit> {
     let mut events = engine.subscribe();
     let recovered = engine.recover_orphans()?;
     if recovered.is_empty() {
@@ -58,6 +61,6 @@ async fn recover(engine: &recourse::engine::Engine) -> Result<Exit> {
             }
         }
     }
-    let followed = follow_all(engine, &mut events, follow).await?;
+    let followed = follow_all(engine, &mut events, follow, interrupts).await?;
     Ok(exit.max(followed))
 }

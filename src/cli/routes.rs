@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
+use recourse::controls::escape;
 use recourse::engine::{
     Engine, EngineError, EngineOptions, RouteDetail, RouteSnapshot, RouteViewer,
 };
@@ -35,6 +36,7 @@ fn init_logs() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(recourse::engine::stderr_log_colours())
         .with_env_filter(filter)
         .init();
 }
@@ -108,7 +110,7 @@ pub async fn open_viewer(db: &DbArg) -> Result<Engine> {
 /// The database path, which must exist.
 fn existing(db: &DbArg) -> Result<PathBuf> {
     let path = db.path();
-    if !path.exists() {
+    if !recourse::engine::database_exists(&path)? {
         bail!(
             "no database at {}; `recourse run` creates it",
             path.display()
@@ -125,7 +127,7 @@ fn open_read_only(db: &DbArg) -> Result<RouteViewer> {
 
 /// Exit code 1 when a route's row could not be read; the others are shown.
 pub fn list(args: RoutesArgs) -> Result<Exit> {
-    if !args.db.path().exists() {
+    if !recourse::engine::database_exists(&args.db.path())? {
         println!("{NO_ROUTES}");
         return Ok(Exit::Success);
     }
@@ -159,7 +161,7 @@ pub fn list(args: RoutesArgs) -> Result<Exit> {
                 }
             }
         }
-        println!("{}", serde_json::to_string_pretty(&listed)?);
+        super::print_json(&listed)?;
     } else if total == 0 {
         // Nothing stored at all (an unreadable row is still a route).
         println!("{NO_ROUTES}");
@@ -188,7 +190,7 @@ pub fn show(args: RouteArgs) -> Result<Exit> {
         e => e.into(),
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&detail)?);
+        super::print_json(&detail)?;
         return Ok(Exit::Success);
     }
     let orphaned = viewer.orphaned_ids().unwrap_or_default();
@@ -213,17 +215,18 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
     println!("{}{}", line(s, Utc::now()), orphan_note(orphaned, s.id));
     println!(
         "  profile: {}   prompt: {}",
-        s.profile_name, s.prompt_excerpt
+        escape(&s.profile_name),
+        escape(&s.prompt_excerpt)
     );
     if let Some(reason) = &s.manual_reason {
-        println!("  reason: {reason}");
+        println!("  reason: {}", escape(reason));
     }
     if let Some(f) = &s.last_failure {
         println!(
             "  last failure: candidate {} {}: {}",
             f.candidate_index + 1,
-            f.candidate_name,
-            f.decision.as_deref().unwrap_or("no decision recorded")
+            escape(&f.candidate_name),
+            escape(f.decision.as_deref().unwrap_or("no decision recorded"))
         );
     }
     if let Some(r) = s.retry {
@@ -239,7 +242,7 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
             "  attempt {} (gen {}) {} — {}{}",
             a.number,
             a.generation,
-            a.candidate_name,
+            escape(&a.candidate_name),
             outcome,
             a.classification
                 .as_ref()
@@ -247,15 +250,15 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
                     " — {} {} [{}]",
                     c.class.as_str(),
                     c.code.as_str(),
-                    c.rule_id.as_deref().unwrap_or("no rule")
+                    escape(c.rule_id.as_deref().unwrap_or("no rule"))
                 ))
                 .unwrap_or_default()
         );
         if let Some(decision) = &a.decision {
-            println!("      decision: {decision}");
+            println!("      decision: {}", escape(decision));
         }
         if let Some(excerpt) = &a.excerpt {
-            println!("      evidence: {excerpt}");
+            println!("      evidence: {}", escape(excerpt));
         }
     }
 }
@@ -280,7 +283,7 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
         s.state.as_str(),
         s.candidate_index + 1,
         s.candidate_count,
-        s.candidate_name
+        escape(&s.candidate_name)
     );
     if let Some(f) = &s.last_failure {
         let c = &f.classification;
@@ -292,7 +295,7 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
                 c.class.as_str(),
                 c.code.as_str(),
                 f.candidate_index + 1,
-                f.candidate_name
+                escape(&f.candidate_name)
             ));
         }
     }

@@ -10,6 +10,7 @@ use recourse::engine::{Engine, EngineOptions, StartRun};
 use recourse::route::RouteState;
 
 use super::exit::Exit;
+use super::interrupts::{say, Interrupts};
 use super::routes::{actions, line, DbArg};
 
 #[derive(Args)]
@@ -28,6 +29,7 @@ pub struct RunArgs {
 }
 
 pub async fn run(args: RunArgs) -> Result<Exit> {
+    let mut interrupts = Interrupts::listen()?;
     let path = args.db.path();
     check_profile_exists(&path, &args.profile)?;
     let opts = EngineOptions {
@@ -38,7 +40,7 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
         .await
         .with_context(|| format!("opening {}", path.display()))?;
     note_orphans(&engine, None);
-    let result = start_and_follow(&engine, args).await;
+    let result = start_and_follow(&engine, args, &mut interrupts).await;
     engine.shutdown().await;
     result
 }
@@ -47,7 +49,7 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
 /// mistyped name creates no database and seeds nothing. A database not
 /// created yet holds only the demo profile its first start seeds.
 fn check_profile_exists(path: &std::path::Path, name: &str) -> Result<()> {
-    let profiles = if path.exists() {
+    let profiles = if recourse::engine::database_exists(path)? {
         recourse::engine::RouteViewer::open(path)
             .with_context(|| format!("opening {}", path.display()))?
             .list_profiles()?
@@ -88,8 +90,16 @@ pub fn note_orphans(engine: &Engine, except: Option<u32>) {
     }
 }
 
-async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<Exit> {
+async fn start_and_follow(
+    engine: &Engine,
+    args: RunArgs,
+    interrupts: &mut Interrupts,
+) -> Result<Exit> {
     let profile = engine.profile_by_name(&args.profile)?;
+    if let Some(signal) = interrupts.already().await {
+        say("interrupted before the route started; nothing was started");
+        return Ok(Exit::Interrupted { signal });
+    }
     let mut events = engine.subscribe();
     let start = engine
         .start_run(StartRun {
@@ -99,7 +109,7 @@ async fn start_and_follow(engine: &Engine, args: RunArgs) -> Result<Exit> {
         })
         .await?;
     // The start is printed from its event, like every later transition.
-    follow(engine, &mut events, start.id).await
+    follow(engine, &mut events, start.id, interrupts).await
 }
 
 /// Prints the route's transitions until it rests; see [`follow_all`].
@@ -107,34 +117,36 @@ pub async fn follow(
     engine: &Engine,
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     route_id: u32,
+    interrupts: &mut Interrupts,
 ) -> Result<Exit> {
-    follow_all(engine, events, [(route_id, 0)].into()).await
+    follow_all(engine, events, [(route_id, 0)].into(), interrupts).await
 }
 
 /// Prints the routes' transitions until each rests; `routes` maps each to
 /// the last generation already printed. [`Exit::Success`] when all
 /// succeeded, [`Exit::NeedsYou`] when one needs a person,
 /// [`Exit::TakenOver`] when another process took one over,
-/// [`Exit::Interrupted`] on Ctrl-C: a running agent is stopped (its route
-/// then needs a person), and a wait is left at its deadline for
-/// `recourse recover` or the app, as the message says.
+/// [`Exit::Interrupted`] on Ctrl-C, SIGTERM or SIGHUP (see
+/// [`Interrupts`]): a running agent is stopped (its route then needs a
+/// person), and a wait is left at its deadline for `recourse recover` or
+/// the app, as the message says.
 pub async fn follow_all(
     engine: &Engine,
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     mut routes: BTreeMap<u32, u32>,
+    interrupts: &mut Interrupts,
 ) -> Result<Exit> {
     let mut exit = Exit::Success;
-    // One Ctrl-C listener for the whole follow: a listener made anew each
-    // turn would miss a signal that arrives between two turns.
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     while !routes.is_empty() {
         let received = tokio::select! {
-            r = events.recv() => r,
-            _ = &mut ctrl_c => {
+            // A signal first: after SIGHUP the terminal may be gone, and
+            // printing one more transition must not come before the stop.
+            biased;
+            signal = interrupts.next() => {
                 let ids: BTreeSet<u32> = routes.keys().copied().collect();
-                return interrupted(engine, &ids).await;
+                return interrupted(engine, &ids, signal).await;
             }
+            r = events.recv() => r,
         };
         let ev = match received {
             Ok(ev) => ev,
@@ -160,7 +172,7 @@ pub async fn follow_all(
                 println!(
                     "route {} is now run by {}",
                     s.id,
-                    s.owner.unwrap_or_default()
+                    recourse::controls::escape(s.owner.as_deref().unwrap_or_default())
                 );
                 exit = exit.max(Exit::TakenOver);
             }
@@ -173,16 +185,19 @@ pub async fn follow_all(
     Ok(exit)
 }
 
-/// Ctrl-C: stops this engine (killing its agents: their routes need a
-/// person) and says what became of each followed route, read back after the
-/// stop so the words match the stored state. A wait is not cancelled: it
-/// stays pending at its deadline with no owner, for `recourse recover` or
-/// the app, and the message says until when.
-async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<Exit> {
+/// A signal: stops this engine (killing its agents and their process
+/// groups: their routes need a person) and says what became of each
+/// followed route, read back after the stop so the words match the stored
+/// state. A wait is not cancelled: it stays pending at its deadline with no
+/// owner, for `recourse recover` or the app, and the message says until
+/// when. Nothing here may fail before the stop: the stop is what keeps the
+/// routes from being left `running`.
+async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>, signal: i32) -> Result<Exit> {
     let mut running = BTreeSet::new();
     for id in routes {
-        if engine.route_detail(*id)?.snapshot.state == RouteState::Running {
-            eprintln!("interrupted: stopping route {id}'s agent");
+        let state = engine.route_detail(*id).map(|d| d.snapshot.state);
+        if matches!(state, Ok(RouteState::Running)) {
+            say(&format!("interrupted: stopping route {id}'s agent"));
             running.insert(*id);
         }
     }
@@ -190,10 +205,10 @@ async fn interrupted(engine: &Engine, routes: &BTreeSet<u32>) -> Result<Exit> {
     for id in routes {
         let s = engine.route_detail(*id)?.snapshot;
         if let Some(note) = after_interrupt(running.contains(id), &s) {
-            eprintln!("{note}");
+            say(&note);
         }
     }
-    Ok(Exit::Interrupted)
+    Ok(Exit::Interrupted { signal })
 }
 
 /// What became of a followed route once this engine stopped, from its
@@ -235,7 +250,7 @@ pub fn print_needs_you(s: &recourse::engine::RouteSnapshot) {
     println!(
         "route {} needs you: {}",
         s.id,
-        s.manual_reason.as_deref().unwrap_or("no reason recorded")
+        recourse::controls::escape(s.manual_reason.as_deref().unwrap_or("no reason recorded"))
     );
     println!(
         "  actions: {} (recourse action {} ACTION --generation {})",

@@ -93,7 +93,7 @@ fn execute(args: &SimulateArgs) -> anyhow::Result<Exit> {
     let start = failures.start.unwrap_or_else(Utc::now);
     let steps = simulate(&candidates, &failures.failures, start);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&steps)?);
+        super::print_json(&steps)?;
     } else {
         print!(
             "{}",

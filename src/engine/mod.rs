@@ -26,6 +26,7 @@ mod pause;
 mod pending;
 mod profile_files;
 mod profiles;
+mod secrets;
 mod seed;
 mod types;
 mod viewer;
@@ -51,9 +52,24 @@ pub use profile_files::{
     preview_import, read_document, read_document_file, write_document_file, ExistingProfile,
     ImportPreview, ImportTarget,
 };
+pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
+
+/// Private folders and files (0700, 0600), for the shell's logs, settings
+/// and exports.
+pub use crate::store::files;
+/// Whether a database file is at a path (an unreadable path is an error).
+pub use crate::store::database_exists;
+
+/// Whether log lines on standard error may carry ANSI colours: only when it
+/// is a terminal and `NO_COLOR` is not set. Redirected to a file (`2> log`,
+/// a service manager's journal) they would land there as escape codes.
+pub fn stderr_log_colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
 
 /// Handle to a running engine; cheap to clone, shareable across threads.
 #[derive(Clone)]
@@ -118,6 +134,7 @@ impl Engine {
             engine.seed_demo().map_err(opening)?;
         }
         engine.reconcile().map_err(opening)?;
+        engine.move_secrets_to_keyring().map_err(opening)?;
         engine.spawn_background(fired);
         Ok(engine)
     }

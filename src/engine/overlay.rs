@@ -414,15 +414,10 @@ fn read_optional(path: &Path) -> Result<Option<String>, String> {
     }
 }
 
-/// Writes through a temporary file and a rename, so a reader (the engine
-/// in another process) never sees half a file.
+/// Writes 0600 through a temporary file and a rename, so a reader (the
+/// engine in another process) never sees half a file.
 fn write_atomically(path: &Path, text: &str) -> Result<(), EngineError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&tmp, text))
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| io_error(path, &e))
+    crate::store::files::write_private(path, text.as_bytes()).map_err(|e| io_error(path, &e))
 }
 
 fn io_error(path: &Path, e: &std::io::Error) -> EngineError {

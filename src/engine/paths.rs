@@ -9,18 +9,9 @@ pub fn default_db_path() -> PathBuf {
     if let Some(p) = std::env::var_os("RECOURSE_DB").filter(|v| !v.is_empty()) {
         return PathBuf::from(p);
     }
-    data_dir().join("recourse").join("recourse.db")
+    crate::store::data_dir().join("recourse").join("recourse.db")
 }
 
-fn data_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    home.join(".local").join("share")
-}
 
 #[cfg(test)]
 mod tests {

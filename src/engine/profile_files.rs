@@ -3,12 +3,12 @@
 //! the profile's revision guard, so an edit made meanwhile in the app or
 //! another command is refused, never overwritten.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::profiles::{name_taken, profile_name, refused, validate_candidates};
+use super::profiles::{name_taken, refused, validate_candidates};
 use super::{Engine, EngineError};
 use crate::profile::diff::{changes, ProfileChange};
 use crate::profile::document::{self, LoadedProfile, ProfileDocument, MAX_DOCUMENT_BYTES};
@@ -65,33 +65,11 @@ pub fn read_document_file(path: &Path) -> Result<String, EngineError> {
     String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".into()))
 }
 
-/// Writes `text` through a temporary file in the same folder and a rename,
-/// so a crash never leaves half a document where the old one was.
+/// Writes `text` 0600 through a temporary file in the same folder and a
+/// rename, so a crash never leaves half a document where the old one was.
 pub fn write_document_file(path: &Path, text: &str) -> Result<(), EngineError> {
-    let refuse = |why: String| {
-        EngineError::validation("file", format!("cannot write {}: {why}", path.display()))
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| refuse("not a file name".into()))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        refuse(e.to_string())
+    crate::store::files::write_private(path, text.as_bytes()).map_err(|e| {
+        EngineError::validation("file", format!("cannot write {}: {e}", path.display()))
     })
 }
 
@@ -105,6 +83,8 @@ pub fn read_document(text: &str) -> Result<LoadedProfile, EngineError> {
 pub fn preview_import(loaded: &LoadedProfile, stored: Option<&Profile>) -> ImportPreview {
     let incoming = &loaded.document;
     let current = stored.map(ProfileDocument::from_profile);
+    // Compared as it would be saved: a value left out is the stored one.
+    let kept = incoming.with_kept_secrets(stored);
     let empty = ProfileDocument {
         candidates: Vec::new(),
         ..incoming.clone()
@@ -115,16 +95,17 @@ pub fn preview_import(loaded: &LoadedProfile, stored: Option<&Profile>) -> Impor
             id: p.id,
             revision: p.revision,
         }),
-        changes: changes(current.as_ref().unwrap_or(&empty), incoming),
+        changes: changes(current.as_ref().unwrap_or(&empty), &kept),
         legacy: loaded.source == crate::policy::DocumentSource::Legacy,
         document_json: incoming.to_json_pretty(),
     }
 }
 
 impl Engine {
-    /// The document of profile `id`.
+    /// The document of profile `id`, without its secret values (see
+    /// [`ProfileDocument::without_secrets`]).
     pub fn export_profile(&self, id: u32) -> Result<ProfileDocument, EngineError> {
-        Ok(ProfileDocument::from_profile(&self.get_profile(id)?))
+        Ok(ProfileDocument::from_profile(&self.get_profile(id)?).without_secrets())
     }
 
     /// What importing `text` would change; nothing is written.
@@ -145,30 +126,49 @@ impl Engine {
         doc: &ProfileDocument,
         target: ImportTarget,
     ) -> Result<Profile, EngineError> {
-        let name = profile_name(&doc.name)?;
+        let except = match target {
+            ImportTarget::New => None,
+            ImportTarget::Replace { id, .. } => Some(id),
+        };
+        let name = self.distinct_name(&doc.name, except)?;
         let now = self.inner.clock.now();
         match target {
             ImportTarget::New => {
-                let inputs = doc.to_inputs(None);
+                let mut inputs = doc.to_inputs(None);
                 validate_candidates(&inputs)?;
-                let id = self
+                let stowed = self.stow_secrets(&name, &mut inputs, None)?;
+                let created = self
                     .store()
                     .create_profile_with_candidates(&name, &inputs, now)
-                    .map_err(|e| name_taken(e, &name))?
-                    .map_err(|r| refused(r, 0, 0))?;
-                self.get_profile(id)
+                    .map_err(|e| name_taken(e, &name))
+                    .and_then(|saved| saved.map_err(|r| refused(r, 0, 0)));
+                match created {
+                    Ok(id) => self.get_profile(id),
+                    Err(e) => {
+                        stowed.undo();
+                        Err(e)
+                    }
+                }
             }
             ImportTarget::Replace {
                 id,
                 expected_revision,
             } => {
                 let existing = self.get_profile(id)?;
-                let inputs = doc.to_inputs(Some(&existing));
+                let doc = doc.with_kept_secrets(Some(&existing));
+                let mut inputs = doc.to_inputs(Some(&existing));
                 validate_candidates(&inputs)?;
-                self.store()
+                let stowed = self.stow_secrets(&name, &mut inputs, Some(&existing))?;
+                let replaced = self
+                    .store()
                     .replace_profile(id, expected_revision, Some(&name), &inputs, now)
-                    .map_err(|e| name_taken(e, &name))?
-                    .map_err(|r| refused(r, id, expected_revision))?;
+                    .map_err(|e| name_taken(e, &name))
+                    .and_then(|saved| saved.map_err(|r| refused(r, id, expected_revision)));
+                if let Err(e) = replaced {
+                    stowed.undo();
+                    return Err(e);
+                }
+                self.release_secrets(&existing.candidates, &super::profiles::agents(&inputs));
                 self.get_profile(id)
             }
         }
@@ -177,11 +177,13 @@ impl Engine {
     /// A copy of profile `id` under `name`, with new candidate ids (routes
     /// of the original are not affected by edits to the copy).
     pub fn duplicate_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {
-        let mut doc = self.export_profile(id)?;
+        let doc = ProfileDocument::from_profile(&self.get_profile(id)?);
         if doc.candidates.is_empty() {
             // Nothing to validate or copy: a profile not set up yet.
             return self.create_profile(name);
         }
+        // The copy gets keyring entries of its own.
+        let mut doc = self.with_secret_values(doc)?;
         doc.name = name.to_string();
         self.import_profile(&doc, ImportTarget::New)
     }

@@ -24,7 +24,7 @@ impl Engine {
     }
 
     pub fn create_profile(&self, name: &str) -> Result<Profile, EngineError> {
-        let name = profile_name(name)?;
+        let name = self.distinct_name(name, None)?;
         let now = self.inner.clock.now();
         let id = self
             .store()
@@ -34,7 +34,7 @@ impl Engine {
     }
 
     pub fn rename_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {
-        let name = profile_name(name)?;
+        let name = self.distinct_name(name, Some(id))?;
         let now = self.inner.clock.now();
         let found = self
             .store()
@@ -47,9 +47,11 @@ impl Engine {
     }
 
     pub fn delete_profile(&self, id: u32) -> Result<(), EngineError> {
+        let before = self.get_profile(id)?;
         if !self.store().delete_profile(id)? {
             return Err(EngineError::not_found("profile", id));
         }
+        self.release_secrets(&before.candidates, &[]);
         Ok(())
     }
 
@@ -63,18 +65,32 @@ impl Engine {
         candidates: Vec<CandidateInput>,
     ) -> Result<Profile, EngineError> {
         validate_candidates(&candidates)?;
-        let candidates: Vec<CandidateInput> = candidates
+        let mut candidates: Vec<CandidateInput> = candidates
             .into_iter()
             .map(|c| CandidateInput {
+                name: crate::profile::names::normalize(&c.name),
                 policy: c.policy.normalize(),
                 ..c
             })
             .collect();
+        let existing = self.get_profile(profile_id)?;
+        let stowed = self.stow_secrets(&existing.name, &mut candidates, Some(&existing))?;
         let now = self.inner.clock.now();
-        let outcome =
-            self.store()
-                .save_candidates(profile_id, expected_revision, &candidates, now)?;
-        outcome.map_err(|r| refused(r, profile_id, expected_revision))?;
+        let outcome = self
+            .store()
+            .save_candidates(profile_id, expected_revision, &candidates, now);
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(r)) => {
+                stowed.undo();
+                return Err(refused(r, profile_id, expected_revision));
+            }
+            Err(e) => {
+                stowed.undo();
+                return Err(e.into());
+            }
+        }
+        self.release_secrets(&existing.candidates, &agents(&candidates));
         self.get_profile(profile_id)
     }
 
@@ -93,7 +109,37 @@ impl Engine {
     }
 }
 
-pub(super) fn profile_name(name: &str) -> Result<String, EngineError> {
+impl Engine {
+    /// The name as stored, refused when it only looks different from
+    /// another profile's (invisible characters, normalization); `except`
+    /// is the profile being renamed or replaced.
+    pub(super) fn distinct_name(
+        &self,
+        name: &str,
+        except: Option<u32>,
+    ) -> Result<String, EngineError> {
+        let name = profile_name(name)?;
+        let names = self.store().profile_names()?;
+        let look_alike = names
+            .iter()
+            .filter(|(id, _)| Some(*id) != except)
+            .find_map(|(_, other)| Some((other, crate::profile::names::looks_like(&name, other)?)));
+        match look_alike {
+            Some((other, why)) => Err(EngineError::Conflict(format!(
+                "a profile named {other:?} already exists, and {name:?} is the same name to a \
+                 reader: {why}"
+            ))),
+            None => Ok(name),
+        }
+    }
+}
+
+/// The agents of `inputs`.
+pub(super) fn agents(inputs: &[CandidateInput]) -> Vec<crate::agent::AgentSpec> {
+    inputs.iter().map(|c| c.agent.clone()).collect()
+}
+
+fn profile_name(name: &str) -> Result<String, EngineError> {
     crate::profile::validate_name(name).map_err(|e| EngineError::Validation(vec![e]))
 }
 

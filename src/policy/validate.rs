@@ -10,6 +10,7 @@ use super::{
     INITIAL_INTERVAL_RANGE, MAX_DELAY_SECONDS, RESET_WAIT_RANGE, RETRIES_RANGE,
 };
 use crate::classification::PolicyClass;
+use crate::profile::names;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -93,21 +94,34 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
             "must list at least one candidate",
         ));
     }
-    let mut first_index_by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    // By what a name looks like: a zero-width or normalization variant of
+    // a name is the same name.
+    let mut first_index_by_name: BTreeMap<String, usize> = BTreeMap::new();
     for (index, entry) in document.candidates.iter().enumerate() {
         let prefix = format!("candidates[{index}]");
-        check_text(&mut errors, &format!("{prefix}.name"), &entry.name);
+        let name_path = format!("{prefix}.name");
+        check_text(&mut errors, &name_path, &entry.name);
+        errors.extend(names::control_error(
+            &name_path,
+            &entry.name,
+            "a candidate name",
+        ));
         check_text(&mut errors, &format!("{prefix}.agent"), &entry.agent);
-        if let Some(first) = first_index_by_name.get(entry.name.as_str()) {
+        let key = names::look_alike_key(&entry.name);
+        if let Some(&first) = first_index_by_name.get(&key) {
+            let first_name = &document.candidates[first].name;
+            let why = names::looks_like(&entry.name, first_name)
+                .map(|why| format!("; {why} from {first_name:?}"))
+                .unwrap_or_default();
             errors.push(FieldError::new(
-                format!("{prefix}.name"),
+                name_path,
                 format!(
-                    "duplicate candidate name \"{}\" (also candidates[{first}])",
+                    "duplicate candidate name {:?} (also candidates[{first}]){why}",
                     entry.name
                 ),
             ));
         } else {
-            first_index_by_name.insert(entry.name.as_str(), index);
+            first_index_by_name.insert(key, index);
         }
         errors.extend(validate_policy(&prefix, &entry.policy));
     }

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::document::{ProfileCandidate, ProfileDocument};
+use crate::agent::masked_args;
 
 /// One difference between the stored profile and the document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
@@ -121,16 +122,19 @@ fn field_changes(old: &ProfileCandidate, new: &ProfileCandidate) -> Vec<ProfileC
         .into_iter()
         .filter(|f| before.get(*f) != after.get(*f))
         .map(|f| {
-            let shown = |v: Option<&String>| {
+            let shown = |c: &ProfileCandidate, v: Option<&String>| {
                 v.map(|v| {
                     if f.starts_with("agent.env.") {
                         HIDDEN.to_string()
+                    } else if f == "agent.args" {
+                        masked_args(&c.agent.args)
+                            .map_or_else(|| v.clone(), |line| format!("(masked) {line}"))
                     } else {
                         v.clone()
                     }
                 })
             };
-            let (b, a) = (shown(before.get(f)), shown(after.get(f)));
+            let (b, a) = (shown(old, before.get(f)), shown(new, after.get(f)));
             ProfileChange {
                 candidate: Some(new.name.clone()),
                 field: f.clone(),

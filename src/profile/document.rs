@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{validate_name, Candidate, CandidateInput, Profile};
-use crate::agent::{AgentKind, AgentSpec};
+use crate::agent::{AgentKind, AgentSpec, MASKED};
 use crate::policy::document::{field_path, load_value, parse_without_duplicates};
 use crate::policy::{CandidatePolicy, ClassPolicy, DocumentSource, FieldError, PolicyError};
 
@@ -176,7 +176,7 @@ pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
         .into_iter()
         .zip(agents)
         .map(|(entry, agent)| ProfileCandidate {
-            name: entry.name,
+            name: super::names::normalize(&entry.name),
             enabled: entry.enabled,
             agent,
             transient: entry.policy.transient,
@@ -319,6 +319,47 @@ impl ProfileDocument {
         text
     }
 
+    /// The document as it may leave the database: every secret `env`
+    /// value (kept in the keyring, or looking like a key) written as
+    /// [`MASKED`]. A document in a file, on the screen or in an editor
+    /// never carries one.
+    pub fn without_secrets(&self) -> ProfileDocument {
+        let mut doc = self.clone();
+        for c in &mut doc.candidates {
+            for (name, value) in &mut c.agent.env {
+                if crate::agent::is_secret_value(name, value) {
+                    *value = MASKED.to_string();
+                }
+            }
+        }
+        doc
+    }
+
+    /// The document with each [`MASKED`] value replaced by what
+    /// `existing`'s candidate of the same name holds for that variable, so
+    /// an exported document imported over its profile keeps its secrets.
+    /// A value with nothing to keep stays [`MASKED`], which validation
+    /// refuses.
+    pub fn with_kept_secrets(&self, existing: Option<&Profile>) -> ProfileDocument {
+        let mut doc = self.clone();
+        let Some(existing) = existing else {
+            return doc;
+        };
+        for c in &mut doc.candidates {
+            let Some(stored) = existing.candidates.iter().find(|s| s.name == c.name) else {
+                continue;
+            };
+            for (name, value) in &mut c.agent.env {
+                if value == MASKED {
+                    if let Some(kept) = stored.agent.env.get(name) {
+                        value.clone_from(kept);
+                    }
+                }
+            }
+        }
+        doc
+    }
+
     /// The candidates to save, keeping the ids of `existing`'s candidates
     /// with the same name so running routes pick up their new policies.
     pub fn to_inputs(&self, existing: Option<&Profile>) -> Vec<CandidateInput> {
@@ -334,7 +375,7 @@ impl ProfileDocument {
             .iter()
             .map(|c| CandidateInput {
                 id: ids.get(c.name.as_str()).copied(),
-                name: c.name.clone(),
+                name: super::names::normalize(&c.name),
                 enabled: c.enabled,
                 agent: c.agent.clone(),
                 policy: CandidatePolicy {

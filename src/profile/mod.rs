@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod document;
+pub mod names;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -60,9 +61,13 @@ pub struct Profile {
 /// Longest profile name, in characters.
 pub const MAX_NAME_CHARS: usize = 80;
 
-/// The name trimmed, or why it cannot name a profile.
+/// The name as stored (trimmed, NFC; see [`names`]), or why it cannot name
+/// a profile.
 pub fn validate_name(name: &str) -> Result<String, FieldError> {
-    let name = name.trim();
+    if let Some(e) = names::control_error("name", name.trim(), "a profile name") {
+        return Err(e);
+    }
+    let name = names::normalize(name);
     if name.is_empty() {
         return Err(FieldError::new("name", "a profile needs a name"));
     }
@@ -72,7 +77,7 @@ pub fn validate_name(name: &str) -> Result<String, FieldError> {
             format!("a profile name is at most {MAX_NAME_CHARS} characters"),
         ));
     }
-    Ok(name.to_string())
+    Ok(name)
 }
 
 /// Every problem a save of `candidates` would be refused for, at its path
@@ -97,7 +102,9 @@ pub fn check_candidates(candidates: &[CandidateInput]) -> Vec<FieldError> {
     let mut errors = validate_document(&document);
     for (i, c) in candidates.iter().enumerate() {
         let index = u32::try_from(i).unwrap_or(u32::MAX);
-        errors.extend(c.agent.validate(&format!("candidates[{index}].agent")));
+        let prefix = format!("candidates[{index}].agent");
+        errors.extend(c.agent.validate(&prefix));
+        errors.extend(c.agent.left_out(&prefix));
     }
     errors
 }

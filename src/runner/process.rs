@@ -47,7 +47,14 @@ pub(super) async fn run(
     // The spec's Debug masks secret-looking env values and arguments; the
     // command line is not logged, as it holds the prompt.
     tracing::debug!(agent = ?launch.agent, step = launch.step, "starting the agent");
-    let mut cmd = command(&launch.agent, &line);
+    // Values kept in the keyring are read now, for this process only.
+    let env = launch.agent.env.clone();
+    let env = match tokio::task::spawn_blocking(move || crate::keyring::resolve_env(&env)).await {
+        Ok(Ok(env)) => env,
+        Ok(Err(why)) => return spawn_failed(launch, &line.program, why),
+        Err(e) => return spawn_failed(launch, &line.program, e.to_string()),
+    };
+    let mut cmd = command(&launch.agent, &env, &line);
     if let Some(dir) = &launch.cwd {
         cmd.current_dir(dir);
     }
@@ -66,10 +73,14 @@ pub(super) async fn run(
     }
 }
 
-fn command(agent: &AgentSpec, line: &CommandLine) -> Command {
+fn command(
+    agent: &AgentSpec,
+    env: &std::collections::BTreeMap<String, String>,
+    line: &CommandLine,
+) -> Command {
     let mut cmd = Command::new(&line.program);
     cmd.args(&line.args)
-        .envs(&agent.env)
+        .envs(env)
         .stdin(if line.stdin.is_some() {
             Stdio::piped()
         } else {

@@ -8,6 +8,7 @@
 //! integrity_check` is refused and left untouched: every open checks before
 //! anything could write.
 
+pub mod files;
 mod migrate;
 pub mod profiles;
 pub mod routes;
@@ -71,8 +72,37 @@ pub enum StoreError {
     },
     #[error("stored {what} cannot be read: {detail}")]
     Malformed { what: &'static str, detail: String },
+    /// SQLite's "database or disk is full", named: nothing of the change
+    /// was written.
+    #[error(
+        "{path} cannot grow: the disk is full (or the file at its size limit); nothing of this \
+         change was written; free some space and it is made again (a run retries by itself)"
+    )]
+    DiskFull { path: PathBuf },
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
+}
+
+thread_local! {
+    /// The database this thread last used a connection of. Store methods
+    /// are synchronous, so an SQLite error converted with `?` comes from
+    /// that database: this is how a full disk is named in every error,
+    /// whichever of the many statements hit it.
+    static IN_USE: std::cell::RefCell<Option<std::sync::Arc<Path>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            if let Some(path) = IN_USE.with(|p| p.borrow().clone()) {
+                return StoreError::DiskFull {
+                    path: path.to_path_buf(),
+                };
+            }
+        }
+        StoreError::Sqlite(e)
+    }
 }
 
 /// How a connection journals and syncs its commits.
@@ -87,6 +117,7 @@ pub struct JournalSettings {
 /// An open database. Not `Sync`: the engine keeps it behind a mutex.
 pub struct Store {
     conn: Connection,
+    path: std::sync::Arc<Path>,
 }
 
 impl Store {
@@ -99,6 +130,7 @@ impl Store {
     /// a damaged, read-only or locked file is refused with its path and
     /// cause, and left as it was.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        in_use(path);
         refuse_directory(path)?;
         // SQLite would open an unwritable file read-only without a word and
         // leave `-wal` and `-shm` files behind that it then cannot remove.
@@ -109,19 +141,25 @@ impl Store {
             });
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            files::create_private_dir(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
                 source,
             })?;
         }
-        if !path.exists() && !writable(folder(path)) {
-            return Err(StoreError::CannotOpen {
+        if !path.exists() {
+            if !writable(folder(path)) {
+                return Err(StoreError::CannotOpen {
+                    path: path.to_path_buf(),
+                    detail: format!(
+                        "its folder {} is not writable, so the database cannot be created",
+                        folder(path).display()
+                    ),
+                });
+            }
+            files::create_private_file(path).map_err(|e| StoreError::CannotOpen {
                 path: path.to_path_buf(),
-                detail: format!(
-                    "its folder {} is not writable, so the database cannot be created",
-                    folder(path).display()
-                ),
-            });
+                detail: e.to_string(),
+            })?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -138,7 +176,8 @@ impl Store {
         check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
-        Ok(Store { conn })
+        make_private(path);
+        Ok(Store::at(conn, path))
     }
 
     /// Opens an existing database for reading only (`query_only`): nothing
@@ -157,7 +196,7 @@ impl Store {
         }
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
-        Ok(Store { conn })
+        Ok(Store::at(conn, path))
     }
 
     /// [`Store::open_read_only`] without the integrity check, for a glance
@@ -174,7 +213,7 @@ impl Store {
             });
         }
         read_schema(&conn).map_err(|e| e.opening(path))?;
-        Ok(Store { conn })
+        Ok(Store::at(conn, path))
     }
 
     /// Every problem `PRAGMA integrity_check` finds in the SQLite file at
@@ -191,6 +230,13 @@ impl Store {
     /// `dest` must not exist yet (it is created; an existing file would be
     /// overwritten page by page).
     pub fn backup_to(&self, dest: &Path) -> Result<(), StoreError> {
+        // A full disk is the copy's.
+        in_use(dest);
+        // The copy holds what the database holds: only its owner reads it.
+        files::create_private_file(dest).map_err(|e| StoreError::CannotOpen {
+            path: dest.to_path_buf(),
+            detail: e.to_string(),
+        })?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -235,18 +281,102 @@ impl Store {
         })
     }
 
+    fn at(conn: Connection, path: &Path) -> Store {
+        Store {
+            conn,
+            path: std::sync::Arc::from(path),
+        }
+    }
+
+    /// The connection; marks this database as the one in use (see
+    /// [`IN_USE`]).
     pub(crate) fn conn(&self) -> &Connection {
+        self.mark_in_use();
         &self.conn
     }
 
     pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        self.mark_in_use();
         &mut self.conn
+    }
+
+    fn mark_in_use(&self) {
+        IN_USE.with(|p| {
+            let mut current = p.borrow_mut();
+            if current
+                .as_ref()
+                .is_none_or(|c| !std::sync::Arc::ptr_eq(c, &self.path))
+            {
+                *current = Some(self.path.clone());
+            }
+        });
+    }
+}
+
+/// The user's data folder: `XDG_DATA_HOME`, else `~/.local/share`.
+pub fn data_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    home.join(".local").join("share")
+}
+
+/// Takes group and other permissions off a database that was opened for
+/// writing and its side files (SQLite gives those the database's mode, so
+/// they follow once it is private), and off the folder when it is the
+/// default data folder (a folder named with `--db` is the user's). Each
+/// change is said in the log.
+fn make_private(path: &Path) {
+    if folder(path) == data_dir().join("recourse") {
+        files::tighten_and_say(folder(path), files::PRIVATE_DIR);
+    }
+    for file in [
+        path.to_path_buf(),
+        sibling(path, "-wal"),
+        sibling(path, "-shm"),
+    ] {
+        files::tighten_and_say(&file, files::PRIVATE_FILE);
+    }
+}
+
+/// Marks `path` as the database in use while it is opened or written
+/// without a [`Store`] (see [`IN_USE`]).
+fn in_use(path: &Path) {
+    IN_USE.with(|p| *p.borrow_mut() = Some(std::sync::Arc::from(path)));
+}
+
+/// Whether a database file is at `path`. A path that cannot be looked at
+/// (a symbolic link loop, a folder it may not search) is an error naming
+/// it, never "no database yet".
+pub fn database_exists(path: &Path) -> Result<bool, StoreError> {
+    match path.try_exists() {
+        // A file where a folder should be: nothing there, and creating it
+        // names the file in the way.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(false),
+        Err(e) => Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            detail: io_words(&e),
+        }),
+        Ok(found) => Ok(found),
+    }
+}
+
+/// An IO error's words without Rust's `(os error N)`.
+fn io_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
     }
 }
 
 /// A directory at the path would otherwise surface as SQLite's "unable to
-/// open database file".
+/// open database file"; a path that cannot be looked at is named with why.
 fn refuse_directory(path: &Path) -> Result<(), StoreError> {
+    database_exists(path)?;
     if path.is_dir() {
         return Err(StoreError::IsDirectory {
             path: path.to_path_buf(),
@@ -270,6 +400,7 @@ fn refuse_directory(path: &Path) -> Result<(), StoreError> {
 /// nothing newer to read and no writer at work (a writer in WAL mode keeps
 /// its `-wal` file while it has the database open).
 fn connect_read_only(path: &Path) -> Result<(Connection, u32), StoreError> {
+    in_use(path);
     refuse_directory(path)?;
     if !path.exists() {
         return Err(StoreError::CannotOpen {
@@ -473,6 +604,9 @@ fn why_read_only(path: &Path) -> String {
 }
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {
+    // A value removed (a key moved to the keyring, a profile deleted) is
+    // overwritten with zeros, not left in a free page.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -533,6 +667,43 @@ mod tests {
         );
         drop(store);
         Store::open(&path).expect("reopening a current database is a no-op");
+    }
+
+    #[test]
+    fn a_full_database_is_named_even_after_another_was_used_on_the_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+        let first = Store::open(&a).unwrap();
+        let second = Store::open(&b).unwrap();
+        first.profile_count().unwrap();
+        // SQLite's own "database or disk is full", at a page limit.
+        let pages: u32 = second
+            .conn()
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        second
+            .conn()
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+            .unwrap();
+        first.profile_count().unwrap();
+        let name = "x".repeat(4000);
+        let err = (0..64)
+            .find_map(|i| {
+                second
+                    .create_profile(&format!("{name}{i}"), Utc::now())
+                    .err()
+            })
+            .expect("the database filled up");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} cannot grow: the disk is full (or the file at its size limit); nothing of \
+                 this change was written; free some space and it is made again (a run retries \
+                 by itself)",
+                b.display()
+            ),
+            "the file that is full, not the one used before it"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
+use crate::agent::AgentSpec;
 use crate::profile::{Candidate, CandidateInput, Profile};
 
 /// Why a candidate save did not happen.
@@ -62,6 +63,15 @@ impl Store {
             })
             .optional()?;
         id.map_or(Ok(None), |id| self.get_profile(id))
+    }
+
+    /// Every profile's id and name, for comparing a new name with them.
+    pub fn profile_names(&self) -> Result<Vec<(u32, String)>, StoreError> {
+        let mut stmt = self.conn().prepare("SELECT id, name FROM profiles")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get("id")?, r.get("name")?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
     }
 
     pub fn profile_count(&self) -> Result<u32, StoreError> {
@@ -171,6 +181,31 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(Ok(()))
+    }
+
+    /// Replaces candidate `id`'s agent with `agent` if it is still `was`,
+    /// without a new revision: the same agent, its values kept elsewhere
+    /// (the keyring). `false` when it changed meanwhile.
+    pub fn swap_candidate_agent(
+        &self,
+        id: u32,
+        was: &AgentSpec,
+        agent: &AgentSpec,
+    ) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE candidates SET agent_json = ?3 WHERE id = ?1 AND agent_json = ?2",
+            params![id, to_json(was), to_json(agent)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Writes the log's pages back into the database and empties the log,
+    /// so that values a change removed (zeroed in place: `secure_delete`)
+    /// are gone from both files. Best effort: a reader can hold it back.
+    pub fn scrub_log(&self) -> Result<(), StoreError> {
+        self.conn()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     /// Current candidates by id, for refreshing a route's policies.
@@ -334,6 +369,7 @@ pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
         | StoreError::ReadOnly { .. }
         | StoreError::Locked { .. }
         | StoreError::CannotOpen { .. }
-        | StoreError::Malformed { .. } => false,
+        | StoreError::Malformed { .. }
+        | StoreError::DiskFull { .. } => false,
     }
 }

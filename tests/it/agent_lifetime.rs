@@ -251,3 +251,66 @@ async fn stop_then_resume_at_once_never_runs_two_agents() {
     assert!(!alive(&first), "never two agents at once");
     engine.shutdown().await;
 }
+
+/// What `timeout`, a CI cancellation or `docker stop` (SIGTERM) and a
+/// closed terminal (SIGHUP) send is handled like Ctrl-C: the agent's whole
+/// process group is stopped, the attempt recorded, the route left for a
+/// person and not `running` with nobody owning it.
+#[test]
+fn sigterm_and_sighup_stop_the_agents_group_and_record_the_attempt_like_ctrl_c() {
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        let (candidate, agent_pid, tool_pid) = agent_with_tool(dir.path());
+        seed_profile(&db, "Tool", &[candidate]);
+        let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
+            .args(["run", "--profile", "Tool", "--prompt", "go", "--db"])
+            .arg(&db)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (agent, tool) = (read_pid(&agent_pid), read_pid(&tool_pid));
+        stored_process(&db);
+        crate::common::send_signal(child.id() as i32, signal);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(128 + signal),
+            "{name}: exits as shells report the signal"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "interrupted: stopping route 1's agent\n",
+            "{name}"
+        );
+        assert!(
+            gone_within(&agent, Duration::from_secs(5))
+                && gone_within(&tool, Duration::from_secs(5)),
+            "{name}: the agent and the tool it started were stopped"
+        );
+        let store = Store::open(&db).unwrap();
+        let row = store.route(1).unwrap().unwrap();
+        assert_eq!(
+            row.state,
+            RouteState::NeedsManual,
+            "{name}: not left running"
+        );
+        assert_eq!(row.owner, None, "{name}: nobody's lease is left on it");
+        let attempts = store.attempts(1).unwrap();
+        assert_eq!(
+            attempts[0].result.as_ref().map(|r| r.outcome),
+            Some(AttemptOutcome::Interrupted),
+            "{name}: the attempt is recorded"
+        );
+        let routes = Command::new(env!("CARGO_BIN_EXE_recourse"))
+            .args(["routes", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&routes.stdout).contains("orphaned"),
+            "{name}: no orphan for `recover` to find"
+        );
+    }
+}

@@ -251,6 +251,46 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
     assert_eq!(profile_names(&db), vec!["Kept"]);
 }
 
+/// A key passed as an argument is masked in the change list the way the
+/// debug log masks it (one rule for arguments), never printed in clear.
+#[test]
+fn a_secret_argument_is_masked_in_the_change_list() {
+    const KEY: &str = "sk-ant-api03-Zq7XbR2mK9pLw4TnV8cY1dF6hJ3sG5aE0uIoPzQxWvBnMkLjHgFdSa";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("args.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    let changed = dir.path().join("changed.json");
+    let edited = std::fs::read_to_string(&example).unwrap().replacen(
+        "\"args\": [\"--sandbox\"]",
+        &format!("\"args\": [\"--sandbox\", \"--api-key\", \"{KEY}\"]"),
+        1,
+    );
+    assert!(
+        edited.contains(KEY),
+        "the fixture has gemini's args to change"
+    );
+    std::fs::write(&changed, edited).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec!["profile", "import", changed.to_str().unwrap(), "--replace"];
+        args.extend_from_slice(extra);
+        let said = ok(&recourse(&db, &args));
+        assert!(!said.contains(KEY), "the key is printed in clear: {said}");
+        assert!(!said.contains("sk-ant"), "not even its start: {said}");
+        let line = said
+            .lines()
+            .find(|l| l.contains("agent.args"))
+            .unwrap_or_else(|| panic!("the argument change is listed: {said}"));
+        assert!(
+            line.starts_with("  candidate \"gemini\": agent.args: [\"--sandbox\"] → (masked) --sandbox --api-key "),
+            "before as it was, after masked: {line}"
+        );
+    }
+}
+
 #[test]
 fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let dir = tempfile::tempdir().unwrap();
@@ -514,4 +554,119 @@ fn listing_into_a_closed_pipe_does_not_panic() {
         assert!(!said.contains("panicked"), "{args:?}: {said}");
         assert!(!said.contains("Broken pipe"), "{args:?}: {said}");
     }
+}
+
+/// A document never carries a secret value, whether the keyring or the
+/// database file keeps it: export, `show --json` and the editor's file
+/// write `[masked]`, which keeps the stored value when the document is
+/// imported over its profile and is refused where there is none to keep.
+#[test]
+fn a_document_never_carries_a_secret_and_a_masked_one_keeps_the_stored_value() {
+    const KEY: &str = "sk-ant-api03-Zq7XbR2mK9pLw4TnV8cY1dF6hJ3sG5aE0uIoPzQxWvBnMkLjHgFdSa";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("keys.db");
+    let off = [("RECOURSE_KEYRING", "off")];
+    let with_key = std::fs::read_to_string(fixture("example.json"))
+        .unwrap()
+        .replacen(
+            "\"HTTPS_PROXY\": \"http://127.0.0.1:3128\"",
+            &format!(
+                "\"HTTPS_PROXY\": \"http://127.0.0.1:3128\", \"ANTHROPIC_API_KEY\": \"{KEY}\""
+            ),
+            1,
+        );
+    let file = dir.path().join("with-key.json");
+    std::fs::write(&file, &with_key).unwrap();
+    ok(&recourse_env(
+        &db,
+        &["profile", "import", file.to_str().unwrap()],
+        &off,
+    ));
+
+    let exported = ok(&recourse_env(
+        &db,
+        &["profile", "export", "Daily driver"],
+        &off,
+    ));
+    let shown = ok(&recourse_env(
+        &db,
+        &["profile", "show", "Daily driver", "--json"],
+        &off,
+    ));
+    let seen_by_editor = dir.path().join("seen-by-editor.json");
+    let edit = dir.path().join("editor.sh");
+    std::fs::write(
+        &edit,
+        format!("#!/bin/sh\ncp \"$1\" {}\n", seen_by_editor.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&edit, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    ok(&recourse_env(
+        &db,
+        &["profile", "edit", "Daily driver"],
+        &[
+            ("RECOURSE_KEYRING", "off"),
+            ("EDITOR", edit.to_str().unwrap()),
+        ],
+    ));
+    let edited = std::fs::read_to_string(&seen_by_editor).unwrap();
+    for (what, text) in [
+        ("export", &exported),
+        ("show --json", &shown),
+        ("the editor's file", &edited),
+    ] {
+        assert!(!text.contains(KEY), "{what} carries the key: {text}");
+        assert!(
+            text.contains("\"ANTHROPIC_API_KEY\": \"[masked]\"")
+                && text.contains("\"HTTPS_PROXY\": \"http://127.0.0.1:3128\""),
+            "{what}: the secret is masked, the plain value kept: {text}"
+        );
+    }
+
+    let back = dir.path().join("exported.json");
+    std::fs::write(&back, &exported).unwrap();
+    let said = ok(&recourse_env(
+        &db,
+        &["profile", "import", back.to_str().unwrap(), "--replace"],
+        &off,
+    ));
+    assert!(
+        said.contains("already matches"),
+        "the stored key is kept: {said}"
+    );
+    let stored = Store::open(&db)
+        .unwrap()
+        .profile_by_name("Daily driver")
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.candidates[0].agent.env["ANTHROPIC_API_KEY"], KEY);
+
+    let fresh = dir.path().join("fresh.db");
+    let out = recourse_env(&fresh, &["profile", "import", back.to_str().unwrap()], &off);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(
+            "candidates[0].agent.env.ANTHROPIC_API_KEY: [masked] stands for a secret an exported \
+             document leaves out, and this profile has no value of its own to keep; type the value"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let pointed = with_key.replace(KEY, "recourse-keyring:0123456789abcdef0123456789abcdef");
+    std::fs::write(&file, pointed).unwrap();
+    let out = recourse_env(
+        &db,
+        &["profile", "import", file.to_str().unwrap(), "--replace"],
+        &off,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(
+            "candidates[0].agent.env.ANTHROPIC_API_KEY: refers to a keyring entry this candidate \
+             does not have; type the value"
+        ),
+        "a document cannot point a candidate at a keyring entry: {}",
+        text(&out.stderr)
+    );
 }

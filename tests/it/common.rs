@@ -35,6 +35,26 @@ pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
         .unwrap();
 }
 
+/// The `recourse` binary with `ARGS --db DB`.
+pub fn recourse_on(db: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("recourse runs")
+}
+
+/// A policy section of a profile document as JSON: no reset wait, no
+/// retry, stop.
+pub fn stop_section_json() -> serde_json::Value {
+    serde_json::json!({
+        "wait_for_reset": { "enabled": false, "max_wait_seconds": 0 },
+        "retry": { "enabled": false, "max_retries": 0, "initial_interval_seconds": 0 },
+        "on_exhausted": "stop"
+    })
+}
+
 /// The same section for transient and hard failures.
 pub fn uniform_policy(
     reset_wait_max_s: Option<u32>,

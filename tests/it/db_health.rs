@@ -461,3 +461,58 @@ fn db_backup_copies_a_database_that_opens_and_never_replaces_by_accident() {
         "no partial copy left: {names:?}"
     );
 }
+
+/// A `--db` that is a symbolic link loop (or any path that cannot be looked
+/// at) is an open error naming it, never "no profiles yet" or "no routes
+/// yet", and nothing is created.
+#[test]
+fn a_symbolic_link_loop_as_db_is_an_open_error_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let db = a.display().to_string();
+    let commands: &[&[&str]] = &[
+        &["profile", "list"],
+        &["profile", "show", "Work"],
+        &["routes"],
+        &["route", "1"],
+        &["run", "--profile", "Work", "--prompt", "go"],
+        &["profile", "create", "Work"],
+        &["db", "check"],
+        &["recover"],
+    ];
+    for args in commands {
+        let mut args = args.to_vec();
+        args.extend(["--db", &db]);
+        let out = recourse(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} printed {}",
+            text(&out.stdout)
+        );
+        let said = text(&out.stderr);
+        assert!(
+            said.contains(&format!(
+                "cannot open {db}: Too many levels of symbolic links"
+            )),
+            "{args:?} names the file and why: {said}"
+        );
+    }
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["a.db", "b.db"],
+        "only the two links, nothing created"
+    );
+}

@@ -44,11 +44,12 @@ export const commands = {
 	 */
 	checkCandidates: (candidates: CandidateInput_Deserialize[]) => __TAURI_INVOKE<FieldError[]>("check_candidates", { candidates }),
 	/**
-	 *  The variables whose values look like secrets (what the evidence
-	 *  sanitizer would redact), for the editor to hide; the UI keeps no list of
-	 *  its own.
+	 *  The variables whose values are secret (kept in the keyring, or what the
+	 *  evidence sanitizer would redact) and where each is kept, for the editor
+	 *  to hide them and say where they live; the UI keeps no list of its own.
+	 *  Asking whether a keyring runs is a D-Bus call: off the async threads.
 	 */
-	secretEnvNames: (env: { [key in string]: string }) => __TAURI_INVOKE<string[]>("secret_env_names", { env }),
+	secretEnv: (env: { [key in string]: string }) => typedError<SecretEnv[], IpcError>(__TAURI_INVOKE("secret_env", { env })),
 	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
@@ -1533,6 +1534,26 @@ export type Scope =
 "out_of_scope" | 
 /**  Nothing recognised. */
 "unknown";
+
+/**  A variable whose value is secret, where it is kept, and that in words. */
+export type SecretEnv = {
+	name: string,
+	place: SecretPlace,
+	/**
+	 *  `in the keyring`, `in the database file, readable only by you: no
+	 *  keyring is running`, …
+	 */
+	note: string,
+};
+
+/**  Where a secret-looking variable's value is kept, for the editor. */
+export type SecretPlace = 
+/**  In the keyring; the database holds a reference. */
+"keyring" | 
+/**  Typed but not saved yet: saving puts it in the keyring. */
+"keyring_on_save" | 
+/**  In the database file, which only its owner can read. */
+"database_file";
 
 /**
  *  Stable semantic codes. Adding a variant is a compile error in

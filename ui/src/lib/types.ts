@@ -61,6 +61,7 @@ export type {
   RouteFilter,
   RouteState,
   Scope,
+  SecretEnv,
   SimStep,
   Span,
 } from "../bindings";

@@ -272,9 +272,7 @@ test("environment variables are edited as rows and secret-looking values stay ma
     await value.fill("sk-test-not-a-real-key");
     await typeBecomes(app, "Variable OPENAI_API_KEY value", "password");
     assert.ok(
-      (await app.calls()).some(
-        (c) => c.cmd === "secret_env_names" && c.args.env.OPENAI_API_KEY === "sk-test-not-a-real-key",
-      ),
+      (await app.calls()).some((c) => c.cmd === "secret_env" && c.args.env.OPENAI_API_KEY === "sk-test-not-a-real-key"),
       "the backend says which values look like secrets",
     );
     await app.page.getByRole("button", { name: "Show" }).click();
@@ -295,6 +293,59 @@ test("environment variables are edited as rows and secret-looking values stay ma
       (await app.calls()).some((c) => c.cmd === "check_agent" && c.args.index === 1),
       "agent fields are checked by the backend's validator as they change",
     );
+  } finally {
+    await app.close();
+  }
+});
+
+test("the editor says where each secret value lives: the keyring, or the database file when none runs", async () => {
+  const reference = "recourse-keyring:0123456789abcdef0123456789abcdef";
+  const profile = demoProfile();
+  profile.candidates[1].agent.env = { ANTHROPIC_API_KEY: reference };
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles" });
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    const held = app.page.getByLabel("Variable ANTHROPIC_API_KEY value");
+    await app.page.getByText("ANTHROPIC_API_KEY: in the keyring", { exact: true }).waitFor();
+    assert.equal(await held.inputValue(), "", "nothing of the reference is shown");
+    assert.equal(await held.getAttribute("placeholder"), "kept in the keyring: type to replace");
+    assert.equal(await app.page.getByRole("button", { name: "Show" }).count(), 0, "nothing to show");
+    const note = await held.getAttribute("aria-describedby");
+    assert.ok(
+      note && (await app.page.locator(`#${note}`).textContent()).includes("in the keyring"),
+      "read with the field",
+    );
+
+    await app.page.getByRole("button", { name: "Add variable" }).click();
+    await app.page.getByLabel("Variable 2 name").fill("OPENAI_API_KEY");
+    await app.page.getByLabel("Variable OPENAI_API_KEY value").fill("sk-test-not-a-real-key");
+    await app.page
+      .getByText("OPENAI_API_KEY: in the database file, readable only by you: no keyring is running", { exact: true })
+      .waitFor();
+
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    const env = (await saveCalls(app)).at(-1).args.candidates[1].agent.env;
+    assert.equal(env.ANTHROPIC_API_KEY, reference, "an untouched keyring value is saved as the reference it was");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a keyring value typed over while a keyring runs is said to go there on save", async () => {
+  const profile = demoProfile();
+  profile.candidates[1].agent.env = { ANTHROPIC_API_KEY: "recourse-keyring:0123456789abcdef0123456789abcdef" };
+  const app = await openApp(
+    { profiles: [profile], keyringRunning: true, secretEnv: ["ANTHROPIC_API_KEY"] },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    await app.page.getByText("ANTHROPIC_API_KEY: in the keyring", { exact: true }).waitFor();
+    const held = app.page.getByLabel("Variable ANTHROPIC_API_KEY value");
+    await held.fill("sk-ant-new-value-typed-here");
+    await app.page.getByText("ANTHROPIC_API_KEY: goes to the keyring when you save", { exact: true }).waitFor();
+    assert.equal(await held.inputValue(), "sk-ant-new-value-typed-here", "typing replaces it");
   } finally {
     await app.close();
   }

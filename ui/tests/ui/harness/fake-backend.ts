@@ -61,10 +61,13 @@ export type Scenario = {
   importPreview?: ImportPreview;
   /** The profile `import_profile` saves (its id decides new or replaced). */
   imported?: Profile;
-  /** Variable names `secret_env_names` calls secret when their value is
-   * not empty (default: OPENAI_API_KEY). */
+  /** Variable names `secret_env` calls secret when their value is not
+   * empty (default: OPENAI_API_KEY); a value that is a keyring reference
+   * (`recourse-keyring:` and 32 hex digits) is always secret. */
   secretEnv?: string[];
-  /** `secret_env_names` never answers. */
+  /** `secret_env` says a keyring is running (default: none is). */
+  keyringRunning?: boolean;
+  /** `secret_env` never answers. */
   secretEnvPending?: boolean;
   /** What `check_agent` answers, by field path. */
   agentErrors?: FieldError[];
@@ -233,11 +236,26 @@ export class FakeBackend {
           ...checkProgram(Number(args.index), args.agent as AgentSpec),
           ...(this.scenario.agentErrors ?? []).filter((e) => e.path.startsWith(`candidates[${Number(args.index)}].`)),
         ];
-      case "secret_env_names": {
+      case "secret_env": {
+        // The wording is the backend's (`engine::secret_places`); the
+        // Rust tests check it, this replays it.
         if (this.scenario.secretEnvPending) return new Promise(() => {});
         const env = args.env as Record<string, string>;
         const secret = this.scenario.secretEnv ?? ["OPENAI_API_KEY"];
-        return Object.keys(env).filter((name) => secret.includes(name) && env[name] !== "");
+        const reference = /^recourse-keyring:[0-9a-f]{32}$/;
+        return Object.keys(env)
+          .filter((name) => reference.test(env[name]) || (secret.includes(name) && env[name] !== ""))
+          .map((name) =>
+            reference.test(env[name])
+              ? { name, place: "keyring", note: "in the keyring" }
+              : this.scenario.keyringRunning
+                ? { name, place: "keyring_on_save", note: "goes to the keyring when you save" }
+                : {
+                    name,
+                    place: "database_file",
+                    note: "in the database file, readable only by you: no keyring is running",
+                  },
+          );
       }
       case "preview_policy":
         return this.scenario.preview ?? [];
