@@ -26,32 +26,6 @@ use crate::error::IpcError;
 use crate::settings::{self, CloseChoice, Settings};
 use crate::AppState;
 
-/// How many routes are in each state that matters when leaving.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-pub struct ActiveCounts {
-    /// `needs_manual`: waiting for a person, nothing will fire.
-    pub needs_you: u32,
-    /// `waiting_reset` or `retry_scheduled`: a timer will dispatch.
-    pub waiting: u32,
-    /// `running`: an agent is working.
-    pub running: u32,
-}
-
-impl ActiveCounts {
-    pub fn of(counts: &RouteCounts) -> ActiveCounts {
-        ActiveCounts {
-            needs_you: counts.needs_you,
-            waiting: counts.waiting,
-            running: counts.running,
-        }
-    }
-
-    /// Something only a running app carries on: a timer or an agent.
-    pub fn active(&self) -> bool {
-        self.waiting + self.running > 0
-    }
-}
-
 /// What a close of the main window does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseDecision {
@@ -66,7 +40,7 @@ pub enum CloseDecision {
 
 /// `unsaved`: the window holds profile edits not yet saved.
 pub fn close_decision(
-    counts: ActiveCounts,
+    counts: RouteCounts,
     remembered: Option<CloseChoice>,
     unsaved: bool,
 ) -> CloseDecision {
@@ -84,7 +58,7 @@ pub fn close_decision(
 }
 
 /// The tray's status line (its tooltip and its first, disabled menu item).
-pub fn status_line(counts: ActiveCounts, paused: bool) -> String {
+pub fn status_line(counts: RouteCounts, paused: bool) -> String {
     let mut parts = Vec::new();
     if counts.needs_you > 0 {
         parts.push(format!("{} need you", counts.needs_you));
@@ -108,7 +82,7 @@ pub fn status_line(counts: ActiveCounts, paused: bool) -> String {
 
 /// What quitting does to what is active, for the confirmation; `None` when
 /// nothing is.
-pub fn quit_warning(counts: ActiveCounts) -> Option<String> {
+pub fn quit_warning(counts: RouteCounts) -> Option<String> {
     if !counts.active() {
         return None;
     }
@@ -154,7 +128,7 @@ pub fn quit_warning(counts: ActiveCounts) -> Option<String> {
 /// edits (save, discard or cancel), or both, in one question.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct CloseRequested {
-    pub counts: ActiveCounts,
+    pub counts: RouteCounts,
     /// What quitting would do to them, in words (empty: nothing active).
     pub quit_warning: String,
     /// The profile with unsaved edits, if any.
@@ -236,15 +210,15 @@ impl Background {
     }
 }
 
-fn counts_now<R: Runtime>(app: &AppHandle<R>) -> ActiveCounts {
+fn counts_now<R: Runtime>(app: &AppHandle<R>) -> RouteCounts {
     let Some(engine) = app.state::<AppState>().engine_now() else {
-        return ActiveCounts::default();
+        return RouteCounts::default();
     };
     match engine.route_counts() {
-        Ok(counts) => ActiveCounts::of(&counts),
+        Ok(counts) => counts,
         Err(err) => {
             tracing::warn!(%err, "cannot count routes");
-            ActiveCounts::default()
+            RouteCounts::default()
         }
     }
 }
@@ -428,7 +402,7 @@ pub fn on_close_requested(window: &tauri::Window<Wry>, api: &tauri::CloseRequest
 /// Asks the close question in the window; false when it could not be sent.
 fn ask_in_window<R: Runtime>(
     app: &AppHandle<R>,
-    counts: ActiveCounts,
+    counts: RouteCounts,
     unsaved: Option<String>,
     then: Option<CloseChoice>,
 ) -> bool {
@@ -523,11 +497,12 @@ pub async fn set_dispatch_paused(
 mod tests {
     use super::*;
 
-    fn counts(needs_you: u32, waiting: u32, running: u32) -> ActiveCounts {
-        ActiveCounts {
+    fn counts(needs_you: u32, waiting: u32, running: u32) -> RouteCounts {
+        RouteCounts {
             needs_you,
             waiting,
             running,
+            finished: 0,
         }
     }
 

@@ -60,3 +60,19 @@ pub fn rule_codes() -> Vec<CodeClass> {
         })
         .collect()
 }
+
+/// The states each route-list filter keeps (`RouteFilter::states`; empty:
+/// every state), by the filter's name as it crosses IPC.
+pub fn route_filter_states(
+) -> std::collections::BTreeMap<String, &'static [recourse::route::RouteState]> {
+    recourse::engine::RouteFilter::ALL
+        .into_iter()
+        .map(|filter| {
+            let name = serde_json::to_value(filter)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            (name, filter.states())
+        })
+        .collect()
+}

@@ -3,13 +3,11 @@
 //! `ui/src/bindings.ts` by tauri-specta.
 
 mod background;
-mod catalogue;
 mod commands;
 mod constants;
 mod error;
 mod events;
 mod logging;
-mod profile_files;
 mod settings;
 mod startup;
 
@@ -52,6 +50,19 @@ impl AppState {
         self.engine.status()
     }
 
+    /// Runs engine work on the blocking pool once the engine is open (a
+    /// database read or write may wait out another process's lock): how
+    /// every command calls a synchronous engine method.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Engine) -> Result<T, IpcError> + Send + 'static,
+    ) -> Result<T, IpcError> {
+        let engine = self.engine().await?;
+        tauri::async_runtime::spawn_blocking(move || work(&engine))
+            .await
+            .map_err(|e| IpcError::io(&e))?
+    }
+
     /// A page of routes, painted before the engine is open (see [`startup`]).
     pub async fn route_page(
         &self,
@@ -67,36 +78,38 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
     Builder::<R>::new()
         .commands(collect_commands![
             commands::app_info,
-            commands::agent_kinds,
-            commands::list_profiles,
-            commands::create_profile,
-            commands::rename_profile,
-            commands::delete_profile,
-            commands::save_candidates,
-            profile_files::export_profile,
-            profile_files::preview_profile_file,
-            profile_files::import_profile,
-            profile_files::duplicate_profile,
-            commands::check_policy,
-            commands::check_agent,
-            commands::check_candidates,
-            commands::secret_env,
-            commands::preview_policy,
-            commands::preview_error_text,
-            commands::describe_schedule,
-            commands::start_run,
-            commands::list_routes,
-            commands::engine_status,
-            commands::route_detail,
-            commands::route_action,
-            catalogue::catalogue_rules,
-            catalogue::classify_text,
-            catalogue::unclassified_inbox,
-            catalogue::export_fixture,
-            catalogue::propose_rule,
-            catalogue::review_rule,
-            catalogue::save_rule,
-            catalogue::remove_local_rule,
+            commands::profiles::agent_kinds,
+            commands::profiles::list_profiles,
+            commands::profiles::create_profile,
+            commands::profiles::rename_profile,
+            commands::profiles::delete_profile,
+            commands::profiles::save_candidates,
+            commands::profiles::check_policy,
+            commands::profiles::check_agent,
+            commands::profiles::check_candidates,
+            commands::profiles::secret_env,
+            commands::profiles::policy_summary,
+            commands::profiles::describe_schedule,
+            commands::profiles::preview_policy,
+            commands::profiles::preview_error_text,
+            commands::profile_files::export_profile,
+            commands::profile_files::preview_profile_file,
+            commands::profile_files::import_profile,
+            commands::profile_files::duplicate_profile,
+            commands::routes::start_run,
+            commands::routes::list_routes,
+            commands::routes::route_counts,
+            commands::routes::engine_status,
+            commands::routes::route_detail,
+            commands::routes::route_action,
+            commands::catalogue::catalogue_rules,
+            commands::catalogue::classify_text,
+            commands::catalogue::unclassified_inbox,
+            commands::catalogue::export_fixture,
+            commands::catalogue::propose_rule,
+            commands::catalogue::review_rule,
+            commands::catalogue::save_rule,
+            commands::catalogue::remove_local_rule,
             background::get_settings,
             background::set_close_choice,
             background::answer_close,
@@ -112,6 +125,11 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
         .constant("PROVIDERS", recourse::evidence::Provider::ALL)
+        .constant(
+            "DISPATCHING_ACTIONS",
+            recourse::route::transitions::dispatching_actions(),
+        )
+        .constant("ROUTE_FILTER_STATES", constants::route_filter_states())
         .constant("RULE_CODES", constants::rule_codes())
 }
 

@@ -231,7 +231,6 @@ mod tests {
     use crate::agent::AgentKind;
     use chrono::Utc;
 
-
     fn exit(code: i32) -> Exit {
         Exit {
             code: Some(code),

@@ -57,11 +57,11 @@ pub use seed::DEMO_PROFILE;
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 
+/// Whether a database file is at a path (an unreadable path is an error).
+pub use crate::store::database_exists;
 /// Private folders and files (0700, 0600), for the shell's logs, settings
 /// and exports.
 pub use crate::store::files;
-/// Whether a database file is at a path (an unreadable path is an error).
-pub use crate::store::database_exists;
 
 /// Whether log lines on standard error may carry ANSI colours: only when it
 /// is a terminal and `NO_COLOR` is not set. Redirected to a file (`2> log`,

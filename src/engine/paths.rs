@@ -9,9 +9,10 @@ pub fn default_db_path() -> PathBuf {
     if let Some(p) = std::env::var_os("RECOURSE_DB").filter(|v| !v.is_empty()) {
         return PathBuf::from(p);
     }
-    crate::store::data_dir().join("recourse").join("recourse.db")
+    crate::store::data_dir()
+        .join("recourse")
+        .join("recourse.db")
 }
-
 
 #[cfg(test)]
 mod tests {

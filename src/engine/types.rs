@@ -142,6 +142,13 @@ pub enum RouteFilter {
 }
 
 impl RouteFilter {
+    pub const ALL: [RouteFilter; 4] = [
+        RouteFilter::NeedsYou,
+        RouteFilter::Active,
+        RouteFilter::Finished,
+        RouteFilter::All,
+    ];
+
     /// The states the filter keeps; empty for every state.
     pub fn states(self) -> &'static [RouteState] {
         use RouteState::*;
@@ -194,6 +201,11 @@ pub struct RouteCounts {
 }
 
 impl RouteCounts {
+    /// Something only a running app carries on: a timer or an agent.
+    pub fn active(&self) -> bool {
+        self.waiting + self.running > 0
+    }
+
     /// Counts from the number of routes in each state.
     pub fn of(by_state: &[(RouteState, u32)]) -> RouteCounts {
         let mut counts = RouteCounts::default();

@@ -340,3 +340,46 @@ fn the_live_list_check_reports_what_a_save_would_refuse_without_saving() {
         "renaming the duplicate clears it"
     );
 }
+
+#[tokio::test]
+async fn pasted_error_text_is_classified_by_the_catalogue_in_force_and_previewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    let candidate = recourse::evaluator::CandidateSlot {
+        name: "opus".into(),
+        enabled: true,
+        policy: CandidatePolicy::both(ClassPolicy::new(None, Some((1, 5)), Exhausted::Skip)),
+    };
+    let preview = engine
+        .preview_error_text(
+            &[candidate],
+            recourse::evidence::Provider::AnthropicApi,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .unwrap();
+    assert_eq!(
+        preview.classification.code,
+        recourse::classification::SemanticCode::ProviderOverloaded,
+        "the built-in catalogue's rule, not an example"
+    );
+    let texts: Vec<&str> = preview.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "transient retry 1 of 1 in 5s, at +5s",
+            "manual recovery: transient policy says skip, but no eligible candidate is left"
+        ],
+        "the same evaluator as the editor's preview, on the classified failure"
+    );
+    let err = engine
+        .preview_error_text(&[], recourse::evidence::Provider::ClaudeCode, "  ")
+        .unwrap_err();
+    assert_eq!(
+        validation(err),
+        (
+            "text".to_string(),
+            "text: paste the error text to classify".to_string()
+        )
+    );
+    engine.shutdown().await;
+}

@@ -14,20 +14,6 @@ export const commands = {
 	renameProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("rename_profile", { id, name })),
 	deleteProfile: (id: number) => typedError<null, IpcError>(__TAURI_INVOKE("delete_profile", { id })),
 	saveCandidates: (profileId: number, expectedRevision: number, candidates: CandidateInput_Deserialize[]) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("save_candidates", { profileId, expectedRevision, candidates })),
-	/**  Writes profile `id`'s document to `path` (replacing the file there). */
-	exportProfile: (id: number, path: string) => typedError<null, IpcError>(__TAURI_INVOKE("export_profile", { id, path })),
-	/**
-	 *  Reads the document at `path` and says what importing it would change;
-	 *  nothing is written.
-	 */
-	previewProfileFile: (path: string) => typedError<ImportPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_profile_file", { path })),
-	/**
-	 *  Saves a previewed document: a new profile, or over `replace` if that
-	 *  profile is still at the revision the preview saw.
-	 */
-	importProfile: (documentJson: string, replace: ExistingProfile | null) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("import_profile", { documentJson, replace })),
-	/**  A copy of profile `id` named `name`. */
-	duplicateProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("duplicate_profile", { id, name })),
 	/**
 	 *  Every field error of one candidate's policy, addressed as
 	 *  `candidates[<index>].<class>.…`, for inline validation while editing.
@@ -44,30 +30,50 @@ export const commands = {
 	 */
 	checkCandidates: (candidates: CandidateInput_Deserialize[]) => __TAURI_INVOKE<FieldError[]>("check_candidates", { candidates }),
 	/**
-	 *  The variables whose values are secret (kept in the keyring, or what the
-	 *  evidence sanitizer would redact) and where each is kept, for the editor
-	 *  to hide them and say where they live; the UI keeps no list of its own.
-	 *  Asking whether a keyring runs is a D-Bus call: off the async threads.
+	 *  The variables whose values look like secrets (what the evidence
+	 *  sanitizer would redact) and where each lives, for the editor to hide and
+	 *  say; the UI keeps no list of its own. Asks the keyring whether it runs.
 	 */
 	secretEnv: (env: { [key in string]: string }) => typedError<SecretEnv[], IpcError>(__TAURI_INVOKE("secret_env", { env })),
 	/**
-	 *  The evaluator's timeline for an example failure sequence: the same
-	 *  function `recourse simulate` runs.
+	 *  A candidate's policy in one line (`Transient: retry 3× from 5 s, then
+	 *  skip · Hard: stop`).
 	 */
-	previewPolicy: (candidates: PreviewCandidate[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
-	/**
-	 *  The preview for error text a person pasted: sanitized and classified by
-	 *  the catalogue the engine would use for a run (local rules included) as a
-	 *  `provider` failure, then the same evaluator timeline as [`preview_policy`].
-	 */
-	previewErrorText: (candidates: PreviewCandidate[], provider: Provider, text: string) => typedError<TextPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_error_text", { candidates, provider, text })),
+	policySummary: (policy: CandidatePolicy) => __TAURI_INVOKE<string>("policy_summary", { policy }),
 	/**
 	 *  What a class section does when every attempt fails, in words; `next`
 	 *  names the candidate a skip goes to.
 	 */
 	describeSchedule: (section: ClassPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
+	/**
+	 *  The evaluator's timeline for an example failure sequence: the same
+	 *  function `recourse simulate` runs.
+	 */
+	previewPolicy: (candidates: CandidateSlot[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
+	/**
+	 *  Pasted error text classified by the catalogue a run would use (local
+	 *  rules included), then the same timeline as [`preview_policy`].
+	 */
+	previewErrorText: (candidates: CandidateSlot[], provider: Provider, text: string) => typedError<TextPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_error_text", { candidates, provider, text })),
+	/**  Writes profile `id`'s document to `path` (replacing the file there). */
+	exportProfile: (id: number, path: string) => typedError<null, IpcError>(__TAURI_INVOKE("export_profile", { id, path })),
+	/**
+	 *  Reads the document at `path` and says what importing it would change;
+	 *  nothing is written.
+	 */
+	previewProfileFile: (path: string) => typedError<ImportPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_profile_file", { path })),
+	/**
+	 *  Saves a previewed document: a new profile, or over `replace` if that
+	 *  profile is still at the revision the preview saw.
+	 */
+	importProfile: (documentJson: string, replace: ExistingProfile | null) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("import_profile", { documentJson, replace })),
+	/**  A copy of profile `id` named `name`. */
+	duplicateProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("duplicate_profile", { id, name })),
 	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("start_run", { request })),
+	/**  One page of the list; painted from the file before the engine is open. */
 	listRoutes: (query: RouteQuery_Deserialize) => typedError<RoutePage_Serialize, IpcError>(__TAURI_INVOKE("list_routes", { query })),
+	/**  How many routes each list filter holds. */
+	routeCounts: () => typedError<RouteCounts, IpcError>(__TAURI_INVOKE("route_counts")),
 	/**
 	 *  Whether the engine is still starting, ready, or failed to open; the
 	 *  [`EngineStatus`] event says when that changes.
@@ -125,9 +131,13 @@ export const events = {
 };
 
 /* Constants */
+export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
+
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
+
+export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled"],"all":[],"finished":["succeeded","stopped"],"needs_you":["needs_manual"]} as const;
 
 export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
@@ -136,16 +146,6 @@ export type ActionRequest = {
 	route_id: number,
 	action: ManualAction,
 	expected_generation: number,
-};
-
-/**  How many routes are in each state that matters when leaving. */
-export type ActiveCounts = {
-	/**  `needs_manual`: waiting for a person, nothing will fire. */
-	needs_you: number,
-	/**  `waiting_reset` or `retry_scheduled`: a timer will dispatch. */
-	waiting: number,
-	/**  `running`: an agent is working. */
-	running: number,
 };
 
 /**  Which agent CLI a candidate runs. */
@@ -364,6 +364,13 @@ export type CandidatePolicy = {
 	hard: ClassPolicy,
 };
 
+/**  One candidate of the route, in route order. */
+export type CandidateSlot = {
+	enabled: boolean,
+	name: string,
+	policy: CandidatePolicy,
+};
+
 /**  What a new candidate starts with. */
 export type CandidateTemplate = CandidateTemplate_Serialize | CandidateTemplate_Deserialize;
 
@@ -533,7 +540,7 @@ export type CloseRequested = CloseRequested_Serialize | CloseRequested_Deseriali
  *  edits (save, discard or cancel), or both, in one question.
  */
 export type CloseRequested_Deserialize = {
-	counts: ActiveCounts,
+	counts: RouteCounts,
 	/**  What quitting would do to them, in words (empty: nothing active). */
 	quit_warning: string,
 	/**  The profile with unsaved edits, if any. */
@@ -552,7 +559,7 @@ export type CloseRequested_Deserialize = {
  *  edits (save, discard or cancel), or both, in one question.
  */
 export type CloseRequested_Serialize = {
-	counts: ActiveCounts,
+	counts: RouteCounts,
 	/**  What quitting would do to them, in words (empty: nothing active). */
 	quit_warning: string,
 	/**  The profile with unsaved edits, if any. */
@@ -988,13 +995,6 @@ export type PlaygroundResult_Serialize = {
 
 /**  The two user-configurable classes a candidate policy has a section for. */
 export type PolicyClass = "transient" | "hard";
-
-/**  A candidate of a policy preview. */
-export type PreviewCandidate = {
-	name: string,
-	enabled: boolean,
-	policy: CandidatePolicy,
-};
 
 /**
  *  One step of a policy preview, with the decision in the words `recourse
@@ -1671,16 +1671,14 @@ export type StopReason =
 { kind: "exhausted_with_stop"; class: PolicyClass };
 
 /**
- *  Pasted error text as the catalogue in force (built-in plus the user's
- *  reviewed local rules) classifies it, and what the draft would do if every
- *  attempt failed with it.
+ *  Pasted error text as the catalogue in force classifies it, and what a
+ *  draft would do if every attempt failed with it.
  */
 export type TextPreview = TextPreview_Serialize | TextPreview_Deserialize;
 
 /**
- *  Pasted error text as the catalogue in force (built-in plus the user's
- *  reviewed local rules) classifies it, and what the draft would do if every
- *  attempt failed with it.
+ *  Pasted error text as the catalogue in force classifies it, and what a
+ *  draft would do if every attempt failed with it.
  */
 export type TextPreview_Deserialize = {
 	classification: Classification_Deserialize,
@@ -1688,9 +1686,8 @@ export type TextPreview_Deserialize = {
 };
 
 /**
- *  Pasted error text as the catalogue in force (built-in plus the user's
- *  reviewed local rules) classifies it, and what the draft would do if every
- *  attempt failed with it.
+ *  Pasted error text as the catalogue in force classifies it, and what a
+ *  draft would do if every attempt failed with it.
  */
 export type TextPreview_Serialize = {
 	classification: Classification_Serialize,

@@ -1,6 +1,6 @@
 // Formatting of dates, durations, countdowns and policy summaries, shared by
 // views: every date and time in the app goes through `dateTime`.
-import type { CandidatePolicy, ClassPolicy, PolicyClass } from "./types";
+import type { PolicyClass } from "./types";
 
 /** `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`. */
 export function formatSeconds(total: number): string {
@@ -43,23 +43,6 @@ export function relativeTime(iso: string, nowMs: number): string {
 }
 
 export const CLASS_LABEL: Record<PolicyClass, string> = { transient: "Transient", hard: "Hard" };
-
-/** One clause: `retry 3× from 5 s, then skip`. */
-export function sectionSummary(section: ClassPolicy): string {
-  const parts: string[] = [];
-  if (section.wait_for_reset.enabled)
-    parts.push(`wait for reset ≤ ${formatSeconds(section.wait_for_reset.max_wait_seconds)}`);
-  if (section.retry.enabled) {
-    parts.push(`retry ${section.retry.max_retries}× from ${formatSeconds(section.retry.initial_interval_seconds)}`);
-  }
-  const outcome = section.on_exhausted === "stop" ? "stop" : "skip";
-  return parts.length === 0 ? outcome : `${parts.join(", ")}, then ${outcome}`;
-}
-
-/** `Transient: retry 3× from 5 s, then skip · Hard: stop`. */
-export function policySummary(policy: CandidatePolicy): string {
-  return `Transient: ${sectionSummary(policy.transient)} · Hard: ${sectionSummary(policy.hard)}`;
-}
 
 const UNITS: [string, number][] = [
   ["d", 86_400],

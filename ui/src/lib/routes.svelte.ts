@@ -4,7 +4,7 @@
 // last generation seen per route (late events are dropped), the selected
 // route and its attempt history, and state-change announcements.
 import { tick } from "svelte";
-import { commands, events } from "../bindings";
+import { ROUTE_FILTER_STATES, commands, events } from "../bindings";
 import type {
   ActionRequest,
   EngineStatus,
@@ -20,14 +20,6 @@ import { STATE_TEXT } from "../components/routes/labels";
 
 /** Routes per page: rendering a thousand rows doubled the time to the first painted list. */
 export const PAGE = 100;
-
-/** The states each filter keeps; the backend's `RouteFilter::states`, for placing live events. */
-const FILTER_STATES: Record<RouteFilter, RouteSnapshot["state"][] | null> = {
-  needs_you: ["needs_manual"],
-  active: ["running", "waiting_reset", "retry_scheduled"],
-  finished: ["succeeded", "stopped"],
-  all: null,
-};
 
 let list = $state<RouteSnapshot[]>([]);
 let more = $state(false);
@@ -68,9 +60,10 @@ function remember(s: RouteSnapshot): RouteSnapshot {
 
 /** A new route belongs at the top of the shown page if it passes the filter and no search is typed. */
 function belongsOnTop(s: RouteSnapshot): boolean {
-  const states = FILTER_STATES[filter];
+  // The backend's `RouteFilter::states`; none listed means every state.
+  const states: readonly RouteSnapshot["state"][] = ROUTE_FILTER_STATES[filter];
   const newest = list[0]?.id ?? 0;
-  return search.trim() === "" && s.id > newest && (states === null || states.includes(s.state));
+  return search.trim() === "" && s.id > newest && (states.length === 0 || states.includes(s.state));
 }
 
 /**
@@ -98,8 +91,7 @@ function refreshCountsSoon() {
   clearTimeout(countsTimer);
   countsTimer = setTimeout(async () => {
     try {
-      const page = await call(commands.listRoutes({ filter, search: "", before: null, limit: 1 }));
-      counts = page.counts;
+      counts = await call(commands.routeCounts());
     } catch {
       // Only the counts are late; the next load or event corrects them.
     }

@@ -9,10 +9,12 @@ const saveCalls = async (app) => (await app.calls()).filter((c) => c.cmd === "sa
 test("each candidate row summarises its policy on one line", async () => {
   const app = await open();
   try {
+    // The summary is the backend's answer, which arrives after the row.
+    await app.page.getByText("[backend summary] transient skip; hard skip").waitFor();
     const summaries = await app.page.getByTestId("policy-summary").allTextContents();
     assert.deepEqual(summaries, [
-      "Transient: retry 3× from 5 s, then skip · Hard: stop",
-      "Transient: skip · Hard: skip",
+      "[backend summary] transient 3× from 5 s, skip; hard stop",
+      "[backend summary] transient skip; hard skip",
     ]);
   } finally {
     await app.close();
@@ -150,7 +152,7 @@ test("adding a candidate from the searchable picker uses immediate skip for both
     await app.page.keyboard.press("Enter");
     const rows = app.page.getByTestId("candidate-row");
     assert.equal(await rows.count(), 3);
-    assert.equal(await rows.nth(2).getByTestId("policy-summary").textContent(), "Transient: skip · Hard: skip");
+    await rows.nth(2).getByText("[backend summary] transient skip; hard skip").waitFor();
     assert.equal(await app.page.getByRole("status").first().textContent(), "Unsaved changes");
   } finally {
     await app.close();

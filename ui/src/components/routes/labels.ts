@@ -1,6 +1,7 @@
 // Words for route states, actions and outcomes, shared by the route views.
 import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState } from "../../lib/types";
 import { countdown } from "../../lib/format";
+import { DISPATCHING_ACTIONS } from "../../bindings";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
 export const STATE_TEXT: Record<RouteState, string> = {
@@ -38,8 +39,8 @@ const ACTION_HINT: Record<ManualAction, string> = {
     "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
 };
 
-/** Actions that send the prompt to an agent again, and so may repeat work already done. */
-const REPEATS: ManualAction[] = ["retry_now", "skip_now", "resume"];
+/** Actions that start an agent (the backend's transition table), and so may repeat work already done. */
+const REPEATS: readonly ManualAction[] = DISPATCHING_ACTIONS;
 
 /**
  * When the safety gate refused automatic recovery (the failed attempt may

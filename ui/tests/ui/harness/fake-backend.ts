@@ -4,7 +4,7 @@
 // and canned catalogue answers. Policy limits are the backend's own, from
 // the bindings; texts the backend writes (schedules, previews) come back
 // marked as the fake's, so a test sees whether the UI shows them as given.
-import { POLICY_LIMITS } from "../../../src/bindings";
+import { POLICY_LIMITS, ROUTE_FILTER_STATES } from "../../../src/bindings";
 import type {
   ActionRequest,
   AgentKindInfo,
@@ -33,12 +33,10 @@ import type {
 import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
 import agentKinds from "./agent-kinds.json";
 
-/** The states each list filter keeps, as the engine's `RouteFilter::states`. */
-const FILTER_STATES: Record<RouteFilter, RouteSnapshot["state"][] | null> = {
-  needs_you: ["needs_manual"],
-  active: ["running", "waiting_reset", "retry_scheduled"],
-  finished: ["succeeded", "stopped"],
-  all: null,
+/** The states each list filter keeps: the engine's `RouteFilter::states` (none: every state). */
+const keeps = (f: RouteFilter, state: RouteSnapshot["state"]) => {
+  const states: readonly RouteSnapshot["state"][] = ROUTE_FILTER_STATES[f];
+  return states.length === 0 || states.includes(state);
 };
 
 export type Scenario = {
@@ -122,6 +120,15 @@ function fakeSchedule(section: ClassPolicy, next: string | null): string {
     ? `${section.retry.max_retries}× from ${section.retry.initial_interval_seconds} s`
     : "no retry";
   return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}`;
+}
+
+/** What the fake says for `policy_summary`: the arguments, so a test can
+ * tell what the UI sent. */
+function policyWords(p: CandidatePolicy): string {
+  const one = (s: ClassPolicy) =>
+    `${s.wait_for_reset.enabled ? `wait ≤ ${s.wait_for_reset.max_wait_seconds} s, ` : ""}` +
+    `${s.retry.enabled ? `${s.retry.max_retries}× from ${s.retry.initial_interval_seconds} s, ` : ""}${s.on_exhausted}`;
+  return `transient ${one(p.transient)}; hard ${one(p.hard)}`;
 }
 
 /** The validator's rule that a generic candidate names its program. */
@@ -281,6 +288,12 @@ export class FakeBackend {
         return fakeSchedule(args.section as ClassPolicy, (args.next as string | null) ?? null);
       case "start_run":
         return this.startRun(args.request as StartRun);
+      case "route_counts":
+        return this.listRoutes({ filter: "all", search: "", before: null, limit: 1 }).counts;
+      case "policy_summary":
+        // The real wording is the Rust tests'; here the answer is marked as
+        // the fake's, so a test sees that the UI shows what it was given.
+        return `[backend summary] ${policyWords(args.policy as CandidatePolicy)}`;
       case "list_routes":
         return this.listRoutes(args.query as RouteQuery);
       case "route_detail":
@@ -506,12 +519,11 @@ export class FakeBackend {
 
   /** The store's paged query: filter, search (id, profile, prompt; case ignored), newest id first. */
   private listRoutes(q: RouteQuery): RoutePage {
-    const states = FILTER_STATES[q.filter];
     const text = q.search.trim().toLowerCase();
     const id = Number(text.replace(/^#/, ""));
     const matching = this.routes
       .map((r) => r.snapshot)
-      .filter((s) => states === null || states.includes(s.state))
+      .filter((s) => keeps(q.filter, s.state))
       .filter(
         (s) =>
           text === "" ||
@@ -521,7 +533,7 @@ export class FakeBackend {
       )
       .filter((s) => q.before == null || s.id < q.before)
       .sort((a, b) => b.id - a.id);
-    const count = (f: RouteFilter) => this.routes.filter((r) => FILTER_STATES[f]?.includes(r.snapshot.state)).length;
+    const count = (f: RouteFilter) => this.routes.filter((r) => keeps(f, r.snapshot.state)).length;
     const active = count("active");
     const waiting = this.routes.filter((r) => ["waiting_reset", "retry_scheduled"].includes(r.snapshot.state)).length;
     return {

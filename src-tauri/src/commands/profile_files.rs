@@ -12,18 +12,22 @@ use recourse::engine::{
 use recourse::profile::Profile;
 use tauri::State;
 
-use crate::error::IpcError;
+use super::Reply;
 use crate::AppState;
-
-type Reply<T> = Result<T, IpcError>;
 
 /// Writes profile `id`'s document to `path` (replacing the file there).
 #[tauri::command]
 #[specta::specta]
 pub async fn export_profile(state: State<'_, AppState>, id: u32, path: String) -> Reply<()> {
-    let doc = state.engine().await?.export_profile(id)?;
-    write_document_file(Path::new(&path), &doc.to_json_pretty())?;
-    Ok(())
+    state
+        .run(move |engine| {
+            let doc = engine.export_profile(id)?;
+            Ok(write_document_file(
+                Path::new(&path),
+                &doc.to_json_pretty(),
+            )?)
+        })
+        .await
 }
 
 /// Reads the document at `path` and says what importing it would change;
@@ -34,8 +38,12 @@ pub async fn preview_profile_file(
     state: State<'_, AppState>,
     path: String,
 ) -> Reply<ImportPreview> {
-    let text = read_document_file(Path::new(&path))?;
-    Ok(state.engine().await?.preview_import(&text)?)
+    state
+        .run(move |engine| {
+            let text = read_document_file(Path::new(&path))?;
+            Ok(engine.preview_import(&text)?)
+        })
+        .await
 }
 
 /// Saves a previewed document: a new profile, or over `replace` if that
@@ -55,10 +63,9 @@ pub async fn import_profile(
         },
         None => ImportTarget::New,
     };
-    Ok(state
-        .engine()
-        .await?
-        .import_profile(&loaded.document, target)?)
+    state
+        .run(move |engine| Ok(engine.import_profile(&loaded.document, target)?))
+        .await
 }
 
 /// A copy of profile `id` named `name`.
@@ -69,5 +76,7 @@ pub async fn duplicate_profile(
     id: u32,
     name: String,
 ) -> Reply<Profile> {
-    Ok(state.engine().await?.duplicate_profile(id, &name)?)
+    state
+        .run(move |engine| Ok(engine.duplicate_profile(id, &name)?))
+        .await
 }

@@ -66,8 +66,7 @@ pub struct CatalogueView {
 #[tauri::command]
 #[specta::specta]
 pub async fn catalogue_rules(state: State<'_, AppState>) -> Result<CatalogueView, IpcError> {
-    let engine = state.engine().await?;
-    blocking(move || Ok(catalogue_view(&engine))).await
+    state.run(|engine| Ok(catalogue_view(engine))).await
 }
 
 fn catalogue_view(engine: &Engine) -> CatalogueView {
@@ -127,15 +126,6 @@ fn catalogue_view(engine: &Engine) -> CatalogueView {
     }
 }
 
-/// Runs engine work that reads files or many rows off the async workers.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, IpcError> + Send + 'static,
-) -> Result<T, IpcError> {
-    tauri::async_runtime::spawn_blocking(work)
-        .await
-        .map_err(|e| IpcError::io(&e))?
-}
-
 /// Pasted evidence for the playground; raw text never leaves this call
 /// unsanitized.
 #[derive(Debug, Clone, Deserialize, specta::Type)]
@@ -159,7 +149,9 @@ pub async fn classify_text(
     state: State<'_, AppState>,
     input: PlaygroundInput,
 ) -> Result<PlaygroundResult, IpcError> {
-    playground(&state.engine().await?.catalogue(), input)
+    state
+        .run(move |engine| playground(&engine.catalogue(), input))
+        .await
 }
 
 fn playground(catalogue: &Catalogue, input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
@@ -191,8 +183,7 @@ fn pasted_evidence(input: PlaygroundInput) -> Result<Evidence, IpcError> {
 #[tauri::command]
 #[specta::specta]
 pub async fn unclassified_inbox(state: State<'_, AppState>) -> Result<Vec<InboxItem>, IpcError> {
-    let engine = state.engine().await?;
-    blocking(move || Ok(engine.unclassified_inbox()?)).await
+    state.run(|engine| Ok(engine.unclassified_inbox()?)).await
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
@@ -211,10 +202,8 @@ pub async fn export_fixture(
     route_id: u32,
     attempt: u32,
 ) -> Result<FixtureExport, IpcError> {
-    let item = state
-        .engine()
-        .await?
-        .unclassified_inbox()?
+    let inbox = state.run(|engine| Ok(engine.unclassified_inbox()?)).await?;
+    let item = inbox
         .into_iter()
         .find(|item| item.route_id == route_id && item.attempt == attempt)
         .ok_or_else(|| IpcError {
@@ -280,22 +269,22 @@ pub async fn propose_rule(
     state: State<'_, AppState>,
     source: RuleSource,
 ) -> Result<RuleProposal, IpcError> {
-    let engine = state.engine().await?;
-    blocking(move || {
-        let evidence = match source.into_engine()? {
-            EvidenceSource::Attempt { route_id, attempt } => {
-                engine.attempt_evidence(route_id, attempt)?
-            }
-            EvidenceSource::Pasted(evidence) => evidence,
-        };
-        let catalogue = engine.catalogue();
-        let draft = propose(&evidence, |id| catalogue.rules.iter().any(|r| r.id == id));
-        Ok(RuleProposal {
-            draft,
-            sanitized: evidence.message,
+    state
+        .run(move |engine| {
+            let evidence = match source.into_engine()? {
+                EvidenceSource::Attempt { route_id, attempt } => {
+                    engine.attempt_evidence(route_id, attempt)?
+                }
+                EvidenceSource::Pasted(evidence) => evidence,
+            };
+            let catalogue = engine.catalogue();
+            let draft = propose(&evidence, |id| catalogue.rules.iter().any(|r| r.id == id));
+            Ok(RuleProposal {
+                draft,
+                sanitized: evidence.message,
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// The three checks of a draft as it would act once saved.
@@ -306,8 +295,9 @@ pub async fn review_rule(
     draft: RuleDraft,
     confirmed: Vec<String>,
 ) -> Result<RuleReview, IpcError> {
-    let engine = state.engine().await?;
-    blocking(move || Ok(engine.review_rule(&draft.to_spec(true), &confirmed)?)).await
+    state
+        .run(move |engine| Ok(engine.review_rule(&draft.to_spec(true), &confirmed)?))
+        .await
 }
 
 /// Saves a draft the person reviewed in the dialog (the review is what
@@ -320,20 +310,19 @@ pub async fn save_rule(
     confirmed: Vec<String>,
     source: RuleSource,
 ) -> Result<SavedRule, IpcError> {
-    let engine = state.engine().await?;
-    blocking(move || {
-        let from = source.into_engine()?;
-        Ok(engine.save_rule(&draft.to_spec(true), &confirmed, Some(from))?)
-    })
-    .await
+    state
+        .run(move |engine| {
+            let from = source.into_engine()?;
+            Ok(engine.save_rule(&draft.to_spec(true), &confirmed, Some(from))?)
+        })
+        .await
 }
 
 /// Removes a local rule and its local fixtures; the new catalogue version.
 #[tauri::command]
 #[specta::specta]
 pub async fn remove_local_rule(state: State<'_, AppState>, id: String) -> Result<String, IpcError> {
-    let engine = state.engine().await?;
-    blocking(move || Ok(engine.remove_rule(&id)?)).await
+    state.run(move |engine| Ok(engine.remove_rule(&id)?)).await
 }
 
 #[cfg(test)]

@@ -1,0 +1,55 @@
+//! Routes: start one, page through the list and its counts, read one with
+//! its attempts, and act on one.
+
+use recourse::engine::{
+    ActionRequest, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot, StartRun,
+};
+use tauri::State;
+
+use super::Reply;
+use crate::{AppState, EngineStatus};
+
+#[tauri::command]
+#[specta::specta]
+pub async fn start_run(state: State<'_, AppState>, request: StartRun) -> Reply<RouteSnapshot> {
+    Ok(state.engine().await?.start_run(request).await?)
+}
+
+/// One page of the list; painted from the file before the engine is open.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_routes(state: State<'_, AppState>, query: RouteQuery) -> Reply<RoutePage> {
+    state.route_page(&query).await
+}
+
+/// How many routes each list filter holds.
+#[tauri::command]
+#[specta::specta]
+pub async fn route_counts(state: State<'_, AppState>) -> Reply<RouteCounts> {
+    state.run(|engine| Ok(engine.route_counts()?)).await
+}
+
+/// Whether the engine is still starting, ready, or failed to open; the
+/// [`EngineStatus`] event says when that changes.
+#[tauri::command]
+#[specta::specta]
+pub async fn engine_status(state: State<'_, AppState>) -> Reply<EngineStatus> {
+    Ok(state.engine_status())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn route_detail(state: State<'_, AppState>, id: u32) -> Reply<RouteDetail> {
+    state.run(move |engine| Ok(engine.route_detail(id)?)).await
+}
+
+/// A manual action fenced by the generation the person saw; a stale one is
+/// refused with code `stale` and the UI reloads the route.
+#[tauri::command]
+#[specta::specta]
+pub async fn route_action(
+    state: State<'_, AppState>,
+    request: ActionRequest,
+) -> Reply<RouteSnapshot> {
+    Ok(state.engine().await?.act(request).await?)
+}
