@@ -160,6 +160,7 @@ fn bench(c: &mut Criterion) {
                     enabled: *enabled,
                     name: name.clone(),
                     policy: serde_json::from_str(json).expect("a stored policy parses"),
+                    kind: None,
                 })
                 .collect();
             let verdict = gate(black_box(&effects));

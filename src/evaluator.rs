@@ -17,6 +17,7 @@
 //! (d) exhausted ⇒ skip to the next enabled, non-excluded candidate after the
 //!     current one (manual when none is left), or stop.
 
+use crate::agent::AgentKind;
 use crate::classification::{Class, Classification, Confidence, PolicyClass, SemanticCode};
 use crate::policy::{CandidateEntry, CandidatePolicy, ClassPolicy, Exhausted};
 use crate::safety::{GateVerdict, UnsafeReason};
@@ -30,6 +31,10 @@ pub struct CandidateSlot {
     pub enabled: bool,
     pub name: String,
     pub policy: CandidatePolicy,
+    /// What it runs, when known: a preview of a kind whose policy does not
+    /// apply (any command) treats its failures as a real run does.
+    #[serde(default)]
+    pub kind: Option<AgentKind>,
 }
 
 impl From<&CandidateEntry> for CandidateSlot {
@@ -38,6 +43,7 @@ impl From<&CandidateEntry> for CandidateSlot {
             enabled: entry.enabled,
             name: entry.name.clone(),
             policy: entry.policy.clone(),
+            kind: AgentKind::from_slug(&entry.agent),
         }
     }
 }

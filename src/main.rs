@@ -18,7 +18,7 @@ struct Cli {
 enum Command {
     /// Start a route on a profile and follow it until it rests
     Run(cli::run::RunArgs),
-    /// List routes
+    /// List routes; or archive, delete or prune them (`routes archive|delete|prune`)
     Routes(cli::routes::RoutesArgs),
     /// Show one route with its attempts
     Route(cli::routes::RouteArgs),
@@ -68,7 +68,10 @@ fn main() -> std::process::ExitCode {
     }
     let exit = match cli.command {
         Command::Run(a) => cli::routes::block_on(cli::run::run(a)),
-        Command::Routes(a) => cli::routes::run_sync(|| cli::routes::list(a)),
+        Command::Routes(mut a) => match a.command.take() {
+            Some(command) => cli::routes::block_on(cli::housekeeping::run(command)),
+            None => cli::routes::run_sync(|| cli::routes::list(a)),
+        },
         Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
         Command::Recover(a) => cli::routes::block_on(cli::recover::run(a)),

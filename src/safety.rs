@@ -48,6 +48,19 @@ impl EffectContext {
         }
     }
 
+    /// A failure of a program whose stream tells nothing about effects (any
+    /// command) once it has started: it had the prompt and may have acted
+    /// on it. `output_seen`: it printed something.
+    pub fn unknown(output_seen: bool) -> EffectContext {
+        EffectContext {
+            prompt_delivery: Some(PromptDelivery::Ambiguous),
+            assistant_output_seen: Some(output_seen),
+            tool_activity_seen: None,
+            partial_result_seen: None,
+            evidence_current: None,
+        }
+    }
+
     /// A failure known to be effect-safe: nothing delivered, nothing seen,
     /// evidence current. What a simulated clean provider failure looks like.
     pub fn effect_safe() -> EffectContext {

@@ -174,7 +174,11 @@ fn step(
     at: DateTime<Utc>,
 ) -> TimelineStep {
     let classification = failure.classification(at);
-    let verdict = gate(&failure.effect_context());
+    let effect = match candidates.get(cycle.current as usize).and_then(|s| s.kind) {
+        Some(kind) => kind.started_failure_effect(failure.effect_context()),
+        None => failure.effect_context(),
+    };
+    let verdict = gate(&effect);
     let decision = evaluate(cycle, &classification, &verdict, candidates, at);
     let candidate_name = candidates
         .get(cycle.current as usize)
@@ -284,6 +288,7 @@ mod tests {
             enabled,
             name: name.into(),
             policy: CandidatePolicy::both(section),
+            kind: None,
         }
     }
 
@@ -331,6 +336,30 @@ mod tests {
         let steps = simulate(&candidates, &failures, start());
         assert_eq!(steps.len(), 1, "later failures cannot happen after manual");
         assert!(!steps[0].decision.is_automatic());
+    }
+
+    #[test]
+    fn an_any_command_candidate_previews_manual_recovery_as_its_real_runs_end() {
+        // The generic adapter reports a started command's failure as
+        // unknown effects; the preview of the same kind must end the same.
+        let mut any = retrying_slot("script", true);
+        any.kind = Some(crate::agent::AgentKind::Generic);
+        let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 2];
+        let steps = simulate(&[any, retrying_slot("b", true)], &failures, start());
+        assert_eq!(steps.len(), 1, "no retry and no skip: {steps:?}");
+        assert_eq!(
+            steps[0].gate,
+            gate(&EffectContext {
+                evidence_current: Some(true),
+                ..EffectContext::unknown(false)
+            }),
+            "the gate refuses for the reason a real run gives"
+        );
+        assert!(!steps[0].decision.is_automatic());
+        let mut claude = retrying_slot("claude", true);
+        claude.kind = Some(crate::agent::AgentKind::ClaudeCode);
+        let steps = simulate(&[claude], &failures, start());
+        assert!(steps[0].decision.is_automatic(), "its policy applies");
     }
 
     #[test]

@@ -188,7 +188,7 @@ impl Background {
             .clone()
     }
 
-    fn settings(&self) -> Settings {
+    pub(crate) fn settings(&self) -> Settings {
         self.settings
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -448,9 +448,33 @@ pub fn set_close_choice(
 ) -> Result<Settings, IpcError> {
     let next = Settings {
         close_while_active: choice,
+        ..background.settings()
     };
     background.save(next.clone())?;
     Ok(next)
+}
+
+/// Saves the settings made in the Settings view (default profile and
+/// directory, notifications, retention) after checking them: a problem is
+/// a validation error at its field and nothing is saved. A retention that
+/// changed is applied at once.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_settings(
+    state: State<'_, AppState>,
+    background: State<'_, Background>,
+    settings: Settings,
+) -> Result<Settings, IpcError> {
+    let problems = settings.problems();
+    if !problems.is_empty() {
+        return Err(recourse::engine::EngineError::Validation(problems).into());
+    }
+    let before = background.settings().retention;
+    background.save(settings.clone())?;
+    if settings.retention != before {
+        crate::housekeeping::prune_now(state.inner(), settings.retention).await;
+    }
+    Ok(settings)
 }
 
 /// The answer to the close question: hide to the tray or quit, remembered
@@ -465,6 +489,7 @@ pub fn answer_close(
     if remember {
         background.save(Settings {
             close_while_active: Some(choice),
+            ..background.settings()
         })?;
     }
     background.act(match choice {
@@ -502,7 +527,7 @@ mod tests {
             needs_you,
             waiting,
             running,
-            finished: 0,
+            ..RouteCounts::default()
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use recourse::engine::RouteEvent;
 use recourse::route::RouteState;
 use serde::{Deserialize, Serialize};
-use tauri::AppHandle;
+use tauri::{AppHandle, Manager};
 use tauri_plugin_notification::NotificationExt;
 use tauri_specta::Event;
 use tokio::sync::broadcast::{error::RecvError, Receiver};
@@ -22,8 +22,12 @@ pub fn forward(app: AppHandle, mut events: Receiver<RouteEvent>) {
         loop {
             match events.recv().await {
                 Ok(event) => {
-                    if entered_needs_manual(&mut last_state, &event) {
-                        notify_needs_manual(&app, &event);
+                    let wanted = app
+                        .try_state::<crate::background::Background>()
+                        .map(|b| b.settings().notify)
+                        .unwrap_or_default();
+                    if let Some(note) = notice(&mut last_state, &event, wanted) {
+                        notify(&app, &event, note);
                     }
                     if let Err(err) = RouteChanged(event).emit(&app) {
                         tracing::warn!(%err, "could not emit route event");
@@ -39,29 +43,65 @@ pub fn forward(app: AppHandle, mut events: Receiver<RouteEvent>) {
     });
 }
 
-/// True when this event moves its route into `NeedsManual`; a route already
-/// there (re-published after adoption, say) does not notify again.
-fn entered_needs_manual(last_state: &mut HashMap<u32, RouteState>, event: &RouteEvent) -> bool {
-    let state = event.snapshot.state;
-    let before = last_state.insert(event.route_id, state);
-    state == RouteState::NeedsManual && before != Some(RouteState::NeedsManual)
+/// What a desktop notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Notice {
+    NeedsYou,
+    Succeeded,
+    Waiting,
 }
 
-fn notify_needs_manual(app: &AppHandle, event: &RouteEvent) {
+/// The notice this event gives when it moves its route into a state the
+/// person asked to hear about (`wanted`, from Settings); a route already
+/// there (re-published after adoption, say) gives none again.
+fn notice(
+    last_state: &mut HashMap<u32, RouteState>,
+    event: &RouteEvent,
+    wanted: crate::settings::Notifications,
+) -> Option<Notice> {
+    let state = event.snapshot.state;
+    let before = last_state.insert(event.route_id, state);
+    if before == Some(state) {
+        return None;
+    }
+    match state {
+        RouteState::NeedsManual if wanted.needs_you => Some(Notice::NeedsYou),
+        RouteState::Succeeded if wanted.succeeded => Some(Notice::Succeeded),
+        RouteState::WaitingReset if wanted.waiting => Some(Notice::Waiting),
+        RouteState::NeedsManual
+        | RouteState::Succeeded
+        | RouteState::WaitingReset
+        | RouteState::Running
+        | RouteState::RetryScheduled
+        | RouteState::Stopped => None,
+    }
+}
+
+fn notify(app: &AppHandle, event: &RouteEvent, notice: Notice) {
     let snap = &event.snapshot;
-    let body = snap
-        .manual_reason
-        .clone()
-        .unwrap_or_else(|| "Automatic recovery ended.".into());
-    let shown = app
-        .notification()
-        .builder()
-        .title(format!(
-            "Route {} needs you ({})",
-            snap.id, snap.candidate_name
-        ))
-        .body(body)
-        .show();
+    let (title, body) = match notice {
+        Notice::NeedsYou => (
+            format!("Route {} needs you ({})", snap.id, snap.candidate_name),
+            snap.manual_reason
+                .clone()
+                .unwrap_or_else(|| "Automatic recovery ended.".into()),
+        ),
+        Notice::Succeeded => (
+            format!("Route {} succeeded ({})", snap.id, snap.candidate_name),
+            snap.prompt_excerpt.clone(),
+        ),
+        Notice::Waiting => (
+            format!(
+                "Route {} waits for a provider reset ({})",
+                snap.id, snap.candidate_name
+            ),
+            snap.deadline.map_or_else(
+                || "Its next attempt runs at the reset.".into(),
+                |at| format!("Its next attempt runs at {}.", at.format("%H:%M:%S UTC")),
+            ),
+        ),
+    };
+    let shown = app.notification().builder().title(title).body(body).show();
     match shown {
         Ok(()) => tracing::info!(route = snap.id, "desktop notification sent"),
         Err(err) => tracing::info!(%err, route = snap.id, "desktop notification unavailable"),
@@ -89,8 +129,12 @@ mod tests {
             skip_to: None,
             repeat_risk: None,
             deadline: None,
+            provider_reset_at: None,
             manual_reason: None,
+            cannot_start: false,
             prompt_excerpt: String::new(),
+            cwd: None,
+            archived_at: None,
             attempts: 1,
             owner: None,
             created_at: Utc::now(),
@@ -102,6 +146,44 @@ mod tests {
             generation,
             snapshot,
         }
+    }
+
+    fn entered_needs_manual(last: &mut HashMap<u32, RouteState>, event: &RouteEvent) -> bool {
+        notice(last, event, crate::settings::Notifications::default()) == Some(Notice::NeedsYou)
+    }
+
+    #[test]
+    fn success_and_reset_waits_notify_only_when_asked_for() {
+        use crate::settings::Notifications;
+        let all = Notifications {
+            needs_you: false,
+            succeeded: true,
+            waiting: true,
+        };
+        let mut last = HashMap::new();
+        assert_eq!(
+            notice(&mut last, &event(1, 1, RouteState::WaitingReset), all),
+            Some(Notice::Waiting)
+        );
+        assert_eq!(
+            notice(&mut last, &event(1, 2, RouteState::Succeeded), all),
+            Some(Notice::Succeeded)
+        );
+        assert_eq!(
+            notice(&mut last, &event(2, 1, RouteState::NeedsManual), all),
+            None,
+            "needing you was turned off"
+        );
+        let mut last = HashMap::new();
+        assert_eq!(
+            notice(
+                &mut last,
+                &event(3, 1, RouteState::Succeeded),
+                Notifications::default()
+            ),
+            None,
+            "success is quiet by default"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod commands;
 mod constants;
 mod error;
 mod events;
+mod housekeeping;
 mod logging;
 mod settings;
 mod startup;
@@ -102,6 +103,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::routes::engine_status,
             commands::routes::route_detail,
             commands::routes::route_action,
+            commands::routes::archive_route,
+            commands::routes::delete_routes,
+            commands::routes::inspect_workdir,
             commands::catalogue::catalogue_rules,
             commands::catalogue::classify_text,
             commands::catalogue::unclassified_inbox,
@@ -116,6 +120,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             background::dispatch_paused,
             background::set_dispatch_paused,
             background::set_unsaved_edits,
+            background::set_settings,
+            housekeeping::open_folder,
         ])
         .events(collect_events![
             events::RouteChanged,
@@ -129,6 +135,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             "DISPATCHING_ACTIONS",
             recourse::route::transitions::dispatching_actions(),
         )
+        .constant("MANUAL_ACTIONS", recourse::route::ManualAction::ALL)
+        .constant("AT_REST", recourse::engine::AT_REST)
+        .constant("MAX_RETENTION_DAYS", crate::settings::MAX_RETENTION_DAYS)
         .constant("ROUTE_FILTER_STATES", constants::route_filter_states())
         .constant("RULE_CODES", constants::rule_codes())
 }
@@ -230,6 +239,7 @@ fn engine_opened(
     let ready = opened.is_ok();
     opening.finish(opened);
     if ready {
+        housekeeping::start(handle);
         let tray_handle = handle.clone();
         let on_main = handle.run_on_main_thread(move || {
             if let Err(err) = background::create_tray(&tray_handle) {

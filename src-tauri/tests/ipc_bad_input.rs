@@ -281,8 +281,8 @@ fn engine_refusals_cross_as_code_message_and_fields() {
         ),
         (
             "validation".into(),
-            "cwd: /nonexistent/dir is not a directory".into(),
-            json!([{ "path": "cwd", "message": "/nonexistent/dir is not a directory" }])
+            "cwd: /nonexistent/dir does not exist".into(),
+            json!([{ "path": "cwd", "message": "/nonexistent/dir does not exist" }])
         )
     );
     let all = json!({ "query": { "filter": "all", "search": "", "before": null, "limit": 100 } });

@@ -13,6 +13,8 @@ pub mod stream;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::safety::EffectContext;
+
 pub use kinds::{Descriptor, Launch};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
@@ -52,6 +54,22 @@ impl AgentKind {
     /// The agent name used in policy and profile documents (`claude-code`).
     pub fn slug(self) -> &'static str {
         self.descriptor().slug
+    }
+
+    /// What a failed attempt of this kind that had started is known to
+    /// have done, given what its failure reported: a kind whose policy does
+    /// not apply (any command) reads no effects from its stream, so its
+    /// effects are unknown and the gate sends it to a person. The policy
+    /// preview asks here; the kind's adapter reports the same for real runs.
+    pub fn started_failure_effect(self, reported: EffectContext) -> EffectContext {
+        if self.descriptor().policy_applies {
+            reported
+        } else {
+            EffectContext {
+                evidence_current: reported.evidence_current,
+                ..EffectContext::unknown(reported.assistant_output_seen.unwrap_or(true))
+            }
+        }
     }
 
     /// The kind a document's agent name stands for.

@@ -60,6 +60,10 @@ pub struct AgentSpec {
     /// step N (the last step repeats).
     #[serde(default)]
     pub script: Vec<SimStep>,
+    /// Simulated provider only: the CLI whose words its failures are in, as
+    /// that CLI prints them (Claude Code when unset).
+    #[serde(default)]
+    pub simulates: Option<AgentKind>,
     /// Variables added to the agent's environment (a proxy, another
     /// account's key). Values that look like secrets are never logged.
     #[serde(default)]
@@ -122,6 +126,21 @@ impl AgentSpec {
                 "program",
                 "a generic candidate needs a program to run".into(),
             ),
+            _ if agent.simulates.is_some() && agent.kind != AgentKind::Simulated => err(
+                "simulates",
+                "only a simulated candidate can simulate another agent's failures".into(),
+            ),
+            AgentKind::Simulated
+                if agent.simulates.is_some_and(|k| {
+                    !k.descriptor().policy_applies || k == AgentKind::Simulated
+                }) =>
+            {
+                err(
+                    "simulates",
+                    "a simulated candidate can fail like claude-code, codex, gemini or opencode"
+                        .into(),
+                )
+            }
             AgentKind::Simulated
             | AgentKind::ClaudeCode
             | AgentKind::Codex
@@ -240,6 +259,7 @@ impl AgentSpec {
             args: Vec::new(),
             model: None,
             script: Vec::new(),
+            simulates: None,
             env: BTreeMap::new(),
             config_dir: None,
             timeouts: AttemptTimeouts::default(),
@@ -305,6 +325,7 @@ impl fmt::Debug for AgentSpec {
             args,
             model,
             script,
+            simulates,
             env,
             config_dir,
             timeouts,
@@ -315,6 +336,7 @@ impl fmt::Debug for AgentSpec {
             .field("args", &MaskedArgs(args))
             .field("model", model)
             .field("script", script)
+            .field("simulates", simulates)
             .field("env", &MaskedEnv(env))
             .field("config_dir", config_dir)
             .field("timeouts", timeouts)

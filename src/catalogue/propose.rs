@@ -99,11 +99,110 @@ pub fn propose(evidence: &Evidence, taken: impl Fn(&str) -> bool) -> RuleDraft {
         id,
         description: format!("{} reports: {}", evidence.provider.as_str(), line.trim()),
         providers: vec![evidence.provider],
-        code: SemanticCode::ProviderUnavailable,
+        // `unknown` is no rule's code: the person is asked to choose one.
+        code: code_basis(evidence).map_or(SemanticCode::Unknown, |(code, _)| code),
         priority: PROPOSED_PRIORITY,
         pattern: pattern_of(line),
         overrides: None,
     }
+}
+
+/// The code a proposed rule starts from and what in the evidence points to
+/// it: the HTTP status first (structured evidence), then words of the
+/// failure families the codes name. `None` when nothing does: a guess
+/// would make a hard failure transient (or the reverse), so the person is
+/// asked to choose.
+pub fn code_basis(evidence: &Evidence) -> Option<(SemanticCode, String)> {
+    use SemanticCode::*;
+    let by_status = evidence.http_status.and_then(|status| match status {
+        401 => Some(AuthInvalid),
+        402 => Some(CreditBalanceLow),
+        403 => Some(AccountForbidden),
+        404 => Some(ModelNotFound),
+        408 | 504 => Some(NetworkTimeout),
+        429 => Some(RateLimited),
+        500 => Some(ProviderInternalError),
+        502 => Some(GatewayError),
+        503 => Some(ProviderUnavailable),
+        529 => Some(ProviderOverloaded),
+        _ => None,
+    });
+    by_status
+        .map(|code| {
+            (
+                code,
+                format!("HTTP status {}", evidence.http_status.unwrap_or(0)),
+            )
+        })
+        .or_else(|| text_basis(&evidence.message))
+}
+
+/// Words that name a failure family, most specific first.
+const TEXT_CUES: &[(&str, SemanticCode, &str)] = &[
+    (
+        "usage limit",
+        SemanticCode::UsageLimitReached,
+        "it mentions a usage limit",
+    ),
+    ("quota", SemanticCode::QuotaExhausted, "it mentions a quota"),
+    (
+        "credit",
+        SemanticCode::CreditBalanceLow,
+        "it mentions credits",
+    ),
+    (
+        "billing",
+        SemanticCode::CreditBalanceLow,
+        "it mentions billing",
+    ),
+    (
+        "rate limit",
+        SemanticCode::RateLimited,
+        "it mentions a rate limit",
+    ),
+    (
+        "too many requests",
+        SemanticCode::RateLimited,
+        "it says too many requests",
+    ),
+    (
+        "overloaded",
+        SemanticCode::ProviderOverloaded,
+        "it says overloaded",
+    ),
+    (
+        "api key",
+        SemanticCode::AuthInvalid,
+        "it mentions an API key",
+    ),
+    (
+        "unauthorized",
+        SemanticCode::AuthInvalid,
+        "it says unauthorized",
+    ),
+    (
+        "timed out",
+        SemanticCode::NetworkTimeout,
+        "it says timed out",
+    ),
+    (
+        "connection reset",
+        SemanticCode::NetworkReset,
+        "it says the connection was reset",
+    ),
+    (
+        "econnreset",
+        SemanticCode::NetworkReset,
+        "it says the connection was reset",
+    ),
+];
+
+fn text_basis(message: &str) -> Option<(SemanticCode, String)> {
+    let lower = message.to_lowercase();
+    TEXT_CUES
+        .iter()
+        .find(|(cue, _, _)| lower.contains(cue))
+        .map(|(_, code, why)| (*code, (*why).to_string()))
 }
 
 /// The first non-blank line without a redaction marker (or the first
@@ -189,6 +288,30 @@ mod tests {
             "new rules start medium"
         );
         assert_eq!(spec.reviewed, Some(false));
+    }
+
+    #[test]
+    fn the_code_comes_from_the_status_or_the_failure_words_and_is_asked_for_otherwise() {
+        let mut limited = evidence(Provider::Generic, "gizmo says no");
+        limited.http_status = Some(429);
+        assert_eq!(
+            code_basis(&limited),
+            Some((SemanticCode::RateLimited, "HTTP status 429".into()))
+        );
+        let quota = evidence(Provider::Generic, "Your monthly Quota is used up");
+        assert_eq!(code_basis(&quota).unwrap().0, SemanticCode::QuotaExhausted);
+        assert_eq!(
+            SemanticCode::QuotaExhausted.class(),
+            crate::classification::Class::Hard,
+            "a quota is not proposed as a transient failure"
+        );
+        let unknown = evidence(Provider::Generic, "the flux capacitor is out of sync");
+        assert_eq!(code_basis(&unknown), None);
+        assert_eq!(
+            propose(&unknown, |_| false).code,
+            SemanticCode::Unknown,
+            "no guess: the person chooses"
+        );
     }
 
     #[test]

@@ -326,7 +326,7 @@ fn test(args: &OverlayArgs, file: &Path, confirm: &[String]) -> anyhow::Result<E
     let samples = samples(args)?;
     let mut exit = Exit::Success;
     for spec in &specs {
-        let review = overlay.review(spec, &samples, confirm, machine_local_tz());
+        let review = overlay.review(spec, None, &samples, confirm, machine_local_tz());
         println!("rule {}", review.rule_id);
         if let Some(checks) = &review.checks {
             print_checks(checks);

@@ -3,6 +3,7 @@ pub mod catalogue;
 pub mod classify;
 pub mod db;
 pub mod exit;
+pub mod housekeeping;
 pub mod interrupts;
 pub mod policy;
 pub mod profile;

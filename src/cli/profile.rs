@@ -14,6 +14,7 @@ use recourse::engine::{
     preview_import, read_document, read_document_file, write_document_file, AgentKindInfo, Engine,
     EngineError, EngineOptions, ImportPreview, ImportTarget, RouteViewer,
 };
+use recourse::policy::CandidatePolicy;
 use recourse::profile::document::{ProfileCandidate, ProfileDocument, MAX_DOCUMENT_BYTES};
 use recourse::profile::Profile;
 
@@ -458,16 +459,18 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit>
     }
 }
 
-/// A candidate of `kind` as the editor starts one (the kind's starter
-/// settings and the new-candidate policy), so the document is valid as written.
+/// A candidate of `kind` with the kind's starter settings and the
+/// decision's new-candidate policy (immediate skip: a command line shows no
+/// defaults beside it, so it adds no wait or retry unasked), valid as written.
 fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
     let starter = AgentKindInfo::of(kind).starter;
+    let policy = CandidatePolicy::default_for_new_candidate();
     ProfileCandidate {
         name: kind.slug().to_string(),
         enabled: true,
         agent: starter.agent,
-        transient: starter.policy.transient,
-        hard: starter.policy.hard,
+        transient: policy.transient,
+        hard: policy.hard,
     }
 }
 

@@ -71,7 +71,11 @@ impl DbArg {
 }
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct RoutesArgs {
+    /// Archive, delete or prune routes instead of listing them
+    #[command(subcommand)]
+    pub command: Option<super::housekeeping::RoutesCommand>,
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
@@ -218,6 +222,9 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         escape(&s.profile_name),
         escape(&s.prompt_excerpt)
     );
+    if let Some(cwd) = &s.cwd {
+        println!("  directory: {}", escape(cwd));
+    }
     if let Some(reason) = &s.manual_reason {
         println!("  reason: {}", escape(reason));
     }
@@ -256,6 +263,9 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         );
         if let Some(decision) = &a.decision {
             println!("      decision: {}", escape(decision));
+        }
+        if let Some(code) = a.exit_code {
+            println!("      exit code: {code}");
         }
         if let Some(excerpt) = &a.excerpt {
             println!("      evidence: {}", escape(excerpt));
@@ -301,6 +311,9 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
     }
     if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
         out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));
+    }
+    if s.archived_at.is_some() {
+        out.push_str(" | archived");
     }
     if let Some(deadline) = s.deadline {
         // Rounded up, so a countdown never says 0 before it is due.

@@ -107,27 +107,32 @@ impl Engine {
         })
     }
 
-    /// The checks of a proposed local rule (see [`Overlay::review`]).
+    /// The checks of a proposed local rule (see [`Overlay::review`]),
+    /// against the evidence it is made from when given.
     pub fn review_rule(
         &self,
         spec: &RuleSpec,
         confirmed: &[String],
+        from: Option<overlay::EvidenceSource>,
     ) -> Result<overlay::RuleReview, EngineError> {
         let samples = overlay::samples(&self.store())?;
+        let evidence = self.source_evidence(from)?;
         let tz = crate::timing::machine_local_tz();
-        Ok(self.overlay().review(spec, &samples, confirmed, tz))
+        Ok(self.overlay().review(
+            spec,
+            evidence.as_ref().map(|(_, e)| e),
+            &samples,
+            confirmed,
+            tz,
+        ))
     }
 
-    /// Saves a local rule after its checks pass; the evidence it was made
-    /// from (sanitized) becomes a local fixture.
-    pub fn save_rule(
+    /// The evidence a rule is made from, with where it came from in words.
+    fn source_evidence(
         &self,
-        spec: &RuleSpec,
-        confirmed: &[String],
         from: Option<overlay::EvidenceSource>,
-    ) -> Result<overlay::SavedRule, EngineError> {
-        let samples = overlay::samples(&self.store())?;
-        let evidence = match from {
+    ) -> Result<Option<(String, Evidence)>, EngineError> {
+        Ok(match from {
             None => None,
             Some(overlay::EvidenceSource::Attempt { route_id, attempt }) => Some((
                 format!(
@@ -139,7 +144,19 @@ impl Engine {
                 "sanitized text pasted into the Recourse playground".to_owned(),
                 evidence,
             )),
-        };
+        })
+    }
+
+    /// Saves a local rule after its checks pass; the evidence it was made
+    /// from (sanitized) becomes a local fixture.
+    pub fn save_rule(
+        &self,
+        spec: &RuleSpec,
+        confirmed: &[String],
+        from: Option<overlay::EvidenceSource>,
+    ) -> Result<overlay::SavedRule, EngineError> {
+        let samples = overlay::samples(&self.store())?;
+        let evidence = self.source_evidence(from)?;
         let tz = crate::timing::machine_local_tz();
         self.overlay().save(
             spec,

@@ -366,15 +366,13 @@ fn paused(what: &str) -> EngineError {
     ))
 }
 
+/// The directory a new route runs in, recorded so every route shows it:
+/// the one given, else the one Recourse runs in (see
+/// [`super::housekeeping::inspect_workdir`], which the form asks first).
 fn check_cwd(cwd: Option<&str>) -> Result<Option<String>, EngineError> {
-    let Some(dir) = cwd.map(str::trim).filter(|d| !d.is_empty()) else {
-        return Ok(None);
-    };
-    if !std::path::Path::new(dir).is_dir() {
-        return Err(EngineError::validation(
-            "cwd",
-            format!("{dir} is not a directory"),
-        ));
+    let check = super::housekeeping::inspect_workdir(cwd);
+    match check.problem {
+        Some(problem) => Err(EngineError::validation("cwd", problem)),
+        None => Ok(Some(check.path)),
     }
-    Ok(Some(dir.to_string()))
 }

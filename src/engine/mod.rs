@@ -19,6 +19,7 @@ mod book;
 mod catalogue;
 mod error;
 mod flow;
+mod housekeeping;
 pub mod overlay;
 mod ownership;
 mod paths;
@@ -28,6 +29,7 @@ mod profile_files;
 mod profiles;
 mod secrets;
 mod seed;
+mod timeline;
 mod types;
 mod viewer;
 mod views;
@@ -47,6 +49,7 @@ use crate::store::Store;
 
 pub use catalogue::{CatalogueState, TextPreview};
 pub use error::{EngineError, ErrorCode};
+pub use housekeeping::{inspect_workdir, AT_REST};
 pub use paths::default_db_path;
 pub use profile_files::{
     preview_import, read_document, read_document_file, write_document_file, ExistingProfile,

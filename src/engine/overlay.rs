@@ -17,6 +17,7 @@ use crate::catalogue::bundled::{builtin_fixtures, negative_corpus, NamedFixture}
 use crate::catalogue::checks::{check_rule, RuleChecks, Sample};
 use crate::catalogue::local::{LocalError, LocalFile};
 use crate::catalogue::{builtin, Catalogue, CatalogueError, Fixture, RuleSpec};
+use crate::classification::SemanticCode;
 use crate::evidence::Evidence;
 use crate::policy::FieldError;
 use crate::store::{Store, StoreError};
@@ -156,10 +157,12 @@ impl Overlay {
     }
 
     /// The checks of `spec` as it would act once reviewed, and every reason
-    /// a save would be refused given the `confirmed` fixture names.
+    /// a save would be refused given the `confirmed` fixture names and the
+    /// `evidence` it is made from (a rule must match its own text).
     pub fn review(
         &self,
         spec: &RuleSpec,
+        evidence: Option<&Evidence>,
         samples: &[Sample],
         confirmed: &[String],
         tz: chrono_tz::Tz,
@@ -170,6 +173,18 @@ impl Overlay {
                 "rule",
                 format!("{error}; fix or remove that file first"),
             ));
+        }
+        if spec.code == SemanticCode::Unknown.as_str() {
+            // Nothing else can be judged before the rule has a code.
+            refusals.push(FieldError::new(
+                "code",
+                "choose which failure this is: its code's class decides what policies do with it",
+            ));
+            return RuleReview {
+                rule_id: spec.id.clone(),
+                checks: None,
+                refusals,
+            };
         }
         let acting = RuleSpec {
             reviewed: Some(true),
@@ -214,6 +229,14 @@ impl Overlay {
                 .into_iter()
                 .map(|reason| FieldError::new("confirmed_fixtures", reason)),
         );
+        if let Some(evidence) = evidence {
+            if fixture_for(&proposed, spec, "", evidence, tz).is_none() {
+                refusals.push(FieldError::new(
+                    "pattern",
+                    "the rule does not match the text it is made from",
+                ));
+            }
+        }
         RuleReview {
             rule_id: spec.id.clone(),
             checks: Some(checks),
@@ -232,29 +255,19 @@ impl Overlay {
         tz: chrono_tz::Tz,
     ) -> Result<SavedRule, EngineError> {
         self.refresh();
-        let review = self.review(spec, samples, confirmed, tz);
-        let mut refusals = review.refusals;
+        let review = self.review(spec, evidence.map(|(_, e)| e), samples, confirmed, tz);
+        let refusals = review.refusals;
         let local = self.local.with_rule(spec.clone());
-        let fixture = match evidence {
-            None => None,
-            Some((source, evidence)) => {
-                let acting = self.local.with_rule(RuleSpec {
-                    reviewed: Some(true),
-                    ..spec.clone()
-                });
-                let fixture = acting
-                    .merge(builtin())
-                    .ok()
-                    .and_then(|merged| fixture_for(&merged, spec, source, evidence, tz));
-                if fixture.is_none() && refusals.is_empty() {
-                    refusals.push(FieldError::new(
-                        "pattern",
-                        "the rule does not match the evidence it is made from",
-                    ));
-                }
-                fixture
-            }
-        };
+        let fixture = evidence.and_then(|(source, evidence)| {
+            let acting = self.local.with_rule(RuleSpec {
+                reviewed: Some(true),
+                ..spec.clone()
+            });
+            acting
+                .merge(builtin())
+                .ok()
+                .and_then(|merged| fixture_for(&merged, spec, source, evidence, tz))
+        });
         if !refusals.is_empty() {
             return Err(EngineError::Validation(refusals));
         }

@@ -174,6 +174,20 @@ impl Engine {
         }
     }
 
+    /// Saves a document as a new profile `name` beside the profile of the
+    /// document's own name: values left out as `[masked]` are that
+    /// profile's, and the copy keeps its own keyring entries.
+    pub fn import_as_copy(
+        &self,
+        doc: &ProfileDocument,
+        name: &str,
+    ) -> Result<Profile, EngineError> {
+        let existing = self.store().profile_by_name(&doc.name)?;
+        let mut doc = self.with_secret_values(doc.with_kept_secrets(existing.as_ref()))?;
+        doc.name = name.to_string();
+        self.import_profile(&doc, ImportTarget::New)
+    }
+
     /// A copy of profile `id` under `name`, with new candidate ids (routes
     /// of the original are not affected by edits to the copy).
     pub fn duplicate_profile(&self, id: u32, name: &str) -> Result<Profile, EngineError> {

@@ -1,8 +1,11 @@
-//! The demo profile seeded on first start: simulated candidates scripted so a
-//! first run shows a reset wait, a skip, a retry countdown and a success with
-//! no network and no API keys.
+//! The demo profile seeded on first start: simulated candidates, each
+//! failing in the words of the CLI it is named after, scripted so that a
+//! run left alone walks through what Recourse is for: a trusted reset wait,
+//! a retry countdown, a skip to the next candidate, and the safety gate
+//! handing the route to you (Skip now then finishes it on the third
+//! candidate). No network and no API keys.
 
-use crate::agent::{AgentSpec, SimStep};
+use crate::agent::{AgentKind, AgentSpec, SimStep};
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use crate::profile::CandidateInput;
 
@@ -10,42 +13,60 @@ pub const DEMO_PROFILE: &str = "Demo (simulated)";
 
 const WORK_MS: u32 = 1500;
 
-/// Waits up to a minute for a reset, once; then skips.
-fn waits_for_reset_then_skips() -> CandidatePolicy {
-    CandidatePolicy::both(ClassPolicy::new(Some(60), None, Exhausted::Skip))
+/// A simulated candidate failing as `like` does.
+fn simulating(like: AgentKind, script: Vec<SimStep>) -> AgentSpec {
+    AgentSpec {
+        simulates: Some(like),
+        ..AgentSpec::simulated(script)
+    }
 }
 
-/// Retries transient failures three times from 2 s; stops on hard ones.
-fn retries_then_stops() -> CandidatePolicy {
+/// Waits up to 2 min for a usage window to reset; retries a transient
+/// failure once after 3 s; then skips.
+fn waits_then_retries_then_skips() -> CandidatePolicy {
     CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip),
-        hard: ClassPolicy::new(Some(300), None, Exhausted::Stop),
+        transient: ClassPolicy::new(None, Some((1, 3)), Exhausted::Skip),
+        hard: ClassPolicy::new(Some(120), None, Exhausted::Skip),
     }
+}
+
+/// Retries transient failures three times from 2 s, then skips: the gate
+/// overrides it when a tool already ran.
+fn retries_then_skips() -> CandidatePolicy {
+    CandidatePolicy::both(ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip))
 }
 
 pub fn demo_candidates() -> Vec<CandidateInput> {
     vec![
         CandidateInput::new(
-            "Claude (simulated): usage limit resets in 40 s",
-            AgentSpec::simulated(vec![SimStep::UsageLimit {
-                after_ms: WORK_MS,
-                resets_in_s: 40,
-            }]),
-            waits_for_reset_then_skips(),
+            "Claude Code (simulated): usage limit, then overloaded",
+            simulating(
+                AgentKind::ClaudeCode,
+                vec![
+                    SimStep::UsageLimit {
+                        after_ms: WORK_MS,
+                        resets_in_s: 30,
+                    },
+                    SimStep::Overloaded { after_ms: WORK_MS },
+                ],
+            ),
+            waits_then_retries_then_skips(),
         ),
         CandidateInput::new(
-            "Codex (simulated): 529 twice then succeed",
-            AgentSpec::simulated(vec![
-                SimStep::Overloaded { after_ms: WORK_MS },
-                SimStep::Overloaded { after_ms: WORK_MS },
-                SimStep::Succeed { after_ms: WORK_MS },
-            ]),
-            retries_then_stops(),
+            "Codex (simulated): a tool ran, then the stream dropped",
+            simulating(
+                AgentKind::Codex,
+                vec![SimStep::ToolThenReset { after_ms: WORK_MS }],
+            ),
+            retries_then_skips(),
         ),
         CandidateInput::new(
-            "Gemini (simulated): tool ran then connection reset",
-            AgentSpec::simulated(vec![SimStep::ToolThenReset { after_ms: WORK_MS }]),
-            retries_then_stops(),
+            "Gemini CLI (simulated): succeeds",
+            simulating(
+                AgentKind::Gemini,
+                vec![SimStep::Succeed { after_ms: WORK_MS }],
+            ),
+            retries_then_skips(),
         ),
     ]
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::{AgentKind, AgentSpec, Launch};
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
-use crate::policy::{CandidatePolicy, Exhausted};
+use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use crate::route::{AttemptOutcome, ManualAction, RouteState};
 
 /// One entry of the agent picker: an agent kind's descriptor as the editor
@@ -31,8 +31,14 @@ pub struct AgentKindInfo {
     /// Played inside Recourse from its `script`: no program, environment
     /// or config dir.
     pub scripted: bool,
-    /// A new candidate of this kind: its agent settings and policy.
+    /// A new candidate of this kind in the editor: its agent settings and
+    /// the policy fitted to how the kind fails.
     pub starter: CandidateTemplate,
+    /// Why that starter policy fits the kind, shown beside it.
+    pub starter_why: String,
+    /// What a section's reset wait or retry starts with when a person
+    /// switches it on (the hard wait is the kind's usage window).
+    pub switch_on: CandidatePolicy,
 }
 
 /// What a new candidate starts with.
@@ -56,7 +62,12 @@ impl AgentKindInfo {
             scripted: matches!(d.launch, Launch::InProcess),
             starter: CandidateTemplate {
                 agent: (d.starter)(),
-                policy: CandidatePolicy::default_for_new_candidate(),
+                policy: (d.starter_policy)(),
+            },
+            starter_why: d.starter_why.to_string(),
+            switch_on: CandidatePolicy {
+                transient: ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
+                hard: ClassPolicy::new(Some(d.hard_wait_s), Some((2, 60)), Exhausted::Skip),
             },
         }
     }
@@ -116,8 +127,20 @@ pub struct RouteSnapshot {
     pub repeat_risk: Option<String>,
     /// Absolute UTC deadline of a pending wait or retry.
     pub deadline: Option<DateTime<Utc>>,
+    /// The trusted reset instant the current candidate's last failure
+    /// gave, kept after its wait was cancelled: until then a retry of it
+    /// will most likely fail again.
+    pub provider_reset_at: Option<DateTime<Utc>>,
     pub manual_reason: Option<String>,
+    /// The agent's program could not be started: a retry fails the same way
+    /// until the program or working directory is fixed.
+    pub cannot_start: bool,
     pub prompt_excerpt: String,
+    /// The directory the agent runs in; `None` only for a route started
+    /// before directories were recorded (it ran where Recourse was started).
+    pub cwd: Option<String>,
+    /// When a person archived it; archived routes are listed apart.
+    pub archived_at: Option<DateTime<Utc>>,
     /// Number of attempts dispatched so far.
     pub attempts: u32,
     /// Engine instance that runs this route's timers and processes.
@@ -136,16 +159,23 @@ pub enum RouteFilter {
     NeedsYou,
     /// Running, or waiting for a timer the engine will fire.
     Active,
-    /// Succeeded or stopped.
+    /// Stopped by a person: not finished (resume or archive it).
+    Stopped,
+    /// Succeeded.
     Finished,
+    /// Archived by a person, whatever their state.
+    Archived,
+    /// Every route not archived.
     All,
 }
 
 impl RouteFilter {
-    pub const ALL: [RouteFilter; 4] = [
+    pub const ALL: [RouteFilter; 6] = [
         RouteFilter::NeedsYou,
         RouteFilter::Active,
+        RouteFilter::Stopped,
         RouteFilter::Finished,
+        RouteFilter::Archived,
         RouteFilter::All,
     ];
 
@@ -155,8 +185,21 @@ impl RouteFilter {
         match self {
             RouteFilter::NeedsYou => &[NeedsManual],
             RouteFilter::Active => &[Running, WaitingReset, RetryScheduled],
-            RouteFilter::Finished => &[Succeeded, Stopped],
-            RouteFilter::All => &[],
+            RouteFilter::Stopped => &[Stopped],
+            RouteFilter::Finished => &[Succeeded],
+            RouteFilter::Archived | RouteFilter::All => &[],
+        }
+    }
+
+    /// Whether the filter lists archived routes (and only those).
+    pub fn archived(self) -> bool {
+        match self {
+            RouteFilter::Archived => true,
+            RouteFilter::NeedsYou
+            | RouteFilter::Active
+            | RouteFilter::Stopped
+            | RouteFilter::Finished
+            | RouteFilter::All => false,
         }
     }
 }
@@ -189,15 +232,23 @@ impl RouteQuery {
     }
 }
 
-/// How many routes each filter of the list holds.
+/// How many routes each filter of the list holds: one field per
+/// [`RouteFilter`], by its name, plus the parts of `active`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct RouteCounts {
     pub needs_you: u32,
+    /// Running or waiting.
+    pub active: u32,
     /// Running now.
     pub running: u32,
     /// Waiting for a reset or a scheduled retry.
     pub waiting: u32,
+    pub stopped: u32,
+    /// Succeeded.
     pub finished: u32,
+    pub archived: u32,
+    /// Every route not archived.
+    pub all: u32,
 }
 
 impl RouteCounts {
@@ -206,18 +257,25 @@ impl RouteCounts {
         self.waiting + self.running > 0
     }
 
-    /// Counts from the number of routes in each state.
-    pub fn of(by_state: &[(RouteState, u32)]) -> RouteCounts {
-        let mut counts = RouteCounts::default();
+    /// Counts from the number of listed (not archived) routes in each
+    /// state, and the number archived.
+    pub fn of(by_state: &[(RouteState, u32)], archived: u32) -> RouteCounts {
+        let mut counts = RouteCounts {
+            archived,
+            ..RouteCounts::default()
+        };
         for &(state, n) in by_state {
             let slot = match state {
                 RouteState::NeedsManual => &mut counts.needs_you,
                 RouteState::Running => &mut counts.running,
                 RouteState::WaitingReset | RouteState::RetryScheduled => &mut counts.waiting,
-                RouteState::Stopped | RouteState::Succeeded => &mut counts.finished,
+                RouteState::Stopped => &mut counts.stopped,
+                RouteState::Succeeded => &mut counts.finished,
             };
             *slot += n;
+            counts.all += n;
         }
+        counts.active = counts.running + counts.waiting;
         counts
     }
 }
@@ -249,12 +307,60 @@ pub struct AttemptView {
     pub policy_revision: Option<u32>,
     /// Sanitized evidence excerpt.
     pub excerpt: Option<String>,
+    /// The program's exit code, when it exited with one.
+    pub exit_code: Option<i32>,
+    /// No catalogue rule recognised its failure: it is in the catalogue's
+    /// inbox, where a rule can be made from it.
+    pub in_inbox: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct RouteDetail {
     pub snapshot: RouteSnapshot,
+    /// The whole prompt (the snapshot has its first line), for "run again".
+    pub prompt: String,
+    /// The profile it ran on, while that profile exists.
+    pub profile_id: Option<u32>,
     pub attempts: Vec<AttemptView>,
+    /// The route drawn over time: attempts, the waits between them, marks.
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// One piece of a route's timeline, in time order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TimelineEntry {
+    /// An attempt from its start to its end (`None`: still running).
+    Attempt {
+        number: u32,
+        candidate_name: String,
+        start: DateTime<Utc>,
+        end: Option<DateTime<Utc>>,
+        outcome: Option<AttemptOutcome>,
+    },
+    /// Time between attempts, and why; `end` is `None` while it lasts (a
+    /// pending wait ends at `due`, a person's turn has no end known).
+    Gap {
+        start: DateTime<Utc>,
+        end: Option<DateTime<Utc>>,
+        due: Option<DateTime<Utc>>,
+        why: GapReason,
+        label: String,
+    },
+    /// Something that happened at one instant (a skip, a stop).
+    Mark { at: DateTime<Utc>, label: String },
+}
+
+/// Why a route was between attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum GapReason {
+    /// Waiting for the provider's reset.
+    ResetWait,
+    /// A scheduled retry.
+    Retry,
+    /// Waiting for a person.
+    Person,
 }
 
 /// Evidence that no catalogue rule classified, for growing the catalogue.
@@ -276,6 +382,38 @@ pub struct StartRun {
     pub profile_id: u32,
     pub prompt: String,
     pub cwd: Option<String>,
+}
+
+/// How long finished routes are kept (the app's retention setting); each
+/// `None` keeps them for good.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Retention {
+    /// Days after which a succeeded or stopped route loses the bulky
+    /// details of its attempts (transcripts, processes); its history stays.
+    pub details_days: Option<u32>,
+    /// Days after which a succeeded or stopped route is deleted with its
+    /// history.
+    pub routes_days: Option<u32>,
+}
+
+/// What housekeeping removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Pruned {
+    pub detail_rows: u32,
+    pub routes_deleted: u32,
+}
+
+/// Where an agent would run, checked before a run starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct WorkdirCheck {
+    /// The directory, absolute; for an empty field, the one used instead.
+    pub path: String,
+    /// Why a run would be refused there (not a directory); `None`: usable.
+    pub problem: Option<String>,
+    /// What to know before running there (not a git repository).
+    pub warning: Option<String>,
+    /// The repository it belongs to, when it is in one.
+    pub git_root: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]

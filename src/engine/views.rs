@@ -8,7 +8,7 @@ use super::{
 };
 use crate::classification::{Classification, PolicyClass};
 use crate::route::{machine, HoldReason, RouteRow, RouteState};
-use crate::store::routes::StoredAttempt;
+use crate::store::routes::{RouteScope, StoredAttempt};
 use crate::store::{RouteSearch, Store};
 
 /// The UI's view of a route row.
@@ -48,8 +48,16 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
             _ => None,
         },
         deadline: row.deadline,
+        provider_reset_at: row
+            .classification
+            .as_ref()
+            .filter(|_| current_failed)
+            .and_then(|c| c.reset_at),
         manual_reason: row.manual_reason.as_ref().map(|r| r.text().into_owned()),
+        cannot_start: matches!(row.manual_reason, Some(HoldReason::CannotStart { .. })),
         prompt_excerpt: prompt_excerpt(&row.prompt),
+        cwd: row.cwd.clone(),
+        archived_at: row.archived_at,
         attempts: row.attempts,
         owner: row.owner.clone(),
         created_at: row.created_at,
@@ -109,6 +117,7 @@ fn prompt_excerpt(prompt: &str) -> String {
 }
 
 fn attempt_view(a: StoredAttempt) -> AttemptView {
+    let in_inbox = a.in_inbox();
     let r = a.result;
     AttemptView {
         number: a.attempt.number,
@@ -126,6 +135,11 @@ fn attempt_view(a: StoredAttempt) -> AttemptView {
             .as_ref()
             .and_then(|r| r.decision.as_ref().map(|d| d.text().into_owned())),
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
+        exit_code: r
+            .as_ref()
+            .and_then(|r| r.evidence.as_ref())
+            .and_then(|e| e.exit_code),
+        in_inbox,
         excerpt: r.and_then(|r| r.excerpt),
     }
 }
@@ -135,10 +149,14 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
     let row = store
         .route(id)?
         .ok_or_else(|| EngineError::not_found("route", id))?;
-    let attempts = store.attempts(id)?.into_iter().map(attempt_view).collect();
+    let stored = store.attempts(id)?;
+    let timeline = super::timeline::timeline(&row, &stored);
     Ok(RouteDetail {
         snapshot: snapshot(&row),
-        attempts,
+        prompt: row.prompt.clone(),
+        profile_id: row.profile_id,
+        attempts: stored.into_iter().map(attempt_view).collect(),
+        timeline,
     })
 }
 
@@ -167,7 +185,13 @@ pub(crate) fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage,
         ));
     }
     // One more than asked tells whether an older page exists.
+    let scope = if query.filter.archived() {
+        RouteScope::Archived
+    } else {
+        RouteScope::Listed
+    };
     let mut rows = store.routes_page(
+        scope,
         query.filter.states(),
         &RouteSearch::new(&query.search),
         query.before,
@@ -184,7 +208,11 @@ pub(crate) fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage,
 
 /// How many routes each list filter holds, from an index.
 pub(crate) fn route_counts(store: &Store) -> Result<RouteCounts, EngineError> {
-    Ok(RouteCounts::of(&store.state_counts()?))
+    let archived = store.state_counts(RouteScope::Archived)?;
+    Ok(RouteCounts::of(
+        &store.state_counts(RouteScope::Listed)?,
+        archived.iter().map(|(_, n)| n).sum(),
+    ))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! It is the policy document (`recourse policy check` reads the same
 //! candidates, legacy action maps included) plus the profile's `name` and,
 //! per candidate, how to launch it: `agent` is an object (`kind`, `program`,
-//! `args`, `model`, `env`, `config_dir`, `timeouts`, and `script` for the
+//! `args`, `model`, `env`, `config_dir`, `timeouts`, and `script` and `simulates` for the
 //! simulated provider) or just the policy document's agent name
 //! (`"claude-code"`), meaning that kind with its defaults. [`load`] is the one
 //! way to read it: duplicate keys, unknown fields and newer versions are
@@ -429,6 +429,7 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
                 config_dir: a.config_dir.as_deref(),
                 timeouts: a.timeouts,
                 script: &a.script,
+                simulates: a.simulates,
             },
             transient: &c.transient,
             hard: &c.hard,
@@ -453,6 +454,8 @@ struct AgentOut<'a> {
     timeouts: crate::agent::AttemptTimeouts,
     #[serde(skip_serializing_if = "<[crate::agent::SimStep]>::is_empty")]
     script: &'a [crate::agent::SimStep],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulates: Option<AgentKind>,
 }
 
 /// The JSON Schema of the current document, generated from the Rust types

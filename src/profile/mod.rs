@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod document;
 pub mod names;
+pub mod words;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -15,7 +15,7 @@ use super::{
     AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason, Interruption,
     ManualAction, NewRoute, RouteRow, RouteState, TransitionWrite,
 };
-use crate::classification::Classification;
+use crate::classification::{Classification, SemanticCode};
 use crate::evaluator::{self, CandidateSlot, Decision, ManualReason, RouteCycle};
 use crate::evidence::Evidence;
 use crate::profile::{Candidate, Profile};
@@ -121,6 +121,7 @@ fn base(row: &RouteRow, now: DateTime<Utc>) -> RouteRecord {
     RouteRecord {
         deadline: None,
         manual_reason: None,
+        archived_at: None,
         updated_at: now,
         ..row.0.clone()
     }
@@ -439,6 +440,9 @@ pub fn failed(
             .map(|c| policy.section(c).on_exhausted),
         Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => None,
     };
+    // A program that would not start: the person reads the cause first.
+    let cannot_start = (failure.classification.code == SemanticCode::SpawnFailed)
+        .then(|| excerpt(&failure.evidence.message));
     let write = TransitionWrite {
         dispatch: None,
         result: Some(AttemptResultRecord {
@@ -454,7 +458,13 @@ pub fn failed(
             evidence: Some(failure.evidence),
         }),
     };
-    Some(follow(row, next, write, &decision, lease, world, now))
+    let mut plan = follow(row, next, write, &decision, lease, world, now);
+    if let (Some(cause), Some(HoldReason::NoRecovery { .. })) =
+        (cannot_start, &plan.next.manual_reason)
+    {
+        plan.next.0.manual_reason = Some(HoldReason::CannotStart { cause });
+    }
+    Some(plan)
 }
 
 /// Plans what `decision` says: wait, retry, dispatch the next candidate, or
@@ -501,6 +511,7 @@ fn slots(row: &RouteRow) -> Vec<CandidateSlot> {
             enabled: c.enabled,
             name: c.name.clone(),
             policy: c.policy.clone(),
+            kind: Some(c.agent.kind),
         })
         .collect()
 }

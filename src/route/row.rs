@@ -51,6 +51,9 @@ pub struct RouteRecord {
     pub attempts: u32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// When a person archived the route (at rest only); any transition
+    /// clears it, so an archived route never hides work going on.
+    pub archived_at: Option<DateTime<Utc>>,
 }
 
 /// A route's durable state, as stored: its fields are read through `Deref`,

@@ -159,6 +159,10 @@ pub enum HoldReason {
     /// No automatic recovery is possible (unclassified, low confidence, no
     /// candidate left to skip to); a spawn failure is one, by its code.
     NoRecovery { reason: ManualReason },
+    /// The agent's program could not be started (not installed, not
+    /// executable, a missing working directory): `cause` says which, in
+    /// the runner's words; retrying cannot help until it is fixed.
+    CannotStart { cause: String },
     /// The running attempt was found without its engine.
     Interrupted { attempt: u32, cause: Interruption },
     /// The words of a row stored before reasons were coded.
@@ -202,6 +206,11 @@ impl HoldReason {
             }
             HoldReason::PolicyStop { reason } => Cow::Owned(reason.describe()),
             HoldReason::NoRecovery { reason } => Cow::Owned(reason.describe()),
+            HoldReason::CannotStart { cause } => Cow::Owned(format!(
+                "{cause}. Install the program or set the candidate's Program to its full path \
+                 (Profiles), or fix the working directory; then retry now, or skip to the next \
+                 candidate"
+            )),
             HoldReason::Interrupted { attempt, cause } => Cow::Owned(format!(
                 "attempt {attempt} was still running when {}; it may have done work, so it is \
                  not replayed automatically — check the workspace, then retry now, skip or stop",
@@ -265,6 +274,9 @@ mod tests {
                 reason: ManualReason::Unclassified {
                     code: crate::classification::SemanticCode::SpawnFailed,
                 },
+            },
+            HoldReason::CannotStart {
+                cause: "cannot start claude: not found on PATH (claude)".into(),
             },
             HoldReason::Interrupted {
                 attempt: 3,

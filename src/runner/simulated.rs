@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use chrono::{DateTime, Timelike, Utc};
+
 use super::{Launch, RunReport};
-use crate::agent::SimStep;
+use crate::agent::{AgentKind, SimStep};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -31,52 +33,131 @@ fn step_for(script: &[SimStep], step: u32) -> Option<&SimStep> {
 
 fn report(step: &SimStep, launch: &Launch) -> RunReport {
     let now = launch.clock.now();
-    let failed = |raw: RawEvidence, effect: EffectContext| RunReport::Failed { raw, effect };
     let evidence = |message: String| {
         RawEvidence::new(Provider::Simulated, message, now)
             .with_phase(Phase::Request)
             .with_exit_code(1)
     };
-    match step {
-        SimStep::Succeed { .. } => RunReport::Succeeded,
-        SimStep::Overloaded { .. } => {
-            let raw = evidence(
-                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
-                    .to_string(),
-            )
-            .with_http_status(529)
-            .with_error_type(Some("overloaded_error".to_string()));
-            failed(raw, EffectContext::not_delivered())
-        }
-        SimStep::RateLimited { retry_after_s, .. } => {
-            let raw = evidence(
-                r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#
-                    .to_string(),
+    let like = launch.agent.simulates.unwrap_or(AgentKind::ClaudeCode);
+    let words = Words::of(like);
+    let (raw, effect) = match step {
+        SimStep::Succeed { .. } => return RunReport::Succeeded,
+        SimStep::Overloaded { .. } => (
+            evidence(words.overloaded.to_string())
+                .with_http_status(words.overloaded_status)
+                .with_error_type(words.overloaded_type.map(str::to_string)),
+            EffectContext::not_delivered(),
+        ),
+        SimStep::RateLimited { retry_after_s, .. } => (
+            evidence(
+                words
+                    .rate_limited
+                    .replace("{s}", &retry_after_s.to_string()),
             )
             .with_http_status(429)
-            .with_error_type(Some("rate_limit_error".to_string()))
+            .with_error_type(words.rate_limited_type.map(str::to_string))
             .with_headers(BTreeMap::from([(
                 "retry-after".to_string(),
                 retry_after_s.to_string(),
-            )]));
-            failed(raw, EffectContext::not_delivered())
-        }
-        SimStep::UsageLimit { resets_in_s, .. } => {
-            let reset = now.timestamp() + i64::from(*resets_in_s);
-            let raw = evidence(format!("Claude AI usage limit reached|{reset}"));
-            failed(raw, EffectContext::not_delivered())
-        }
-        SimStep::ToolThenReset { .. } => {
-            let raw = evidence(
-                "API Error: Connection error. (read ECONNRESET: connection reset by peer)"
-                    .to_string(),
-            )
-            .with_phase(Phase::Stream);
-            failed(raw, after_tool_use())
-        }
+            )])),
+            EffectContext::not_delivered(),
+        ),
+        SimStep::UsageLimit { resets_in_s, .. } => (
+            evidence(usage_limit(like, now, *resets_in_s)),
+            EffectContext::not_delivered(),
+        ),
+        SimStep::ToolThenReset { .. } => (
+            evidence(words.connection_reset.to_string()).with_phase(Phase::Stream),
+            after_tool_use(),
+        ),
         SimStep::Unrecognised { message, .. } => {
-            let raw = evidence(message.clone());
-            failed(raw, EffectContext::not_delivered())
+            (evidence(message.clone()), EffectContext::not_delivered())
+        }
+    };
+    RunReport::Failed { raw, effect }
+}
+
+/// What each CLI prints for a failure, taken from the recordings of the
+/// pinned CLIs (`fixtures/agents/recorded/<cli>-<version>/<scenario>`).
+/// OpenCode passes the provider's own error body through, so it is worded
+/// as the Anthropic API it most often runs on.
+struct Words {
+    overloaded: &'static str,
+    overloaded_status: u16,
+    overloaded_type: Option<&'static str>,
+    /// `{s}`: the seconds of the retry-after.
+    rate_limited: &'static str,
+    rate_limited_type: Option<&'static str>,
+    connection_reset: &'static str,
+}
+
+impl Words {
+    fn of(like: AgentKind) -> Words {
+        match like {
+            // codex-0.171.0/overloaded, rate_limited, cut_stream
+            AgentKind::Codex => Words {
+                overloaded: "unexpected status 503 Service Unavailable: The server is overloaded or not ready yet.",
+                overloaded_status: 503,
+                overloaded_type: None,
+                rate_limited: "exceeded retry limit, last status: 429 Too Many Requests",
+                rate_limited_type: None,
+                connection_reset: "stream disconnected before completion: stream closed before response.completed",
+            },
+            // gemini-0.61.0/overloaded, cut_stream
+            AgentKind::Gemini => Words {
+                overloaded: "[API Error: The model is overloaded. Please try again later.]",
+                overloaded_status: 503,
+                overloaded_type: None,
+                // gemini-cli issue 2020: a throttle, not a quota.
+                rate_limited: "[API Error: Resource has been exhausted (e.g. check quota).]",
+                rate_limited_type: None,
+                connection_reset: "Model stream ended without a finish reason.",
+            },
+            // claude-2.1.332/overloaded, rate_limited, tool_then_error
+            AgentKind::ClaudeCode
+            | AgentKind::Opencode
+            | AgentKind::Simulated
+            | AgentKind::Generic => Words {
+                overloaded: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                overloaded_status: 529,
+                overloaded_type: Some("overloaded_error"),
+                rate_limited: r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
+                rate_limited_type: Some("rate_limit_error"),
+                connection_reset: "API Error: Connection error. (read ECONNRESET: connection reset by peer)",
+            },
+        }
+    }
+}
+
+/// A usage limit that resets `resets_in_s` after `now`, as `like` says it:
+/// Claude Code gives the epoch second, Codex the time left in whole
+/// minutes, Gemini CLI the clock time (to the minute, in UTC); the reset
+/// falls at the minute they name.
+fn usage_limit(like: AgentKind, now: DateTime<Utc>, resets_in_s: u32) -> String {
+    let minutes = resets_in_s.div_ceil(60).max(1);
+    match like {
+        AgentKind::Codex => format!(
+            "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or \
+             try again in {minutes} minute{}.",
+            if minutes == 1 { "" } else { "s" }
+        ),
+        AgentKind::Gemini => {
+            let reset = now + chrono::Duration::seconds(i64::from(resets_in_s));
+            // The next whole minute: a clock time never promises too early.
+            let reset = reset
+                .with_second(0)
+                .and_then(|t| t.with_nanosecond(0))
+                .map_or(reset, |t| t + chrono::Duration::minutes(1));
+            format!(
+                "Usage limit reached for gemini-2.5-pro. Access resets at {} UTC.",
+                reset.format("%-I:%M %p")
+            )
+        }
+        AgentKind::ClaudeCode | AgentKind::Opencode | AgentKind::Simulated | AgentKind::Generic => {
+            format!(
+                "Claude AI usage limit reached|{}",
+                now.timestamp() + i64::from(resets_in_s)
+            )
         }
     }
 }
@@ -106,8 +187,22 @@ mod tests {
         Option<chrono::DateTime<chrono::Utc>>,
         EffectContext,
     ) {
+        play_like(None, step)
+    }
+
+    fn play_like(
+        like: Option<AgentKind>,
+        step: SimStep,
+    ) -> (
+        SemanticCode,
+        Option<chrono::DateTime<chrono::Utc>>,
+        EffectContext,
+    ) {
         let launch = Launch {
-            agent: AgentSpec::simulated(vec![step.clone()]),
+            agent: AgentSpec {
+                simulates: like,
+                ..AgentSpec::simulated(vec![step.clone()])
+            },
             prompt: "p".into(),
             cwd: None,
             step: 0,
@@ -147,6 +242,42 @@ mod tests {
             message: "the flux capacitor is out of sync".into(),
         });
         assert_eq!(code, SemanticCode::Unknown);
+    }
+
+    #[test]
+    fn each_cli_s_words_classify_as_that_cli_s_failure_would() {
+        for like in [AgentKind::Codex, AgentKind::Gemini, AgentKind::Opencode] {
+            let at = |step| play_like(Some(like), step);
+            let (code, _, _) = at(SimStep::Overloaded { after_ms: 0 });
+            assert_eq!(
+                code.class(),
+                crate::classification::Class::Transient,
+                "{like:?}: {code:?}"
+            );
+            let (code, _, _) = at(SimStep::RateLimited {
+                after_ms: 0,
+                retry_after_s: 12,
+            });
+            assert_eq!(code, SemanticCode::RateLimited, "{like:?}");
+            let (code, reset_at, _) = at(SimStep::UsageLimit {
+                after_ms: 0,
+                resets_in_s: 40,
+            });
+            assert_eq!(code, SemanticCode::UsageLimitReached, "{like:?}");
+            let reset = reset_at.unwrap_or_else(|| panic!("{like:?}: a trusted reset"));
+            let ahead = (reset - chrono::Utc::now()).num_seconds();
+            assert!(
+                (30..=120).contains(&ahead),
+                "{like:?}: reset {ahead} s ahead"
+            );
+            let (code, _, effect) = at(SimStep::ToolThenReset { after_ms: 0 });
+            assert_eq!(
+                code.class(),
+                crate::classification::Class::Transient,
+                "{like:?}: {code:?}"
+            );
+            assert_eq!(effect.tool_activity_seen, Some(true), "{like:?}");
+        }
     }
 
     #[test]

@@ -112,7 +112,8 @@ async fn an_unreviewed_local_rule_is_shown_but_the_route_still_needs_a_person() 
     let evidence_route = run(&engine, &p).await;
     until_left_running(&engine, evidence_route.id).await;
     let item = &engine.unclassified_inbox().unwrap()[0];
-    let draft = propose(&item.evidence, |_| false);
+    let mut draft = propose(&item.evidence, |_| false);
+    draft.code = SemanticCode::ProviderUnavailable;
     engine
         .save_rule(
             &draft.to_spec(false),
@@ -152,8 +153,9 @@ async fn a_planted_key_in_an_inbox_item_never_reaches_the_local_catalogue() {
     let s = run(&engine, &p).await;
     until_left_running(&engine, s.id).await;
     let item = &engine.unclassified_inbox().unwrap()[0];
-    let draft = propose(&item.evidence, |_| false);
-    let review = engine.review_rule(&draft.to_spec(true), &[]).unwrap();
+    let mut draft = propose(&item.evidence, |_| false);
+    draft.code = SemanticCode::ProviderUnavailable;
+    let review = engine.review_rule(&draft.to_spec(true), &[], None).unwrap();
     assert!(review.refusals.is_empty(), "{:?}", review.refusals);
     let impact = &review.checks.unwrap().impact;
     assert_eq!(impact.len(), 1, "the inbox item is what the rule changes");

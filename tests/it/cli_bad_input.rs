@@ -151,7 +151,7 @@ fn bad_ids_and_values_leave_the_database_unchanged() {
                 "--cwd",
                 "/nonexistent/dir",
             ],
-            "error: cwd: /nonexistent/dir is not a directory\n",
+            "error: cwd: /nonexistent/dir does not exist\n",
         ),
     ];
     for (args, expected) in cases {

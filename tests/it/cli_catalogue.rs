@@ -315,7 +315,8 @@ fn an_exported_rule_is_a_patch_git_applies_and_its_catalogue_passes_every_fixtur
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let evidence = Evidence::from_raw(RawEvidence::new(Provider::Codex, GIZMO, chrono::Utc::now()));
-    let draft = propose(&evidence, |_| false);
+    let mut draft = propose(&evidence, |_| false);
+    draft.code = recourse::classification::SemanticCode::ProviderUnavailable;
     let mut overlay = Overlay::open(overlay_dir(&db));
     overlay
         .save(

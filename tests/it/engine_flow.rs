@@ -61,43 +61,57 @@ fn states(seen: &[RouteSnapshot]) -> Vec<(RouteState, u32)> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn demo_route_waits_for_reset_skips_retries_and_succeeds() {
+async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_itself() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir).await;
     let profile = engine.profile_by_name(DEMO_PROFILE).unwrap();
     assert_eq!(profile.candidates.len(), 3, "demo profile seeded");
     let (mut events, start) = subscribe_and_start(&engine, profile.id, "Fix the flaky test").await;
     assert_eq!(start.state, RouteState::Running);
-    let seen = until(&mut events, start.id, |s| s.state == RouteState::Succeeded).await;
+    let seen = until(&mut events, start.id, |s| {
+        s.state == RouteState::NeedsManual
+    })
+    .await;
     assert_eq!(
         states(&seen),
         vec![
             (RouteState::Running, 0),
             (RouteState::WaitingReset, 0),
             (RouteState::Running, 0),
+            (RouteState::RetryScheduled, 0),
+            (RouteState::Running, 0),
             (RouteState::Running, 1),
-            (RouteState::RetryScheduled, 1),
-            (RouteState::Running, 1),
-            (RouteState::RetryScheduled, 1),
-            (RouteState::Running, 1),
-            (RouteState::Succeeded, 1),
+            (RouteState::NeedsManual, 1),
         ],
-        "reset wait, one post-wait attempt, skip, two retries, success"
+        "reset wait, a retry, a skip to Codex, then the gate: left alone it needs you"
     );
     let wait = &seen[1];
-    let deadline = wait.deadline.expect("waiting route has a deadline");
-    let ahead = (deadline - wait.updated_at).num_seconds();
+    let ahead = (wait.deadline.expect("a deadline") - wait.updated_at).num_seconds();
+    assert!((28..=30).contains(&ahead), "reset ~30 s ahead, got {ahead}");
+    let retry = &seen[3];
+    assert_eq!(retry.retry.map(|r| (r.ordinal, r.max)), Some((1, 1)));
+    let gate = seen.last().unwrap();
     assert!(
-        (38..=40).contains(&ahead),
-        "reset deadline ~40 s ahead, got {ahead}"
+        gate.repeat_risk.is_some(),
+        "a tool ran before the stream dropped: the gate refused recovery"
     );
-    let first_retry = &seen[4];
-    assert_eq!(first_retry.retry.map(|r| (r.ordinal, r.max)), Some((1, 3)));
-    let generations: Vec<u32> = seen.iter().map(|s| s.generation).collect();
+    let codes: Vec<String> = engine
+        .route_detail(start.id)
+        .unwrap()
+        .attempts
+        .iter()
+        .filter_map(|a| a.excerpt.clone())
+        .collect();
     assert!(
-        generations.windows(2).all(|w| w[1] > w[0]),
-        "generations strictly increase: {generations:?}"
+        codes[3].starts_with("stream disconnected before completion"),
+        "Codex fails in Codex's words: {codes:?}"
     );
+    // A person skips to the last candidate, which succeeds.
+    let skipped = act_on(&engine, start.id, ManualAction::SkipNow, gate.generation)
+        .await
+        .unwrap();
+    assert_eq!(skipped.candidate_index, 2);
+    until(&mut events, start.id, |s| s.state == RouteState::Succeeded).await;
     let detail = engine.route_detail(start.id).unwrap();
     assert_eq!(detail.attempts.len(), 5, "five attempts dispatched");
     engine.shutdown().await;

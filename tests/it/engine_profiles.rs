@@ -294,10 +294,7 @@ async fn starting_a_run_checks_prompt_cwd_and_candidates() {
         .start_run(run("go", Some("/nonexistent/dir")))
         .await
         .unwrap_err();
-    assert_eq!(
-        validation(err).1,
-        "cwd: /nonexistent/dir is not a directory"
-    );
+    assert_eq!(validation(err).1, "cwd: /nonexistent/dir does not exist");
     let err = engine.start_run(run("go", None)).await.unwrap_err();
     assert_eq!(
         validation(err).1,
@@ -349,6 +346,7 @@ async fn pasted_error_text_is_classified_by_the_catalogue_in_force_and_previewed
         name: "opus".into(),
         enabled: true,
         policy: CandidatePolicy::both(ClassPolicy::new(None, Some((1, 5)), Exhausted::Skip)),
+        kind: None,
     };
     let preview = engine
         .preview_error_text(

@@ -26,6 +26,7 @@ fn slot(name: &str, policy: CandidatePolicy) -> CandidateSlot {
         enabled: true,
         name: name.into(),
         policy,
+        kind: None,
     }
 }
 
@@ -677,6 +678,7 @@ fn arb_candidates() -> impl Strategy<Value = Vec<CandidateSlot>> {
                 enabled,
                 name: format!("c{i}"),
                 policy: CandidatePolicy { transient, hard },
+                kind: None,
             })
             .collect()
     })

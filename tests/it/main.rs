@@ -24,6 +24,7 @@ mod engine_actions;
 mod engine_adapters;
 mod engine_cli;
 mod engine_flow;
+mod engine_housekeeping;
 mod engine_locks;
 mod engine_pause;
 mod engine_profiles;

@@ -49,12 +49,12 @@ export const commands = {
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
-	previewPolicy: (candidates: CandidateSlot[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
+	previewPolicy: (candidates: CandidateSlot_Deserialize[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
 	/**
 	 *  Pasted error text classified by the catalogue a run would use (local
 	 *  rules included), then the same timeline as [`preview_policy`].
 	 */
-	previewErrorText: (candidates: CandidateSlot[], provider: Provider, text: string) => typedError<TextPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_error_text", { candidates, provider, text })),
+	previewErrorText: (candidates: CandidateSlot_Deserialize[], provider: Provider, text: string) => typedError<TextPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_error_text", { candidates, provider, text })),
 	/**  Writes profile `id`'s document to `path` (replacing the file there). */
 	exportProfile: (id: number, path: string) => typedError<null, IpcError>(__TAURI_INVOKE("export_profile", { id, path })),
 	/**
@@ -63,10 +63,11 @@ export const commands = {
 	 */
 	previewProfileFile: (path: string) => typedError<ImportPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_profile_file", { path })),
 	/**
-	 *  Saves a previewed document: a new profile, or over `replace` if that
-	 *  profile is still at the revision the preview saw.
+	 *  Saves a previewed document: a new profile, over `replace` if that
+	 *  profile is still at the revision the preview saw, or, with `copy_as`, as
+	 *  a new profile of that name beside the one of the document's name.
 	 */
-	importProfile: (documentJson: string, replace: ExistingProfile | null) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("import_profile", { documentJson, replace })),
+	importProfile: (documentJson: string, replace: ExistingProfile | null, copyAs: string | null) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("import_profile", { documentJson, replace, copyAs })),
 	/**  A copy of profile `id` named `name`. */
 	duplicateProfile: (id: number, name: string) => typedError<Profile_Serialize, IpcError>(__TAURI_INVOKE("duplicate_profile", { id, name })),
 	startRun: (request: StartRun_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("start_run", { request })),
@@ -85,6 +86,15 @@ export const commands = {
 	 *  refused with code `stale` and the UI reloads the route.
 	 */
 	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
+	/**  Archives a route at rest (`archived = false` brings it back). */
+	archiveRoute: (id: number, archived: boolean) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("archive_route", { id, archived })),
+	/**  Deletes routes at rest with their whole history; the ids deleted. */
+	deleteRoutes: (ids: number[]) => typedError<number[], IpcError>(__TAURI_INVOKE("delete_routes", { ids })),
+	/**
+	 *  Where a run with this working directory would run, and what to know
+	 *  first (not a directory: refused; not a git repository: a warning).
+	 */
+	inspectWorkdir: (path: string | null) => typedError<WorkdirCheck_Serialize, IpcError>(__TAURI_INVOKE("inspect_workdir", { path })),
 	catalogueRules: () => typedError<CatalogueView_Serialize, IpcError>(__TAURI_INVOKE("catalogue_rules")),
 	classifyText: (input: PlaygroundInput_Deserialize) => typedError<PlaygroundResult_Serialize, IpcError>(__TAURI_INVOKE("classify_text", { input })),
 	unclassifiedInbox: () => typedError<InboxItem_Serialize[], IpcError>(__TAURI_INVOKE("unclassified_inbox")),
@@ -95,8 +105,11 @@ export const commands = {
 	exportFixture: (routeId: number, attempt: number) => typedError<FixtureExport, IpcError>(__TAURI_INVOKE("export_fixture", { routeId, attempt })),
 	/**  Proposes a local rule from evidence: only its sanitized text is read. */
 	proposeRule: (source: RuleSource_Deserialize) => typedError<RuleProposal_Serialize, IpcError>(__TAURI_INVOKE("propose_rule", { source })),
-	/**  The three checks of a draft as it would act once saved. */
-	reviewRule: (draft: RuleDraft_Deserialize, confirmed: string[]) => typedError<RuleReview_Serialize, IpcError>(__TAURI_INVOKE("review_rule", { draft, confirmed })),
+	/**
+	 *  The three checks of a draft as it would act once saved, and whether it
+	 *  matches the text it is made from (`source`), as a save checks.
+	 */
+	reviewRule: (draft: RuleDraft_Deserialize, confirmed: string[], source: RuleSource_Deserialize | null) => typedError<RuleReview_Serialize, IpcError>(__TAURI_INVOKE("review_rule", { draft, confirmed, source })),
 	/**
 	 *  Saves a draft the person reviewed in the dialog (the review is what
 	 *  lets it act), with its evidence as a local fixture.
@@ -120,6 +133,18 @@ export const commands = {
 	 *  saved), so that closing or quitting asks first.
 	 */
 	setUnsavedEdits: (profile: string | null) => typedError<null, IpcError>(__TAURI_INVOKE("set_unsaved_edits", { profile })),
+	/**
+	 *  Saves the settings made in the Settings view (default profile and
+	 *  directory, notifications, retention) after checking them: a problem is
+	 *  a validation error at its field and nothing is saved. A retention that
+	 *  changed is applied at once.
+	 */
+	setSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, IpcError>(__TAURI_INVOKE("set_settings", { settings })),
+	/**
+	 *  Opens one of Recourse's own folders in the desktop's file manager
+	 *  (`xdg-open`); only these two, never a path from the window.
+	 */
+	openFolder: (folder: Folder) => typedError<null, IpcError>(__TAURI_INVOKE("open_folder", { folder })),
 };
 
 /** Events */
@@ -131,13 +156,19 @@ export const events = {
 };
 
 /* Constants */
+export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
+
 export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
+
+export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume"] as const;
+
+export const MAX_RETENTION_DAYS = 3650 as const;
 
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
-export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled"],"all":[],"finished":["succeeded","stopped"],"needs_you":["needs_manual"]} as const;
+export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled"],"all":[],"archived":[],"finished":["succeeded"],"needs_you":["needs_manual"],"stopped":["stopped"]} as const;
 
 export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
@@ -181,8 +212,18 @@ export type AgentKindInfo_Deserialize = {
 	 *  or config dir.
 	 */
 	scripted: boolean,
-	/**  A new candidate of this kind: its agent settings and policy. */
+	/**
+	 *  A new candidate of this kind in the editor: its agent settings and
+	 *  the policy fitted to how the kind fails.
+	 */
 	starter: CandidateTemplate_Deserialize,
+	/**  Why that starter policy fits the kind, shown beside it. */
+	starter_why: string,
+	/**
+	 *  What a section's reset wait or retry starts with when a person
+	 *  switches it on (the hard wait is the kind's usage window).
+	 */
+	switch_on: CandidatePolicy,
 };
 
 /**
@@ -209,8 +250,18 @@ export type AgentKindInfo_Serialize = {
 	 *  or config dir.
 	 */
 	scripted: boolean,
-	/**  A new candidate of this kind: its agent settings and policy. */
+	/**
+	 *  A new candidate of this kind in the editor: its agent settings and
+	 *  the policy fitted to how the kind fails.
+	 */
 	starter: CandidateTemplate_Serialize,
+	/**  Why that starter policy fits the kind, shown beside it. */
+	starter_why: string,
+	/**
+	 *  What a section's reset wait or retry starts with when a person
+	 *  switches it on (the hard wait is the kind's usage window).
+	 */
+	switch_on: CandidatePolicy,
 };
 
 /**  How to launch a candidate. */
@@ -229,6 +280,11 @@ export type AgentSpec_Deserialize = {
 	 *  step N (the last step repeats).
 	 */
 	script?: SimStep[],
+	/**
+	 *  Simulated provider only: the CLI whose words its failures are in, as
+	 *  that CLI prints them (Claude Code when unset).
+	 */
+	simulates?: AgentKind | null,
 	/**
 	 *  Variables added to the agent's environment (a proxy, another
 	 *  account's key). Values that look like secrets are never logged.
@@ -257,6 +313,11 @@ export type AgentSpec_Serialize = {
 	 *  step N (the last step repeats).
 	 */
 	script: SimStep[],
+	/**
+	 *  Simulated provider only: the CLI whose words its failures are in, as
+	 *  that CLI prints them (Claude Code when unset).
+	 */
+	simulates: AgentKind | null,
 	/**
 	 *  Variables added to the agent's environment (a proxy, another
 	 *  account's key). Values that look like secrets are never logged.
@@ -313,6 +374,13 @@ export type AttemptView_Deserialize = {
 	policy_revision?: number | null,
 	/**  Sanitized evidence excerpt. */
 	excerpt?: string | null,
+	/**  The program's exit code, when it exited with one. */
+	exit_code?: number | null,
+	/**
+	 *  No catalogue rule recognised its failure: it is in the catalogue's
+	 *  inbox, where a rule can be made from it.
+	 */
+	in_inbox: boolean,
 };
 
 /**  One attempt of a route, with what was decided about it. */
@@ -332,6 +400,13 @@ export type AttemptView_Serialize = {
 	policy_revision: number | null,
 	/**  Sanitized evidence excerpt. */
 	excerpt: string | null,
+	/**  The program's exit code, when it exited with one. */
+	exit_code: number | null,
+	/**
+	 *  No catalogue rule recognised its failure: it is in the catalogue's
+	 *  inbox, where a rule can be made from it.
+	 */
+	in_inbox: boolean,
 };
 
 /**  A candidate as stored. */
@@ -365,10 +440,30 @@ export type CandidatePolicy = {
 };
 
 /**  One candidate of the route, in route order. */
-export type CandidateSlot = {
+export type CandidateSlot = CandidateSlot_Serialize | CandidateSlot_Deserialize;
+
+/**  One candidate of the route, in route order. */
+export type CandidateSlot_Deserialize = {
 	enabled: boolean,
 	name: string,
 	policy: CandidatePolicy,
+	/**
+	 *  What it runs, when known: a preview of a kind whose policy does not
+	 *  apply (any command) treats its failures as a real run does.
+	 */
+	kind?: AgentKind | null,
+};
+
+/**  One candidate of the route, in route order. */
+export type CandidateSlot_Serialize = {
+	enabled: boolean,
+	name: string,
+	policy: CandidatePolicy,
+	/**
+	 *  What it runs, when known: a preview of a kind whose policy does not
+	 *  apply (any command) treats its failures as a real run does.
+	 */
+	kind: AgentKind | null,
 };
 
 /**  What a new candidate starts with. */
@@ -739,6 +834,22 @@ export type FixtureExport = {
 	text: string,
 };
 
+/**  A folder Recourse keeps its files in. */
+export type Folder = 
+/**  Where the database (and the local catalogue beside it) is. */
+"database" | 
+/**  Where the daily log files are. */
+"logs";
+
+/**  Why a route was between attempts. */
+export type GapReason = 
+/**  Waiting for the provider's reset. */
+"reset_wait" | 
+/**  A scheduled retry. */
+"retry" | 
+/**  Waiting for a person. */
+"person";
+
 /**  The gate's answer. No policy setting can turn `Manual` into `Allowed`. */
 export type GateVerdict = "allowed" | { manual: UnsafeReason };
 
@@ -943,6 +1054,29 @@ export type MatchReport_Serialize = {
 	outcome: MatchOutcome,
 };
 
+/**  Which route events raise a desktop notification. */
+export type Notifications = Notifications_Serialize | Notifications_Deserialize;
+
+/**  Which route events raise a desktop notification. */
+export type Notifications_Deserialize = {
+	/**  A route needs you (on by default). */
+	needs_you?: boolean,
+	/**  A route succeeded. */
+	succeeded?: boolean,
+	/**  A route starts waiting for a provider's reset. */
+	waiting?: boolean,
+};
+
+/**  Which route events raise a desktop notification. */
+export type Notifications_Serialize = {
+	/**  A route needs you (on by default). */
+	needs_you: boolean,
+	/**  A route succeeded. */
+	succeeded: boolean,
+	/**  A route starts waiting for a provider's reset. */
+	waiting: boolean,
+};
+
 /**  New dispatches were paused or resumed (from the tray or the window). */
 export type PauseChanged = {
 	paused: boolean,
@@ -1079,6 +1213,46 @@ export type ResetWait = {
 };
 
 /**
+ *  How long finished routes are kept (the app's retention setting); each
+ *  `None` keeps them for good.
+ */
+export type Retention = Retention_Serialize | Retention_Deserialize;
+
+/**
+ *  How long finished routes are kept (the app's retention setting); each
+ *  `None` keeps them for good.
+ */
+export type Retention_Deserialize = {
+	/**
+	 *  Days after which a succeeded or stopped route loses the bulky
+	 *  details of its attempts (transcripts, processes); its history stays.
+	 */
+	details_days?: number | null,
+	/**
+	 *  Days after which a succeeded or stopped route is deleted with its
+	 *  history.
+	 */
+	routes_days?: number | null,
+};
+
+/**
+ *  How long finished routes are kept (the app's retention setting); each
+ *  `None` keeps them for good.
+ */
+export type Retention_Serialize = {
+	/**
+	 *  Days after which a succeeded or stopped route loses the bulky
+	 *  details of its attempts (transcripts, processes); its history stays.
+	 */
+	details_days: number | null,
+	/**
+	 *  Days after which a succeeded or stopped route is deleted with its
+	 *  history.
+	 */
+	routes_days: number | null,
+};
+
+/**
  *  Retry the same candidate `max_retries` times; the delay before retry `n`
  *  (0-based) is `initial_interval_seconds × 2^n`.
  */
@@ -1114,26 +1288,48 @@ export type RouteChanged_Deserialize = RouteEvent_Deserialize;
  */
 export type RouteChanged_Serialize = RouteEvent_Serialize;
 
-/**  How many routes each filter of the list holds. */
+/**
+ *  How many routes each filter of the list holds: one field per
+ *  [`RouteFilter`], by its name, plus the parts of `active`.
+ */
 export type RouteCounts = {
 	needs_you: number,
+	/**  Running or waiting. */
+	active: number,
 	/**  Running now. */
 	running: number,
 	/**  Waiting for a reset or a scheduled retry. */
 	waiting: number,
+	stopped: number,
+	/**  Succeeded. */
 	finished: number,
+	archived: number,
+	/**  Every route not archived. */
+	all: number,
 };
 
 export type RouteDetail = RouteDetail_Serialize | RouteDetail_Deserialize;
 
 export type RouteDetail_Deserialize = {
 	snapshot: RouteSnapshot_Deserialize,
+	/**  The whole prompt (the snapshot has its first line), for "run again". */
+	prompt: string,
+	/**  The profile it ran on, while that profile exists. */
+	profile_id?: number | null,
 	attempts: AttemptView_Deserialize[],
+	/**  The route drawn over time: attempts, the waits between them, marks. */
+	timeline: TimelineEntry_Deserialize[],
 };
 
 export type RouteDetail_Serialize = {
 	snapshot: RouteSnapshot_Serialize,
+	/**  The whole prompt (the snapshot has its first line), for "run again". */
+	prompt: string,
+	/**  The profile it ran on, while that profile exists. */
+	profile_id: number | null,
 	attempts: AttemptView_Serialize[],
+	/**  The route drawn over time: attempts, the waits between them, marks. */
+	timeline: TimelineEntry_Serialize[],
 };
 
 /**
@@ -1168,8 +1364,14 @@ export type RouteFilter =
 "needs_you" | 
 /**  Running, or waiting for a timer the engine will fire. */
 "active" | 
-/**  Succeeded or stopped. */
-"finished" | "all";
+/**  Stopped by a person: not finished (resume or archive it). */
+"stopped" | 
+/**  Succeeded. */
+"finished" | 
+/**  Archived by a person, whatever their state. */
+"archived" | 
+/**  Every route not archived. */
+"all";
 
 /**  A page of the route list with the count behind each filter. */
 export type RoutePage = RoutePage_Serialize | RoutePage_Deserialize;
@@ -1253,8 +1455,26 @@ export type RouteSnapshot_Deserialize = {
 	repeat_risk?: string | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline?: string | null,
+	/**
+	 *  The trusted reset instant the current candidate's last failure
+	 *  gave, kept after its wait was cancelled: until then a retry of it
+	 *  will most likely fail again.
+	 */
+	provider_reset_at?: string | null,
 	manual_reason?: string | null,
+	/**
+	 *  The agent's program could not be started: a retry fails the same way
+	 *  until the program or working directory is fixed.
+	 */
+	cannot_start: boolean,
 	prompt_excerpt: string,
+	/**
+	 *  The directory the agent runs in; `None` only for a route started
+	 *  before directories were recorded (it ran where Recourse was started).
+	 */
+	cwd?: string | null,
+	/**  When a person archived it; archived routes are listed apart. */
+	archived_at?: string | null,
 	/**  Number of attempts dispatched so far. */
 	attempts: number,
 	/**  Engine instance that runs this route's timers and processes. */
@@ -1294,8 +1514,26 @@ export type RouteSnapshot_Serialize = {
 	repeat_risk: string | null,
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline: string | null,
+	/**
+	 *  The trusted reset instant the current candidate's last failure
+	 *  gave, kept after its wait was cancelled: until then a retry of it
+	 *  will most likely fail again.
+	 */
+	provider_reset_at: string | null,
 	manual_reason: string | null,
+	/**
+	 *  The agent's program could not be started: a retry fails the same way
+	 *  until the program or working directory is fixed.
+	 */
+	cannot_start: boolean,
 	prompt_excerpt: string,
+	/**
+	 *  The directory the agent runs in; `None` only for a route started
+	 *  before directories were recorded (it ran where Recourse was started).
+	 */
+	cwd: string | null,
+	/**  When a person archived it; archived routes are listed apart. */
+	archived_at: string | null,
 	/**  Number of attempts dispatched so far. */
 	attempts: number,
 	/**  Engine instance that runs this route's timers and processes. */
@@ -1407,12 +1645,24 @@ export type RuleProposal = RuleProposal_Serialize | RuleProposal_Deserialize;
 export type RuleProposal_Deserialize = {
 	draft: RuleDraft_Deserialize,
 	sanitized: string,
+	/**
+	 *  What in the text the proposed code comes from; `None`: nothing
+	 *  points to one, and the draft's code is `unknown` for the person to
+	 *  choose.
+	 */
+	code_basis?: string | null,
 };
 
 /**  A proposed rule and the sanitized text it was drawn from. */
 export type RuleProposal_Serialize = {
 	draft: RuleDraft_Serialize,
 	sanitized: string,
+	/**
+	 *  What in the text the proposed code comes from; `None`: nothing
+	 *  points to one, and the draft's code is `unknown` for the person to
+	 *  choose.
+	 */
+	code_basis: string | null,
 };
 
 /**  A proposed rule's checks and what stands in the way of saving it. */
@@ -1579,6 +1829,17 @@ export type Settings_Deserialize = {
 	 *  routes wait?"; `None`: ask each time.
 	 */
 	close_while_active?: CloseChoice | null,
+	/**  The profile the run form starts with. */
+	default_profile?: number | null,
+	/**
+	 *  The working directory a run uses when its field is left empty;
+	 *  `None`: the directory Recourse was started in.
+	 */
+	default_cwd?: string | null,
+	/**  Which route events raise a desktop notification. */
+	notify?: Notifications_Deserialize,
+	/**  How long finished routes are kept. */
+	retention?: Retention_Deserialize,
 };
 
 export type Settings_Serialize = {
@@ -1587,6 +1848,17 @@ export type Settings_Serialize = {
 	 *  routes wait?"; `None`: ask each time.
 	 */
 	close_while_active: CloseChoice | null,
+	/**  The profile the run form starts with. */
+	default_profile: number | null,
+	/**
+	 *  The working directory a run uses when its field is left empty;
+	 *  `None`: the directory Recourse was started in.
+	 */
+	default_cwd: string | null,
+	/**  Which route events raise a desktop notification. */
+	notify: Notifications_Serialize,
+	/**  How long finished routes are kept. */
+	retention: Retention_Serialize,
 };
 
 /**  One scripted outcome of the simulated provider. */
@@ -1694,6 +1966,33 @@ export type TextPreview_Serialize = {
 	steps: PreviewStep[],
 };
 
+/**  One piece of a route's timeline, in time order. */
+export type TimelineEntry = TimelineEntry_Serialize | TimelineEntry_Deserialize;
+
+/**  One piece of a route's timeline, in time order. */
+export type TimelineEntry_Deserialize = 
+/**  An attempt from its start to its end (`None`: still running). */
+{ kind: "attempt"; number: number; candidate_name: string; start: string; end?: string | null; outcome?: AttemptOutcome | null } | 
+/**
+ *  Time between attempts, and why; `end` is `None` while it lasts (a
+ *  pending wait ends at `due`, a person's turn has no end known).
+ */
+{ kind: "gap"; start: string; end?: string | null; due?: string | null; why: GapReason; label: string } | 
+/**  Something that happened at one instant (a skip, a stop). */
+{ kind: "mark"; at: string; label: string };
+
+/**  One piece of a route's timeline, in time order. */
+export type TimelineEntry_Serialize = 
+/**  An attempt from its start to its end (`None`: still running). */
+{ kind: "attempt"; number: number; candidate_name: string; start: string; end: string | null; outcome: AttemptOutcome | null } | 
+/**
+ *  Time between attempts, and why; `end` is `None` while it lasts (a
+ *  pending wait ends at `due`, a person's turn has no end known).
+ */
+{ kind: "gap"; start: string; end: string | null; due: string | null; why: GapReason; label: string } | 
+/**  Something that happened at one instant (a skip, a stop). */
+{ kind: "mark"; at: string; label: string };
+
 /**  One failure and the decision it produced. */
 export type TimelineStep = {
 	/**  Index of the failure in the input sequence. */
@@ -1765,6 +2064,33 @@ export type Verdict_Serialize = {
 	class: Class,
 	rule_id: string | null,
 	reset_at: string | null,
+};
+
+/**  Where an agent would run, checked before a run starts. */
+export type WorkdirCheck = WorkdirCheck_Serialize | WorkdirCheck_Deserialize;
+
+/**  Where an agent would run, checked before a run starts. */
+export type WorkdirCheck_Deserialize = {
+	/**  The directory, absolute; for an empty field, the one used instead. */
+	path: string,
+	/**  Why a run would be refused there (not a directory); `None`: usable. */
+	problem?: string | null,
+	/**  What to know before running there (not a git repository). */
+	warning?: string | null,
+	/**  The repository it belongs to, when it is in one. */
+	git_root?: string | null,
+};
+
+/**  Where an agent would run, checked before a run starts. */
+export type WorkdirCheck_Serialize = {
+	/**  The directory, absolute; for an empty field, the one used instead. */
+	path: string,
+	/**  Why a run would be refused there (not a directory); `None`: usable. */
+	problem: string | null,
+	/**  What to know before running there (not a git repository). */
+	warning: string | null,
+	/**  The repository it belongs to, when it is in one. */
+	git_root: string | null,
 };
 
 /* Tauri Specta runtime */

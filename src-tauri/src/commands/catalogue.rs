@@ -7,7 +7,7 @@ use std::path::Path;
 
 use chrono::Utc;
 use recourse::catalogue::bundled::builtin_fixtures;
-use recourse::catalogue::propose::{propose, RuleDraft};
+use recourse::catalogue::propose::{code_basis, propose, RuleDraft};
 use recourse::catalogue::{self, Catalogue, Explanation, Origin, ProviderScope};
 use recourse::classification::{Class, Confidence, Scope, SemanticCode};
 use recourse::engine::overlay::{EvidenceSource, RuleReview, SavedRule};
@@ -260,6 +260,10 @@ impl RuleSource {
 pub struct RuleProposal {
     pub draft: RuleDraft,
     pub sanitized: String,
+    /// What in the text the proposed code comes from; `None`: nothing
+    /// points to one, and the draft's code is `unknown` for the person to
+    /// choose.
+    pub code_basis: Option<String>,
 }
 
 /// Proposes a local rule from evidence: only its sanitized text is read.
@@ -281,22 +285,28 @@ pub async fn propose_rule(
             let draft = propose(&evidence, |id| catalogue.rules.iter().any(|r| r.id == id));
             Ok(RuleProposal {
                 draft,
+                code_basis: code_basis(&evidence).map(|(_, why)| why),
                 sanitized: evidence.message,
             })
         })
         .await
 }
 
-/// The three checks of a draft as it would act once saved.
+/// The three checks of a draft as it would act once saved, and whether it
+/// matches the text it is made from (`source`), as a save checks.
 #[tauri::command]
 #[specta::specta]
 pub async fn review_rule(
     state: State<'_, AppState>,
     draft: RuleDraft,
     confirmed: Vec<String>,
+    source: Option<RuleSource>,
 ) -> Result<RuleReview, IpcError> {
     state
-        .run(move |engine| Ok(engine.review_rule(&draft.to_spec(true), &confirmed)?))
+        .run(move |engine| {
+            let from = source.map(RuleSource::into_engine).transpose()?;
+            Ok(engine.review_rule(&draft.to_spec(true), &confirmed, from)?)
+        })
         .await
 }
 

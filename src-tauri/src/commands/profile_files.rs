@@ -46,16 +46,30 @@ pub async fn preview_profile_file(
         .await
 }
 
-/// Saves a previewed document: a new profile, or over `replace` if that
-/// profile is still at the revision the preview saw.
+/// Saves a previewed document: a new profile, over `replace` if that
+/// profile is still at the revision the preview saw, or, with `copy_as`, as
+/// a new profile of that name beside the one of the document's name.
 #[tauri::command]
 #[specta::specta]
 pub async fn import_profile(
     state: State<'_, AppState>,
     document_json: String,
     replace: Option<ExistingProfile>,
+    copy_as: Option<String>,
 ) -> Reply<Profile> {
     let loaded = read_document(&document_json)?;
+    let names: Vec<String> = loaded
+        .document
+        .candidates
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    if let Some(name) = copy_as {
+        return state
+            .run(move |engine| Ok(engine.import_as_copy(&loaded.document, &name)?))
+            .await
+            .map_err(|e| e.in_words(&names));
+    }
     let target = match replace {
         Some(existing) => ImportTarget::Replace {
             id: existing.id,
@@ -66,6 +80,7 @@ pub async fn import_profile(
     state
         .run(move |engine| Ok(engine.import_profile(&loaded.document, target)?))
         .await
+        .map_err(|e| e.in_words(&names))
 }
 
 /// A copy of profile `id` named `name`.

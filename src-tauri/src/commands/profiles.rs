@@ -63,9 +63,11 @@ pub async fn save_candidates(
     expected_revision: u32,
     candidates: Vec<CandidateInput>,
 ) -> Reply<Profile> {
+    let names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
     state
         .run(move |engine| Ok(engine.save_candidates(profile_id, expected_revision, candidates)?))
         .await
+        .map_err(|e| e.in_words(&names))
 }
 
 /// Every field error of one candidate's policy, addressed as
@@ -168,6 +170,7 @@ mod tests {
             name: name.into(),
             enabled: true,
             policy: CandidatePolicy::both(retrying(1, 5)),
+            kind: None,
         };
         let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 2];
         let steps = block_on(preview_policy(

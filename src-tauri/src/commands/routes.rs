@@ -1,8 +1,10 @@
 //! Routes: start one, page through the list and its counts, read one with
-//! its attempts, and act on one.
+//! its attempts, act on one, archive or delete ones at rest, and check a
+//! working directory before a run.
 
 use recourse::engine::{
     ActionRequest, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot, StartRun,
+    WorkdirCheck,
 };
 use tauri::State;
 
@@ -52,4 +54,36 @@ pub async fn route_action(
     request: ActionRequest,
 ) -> Reply<RouteSnapshot> {
     Ok(state.engine().await?.act(request).await?)
+}
+
+/// Archives a route at rest (`archived = false` brings it back).
+#[tauri::command]
+#[specta::specta]
+pub async fn archive_route(
+    state: State<'_, AppState>,
+    id: u32,
+    archived: bool,
+) -> Reply<RouteSnapshot> {
+    state
+        .run(move |engine| Ok(engine.archive_route(id, archived)?))
+        .await
+}
+
+/// Deletes routes at rest with their whole history; the ids deleted.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_routes(state: State<'_, AppState>, ids: Vec<u32>) -> Reply<Vec<u32>> {
+    state
+        .run(move |engine| Ok(engine.delete_routes(&ids)?))
+        .await
+}
+
+/// Where a run with this working directory would run, and what to know
+/// first (not a directory: refused; not a git repository: a warning).
+#[tauri::command]
+#[specta::specta]
+pub async fn inspect_workdir(path: Option<String>) -> Reply<WorkdirCheck> {
+    tauri::async_runtime::spawn_blocking(move || recourse::engine::inspect_workdir(path.as_deref()))
+        .await
+        .map_err(|e| crate::error::IpcError::io(&e))
 }

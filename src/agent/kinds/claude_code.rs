@@ -11,6 +11,7 @@
 //! - a final `result` with `is_error`, `result` text and `api_error_status`.
 
 use crate::agent::json_head;
+use crate::agent::kinds::{waits_for_window, HOUR};
 use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
@@ -28,6 +29,9 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     provider: Provider::ClaudeCode,
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::ClaudeCode),
+    starter_policy: || waits_for_window(6 * HOUR),
+    starter_why: "Claude Code on a subscription stops at its 5-hour usage window: a hard failure waits for the window to reset (up to 6 h) before trying the next candidate; overloads and dropped connections are retried 3 times from 10 s.",
+    hard_wait_s: 6 * HOUR,
     launch: Launch::Process {
         command: |agent, prompt| {
             CommandLine::cli(

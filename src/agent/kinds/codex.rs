@@ -6,6 +6,7 @@
 //! are the CLI's own warnings), `turn.completed`, and failures as `error`
 //! events (`Reconnecting... 1/5 (…)` while it retries) then `turn.failed`.
 
+use crate::agent::kinds::{waits_for_window, HOUR};
 use crate::agent::stream::{
     raw, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
@@ -22,6 +23,9 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     provider: Provider::Codex,
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::Codex),
+    starter_policy: || waits_for_window(6 * HOUR),
+    starter_why: "Codex on a ChatGPT plan stops at its 5-hour usage window: a hard failure waits for the window to reset (up to 6 h) before trying the next candidate; overloads and dropped connections are retried 3 times from 10 s.",
+    hard_wait_s: 6 * HOUR,
     launch: Launch::Process {
         command: |agent, prompt| {
             CommandLine::cli(agent, "codex", &["exec", "--json"], "--model", &[prompt])

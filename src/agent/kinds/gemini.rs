@@ -17,6 +17,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::agent::kinds::{waits_for_window, HOUR};
 use crate::agent::stream::{
     raw, status_at, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
@@ -33,6 +34,9 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     provider: Provider::Gemini,
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::Gemini),
+    starter_policy: || waits_for_window(24 * HOUR),
+    starter_why: "Gemini CLI's free quota is counted per day and resets at midnight Pacific time: a hard failure waits for that reset (up to 1 d) before trying the next candidate; per-minute limits and overloads are retried 3 times from 10 s.",
+    hard_wait_s: 24 * HOUR,
     launch: Launch::Process {
         command: |agent, prompt| {
             CommandLine::cli(

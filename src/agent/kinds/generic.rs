@@ -1,10 +1,12 @@
 //! Any command: exit status 0 is success; otherwise the stderr tail is the
 //! evidence. What the command did is unknown, so the gate fails closed.
 
+use crate::agent::kinds::HOUR;
 use crate::agent::stream::{raw, CommandLine, Exit, Finished, Seen, StreamAdapter};
 use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
-use crate::safety::{EffectContext, PromptDelivery};
+use crate::policy::CandidatePolicy;
+use crate::safety::EffectContext;
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Generic,
@@ -21,6 +23,9 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         program: Some("your-agent".into()),
         ..AgentSpec::default_for(AgentKind::Generic)
     },
+    starter_policy: || CandidatePolicy::default_for_new_candidate(),
+    starter_why: "Any command's failures always go to you, because what the command did is unknown; no policy applies, so it starts with immediate skip.",
+    hard_wait_s: HOUR,
     launch: Launch::Process {
         command: |agent, prompt| CommandLine {
             stdin: Some(prompt.to_string()),
@@ -47,7 +52,7 @@ impl StreamAdapter for Generic {
     }
 
     fn effect_so_far(&self) -> EffectContext {
-        unknown_effects(self.seen.assistant)
+        EffectContext::unknown(self.seen.assistant)
     }
 
     fn finish(self: Box<Self>, exit: Exit) -> Finished {
@@ -56,7 +61,7 @@ impl StreamAdapter for Generic {
         }
         Finished::Failed {
             raw: raw(Provider::Generic, None, &exit, Phase::Exit),
-            effect: unknown_effects(exit.stdout_seen),
+            effect: EffectContext::unknown(exit.stdout_seen),
         }
     }
 
@@ -66,16 +71,5 @@ impl StreamAdapter for Generic {
 
     fn seen_mut(&mut self) -> &mut Seen {
         &mut self.seen
-    }
-}
-
-/// Whatever the command did is unknown: the prompt may have been acted on.
-fn unknown_effects(stdout_seen: bool) -> EffectContext {
-    EffectContext {
-        prompt_delivery: Some(PromptDelivery::Ambiguous),
-        assistant_output_seen: Some(stdout_seen),
-        tool_activity_seen: None,
-        partial_result_seen: None,
-        evidence_current: None,
     }
 }

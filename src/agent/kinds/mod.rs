@@ -14,6 +14,7 @@ mod simulated;
 use super::stream::{CommandLine, StreamAdapter};
 use super::{AgentKind, AgentSpec};
 use crate::evidence::Provider;
+use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
 /// Everything Recourse knows about one agent kind.
 pub struct Descriptor {
@@ -35,6 +36,16 @@ pub struct Descriptor {
     pub policy_applies: bool,
     /// A new candidate's agent settings.
     pub starter: fn() -> AgentSpec,
+    /// A new candidate's policy in the editor, fitted to how this kind
+    /// fails. A candidate in a document that gives no policy still gets
+    /// immediate skip (the decision's rule); the editor shows these
+    /// defaults and [`Descriptor::starter_why`] beside them.
+    pub starter_policy: fn() -> CandidatePolicy,
+    /// Why the starter policy fits this kind, in a sentence.
+    pub starter_why: &'static str,
+    /// The longest reset wait a hard failure of this kind is worth (its
+    /// usage window), offered when that wait is switched on.
+    pub hard_wait_s: u32,
     pub launch: Launch,
 }
 
@@ -47,6 +58,19 @@ pub enum Launch {
         command: fn(&AgentSpec, &str) -> CommandLine,
         adapter: fn() -> Box<dyn StreamAdapter>,
     },
+}
+
+/// Seconds in an hour, for the usage windows below.
+const HOUR: u32 = 3_600;
+
+/// What a CLI on a subscription plan (5-hour usage windows) starts with:
+/// transient failures retried 3 times from 10 s, then skip; a hard one waits
+/// for its window to reset, up to `window_s`, then skip.
+fn waits_for_window(window_s: u32) -> CandidatePolicy {
+    CandidatePolicy {
+        transient: ClassPolicy::new(None, Some((3, 10)), Exhausted::Skip),
+        hard: ClassPolicy::new(Some(window_s), None, Exhausted::Skip),
+    }
 }
 
 pub(super) fn descriptor(kind: AgentKind) -> &'static Descriptor {
@@ -74,6 +98,17 @@ mod tests {
             assert!(
                 (d.starter)().validate("agent").is_empty(),
                 "{}: a new candidate is valid as made",
+                d.slug
+            );
+            assert_eq!(
+                crate::policy::validate::validate_policy("c", &(d.starter_policy)()),
+                Vec::new(),
+                "{}: its starter policy is valid",
+                d.slug
+            );
+            assert!(
+                crate::policy::RESET_WAIT_RANGE.contains(&d.hard_wait_s),
+                "{}: its hard wait is within the limits",
                 d.slug
             );
         }

@@ -7,11 +7,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::agent::kinds::HOUR;
 use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
+use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Opencode,
@@ -23,6 +25,12 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     provider: Provider::Opencode,
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::Opencode),
+    starter_policy: || CandidatePolicy {
+        transient: ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
+        hard: ClassPolicy::new(None, None, Exhausted::Skip),
+    },
+    starter_why: "OpenCode calls a provider's API with your key: a rate limit that says when to come back is waited for (up to 5 min) and overloads are retried 3 times from 10 s; a hard failure (credits, an invalid key) does not clear by waiting, so it skips to the next candidate.",
+    hard_wait_s: HOUR,
     launch: Launch::Process {
         command: |agent, prompt| {
             CommandLine::cli(

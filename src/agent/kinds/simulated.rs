@@ -4,6 +4,7 @@
 
 use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch, SimStep};
 use crate::evidence::Provider;
+use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Simulated,
@@ -15,5 +16,11 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     provider: Provider::Simulated,
     policy_applies: true,
     starter: || AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1500 }]),
+    starter_policy: || CandidatePolicy {
+        transient: ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip),
+        hard: ClassPolicy::new(Some(120), None, Exhausted::Skip),
+    },
+    starter_why: "The built-in simulated provider plays short failures so you can watch the policy work: retries from 2 s and a reset wait of up to 2 min.",
+    hard_wait_s: 120,
     launch: Launch::InProcess,
 };

@@ -1,5 +1,5 @@
 use super::*;
-use crate::catalogue::propose::propose;
+use crate::catalogue::propose::{propose, RuleDraft};
 use crate::evidence::{Provider, RawEvidence};
 
 fn evidence(message: &str) -> Evidence {
@@ -35,7 +35,10 @@ fn saving_a_rule_writes_rule_and_fixture_without_the_secret() {
     let mut overlay = Overlay::open(dir.path().to_path_buf());
     let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
     let evidence = evidence(&format!("flux capacitor out of sync (key {key})"));
-    let draft = propose(&evidence, |_| false);
+    let draft = RuleDraft {
+        code: SemanticCode::ProviderUnavailable,
+        ..propose(&evidence, |_| false)
+    };
     let saved = overlay
         .save(
             &draft.to_spec(true),
@@ -78,6 +81,7 @@ fn a_rule_that_misses_its_own_evidence_is_refused_and_nothing_is_written() {
     let mut overlay = Overlay::open(dir.path().to_path_buf());
     let evidence = evidence("flux capacitor out of sync");
     let mut draft = propose(&evidence, |_| false);
+    draft.code = SemanticCode::ProviderUnavailable;
     draft.pattern = "warp core breach imminent".into();
     let err = overlay
         .save(
@@ -90,7 +94,22 @@ fn a_rule_that_misses_its_own_evidence_is_refused_and_nothing_is_written() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "pattern: the rule does not match the evidence it is made from"
+        "pattern: the rule does not match the text it is made from"
+    );
+    let review = overlay.review(
+        &draft.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    assert_eq!(
+        review.refusals,
+        [FieldError::new(
+            "pattern",
+            "the rule does not match the text it is made from"
+        )],
+        "the live check says it before Save is pressed"
     );
     assert!(
         !dir.path().join(RULES_FILE).exists(),
@@ -103,6 +122,7 @@ fn a_too_broad_rule_is_refused_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let mut overlay = Overlay::open(dir.path().to_path_buf());
     let mut draft = propose(&evidence("flux capacitor out of sync"), |_| false);
+    draft.code = SemanticCode::ProviderUnavailable;
     draft.pattern = r"\w+ out".into();
     let err = overlay
         .save(&draft.to_spec(true), None, &[], &[], chrono_tz::Tz::UTC)
@@ -121,7 +141,10 @@ fn removing_a_rule_drops_its_fixtures_and_raises_the_revision() {
     let dir = tempfile::tempdir().unwrap();
     let mut overlay = Overlay::open(dir.path().to_path_buf());
     let evidence = evidence("flux capacitor out of sync");
-    let draft = propose(&evidence, |_| false);
+    let draft = RuleDraft {
+        code: SemanticCode::ProviderUnavailable,
+        ..propose(&evidence, |_| false)
+    };
     overlay
         .save(
             &draft.to_spec(true),

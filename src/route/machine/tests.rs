@@ -52,6 +52,7 @@ fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
         attempts: 3,
         created_at: now(),
         updated_at: now(),
+        archived_at: None,
     })
 }
 

@@ -15,6 +15,17 @@ pub struct StoredAttempt {
     pub result: Option<AttemptResultRecord>,
 }
 
+impl StoredAttempt {
+    /// Whether [`Store::inbox_results`] lists it: the same definition,
+    /// for one attempt already read.
+    pub fn in_inbox(&self) -> bool {
+        self.result.as_ref().is_some_and(|r| {
+            r.evidence.is_some()
+                && r.classification.as_ref().map(|c| c.code) == Some(SemanticCode::Unknown)
+        })
+    }
+}
+
 /// What a read of the `attempts` table selects; [`RawAttempt::read`] takes
 /// the columns by these names, which the `attempt_results` ones never share.
 const ATTEMPT_COLUMNS: &str =

@@ -66,7 +66,8 @@ fn update_route(
         "UPDATE routes SET state = ?4, generation = ?2 + 1, candidate_index = ?5, cycle_json = ?6, \
          classification_json = ?7, policy_json = ?8, decision = ?9, decision_json = ?16, \
          deadline = ?10, pending_outcome = ?11, manual_reason = ?12, manual_reason_code = NULL, \
-         manual_reason_json = ?17, owner = ?13, lease_until = ?14, updated_at = ?15 \
+         manual_reason_json = ?17, owner = ?13, lease_until = ?14, updated_at = ?15, \
+         archived_at = NULL \
          WHERE id = ?1 AND generation = ?2 AND state = ?3",
     )?
     .execute(params![

@@ -11,6 +11,7 @@
 mod attempts;
 mod cas;
 mod changes;
+mod housekeeping;
 mod leases;
 
 use chrono::{DateTime, Utc};
@@ -25,6 +26,7 @@ use crate::route::{
 pub use attempts::StoredAttempt;
 pub use cas::Cas;
 pub use changes::{ChangeSeq, Generations, RouteChanges};
+pub use housekeeping::{PruneCount, RouteScope};
 pub use leases::Claim;
 
 /// The text search of [`Store::routes_page`]: a route matches when its id
@@ -67,7 +69,7 @@ pub type RouteRead = (u32, Result<RouteRow, StoreError>);
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
     decision_json, deadline, pending_outcome, manual_reason, manual_reason_code, manual_reason_json, \
-    owner, lease_until, created_at, updated_at, \
+    owner, lease_until, created_at, updated_at, archived_at, \
     (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
     (SELECT a.candidate_index FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
      WHERE a.route_id = routes.id AND r.outcome = 'failed' ORDER BY a.number DESC LIMIT 1) \
@@ -147,6 +149,7 @@ impl Store {
     /// routes: see [`page_sql`] for the indexes each query uses.
     pub fn routes_page(
         &self,
+        scope: RouteScope,
         states: &[RouteState],
         search: &RouteSearch,
         before: Option<u32>,
@@ -154,17 +157,19 @@ impl Store {
     ) -> Result<Vec<RouteRow>, StoreError> {
         let before = before.map_or(i64::MAX, i64::from);
         self.select_routes(
-            &page_sql(states, search),
+            &page_sql(scope, states, search),
             params![before, search.id, search.pattern, limit],
         )
     }
 
-    /// How many routes are in each state (states with none are left out);
-    /// counted from the `routes_by_state` index, no row is read.
-    pub fn state_counts(&self) -> Result<Vec<(RouteState, u32)>, StoreError> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT state, COUNT(*) FROM routes GROUP BY state")?;
+    /// How many routes of `scope` are in each state (states with none are
+    /// left out); counted from the `routes_by_archive` index, no row is read.
+    pub fn state_counts(&self, scope: RouteScope) -> Result<Vec<(RouteState, u32)>, StoreError> {
+        let sql = format!(
+            "SELECT state, COUNT(*) FROM routes WHERE {} GROUP BY state",
+            scope.condition()
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
@@ -202,7 +207,7 @@ impl Store {
 /// `routes_by_text` (migration 0005) rather than the rows: text no route
 /// holds is the worst case, and scanning the rows for it read the whole
 /// table.
-fn page_sql(states: &[RouteState], search: &RouteSearch) -> String {
+fn page_sql(scope: RouteScope, states: &[RouteState], search: &RouteSearch) -> String {
     // Fixed words from `RouteState::as_str`, never user input.
     let in_states = if states.is_empty() {
         String::new()
@@ -210,12 +215,13 @@ fn page_sql(states: &[RouteState], search: &RouteSearch) -> String {
         let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
         format!(" AND state IN ({})", list.join(", "))
     };
+    let scope = scope.condition();
     if search.pattern.is_none() {
-        return format!("WHERE id < ?1{in_states} ORDER BY id DESC LIMIT ?4");
+        return format!("WHERE id < ?1 AND {scope}{in_states} ORDER BY id DESC LIMIT ?4");
     }
     format!(
         "WHERE id IN (SELECT id FROM routes INDEXED BY routes_by_text \
-         WHERE id < ?1{in_states} AND (id = ?2 OR profile_name LIKE ?3 ESCAPE '\\' \
+         WHERE id < ?1 AND {scope}{in_states} AND (id = ?2 OR profile_name LIKE ?3 ESCAPE '\\' \
          OR prompt LIKE ?3 ESCAPE '\\') ORDER BY id DESC LIMIT ?4) ORDER BY id DESC"
     )
 }
@@ -280,6 +286,7 @@ struct RawRoute {
     lease_until: Option<String>,
     created_at: String,
     updated_at: String,
+    archived_at: Option<String>,
     attempts: u32,
     failed_candidate: Option<u32>,
 }
@@ -311,6 +318,7 @@ impl RawRoute {
             lease_until: r.get("lease_until")?,
             created_at: r.get("created_at")?,
             updated_at: r.get("updated_at")?,
+            archived_at: r.get("archived_at")?,
             attempts: r.get("attempts")?,
             failed_candidate: r.get("failed_candidate")?,
         })
@@ -366,6 +374,7 @@ impl RawRoute {
             attempts: self.attempts,
             created_at: parse_ts(&self.created_at)?,
             updated_at: parse_ts(&self.updated_at)?,
+            archived_at: opt_ts(self.archived_at)?,
         }))
     }
 }
@@ -594,10 +603,15 @@ mod page_tests {
     use super::*;
 
     /// SQLite's plan for a page query, one step a line.
-    fn plan(store: &Store, states: &[RouteState], search: &RouteSearch) -> String {
+    fn plan(
+        store: &Store,
+        scope: RouteScope,
+        states: &[RouteState],
+        search: &RouteSearch,
+    ) -> String {
         let sql = format!(
             "EXPLAIN QUERY PLAN SELECT id FROM routes {}",
-            page_sql(states, search)
+            page_sql(scope, states, search)
         );
         let mut stmt = store.conn().prepare(&sql).unwrap();
         let steps = stmt
@@ -615,17 +629,21 @@ mod page_tests {
         let dir = tempfile::tempdir().unwrap();
         let store = open(&dir);
         let text = RouteSearch::new("deploy");
-        for (states, search) in [
+        let cases = [
             (&[][..], &RouteSearch::default()),
             (&[RouteState::NeedsManual][..], &RouteSearch::default()),
             (&[RouteState::Succeeded, RouteState::Stopped][..], &text),
             (&[][..], &text),
-        ] {
-            let plan = plan(&store, states, search);
+        ];
+        for (scope, (states, search)) in [RouteScope::Listed, RouteScope::Archived]
+            .into_iter()
+            .flat_map(|scope| cases.map(|case| (scope, case)))
+        {
+            let plan = plan(&store, scope, states, search);
             for line in plan.lines() {
                 assert!(
                     !line.starts_with("SCAN routes") || line.contains("COVERING INDEX"),
-                    "{states:?} {search:?}: a full scan of the route rows:\n{plan}"
+                    "{scope:?} {states:?} {search:?}: a full scan of the route rows:\n{plan}"
                 );
             }
             if search.pattern.is_some() {
