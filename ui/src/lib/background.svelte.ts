@@ -4,14 +4,16 @@
 // remembered answer, and start at login (the autostart plugin).
 import { enable, disable, isEnabled } from "@tauri-apps/plugin-autostart";
 import { commands, events } from "../bindings";
-import type { CloseChoice, CloseQuestion } from "./types";
-import { call, messageOf } from "./api";
+import type { CloseChoice, CloseQuestion, Settings } from "./types";
+import { AppError, call, messageOf } from "./api";
 
 let paused = $state(false);
 let question = $state<CloseQuestion | null>(null);
 let closeChoice = $state<CloseChoice | null>(null);
 let autostart = $state<boolean | null>(null);
 let error = $state("");
+/** The app's settings as last read or saved; null until read. */
+let settings = $state<Settings | null>(null);
 
 export const background = {
   get paused() {
@@ -32,9 +34,29 @@ export const background = {
   get error() {
     return error;
   },
+  get settings() {
+    return settings;
+  },
+  /**
+   * Saves the settings changed by `change`; the backend checks them first.
+   * Resolves to the field errors by path (empty when saved).
+   */
+  async saveSettings(change: (s: Settings) => Settings): Promise<Record<string, string>> {
+    if (!settings) return {};
+    error = "";
+    try {
+      settings = await call(commands.setSettings(change($state.snapshot(settings) as Settings)));
+      return {};
+    } catch (err) {
+      if (err instanceof AppError && err.fields.length > 0) return err.byField();
+      error = messageOf(err);
+      return {};
+    }
+  },
   async load() {
     try {
-      closeChoice = (await commands.getSettings()).close_while_active ?? null;
+      settings = await commands.getSettings();
+      closeChoice = settings.close_while_active ?? null;
       // Waits for the engine to open.
       paused = await call(commands.dispatchPaused());
     } catch (err) {
@@ -85,7 +107,8 @@ export const background = {
   async setCloseChoice(choice: CloseChoice | null) {
     error = "";
     try {
-      closeChoice = (await call(commands.setCloseChoice(choice))).close_while_active ?? null;
+      settings = await call(commands.setCloseChoice(choice));
+      closeChoice = settings.close_while_active ?? null;
     } catch (err) {
       error = messageOf(err);
     }

@@ -11,8 +11,11 @@ export type DraftCandidate = {
   kind: AgentKind;
   program: string;
   model: string;
-  args: string;
+  /** One row per argument, passed to the program exactly as typed (spaces and quotes included). */
+  args: DraftArg[];
   script: SimStep[];
+  /** Simulated only: the CLI whose words its failures are in. */
+  simulates: AgentKind | null;
   /** Seconds, as the backend stores them; the editor shows them with units. */
   timeouts: { idle_s: number; total_s: number };
   env: DraftVariable[];
@@ -22,6 +25,9 @@ export type DraftCandidate = {
 
 /** One environment variable row; `key` is for keyed lists only. */
 export type DraftVariable = { key: string; name: string; value: string };
+
+/** One argument row; `key` is for keyed lists only. */
+export type DraftArg = { key: string; value: string };
 
 /** Deep copy that also works on Svelte state proxies (structuredClone does not). */
 export function clone<T>(value: T): T {
@@ -50,8 +56,9 @@ function draftFrom(
     kind: agent.kind,
     program: agent.program ?? "",
     model: agent.model ?? "",
-    args: agent.args.join(" "),
+    args: agent.args.map((value) => ({ key: nextKey(), value })),
     script: clone(agent.script),
+    simulates: agent.simulates ?? null,
     timeouts: { ...agent.timeouts },
     env: Object.entries(agent.env ?? {}).map(([name, value]) => ({ key: nextKey(), name, value: value ?? "" })),
     configDir: agent.config_dir ?? "",
@@ -64,9 +71,11 @@ export function agentOf(d: DraftCandidate): AgentSpec {
   return {
     kind: d.kind,
     program: d.program.trim() || null,
-    args: d.args.split(/\s+/).filter((a) => a.length > 0),
+    // Each row is one argument as typed; only a row left empty is dropped.
+    args: d.args.map((a) => a.value).filter((a) => a !== ""),
     model: d.model.trim() || null,
     script: d.script,
+    simulates: d.simulates,
     env: Object.fromEntries(
       d.env.filter((v) => v.name.trim() !== "" || v.value !== "").map((v) => [v.name.trim(), v.value]),
     ),
@@ -78,6 +87,11 @@ export function agentOf(d: DraftCandidate): AgentSpec {
 /** A new, empty variable row. */
 export function newVariable(): DraftVariable {
   return { key: nextKey(), name: "", value: "" };
+}
+
+/** A new, empty argument row. */
+export function newArg(): DraftArg {
+  return { key: nextKey(), value: "" };
 }
 
 export function inputOf(d: DraftCandidate): CandidateInput {

@@ -32,6 +32,12 @@ export function dateTime(iso: string): string {
   return DATE_TIME.format(new Date(iso));
 }
 
+/** Backend text with every RFC 3339 instant in it (`2026-12-04T17:25:03Z`)
+ * written by `dateTime`, so a decision reads like every other time shown. */
+export function readableTimes(text: string): string {
+  return text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g, (iso) => dateTime(iso));
+}
+
 /** How long ago `iso` was: `just now`, `40 s ago`, `3 min ago`, `5 h ago`, `2 d ago`. */
 export function relativeTime(iso: string, nowMs: number): string {
   const s = Math.max(0, Math.floor((nowMs - Date.parse(iso)) / 1000));

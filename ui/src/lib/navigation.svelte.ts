@@ -17,10 +17,11 @@ let announcement = $state("");
 type LeaveGuard = (proceed: () => void) => boolean;
 let leaveGuard: LeaveGuard | null = null;
 
-function enter(next: Area, push: boolean) {
+function enter(next: Area, push: boolean, sub?: string) {
   area = next;
-  if (push) history.pushState(null, "", `#/${next}`);
-  else history.replaceState(null, "", `#/${next}`);
+  const hash = sub ? `#/${next}/${sub}` : `#/${next}`;
+  if (push) history.pushState(null, "", hash);
+  else history.replaceState(null, "", hash);
 }
 
 export const navigation = {
@@ -42,10 +43,15 @@ export const navigation = {
       area = next;
     });
   },
-  go(next: Area) {
+  /** Opens an area; `sub` says what in it (`inbox/7-2`, a route id), read by the view when it mounts. */
+  go(next: Area, sub?: string) {
     if (next === area) return;
-    if (leaveGuard && !leaveGuard(() => enter(next, true))) return;
-    enter(next, true);
+    if (leaveGuard && !leaveGuard(() => enter(next, true, sub))) return;
+    enter(next, true, sub);
+  },
+  /** The parts of the hash after the area (`#/catalogue/inbox/7-2` → `["inbox", "7-2"]`). */
+  sub(): string[] {
+    return location.hash.replace(/^#\/?/, "").split("/").slice(1);
   },
   /** Views with unsaved edits install a guard; pass null to remove it. */
   guardLeaving(guard: LeaveGuard | null) {

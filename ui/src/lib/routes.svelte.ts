@@ -23,7 +23,16 @@ export const PAGE = 100;
 
 let list = $state<RouteSnapshot[]>([]);
 let more = $state(false);
-let counts = $state<RouteCounts>({ needs_you: 0, running: 0, waiting: 0, finished: 0 });
+let counts = $state<RouteCounts>({
+  needs_you: 0,
+  active: 0,
+  running: 0,
+  waiting: 0,
+  stopped: 0,
+  finished: 0,
+  archived: 0,
+  all: 0,
+});
 let filter = $state<RouteFilter>("all");
 let search = $state("");
 let loaded = $state(false);
@@ -58,12 +67,27 @@ function remember(s: RouteSnapshot): RouteSnapshot {
   return s;
 }
 
+/** Whether the shown filter keeps a route: the backend's `RouteFilter::states` (none: every state) and archive mark. */
+function keeps(s: RouteSnapshot): boolean {
+  const states: readonly RouteSnapshot["state"][] = ROUTE_FILTER_STATES[filter];
+  const archived = filter === "archived";
+  return (s.archived_at !== null) === archived && (states.length === 0 || states.includes(s.state));
+}
+
 /** A new route belongs at the top of the shown page if it passes the filter and no search is typed. */
 function belongsOnTop(s: RouteSnapshot): boolean {
-  // The backend's `RouteFilter::states`; none listed means every state.
-  const states: readonly RouteSnapshot["state"][] = ROUTE_FILTER_STATES[filter];
   const newest = list[0]?.id ?? 0;
-  return search.trim() === "" && s.id > newest && (states.length === 0 || states.includes(s.state));
+  return search.trim() === "" && s.id > newest && keeps(s);
+}
+
+/** Takes a snapshot whose generation did not move (an archive mark changed). */
+function replace(s: RouteSnapshot) {
+  latest.set(s.id, s);
+  const at = list.findIndex((r) => r.id === s.id);
+  if (at >= 0 && !keeps(s)) list = list.filter((r) => r.id !== s.id);
+  else if (at >= 0) list[at] = s;
+  if (detail && detail.snapshot.id === s.id) detail = { ...detail, snapshot: s };
+  refreshCountsSoon();
 }
 
 /**
@@ -281,6 +305,26 @@ export const routes = {
     navigation.announce(`Route ${snapshot.id} started on ${snapshot.profile_name}`);
     routes.select(snapshot.id);
     return snapshot;
+  },
+
+  /** Archives a route at rest, or brings it back; throws the backend's refusal. */
+  async archive(id: number, archived: boolean): Promise<void> {
+    const snapshot = await call(commands.archiveRoute(id, archived));
+    replace(snapshot);
+    navigation.announce(`Route ${id} ${archived ? "archived" : "back in the lists"}`);
+  },
+
+  /** Deletes routes at rest with their history; throws the backend's refusal. */
+  async remove(ids: number[]): Promise<void> {
+    const deleted = await call(commands.deleteRoutes(ids));
+    list = list.filter((r) => !deleted.includes(r.id));
+    for (const id of deleted) {
+      latest.delete(id);
+      seen.delete(id);
+    }
+    if (selected !== null && deleted.includes(selected)) routes.select(null);
+    refreshCountsSoon();
+    navigation.announce(`Route ${deleted.join(", ")} deleted`);
   },
 
   /** Sends a fenced manual action; throws the backend's error unchanged. */

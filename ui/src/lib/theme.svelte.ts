@@ -1,6 +1,9 @@
 // Light or dark: follows the system (prefers-color-scheme) unless the person
 // picked one in Settings; the pick is remembered in this window's storage.
-// Sets data-theme on <html>, which app.css keys its colours on.
+// Sets data-theme on <html>, which app.css keys its colours on, and the
+// window's own theme, which native drop-down menus (GTK) follow.
+import { getCurrentWindow } from "@tauri-apps/api/window";
+
 export type ThemeChoice = "system" | "light" | "dark";
 
 const KEY = "recourse.theme";
@@ -17,6 +20,14 @@ let choice = $state<ThemeChoice>(stored());
 function apply() {
   const resolved = choice === "system" ? (dark.matches ? "dark" : "light") : choice;
   document.documentElement.dataset.theme = resolved;
+  try {
+    // Without it a <select>'s open list stays light in a dark window.
+    void getCurrentWindow()
+      .setTheme(resolved)
+      .catch(() => {});
+  } catch {
+    // No window to theme (a page outside the app): the page itself is themed.
+  }
 }
 
 export const theme = {

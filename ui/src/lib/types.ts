@@ -17,6 +17,8 @@ export type Profile = B.Profile_Serialize;
 export type RouteDetail = B.RouteDetail_Serialize;
 export type RouteSnapshot = B.RouteSnapshot_Serialize;
 export type TextPreview = B.TextPreview_Serialize;
+export type TimelineEntry = B.TimelineEntry_Serialize;
+export type WorkdirCheck = B.WorkdirCheck_Serialize;
 export type CatalogueView = B.CatalogueView_Serialize;
 export type RuleView = B.RuleView_Serialize;
 export type RuleProposal = B.RuleProposal_Serialize;
@@ -36,6 +38,7 @@ export type CandidateInput = B.CandidateInput_Deserialize;
 export type SimulatedFailure = B.SimulatedFailure_Deserialize;
 export type StartRun = B.StartRun_Deserialize;
 export type RuleSource = B.RuleSource_Deserialize;
+export type CandidateSlot = B.CandidateSlot_Deserialize;
 
 // The same shape both ways.
 export type {
@@ -49,6 +52,8 @@ export type {
   Exhausted,
   ExistingProfile,
   FixtureExport,
+  Folder,
+  GapReason,
   HintSource,
   IpcError,
   ManualAction,
@@ -70,4 +75,5 @@ export type {
 export type CloseChoice = B.CloseChoice;
 export type CloseQuestion = B.CloseRequested;
 export type EngineStatus = B.EngineStatus;
+/** Received from the backend and sent back whole after editing. */
 export type Settings = B.Settings_Serialize;

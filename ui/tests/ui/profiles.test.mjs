@@ -144,7 +144,7 @@ test("moving a candidate down by button reorders it and save sends the new order
   }
 });
 
-test("adding a candidate from the searchable picker uses immediate skip for both classes", async () => {
+test("a new candidate starts from its kind's defaults, shown with why, and a switched-on wait fits the kind", async () => {
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "+ Add candidate" }).click();
@@ -152,23 +152,47 @@ test("adding a candidate from the searchable picker uses immediate skip for both
     await app.page.keyboard.press("Enter");
     const rows = app.page.getByTestId("candidate-row");
     assert.equal(await rows.count(), 3);
-    await rows.nth(2).getByText("[backend summary] transient skip; hard skip").waitFor();
+    // The backend's starter for Gemini CLI: a hard failure waits for the daily reset.
+    await rows.nth(2).getByText("[backend summary] transient 3× from 10 s, skip; hard wait ≤ 86400 s, skip").waitFor();
+    assert.match(
+      await rows.nth(2).getByTestId("starter-why").textContent(),
+      /New Gemini CLI candidate: .*Gemini CLI.s free quota is counted per day and resets at midnight Pacific time/s,
+      "the defaults are shown with why, never applied silently",
+    );
     assert.equal(await app.page.getByRole("status").first().textContent(), "Unsaved changes");
+    // Turning on the transient reset wait starts from the kind's value, not a fixed 5 min.
+    await rows.nth(2).getByRole("button", { name: "Edit policy" }).click();
+    await rows.nth(2).getByTestId("section-hard").getByRole("switch", { name: "Retry the same candidate" }).click();
+    await rows
+      .nth(2)
+      .getByText("[backend summary] transient 3× from 10 s, skip; hard wait ≤ 86400 s, 2× from 60 s, skip")
+      .waitFor();
   } finally {
     await app.close();
   }
 });
 
-test("leaving with unsaved changes asks first and keeps the edits on cancel", async () => {
+test("leaving with unsaved changes asks save, discard or cancel; cancel keeps the edits, save saves them", async () => {
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
     await app.page.getByRole("link", { name: "Catalogue" }).click();
     const dialog = app.page.getByRole("dialog");
-    await dialog.getByText("Discard unsaved changes?").waitFor();
+    await dialog.getByText("Save your changes to “Demo (simulated)”?").waitFor();
     await dialog.getByRole("button", { name: "Cancel" }).click();
     assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Profiles");
     assert.equal(await app.page.getByRole("status").first().textContent(), "Unsaved changes");
+    await app.page.getByRole("link", { name: "Catalogue" }).click();
+    await app.page.getByRole("dialog").getByRole("button", { name: "Save changes" }).click();
+    await app.page.locator("nav [aria-current=page]", { hasText: "Catalogue" }).waitFor();
+    const saves = (await app.calls()).filter((c) => c.cmd === "save_candidates");
+    assert.deepEqual(
+      saves[0].args.candidates.map((c) => c.name),
+      ["Codex", "Claude (simulated)"],
+      "the edits were saved before leaving",
+    );
+    await app.page.getByRole("link", { name: "Profiles" }).click();
+    await app.page.getByRole("button", { name: "Move Codex down" }).click();
     await app.page.getByRole("link", { name: "Catalogue" }).click();
     await app.page.getByRole("dialog").getByRole("button", { name: "Discard changes" }).click();
     assert.equal(await app.page.locator("nav [aria-current=page]").textContent(), "Catalogue");
@@ -486,7 +510,7 @@ test("import shows what the file changes and saves only when confirmed", async (
     const imports = (await app.calls()).filter((c) => c.cmd === "import_profile");
     assert.deepEqual(
       imports.map((c) => c.args),
-      [{ documentJson: '{"version": 1}', replace: { id: 1, revision: 1 } }],
+      [{ documentJson: '{"version": 1}', replace: { id: 1, revision: 1 }, copyAs: null }],
       "the previewed document goes back with the revision the preview saw",
     );
     assert.equal(
@@ -524,7 +548,7 @@ test("an import over unsaved edits of the same profile asks first", async () => 
       .getByRole("dialog", { name: "Import “Demo (simulated)”" })
       .getByRole("button", { name: "Replace “Demo (simulated)”" })
       .click();
-    const ask = app.page.getByRole("dialog", { name: "Discard unsaved changes?" });
+    const ask = app.page.getByRole("dialog", { name: "Save your changes to “Demo (simulated)”?" });
     await ask.waitFor();
     await ask.getByRole("button", { name: "Cancel" }).click();
     assert.ok(!(await app.calls()).some((c) => c.cmd === "import_profile"), "the unsaved edit is kept");

@@ -303,7 +303,7 @@ test("the primary action fits the state: none while waiting for a reset, retry w
       "during a reset wait retrying now would fail again: waiting is the default",
     );
     assert.equal(
-      await detail.locator("[data-testid=action-hint]").first().textContent(),
+      await detail.locator("#action-hint-retry_now").textContent(),
       "Run the attempt now instead of at the provider's reset: until then it will most likely fail again.",
     );
     await row(app.page, 7).click();
@@ -313,7 +313,7 @@ test("the primary action fits the state: none while waiting for a reset, retry w
     await detail.getByRole("heading", { name: "Route 2" }).waitFor();
     assert.deepEqual(await primaries(), ["Resume"]);
     assert.equal(
-      await detail.locator("[data-testid=action-hint]").first().textContent(),
+      await detail.locator("#action-hint-resume").textContent(),
       "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
       "resume re-runs the current candidate (the engine's fresh cycle starts there), not the first one",
     );
@@ -372,7 +372,7 @@ test("when the gate refused recovery, actions that send the prompt again say so 
   }
 });
 
-test("after cancel wait focus moves to the route's next action, never to the page body", async () => {
+test("after an action that no longer applies focus goes to the route's heading, never onto another action", async () => {
   const app = await openApp(richScenario());
   const detail = app.page.locator("[data-testid=route-detail]");
   try {
@@ -383,15 +383,18 @@ test("after cancel wait focus moves to the route's next action, never to the pag
     await app.page.waitForFunction(() =>
       document.querySelector("[data-testid=route-detail] .badge")?.textContent?.includes("Needs manual recovery"),
     );
-    await app.page.waitForFunction(() => document.activeElement?.hasAttribute("data-action"));
-    assert.equal(
-      await app.page.evaluate(() => document.activeElement?.getAttribute("data-action")),
-      "retry_now",
-      "Cancel wait is gone; focus lands on the first action now offered",
-    );
+    await app.page.waitForFunction(() => document.activeElement?.id === "detail-heading");
+    // A key pressed now must not run a different action (Enter on Stop, say).
     await detail.getByRole("button", { name: "Stop" }).click();
-    await app.page.waitForFunction(() => document.activeElement?.getAttribute("data-action") === "resume");
-    assert.notEqual(await app.page.evaluate(() => document.activeElement?.tagName), "BODY");
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=route-detail] .badge")?.textContent?.includes("Stopped"),
+    );
+    await app.page.waitForFunction(() => document.activeElement?.id === "detail-heading");
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.getAttribute("data-action") ?? null),
+      null,
+      "not on Resume, which dispatches",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -431,7 +434,7 @@ test("a long history is listed a page at a time, and showing older moves focus t
   }
 });
 
-test("filters show the routes that need you, are active or finished, with counts, and search by id, profile or prompt", async () => {
+test("filters show the routes that need you, are active, stopped or finished, with counts, and search by id, profile or prompt", async () => {
   const app = await openApp(richScenario());
   const ids = () => app.page.locator("[data-route]").evaluateAll((els) => els.map((e) => Number(e.dataset.route)));
   const shown = (list) =>
@@ -444,7 +447,9 @@ test("filters show the routes that need you, are active or finished, with counts
     await row(app.page, 7).waitFor();
     assert.equal((await filter("needs_you").textContent()).trim(), "Needs you 1");
     assert.equal((await filter("active").textContent()).trim(), "Active 3");
-    assert.equal((await filter("finished").textContent()).trim(), "Finished 2");
+    assert.equal((await filter("stopped").textContent()).trim(), "Stopped 1", "a stopped route is its own filter");
+    assert.equal((await filter("finished").textContent()).trim(), "Finished 1");
+    assert.equal((await filter("archived").textContent()).trim(), "Archived 0");
     assert.equal((await filter("all").textContent()).trim(), "All 6");
     assert.equal(await filter("all").getAttribute("aria-pressed"), "true");
 
@@ -453,8 +458,10 @@ test("filters show the routes that need you, are active or finished, with counts
     assert.equal(await filter("needs_you").getAttribute("aria-pressed"), "true");
     await filter("active").click();
     await shown([6, 5, 4]);
+    await filter("stopped").click();
+    await shown([2]);
     await filter("finished").click();
-    await shown([3, 2]);
+    await shown([3]);
 
     await filter("all").click();
     await shown([7, 6, 5, 4, 3, 2]);
@@ -696,7 +703,15 @@ test("a waiting route counts down to its absolute deadline and reads due now at 
     const sent = (await app.calls()).map((c) => c.cmd).filter((c) => !c.startsWith("plugin:event"));
     assert.ok(
       sent.every((c) =>
-        ["list_routes", "list_profiles", "dispatch_paused", "get_settings", "engine_status"].includes(c),
+        [
+          "list_routes",
+          "list_profiles",
+          "dispatch_paused",
+          "get_settings",
+          "engine_status",
+          "inspect_workdir",
+          "plugin:window|set_theme",
+        ].includes(c),
       ),
       `the browser dispatches nothing at zero: ${sent}`,
     );
@@ -792,7 +807,7 @@ test("the open route offers only its valid actions, and an action sends the gene
     await row(app.page, 6).click();
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.locator("[data-testid=attempt]").first().waitFor();
-    const labels = await detail.locator(".buttons button").allTextContents();
+    const labels = await detail.locator(".buttons button:enabled").allTextContents();
     assert.deepEqual(
       labels.map((l) => l.trim()),
       ["Retry now", "Skip now", "Cancel wait", "Stop"],
@@ -809,7 +824,7 @@ test("the open route offers only its valid actions, and an action sends the gene
       [{ route_id: 6, action: "cancel_wait", expected_generation: 4 }],
     );
     assert.deepEqual(
-      (await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()),
+      (await detail.locator(".buttons button:enabled").allTextContents()).map((l) => l.trim()),
       ["Retry now", "Stop"],
       "the buttons follow the new snapshot's actions",
     );
@@ -837,6 +852,7 @@ test("action buttons are disabled while a request is in flight", async () => {
     await row(app.page, 4).click();
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.getByRole("button", { name: "Stop" }).click();
+    await app.page.getByRole("dialog").getByRole("button", { name: "Stop the agent" }).click();
     await detail.getByRole("button", { name: "Stop…" }).waitFor();
     assert.equal(
       await detail.getByRole("button", { name: "Stop…" }).isDisabled(),
@@ -871,7 +887,7 @@ test("a stale action shows a notice with the route's current state instead of fa
     );
     assert.equal(await detail.locator(".badge.state-running").count(), 1, "the fresh snapshot is shown");
     assert.deepEqual(
-      (await detail.locator(".buttons button").allTextContents()).map((l) => l.trim()),
+      (await detail.locator(".buttons button:enabled").allTextContents()).map((l) => l.trim()),
       ["Stop"],
     );
     assert.equal(await row(app.page, 6).locator(".badge.state-running").count(), 1, "the list row is refreshed too");

@@ -1,6 +1,6 @@
 // Words for route states, actions and outcomes, shared by the route views.
 import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState } from "../../lib/types";
-import { countdown } from "../../lib/format";
+import { countdown, dateTime } from "../../lib/format";
 import { DISPATCHING_ACTIONS } from "../../bindings";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
@@ -42,6 +42,11 @@ const ACTION_HINT: Record<ManualAction, string> = {
 /** Actions that start an agent (the backend's transition table), and so may repeat work already done. */
 const REPEATS: readonly ManualAction[] = DISPATCHING_ACTIONS;
 
+/** Whether `action` starts an agent (the backend's transition table). */
+export function dispatches(action: ManualAction): boolean {
+  return REPEATS.includes(action);
+}
+
 /**
  * When the safety gate refused automatic recovery (the failed attempt may
  * have done work), an action that sends the prompt again may repeat that
@@ -52,11 +57,21 @@ export function repeatRisk(action: ManualAction, s: RouteSnapshot): string | nul
   return `May repeat work: ${s.repeat_risk}.`;
 }
 
+/** The provider's reset the current candidate waits for, while it is still ahead. */
+export function resetAhead(s: RouteSnapshot, nowMs: number): string | null {
+  return s.provider_reset_at && Date.parse(s.provider_reset_at) > nowMs ? s.provider_reset_at : null;
+}
+
 /** The help text of an action for the route as it is now. */
-export function actionHint(action: ManualAction, s: RouteSnapshot): string {
+export function actionHint(action: ManualAction, s: RouteSnapshot, nowMs: number): string {
+  const reset = resetAhead(s, nowMs);
   const base = (() => {
+    if (action === "retry_now" && s.cannot_start)
+      return "Run the same program again: it fails the same way until the program or directory is fixed.";
     if (action === "retry_now" && s.state === "waiting_reset")
       return "Run the attempt now instead of at the provider's reset: until then it will most likely fail again.";
+    if (action === "retry_now" && reset)
+      return `Run the current candidate again now: its provider's limit resets at ${dateTime(reset)}, and until then a retry will most likely fail again.`;
     if (action === "retry_now" && s.state === "retry_scheduled")
       return "Run the scheduled attempt now instead of at the deadline.";
     if (action === "skip_now" && s.skip_to) return `Leave this candidate and run ${s.skip_to}.`;
@@ -68,13 +83,18 @@ export function actionHint(action: ManualAction, s: RouteSnapshot): string {
 
 /**
  * The action that fits the state, shown as the primary button; null when
- * the fitting course is to wait (the engine acts at the deadline) or when
- * every way on may repeat work, so no button is pushed at the person.
+ * the fitting course is to wait (the engine acts at the deadline), when a
+ * retry would certainly fail again (the provider's reset is still ahead,
+ * the program cannot start: a skip is pushed instead when there is a next
+ * candidate), or when every way on may repeat work, so no button is pushed
+ * at the person.
  */
-export function primaryAction(s: RouteSnapshot): ManualAction | null {
-  if (s.state === "stopped") return s.actions.includes("resume") && !s.repeat_risk ? "resume" : null;
-  if (s.state === "needs_manual" && !s.repeat_risk && s.actions.includes("retry_now")) return "retry_now";
-  return null;
+export function primaryAction(s: RouteSnapshot, nowMs: number): ManualAction | null {
+  if (s.repeat_risk) return null;
+  if (s.state === "stopped") return s.actions.includes("resume") ? "resume" : null;
+  if (s.state !== "needs_manual") return null;
+  if (s.cannot_start || resetAhead(s, nowMs)) return s.actions.includes("skip_now") ? "skip_now" : null;
+  return s.actions.includes("retry_now") ? "retry_now" : null;
 }
 
 /** What follows when the current candidate's pending wait or retry is used up. */

@@ -28,15 +28,17 @@ import type {
   RouteDetail,
   RouteFilter,
   RouteSnapshot,
+  Settings,
   StartRun,
+  WorkdirCheck,
 } from "../../../src/lib/types";
 import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
 import agentKinds from "./agent-kinds.json";
 
-/** The states each list filter keeps: the engine's `RouteFilter::states` (none: every state). */
-const keeps = (f: RouteFilter, state: RouteSnapshot["state"]) => {
+/** The routes each list filter keeps: the engine's `RouteFilter::states` (none: every state), archived ones apart. */
+const keeps = (f: RouteFilter, s: RouteSnapshot) => {
   const states: readonly RouteSnapshot["state"][] = ROUTE_FILTER_STATES[f];
-  return states.length === 0 || states.includes(state);
+  return (s.archived_at !== null) === (f === "archived") && (states.length === 0 || states.includes(s.state));
 };
 
 export type Scenario = {
@@ -82,6 +84,10 @@ export type Scenario = {
   closeChoice?: "keep_running" | "quit" | null;
   /** What `engine_status` answers (ready by default); a test emits `engine-status` to change it. */
   engineStatus?: EngineStatus;
+  /** What `inspect_workdir` answers, by the path asked (null: the field was empty). */
+  workdirs?: Record<string, WorkdirCheck>;
+  /** The app's settings (defaults otherwise). */
+  settings?: Partial<Settings>;
 };
 
 const NOW = () => new Date().toISOString();
@@ -169,14 +175,37 @@ export class FakeBackend {
   closeAnswers: { choice: string; remember: boolean }[] = [];
   /** What `set_unsaved_edits` was told, in order. */
   unsavedReports: (string | null)[] = [];
+  settings: Settings;
   private nextId = 100;
 
   constructor(private scenario: Scenario) {
     this.profiles = structuredClone(scenario.profiles ?? []);
-    this.routes = structuredClone(scenario.routes ?? []);
+    // Fields a scenario leaves out take the backend's empty values.
+    this.routes = structuredClone(scenario.routes ?? []).map((r) => ({
+      ...r,
+      snapshot: {
+        ...r.snapshot,
+        cwd: r.snapshot.cwd === undefined ? "/home/me/project" : r.snapshot.cwd,
+        archived_at: r.snapshot.archived_at ?? null,
+        provider_reset_at: r.snapshot.provider_reset_at ?? null,
+        cannot_start: r.snapshot.cannot_start ?? false,
+      },
+      attempts: r.attempts.map((a) => ({ ...a, exit_code: a.exit_code ?? null, in_inbox: a.in_inbox ?? false })),
+      timeline: r.timeline ?? [],
+      prompt: r.prompt ?? r.snapshot.prompt_excerpt,
+      profile_id: r.profile_id ?? null,
+    }));
     this.autostart = scenario.autostart ?? false;
     this.paused = scenario.paused ?? false;
     this.closeChoice = scenario.closeChoice ?? null;
+    this.settings = {
+      close_while_active: null,
+      default_profile: null,
+      default_cwd: null,
+      notify: { needs_you: true, succeeded: false, waiting: false },
+      retention: { details_days: null, routes_days: null },
+      ...scenario.settings,
+    };
   }
 
   handle(cmd: string, args: Record<string, unknown>): unknown {
@@ -202,10 +231,31 @@ export class FakeBackend {
         this.paused = Boolean(args.paused);
         return this.paused;
       case "get_settings":
-        return { close_while_active: this.closeChoice };
+        return { ...this.settings, close_while_active: this.closeChoice };
       case "set_close_choice":
         this.closeChoice = (args.choice as "keep_running" | "quit" | null) ?? null;
-        return { close_while_active: this.closeChoice };
+        return { ...this.settings, close_while_active: this.closeChoice };
+      case "set_settings":
+        return this.saveSettings(args.settings as Settings);
+      case "open_folder":
+        return null;
+      case "plugin:window|set_theme":
+        return null;
+      case "inspect_workdir": {
+        const path = (args.path as string | null) ?? "";
+        const known = this.scenario.workdirs?.[path];
+        if (known) return known;
+        return {
+          path: path === "" ? "/home/me" : path,
+          problem: null,
+          warning: null,
+          git_root: path === "" ? null : path,
+        } satisfies WorkdirCheck;
+      }
+      case "archive_route":
+        return this.archive(Number(args.id), Boolean(args.archived));
+      case "delete_routes":
+        return this.deleteRoutes(args.ids as number[]);
       case "answer_close":
         this.closeAnswers.push({ choice: String(args.choice), remember: Boolean(args.remember) });
         if (args.remember) this.closeChoice = args.choice as "keep_running" | "quit";
@@ -342,7 +392,7 @@ export class FakeBackend {
           throw { code: "validation", message: "no import preview in scenario", fields: [] };
         return this.scenario.importPreview;
       case "import_profile":
-        return this.importProfile();
+        return args.copyAs ? this.importCopy(String(args.copyAs)) : this.importProfile();
       case "duplicate_profile":
         return this.duplicateProfile(Number(args.id), String(args.name));
       case "export_fixture":
@@ -405,6 +455,15 @@ export class FakeBackend {
     const p = this.profiles.find((x) => x.id === id);
     if (!p) throw { code: "not_found", message: `profile ${id} does not exist`, fields: [] };
     return p;
+  }
+
+  /** The imported profile saved under a new name, beside the one of its own name. */
+  private importCopy(name: string): Profile {
+    const source = structuredClone(this.scenario.imported);
+    if (!source) throw { code: "validation", message: "no imported profile in scenario", fields: [] };
+    const copy = { ...source, id: this.nextId++, name, revision: 1 };
+    this.profiles = [...this.profiles, copy];
+    return copy;
   }
 
   private importProfile(): Profile {
@@ -505,15 +564,19 @@ export class FakeBackend {
       skip_to: p.candidates.filter((c) => c.enabled)[1]?.name ?? null,
       repeat_risk: null,
       deadline: null,
+      provider_reset_at: null,
       manual_reason: null,
+      cannot_start: false,
       prompt_excerpt: req.prompt.slice(0, 120),
+      cwd: req.cwd ?? "/home/me",
+      archived_at: null,
       attempts: 1,
       owner: "test",
       created_at: NOW(),
       updated_at: NOW(),
       actions: ["stop"],
     };
-    this.routes.unshift({ snapshot, attempts: [] });
+    this.routes.unshift({ snapshot, attempts: [], timeline: [], prompt: req.prompt, profile_id: p.id });
     return snapshot;
   }
 
@@ -523,7 +586,7 @@ export class FakeBackend {
     const id = Number(text.replace(/^#/, ""));
     const matching = this.routes
       .map((r) => r.snapshot)
-      .filter((s) => keeps(q.filter, s.state))
+      .filter((s) => keeps(q.filter, s))
       .filter(
         (s) =>
           text === "" ||
@@ -533,17 +596,23 @@ export class FakeBackend {
       )
       .filter((s) => q.before == null || s.id < q.before)
       .sort((a, b) => b.id - a.id);
-    const count = (f: RouteFilter) => this.routes.filter((r) => keeps(f, r.snapshot.state)).length;
+    const count = (f: RouteFilter) => this.routes.filter((r) => keeps(f, r.snapshot)).length;
     const active = count("active");
-    const waiting = this.routes.filter((r) => ["waiting_reset", "retry_scheduled"].includes(r.snapshot.state)).length;
+    const waiting = this.routes.filter(
+      (r) => r.snapshot.archived_at === null && ["waiting_reset", "retry_scheduled"].includes(r.snapshot.state),
+    ).length;
     return {
       routes: matching.slice(0, q.limit),
       more: matching.length > q.limit,
       counts: {
         needs_you: count("needs_you"),
+        active,
         running: active - waiting,
         waiting,
+        stopped: count("stopped"),
         finished: count("finished"),
+        archived: count("archived"),
+        all: count("all"),
       },
     };
   }
@@ -563,6 +632,52 @@ export class FakeBackend {
     r.snapshot = { ...r.snapshot, ...patch, generation: r.snapshot.generation + 1, updated_at: NOW() };
     if (attempts) r.attempts = attempts;
     return r.snapshot;
+  }
+
+  /** The engine's states at rest (AT_REST): archive and delete apply there only. */
+  private atRest(s: RouteSnapshot) {
+    return ["needs_manual", "stopped", "succeeded"].includes(s.state);
+  }
+
+  private archive(id: number, archived: boolean): RouteSnapshot {
+    const r = this.route(id);
+    if (!this.atRest(r.snapshot))
+      throw {
+        code: "conflict",
+        message: `route ${id} is ${r.snapshot.state}: only a route that neither runs nor waits can be archived; stop it first`,
+        fields: [],
+      };
+    r.snapshot = { ...r.snapshot, archived_at: archived ? NOW() : null };
+    return r.snapshot;
+  }
+
+  private deleteRoutes(ids: number[]): number[] {
+    for (const id of ids) {
+      const r = this.route(id);
+      if (!this.atRest(r.snapshot))
+        throw {
+          code: "conflict",
+          message: `route ${id} is ${r.snapshot.state}: only a route that neither runs nor waits can be deleted; stop it first`,
+          fields: [],
+        };
+    }
+    this.routes = this.routes.filter((r) => !ids.includes(r.snapshot.id));
+    return ids;
+  }
+
+  private saveSettings(next: Settings): Settings {
+    const fields: FieldError[] = [];
+    const r = next.retention;
+    if (r.details_days !== null && r.routes_days !== null && r.details_days > r.routes_days)
+      fields.push({
+        path: "retention.details_days",
+        message: `details go first: at most the ${r.routes_days} days routes are kept, got ${r.details_days}`,
+      });
+    if (fields.length > 0)
+      throw { code: "validation", message: fields.map((f) => `${f.path}: ${f.message}`).join("; "), fields };
+    this.settings = structuredClone(next);
+    this.closeChoice = next.close_while_active;
+    return this.settings;
   }
 
   private act(req: ActionRequest): RouteSnapshot {

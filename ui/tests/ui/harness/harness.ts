@@ -1,7 +1,7 @@
 // Installs a fake backend behind Tauri's IPC, then starts the real app.
 // Tests seed it through `window.__SCENARIO__` (see fake-backend.ts) and read
 // `window.__CALLS__` to see which commands the UI sent.
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import { emit } from "@tauri-apps/api/event";
 import { FakeBackend, type Scenario } from "./fake-backend";
 
@@ -18,6 +18,7 @@ const backend = new FakeBackend(window.__SCENARIO__ ?? {});
 window.__CALLS__ = [];
 window.__BACKEND__ = backend;
 window.__EMIT__ = emit;
+mockWindows("main");
 mockIPC(
   (cmd, args) => {
     window.__CALLS__.push({ cmd, args });
