@@ -257,6 +257,10 @@ fn engine_refusals_cross_as_code_message_and_fields() {
         ),
         "{message}"
     );
+    assert!(
+        message.starts_with("Candidate 2 “b” › Transient › Retries: must be 1–10"),
+        "the message a person reads names the candidate and field in words: {message}"
+    );
     let (code, message, _) = app.error(
         "save_candidates",
         json!({ "profileId": id, "expectedRevision": 0, "candidates": [candidate("a", 3)] }),

@@ -36,7 +36,7 @@ test("editing a policy and saving it persists through the engine", async () => {
   assert.ok(await clickByText(".savebar button", "Save"));
   await app.waitForText(".savebar", (t) => t.includes("All changes saved"));
   const summary = await text("[data-testid=policy-summary]");
-  assert.match(summary, /Hard: wait for reset ≤ 1 min, then stop/, "the saved policy is what the row now summarises");
+  assert.match(summary, /Hard: wait for reset ≤ 2 min, then stop/, "the saved policy is what the row now summarises");
 });
 
 test("a run on the simulated provider shows live countdowns, and manual actions drive it", async () => {
@@ -44,7 +44,7 @@ test("a run on the simulated provider shows live countdowns, and manual actions 
   await app.waitForText("[data-testid=start-run]");
   await app.type("#run-prompt", "Rename the config loader");
   assert.ok(await clickByText("[data-testid=start-run] button", "Start run"));
-  // Candidate 1 hits a usage limit that resets in 40 s: a trusted reset within its 1 min max wait.
+  // Candidate 1 hits a usage limit that resets in 30 s: a trusted reset within its 2 min max wait.
   const first = await app.waitForText(
     "[data-testid=countdown]",
     (t) => /Waiting for provider reset: 0:[0-5]\d/.test(t),
@@ -54,16 +54,19 @@ test("a run on the simulated provider shows live countdowns, and manual actions 
   const later = await text("[data-testid=countdown]");
   const secs = (t) => Number(t.match(/0:(\d\d)/)[1]);
   assert.ok(secs(later) < secs(first), `countdown moves down: ${first} then ${later}`);
-  // Skip now: candidate 2 answers 529 overloaded, and its policy retries 3× from 2 s.
+  // Skip now: candidate 2 (Codex, simulated) runs a tool, then its stream drops: the gate hands it to you.
   assert.ok(await clickByText("[data-testid=route-detail] button", "Skip now"), "skip now is offered while waiting");
-  const retry = await app.waitForText("[data-testid=countdown]", (t) => /Retry \d of 3 in 0:0\d/.test(t), 30000);
-  assert.match(retry, /Retry [12] of 3/, "the retry countdown belongs to candidate 2's transient policy");
+  await app.waitForText(
+    "[data-testid=detail-manual-reason]",
+    (t) => /not safe to recover automatically/.test(t),
+    30000,
+  );
   assert.match(await text("[data-testid=route-detail]"), /Candidate 2 of 3/);
-  assert.ok(await clickByText("[data-testid=route-detail] button", "Stop"), "stop is offered while a retry is pending");
+  assert.ok(await clickByText("[data-testid=route-detail] button", "Stop"), "stop is offered while it needs you");
   await app.waitForText("[data-testid=route-detail] .badge", (t) => /stopped/i.test(t), 15000);
   assert.ok(
     await app.execute(
-      "return [...document.querySelectorAll('[data-testid=route-detail] button')].some((b) => b.textContent.trim() === 'Resume')",
+      "return [...document.querySelectorAll('[data-testid=route-detail] button')].some((b) => b.textContent.trim() === 'Resume' && !b.disabled)",
     ),
     "a stopped route offers Resume",
   );
@@ -83,11 +86,13 @@ test("the route list filters and searches in the real database", async () => {
   const [id] = await shown();
   assert.ok(id, "the stopped route is listed");
   // Counted by state in SQL, and recounted after the stop's event.
-  await app.waitForText("[data-testid=filter-finished]", (t) => /Finished\s*1/.test(t));
+  await app.waitForText("[data-testid=filter-stopped]", (t) => /Stopped\s*1/.test(t));
   await app.execute("document.querySelector('[data-testid=filter-active]').click()");
   await until([], "a stopped route is not active");
   await app.execute("document.querySelector('[data-testid=filter-finished]').click()");
-  await until([id], "stopped is finished");
+  await until([], "stopped by you is not finished");
+  await app.execute("document.querySelector('[data-testid=filter-stopped]').click()");
+  await until([id], "it has a filter of its own");
   await app.execute("document.querySelector('[data-testid=filter-all]').click()");
   await app.type("#route-search", "CONFIG loader");
   await until([id], "prompt text, case ignored");

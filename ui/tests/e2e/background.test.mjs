@@ -111,7 +111,13 @@ test("close while a route waits → keep running → the window hides, the wait 
 
   // Closing again is decided by the remembered answer: no question.
   const settings = JSON.parse(await sh("cat", [join(app.dir, "dev.recourse.app", "settings.json")]));
-  assert.deepEqual(settings, { close_while_active: "keep_running" });
+  assert.deepEqual(settings, {
+    close_while_active: "keep_running",
+    default_profile: null,
+    default_cwd: null,
+    notify: { needs_you: true, succeeded: false, waiting: false },
+    retention: { details_days: null, routes_days: null },
+  });
 });
 
 test("a second launch exits at once and shows the running window", async () => {

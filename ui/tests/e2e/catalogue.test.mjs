@@ -76,6 +76,13 @@ test("an unclassified error becomes a local rule, and the next run is handled by
   const item = await app.waitForText("[data-testid=inbox-item]", (t) => t.includes("flux capacitor"), 15000);
   assert.ok(!item.includes("abcdefghijklmnop"), "the inbox shows sanitized text only");
   assert.ok(await click("[data-testid=inbox-item] button", "Create rule…"));
+  // Nothing in "flux capacitor" says which failure it is: the code is asked for, not guessed.
+  await app.waitForText("[data-testid=rule-class]", (t) => /choose its code/.test(t), 15000);
+  await app.execute(
+    `const s = document.querySelector("#rule-code");
+     s.value = "provider_unavailable";
+     s.dispatchEvent(new Event("change", { bubbles: true }));`,
+  );
   const impact = await app.waitForText("[data-testid=check-impact]", (t) => /1 of \d+ inbox items/.test(t), 30000);
   assert.match(impact, /unknown \(Unclassified, no rule\) → provider_unavailable \(Transient, rule local\./);
   assert.match(await app.waitForText("[data-testid=check-fixtures]"), /All \d+ fixtures keep their result/);

@@ -240,8 +240,12 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
     assert.equal(last.args.failures[0].code, "usage_limit_reached");
     assert.equal(last.args.failures[0].reset_in_seconds, 60);
     assert.deepEqual(
-      last.args.candidates.map((c) => c.name),
-      ["Claude (simulated)", "Codex"],
+      last.args.candidates.map((c) => [c.name, c.kind]),
+      [
+        ["Claude (simulated)", "simulated"],
+        ["Codex", "codex"],
+      ],
+      "with their kinds: an any-command candidate is previewed as its real runs end",
     );
   } finally {
     await app.close();

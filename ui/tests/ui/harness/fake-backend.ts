@@ -53,6 +53,8 @@ export type Scenario = {
    * confirmed names are refused, as the backend does. */
   reviews?: { pattern: string; review: RuleReview }[];
   playground?: PlaygroundResult;
+  /** What `classify_text` answers once a local rule has been saved. */
+  playgroundAfterSave?: PlaygroundResult;
   preview?: PreviewStep[];
   /** The path the native save / open dialog returns; null: cancelled. */
   savePath?: string | null;
@@ -176,6 +178,8 @@ export class FakeBackend {
   /** What `set_unsaved_edits` was told, in order. */
   unsavedReports: (string | null)[] = [];
   settings: Settings;
+  /** Local rules saved so far. */
+  rulesSaved = 0;
   private nextId = 100;
 
   constructor(private scenario: Scenario) {
@@ -375,6 +379,7 @@ export class FakeBackend {
         return rules.version;
       }
       case "classify_text":
+        if (this.rulesSaved > 0 && this.scenario.playgroundAfterSave) return this.scenario.playgroundAfterSave;
         if (!this.scenario.playground)
           throw { code: "validation", message: "no playground answer in scenario", fields: [] };
         return this.scenario.playground;
@@ -426,6 +431,7 @@ export class FakeBackend {
     const refusals = this.review(draft, confirmed).refusals;
     if (refusals.length > 0)
       throw { code: "validation", message: refusals.map((f) => f.message).join("; "), fields: refusals };
+    this.rulesSaved += 1;
     const rules = this.scenario.rules ?? { version: "test", rules: [], local_path: "", local_error: null };
     rules.version = `${rules.version.split("+")[0]}+local.1`;
     rules.rules.push({
