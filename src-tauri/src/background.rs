@@ -208,6 +208,16 @@ impl Background {
         *self.settings.lock().unwrap_or_else(|p| p.into_inner()) = next;
         Ok(())
     }
+
+    /// Saves the remembered close answer, the other settings as they are.
+    fn remember_close(&self, choice: Option<CloseChoice>) -> Result<Settings, IpcError> {
+        let next = Settings {
+            close_while_active: choice,
+            ..self.settings()
+        };
+        self.save(next.clone())?;
+        Ok(next)
+    }
 }
 
 fn counts_now<R: Runtime>(app: &AppHandle<R>) -> RouteCounts {
@@ -446,12 +456,7 @@ pub fn set_close_choice(
     background: State<'_, Background>,
     choice: Option<CloseChoice>,
 ) -> Result<Settings, IpcError> {
-    let next = Settings {
-        close_while_active: choice,
-        ..background.settings()
-    };
-    background.save(next.clone())?;
-    Ok(next)
+    background.remember_close(choice)
 }
 
 /// Saves the settings made in the Settings view (default profile and
@@ -487,10 +492,7 @@ pub fn answer_close(
     remember: bool,
 ) -> Result<(), IpcError> {
     if remember {
-        background.save(Settings {
-            close_while_active: Some(choice),
-            ..background.settings()
-        })?;
+        background.remember_close(Some(choice))?;
     }
     background.act(match choice {
         CloseChoice::KeepRunning => Act::HideWindow,

@@ -17,6 +17,24 @@ use recourse::profile::CandidateInput;
 use recourse::route::{ManualAction, RouteState};
 use recourse::simulation::{preview, SimulatedFailure};
 
+/// An engine on a database in `dir` holding profile `name` of `candidates`.
+async fn engine_with(dir: &tempfile::TempDir, name: &str, candidates: &[CandidateInput]) -> Engine {
+    let db = dir.path().join("h.db");
+    seed_profile(&db, name, candidates);
+    open_engine(&db, false).await
+}
+
+/// An engine whose profile "ok" has one simulated candidate that succeeds
+/// after `after_ms`.
+async fn one_candidate(dir: &tempfile::TempDir, after_ms: u32) -> Engine {
+    let sim = simulated(
+        "sim",
+        vec![SimStep::Succeed { after_ms }],
+        uniform_policy(None, None, Exhausted::Skip),
+    );
+    engine_with(dir, "ok", &[sim]).await
+}
+
 fn simulated(name: &str, script: Vec<SimStep>, policy: CandidatePolicy) -> CandidateInput {
     CandidateInput::new(name, AgentSpec::simulated(script), policy)
 }
@@ -62,17 +80,7 @@ fn ids(engine: &Engine, filter: RouteFilter) -> Vec<u32> {
 #[tokio::test(start_paused = true)]
 async fn a_stopped_route_is_its_own_filter_and_archiving_moves_it_out_of_the_lists() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
-    seed_profile(
-        &db,
-        "ok",
-        &[simulated(
-            "sim",
-            vec![SimStep::Succeed { after_ms: 60_000 }],
-            uniform_policy(None, None, Exhausted::Skip),
-        )],
-    );
-    let engine = open_engine(&db, false).await;
+    let engine = one_candidate(&dir, 60_000).await;
     let route = start(&engine, "ok", None).await;
     let stopped = act_on(&engine, route.id, ManualAction::Stop, route.generation)
         .await
@@ -113,17 +121,7 @@ async fn a_stopped_route_is_its_own_filter_and_archiving_moves_it_out_of_the_lis
 #[tokio::test(start_paused = true)]
 async fn deleting_removes_a_route_with_its_history_and_refuses_a_working_one() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
-    seed_profile(
-        &db,
-        "ok",
-        &[simulated(
-            "sim",
-            vec![SimStep::Succeed { after_ms: 10 }],
-            uniform_policy(None, None, Exhausted::Skip),
-        )],
-    );
-    let engine = open_engine(&db, false).await;
+    let engine = one_candidate(&dir, 10).await;
     let done = start(&engine, "ok", None).await;
     until(&engine, done.id, |s| s.state == RouteState::Succeeded).await;
     let busy = start(&engine, "ok", None).await;
@@ -141,17 +139,7 @@ async fn deleting_removes_a_route_with_its_history_and_refuses_a_working_one() {
 #[tokio::test(start_paused = true)]
 async fn retention_keeps_recent_routes_and_those_that_need_you() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
-    seed_profile(
-        &db,
-        "ok",
-        &[simulated(
-            "sim",
-            vec![SimStep::Succeed { after_ms: 10 }],
-            uniform_policy(None, None, Exhausted::Skip),
-        )],
-    );
-    let engine = open_engine(&db, false).await;
+    let engine = one_candidate(&dir, 10).await;
     let done = start(&engine, "ok", None).await;
     until(&engine, done.id, |s| s.state == RouteState::Succeeded).await;
     let keep = Retention {
@@ -173,17 +161,7 @@ async fn retention_keeps_recent_routes_and_those_that_need_you() {
 #[tokio::test(start_paused = true)]
 async fn a_route_records_where_it_runs_even_when_no_directory_was_given() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
-    seed_profile(
-        &db,
-        "ok",
-        &[simulated(
-            "sim",
-            vec![SimStep::Succeed { after_ms: 10 }],
-            uniform_policy(None, None, Exhausted::Skip),
-        )],
-    );
-    let engine = open_engine(&db, false).await;
+    let engine = one_candidate(&dir, 10).await;
     let given = start(&engine, "ok", dir.path().to_str()).await;
     assert_eq!(given.cwd.as_deref(), dir.path().to_str());
     let implicit = start(&engine, "ok", None).await;
@@ -269,9 +247,8 @@ async fn the_timeline_draws_attempts_the_waits_between_them_and_the_skip() {
 #[tokio::test(start_paused = true)]
 async fn after_a_cancelled_wait_the_reset_still_ahead_is_shown() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
-    seed_profile(
-        &db,
+    let engine = engine_with(
+        &dir,
         "limit",
         &[simulated(
             "sim",
@@ -281,8 +258,8 @@ async fn after_a_cancelled_wait_the_reset_still_ahead_is_shown() {
             }],
             uniform_policy(Some(3600), None, Exhausted::Stop),
         )],
-    );
-    let engine = open_engine(&db, false).await;
+    )
+    .await;
     let route = start(&engine, "limit", None).await;
     let waiting = until(&engine, route.id, |s| s.state == RouteState::WaitingReset).await;
     let cancelled = act_on(
@@ -305,19 +282,18 @@ async fn after_a_cancelled_wait_the_reset_still_ahead_is_shown() {
 #[tokio::test(start_paused = true)]
 async fn a_program_that_cannot_start_leads_with_the_cause_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
     let mut agent = AgentSpec::default_for(AgentKind::ClaudeCode);
     agent.program = Some("recourse-no-such-program".into());
-    seed_profile(
-        &db,
+    let engine = engine_with(
+        &dir,
         "missing",
         &[CandidateInput::new(
             "claude",
             agent,
             uniform_policy(None, Some((3, 5)), Exhausted::Skip),
         )],
-    );
-    let engine = open_engine(&db, false).await;
+    )
+    .await;
     let route = start(&engine, "missing", None).await;
     let held = until(&engine, route.id, |s| s.state == RouteState::NeedsManual).await;
     assert!(held.cannot_start);
@@ -336,7 +312,6 @@ async fn a_program_that_cannot_start_leads_with_the_cause_and_the_fix() {
 #[tokio::test(start_paused = true)]
 async fn an_any_command_candidate_previews_what_its_real_run_does() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
     let skip = uniform_policy(None, Some((2, 1)), Exhausted::Skip);
     let mut command = AgentSpec::default_for(AgentKind::Generic);
     command.program = Some("sh".into());
@@ -344,8 +319,8 @@ async fn an_any_command_candidate_previews_what_its_real_run_does() {
         "-c".into(),
         "echo 'overloaded_error: Overloaded' >&2; exit 1".into(),
     ];
-    seed_profile(
-        &db,
+    let engine = engine_with(
+        &dir,
         "script",
         &[
             CandidateInput::new("script", command, skip.clone()),
@@ -355,8 +330,8 @@ async fn an_any_command_candidate_previews_what_its_real_run_does() {
                 skip.clone(),
             ),
         ],
-    );
-    let engine = open_engine(&db, false).await;
+    )
+    .await;
     let route = start(&engine, "script", None).await;
     let real = until(&engine, route.id, |s| s.state != RouteState::Running).await;
     assert_eq!(

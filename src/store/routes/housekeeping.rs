@@ -238,27 +238,11 @@ fn id_list(ids: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{commit, now, open, running_route};
+    use super::super::fixtures::{self, now, open, running_route};
     use super::*;
-    use crate::route::{machine, ManualAction};
 
-    /// A route stopped by a person: at rest, with one killed attempt.
     fn stopped(store: &mut Store) -> u32 {
-        let row = running_route(store, "me");
-        let lease = machine::Lease {
-            owner: "me",
-            until: now(),
-        };
-        let plan = machine::manual(
-            &row,
-            ManualAction::Stop,
-            row.generation,
-            lease,
-            machine::World::default(),
-            now(),
-        )
-        .unwrap();
-        commit(store, plan).id
+        fixtures::stopped(store).id
     }
 
     fn count(store: &Store, table: &str) -> u32 {

@@ -445,6 +445,26 @@ mod fixtures {
         }
     }
 
+    /// A running route stopped by a person, committed through the store:
+    /// at rest, with one killed attempt.
+    pub(super) fn stopped(store: &mut Store) -> RouteRow {
+        let row = running_route(store, "me");
+        let lease = machine::Lease {
+            owner: "me",
+            until: now(),
+        };
+        let plan = machine::manual(
+            &row,
+            crate::route::ManualAction::Stop,
+            row.generation,
+            lease,
+            machine::World::default(),
+            now(),
+        )
+        .unwrap();
+        commit(store, plan)
+    }
+
     pub(super) fn ids(rows: &[RouteRow]) -> Vec<u32> {
         rows.iter().map(|r| r.id).collect()
     }
@@ -463,30 +483,10 @@ mod fixtures {
 mod manual_reason_tests {
     use rusqlite::{params, Connection};
 
-    use super::fixtures::{commit, now, open, running_route};
+    use super::fixtures::{now, open, stopped};
     use super::*;
     use crate::evaluator::RouteCycle;
-    use crate::route::{machine, ManualAction};
     use crate::store::{to_json, ts, MIGRATIONS};
-
-    /// A running route stopped by a person, committed through the store.
-    fn stopped(store: &mut Store) -> RouteRow {
-        let row = running_route(store, "me");
-        let lease = machine::Lease {
-            owner: "me",
-            until: now(),
-        };
-        let plan = machine::manual(
-            &row,
-            ManualAction::Stop,
-            row.generation,
-            lease,
-            machine::World::default(),
-            now(),
-        )
-        .unwrap();
-        commit(store, plan)
-    }
 
     fn stored(store: &Store, id: u32, column: &str) -> Option<String> {
         store

@@ -19,8 +19,7 @@ after(async () => {
   await app?.stop();
 });
 
-const text = (css) =>
-  app.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
+const text = (css) => app.text(css);
 const entries = () =>
   app.execute("return [...document.querySelectorAll('[data-testid=timeline-entry]')].map((e) => e.textContent)");
 

@@ -67,8 +67,7 @@ after(async () => {
   await app?.stop();
 });
 
-const text = (css) =>
-  app.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
+const text = (css) => app.text(css);
 
 async function startRun(profile, prompt, cwd = null) {
   await app.execute("location.hash = '#/routes'");

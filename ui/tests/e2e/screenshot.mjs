@@ -19,7 +19,9 @@ try {
   await app.execute(
     "[...document.querySelectorAll('[data-testid=start-run] button')].find((b) => b.textContent.trim() === 'Start run').click()",
   );
-  await app.waitForText("[data-testid=countdown]", (t) => t.length > 0, 30000);
+  // Left alone the demo waits for a reset, retries, skips and stops at the
+  // safety gate: its route then shows all of that in its timeline.
+  await app.waitForText("[data-testid=detail-manual-reason]", (t) => /not safe/.test(t), 120000);
   for (const theme of ["light", "dark"]) {
     // Through the Settings override, as a person would pick it.
     await app.execute("location.hash = '#/settings'");
@@ -39,6 +41,17 @@ try {
         const file = join(out, `${view}-${label}${theme === "dark" ? "-dark" : ""}.png`);
         writeFileSync(file, await app.screenshot());
         console.log(`saved ${file}`);
+        if (view === "routes") {
+          // The route's timeline and attempts, below the fold of the detail.
+          await app.execute(
+            "document.querySelector('[data-testid=route-timeline]')?.scrollIntoView({ block: 'start' })",
+          );
+          await sleep(400);
+          const more = join(out, `timeline-${label}${theme === "dark" ? "-dark" : ""}.png`);
+          writeFileSync(more, await app.screenshot());
+          console.log(`saved ${more}`);
+          await app.execute("document.querySelector('main').scrollTo(0, 0)");
+        }
       }
     }
   }

@@ -87,6 +87,10 @@ export class Session {
     }
     throw new Error(`timed out waiting for ${css}; last text: ${JSON.stringify(last)}`);
   }
+  /** The text of the first element matching `css` (null: none). */
+  text(css) {
+    return this.execute("const el = document.querySelector(arguments[0]); return el ? el.textContent : null;", [css]);
+  }
   /** Sets a field's value the way typing does (an `input` event follows). */
   async type(css, text) {
     const ok = await this.execute(

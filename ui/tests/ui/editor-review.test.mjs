@@ -247,11 +247,11 @@ test("Settings keep the run defaults, notifications and retention, and open the 
   try {
     await app.page.getByLabel("Default profile").selectOption("1");
     await app.page.getByRole("switch", { name: "A route succeeded" }).click();
-    await app.page.getByLabel("Delete routes with their history after").fill("30");
-    await app.page.getByLabel("Delete routes with their history after").press("Tab");
+    await app.page.getByLabel("Delete routes after").fill("30");
+    await app.page.getByLabel("Delete routes after").press("Tab");
     await app.page.waitForFunction(() => window.__BACKEND__.settings.retention.routes_days === 30);
-    await app.page.getByLabel("Remove attempt details (transcripts) after").fill("40");
-    await app.page.getByLabel("Remove attempt details (transcripts) after").press("Tab");
+    await app.page.getByLabel("Remove attempt details after").fill("40");
+    await app.page.getByLabel("Remove attempt details after").press("Tab");
     await app.page.getByText("details go first: at most the 30 days routes are kept, got 40").waitFor();
     const settings = await app.page.evaluate(() => window.__BACKEND__.settings);
     assert.equal(settings.default_profile, 1);

@@ -61,3 +61,57 @@ export const demoProfile = () => ({
     candidate(12, "Codex", "codex", { transient: immediate("skip"), hard: immediate("skip") }),
   ],
 });
+
+const isoFromNow = (ms) => new Date(Date.now() + ms).toISOString();
+
+/** A route snapshot as the backend sends one; `extra` overrides any field. */
+export function routeSnapshot(id, state, extra = {}) {
+  return {
+    id,
+    profile_name: "Everyday",
+    state,
+    generation: 3,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    candidate_count: 3,
+    last_failure: null,
+    retry: null,
+    pending_outcome: null,
+    skip_to: "Codex",
+    repeat_risk: null,
+    deadline: null,
+    provider_reset_at: null,
+    manual_reason: null,
+    cannot_start: false,
+    prompt_excerpt: `Fix the flaky test in module ${id}`,
+    cwd: "/home/me/project",
+    archived_at: null,
+    attempts: 1,
+    owner: "engine-1",
+    created_at: isoFromNow(-(100 - id) * 60e3),
+    updated_at: isoFromNow(-1000),
+    actions: [],
+    ...extra,
+  };
+}
+
+/** An attempt as the backend sends one: failed, nothing classified; `extra` overrides any field. */
+export function routeAttempt(number, extra = {}) {
+  return {
+    number,
+    generation: number,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    invocation_id: `inv-${number}`,
+    started_at: isoFromNow(-120e3),
+    finished_at: isoFromNow(-110e3),
+    outcome: "failed",
+    classification: null,
+    decision: null,
+    policy_revision: 2,
+    excerpt: null,
+    exit_code: null,
+    in_inbox: false,
+    ...extra,
+  };
+}

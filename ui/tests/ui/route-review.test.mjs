@@ -6,58 +6,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp } from "./lib.mjs";
+import { routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
 
-function snapshot(id, state, extra = {}) {
-  return {
-    id,
-    profile_name: "Everyday",
-    state,
-    generation: 3,
-    candidate_index: 0,
-    candidate_name: "Claude",
-    candidate_count: 2,
-    last_failure: null,
-    retry: null,
-    pending_outcome: null,
-    skip_to: "Codex",
-    repeat_risk: null,
-    deadline: null,
-    provider_reset_at: null,
-    manual_reason: null,
-    cannot_start: false,
-    prompt_excerpt: `Fix the flaky test in module ${id}`,
-    cwd: "/home/me/project",
-    archived_at: null,
-    attempts: 1,
-    owner: "engine-1",
-    created_at: iso(-(100 - id) * 60e3),
-    updated_at: iso(-1000),
-    actions: [],
-    ...extra,
-  };
-}
+const snapshot = (id, state, extra = {}) => routeSnapshot(id, state, { candidate_count: 2, ...extra });
 
-function attempt(number, extra = {}) {
-  return {
-    number,
-    generation: number,
-    candidate_index: 0,
-    candidate_name: "Claude",
-    invocation_id: `inv-${number}`,
-    started_at: iso(-120e3),
-    finished_at: iso(-110e3),
-    outcome: "failed",
-    classification: null,
-    decision: null,
-    policy_revision: 2,
-    excerpt: null,
-    exit_code: null,
-    in_inbox: false,
-    ...extra,
-  };
-}
+const attempt = routeAttempt;
 
 const routesOf = (...details) => ({
   profiles: [
@@ -498,11 +453,11 @@ test("the timeline draws attempts, waits and marks with a deadline marker, and s
       assert.equal(words[3], "skipped to Codex");
       assert.match(words[1], /^waiting for the provider's reset · 30 s$/);
       assert.match(words[5], /^retry 1 of 3 after 64 s · until /);
-      const columns = await t
-        .locator(".legend")
-        .evaluate((el) => getComputedStyle(el).gridTemplateColumns.split(" ").length);
-      if (width === 390) assert.equal(columns, 1, "stacked on a phone");
-      else assert.ok(columns > 1, "side by side on a desktop");
+      const lefts = await t
+        .getByTestId("timeline-entry")
+        .evaluateAll((els) => new Set(els.map((e) => Math.round(e.getBoundingClientRect().left))).size);
+      if (width === 390) assert.equal(lefts, 1, "stacked on a phone: every entry starts at the left edge");
+      else assert.ok(lefts > 1, "read left to right on a desktop");
     } finally {
       await app.close();
     }

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+import { routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
 
@@ -26,42 +27,10 @@ function profile(id, name, candidates) {
   return { id, name, revision: 1, candidates, created_at: iso(-864e5), updated_at: iso(-864e5) };
 }
 
-function snapshot(id, state, extra = {}) {
-  return {
-    id,
-    profile_name: "Everyday",
-    state,
-    generation: 3,
-    candidate_index: 0,
-    candidate_name: "Claude",
-    candidate_count: 3,
-    last_failure: null,
-    retry: null,
-    pending_outcome: null,
-    skip_to: "Codex",
-    repeat_risk: null,
-    deadline: null,
-    manual_reason: null,
-    prompt_excerpt: `Fix the flaky test in module ${id}`,
-    attempts: 1,
-    owner: "engine-1",
-    created_at: iso(-(100 - id) * 60e3),
-    updated_at: iso(-1000),
-    actions: [],
-    ...extra,
-  };
-}
+const snapshot = routeSnapshot;
 
 function attempt(number, extra = {}) {
-  return {
-    number,
-    generation: number,
-    candidate_index: 0,
-    candidate_name: "Claude",
-    invocation_id: `inv-${number}`,
-    started_at: iso(-120e3),
-    finished_at: iso(-110e3),
-    outcome: "failed",
+  return routeAttempt(number, {
     classification: {
       code: "provider_overloaded",
       class: "transient",
@@ -69,10 +38,9 @@ function attempt(number, extra = {}) {
       catalogue_version: "2026.11",
     },
     decision: `retry ${number} at 12:00:05`,
-    policy_revision: 2,
     excerpt: `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}} request_id=req_${"x".repeat(60)}`,
     ...extra,
-  };
+  });
 }
 
 const overloaded = {

@@ -645,28 +645,25 @@ export class FakeBackend {
     return ["needs_manual", "stopped", "succeeded"].includes(s.state);
   }
 
-  private archive(id: number, archived: boolean): RouteSnapshot {
-    const r = this.route(id);
-    if (!this.atRest(r.snapshot))
+  /** The engine's refusal of housekeeping on a route that runs or waits. */
+  private refuseBusy(s: RouteSnapshot, what: string) {
+    if (!this.atRest(s))
       throw {
         code: "conflict",
-        message: `route ${id} is ${r.snapshot.state}: only a route that neither runs nor waits can be archived; stop it first`,
+        message: `route ${s.id} is ${s.state}: only a route that neither runs nor waits can be ${what}; stop it first`,
         fields: [],
       };
+  }
+
+  private archive(id: number, archived: boolean): RouteSnapshot {
+    const r = this.route(id);
+    this.refuseBusy(r.snapshot, "archived");
     r.snapshot = { ...r.snapshot, archived_at: archived ? NOW() : null };
     return r.snapshot;
   }
 
   private deleteRoutes(ids: number[]): number[] {
-    for (const id of ids) {
-      const r = this.route(id);
-      if (!this.atRest(r.snapshot))
-        throw {
-          code: "conflict",
-          message: `route ${id} is ${r.snapshot.state}: only a route that neither runs nor waits can be deleted; stop it first`,
-          fields: [],
-        };
-    }
+    for (const id of ids) this.refuseBusy(this.route(id).snapshot, "deleted");
     this.routes = this.routes.filter((r) => !ids.includes(r.snapshot.id));
     return ids;
   }
