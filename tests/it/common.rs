@@ -12,7 +12,7 @@ use recourse::agent::{AgentKind, AgentSpec};
 use recourse::engine::{ActionRequest, Engine, EngineError, EngineOptions, RouteSnapshot};
 use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use recourse::profile::CandidateInput;
-use recourse::route::ManualAction;
+use recourse::route::{ManualAction, RouteState};
 use recourse::store::Store;
 
 /// Opens an engine on `db`, seeding the demo profile only if asked.
@@ -35,6 +35,14 @@ pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
         .unwrap();
 }
 
+/// The `recourse` binary with `ARGS`.
+pub fn recourse(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .output()
+        .expect("recourse runs")
+}
+
 /// The `recourse` binary with `ARGS --db DB`.
 pub fn recourse_on(db: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
@@ -43,6 +51,36 @@ pub fn recourse_on(db: &Path, args: &[&str]) -> std::process::Output {
         .arg(db)
         .output()
         .expect("recourse runs")
+}
+
+/// The route once `done` holds, polled every 10 ms of tokio time for up to
+/// ten minutes of it (the engine tests run in paused time); panics naming
+/// `what` it waited for.
+pub async fn until_route(
+    engine: &Engine,
+    id: u32,
+    what: &str,
+    done: impl Fn(&RouteSnapshot) -> bool,
+) -> RouteSnapshot {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+    loop {
+        let s = engine.route_detail(id).unwrap().snapshot;
+        if done(&s) {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "route {id} never {what}: it is {}",
+            s.state.as_str()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// [`until_route`] reaches `state`.
+pub async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
+    let what = format!("became {}", state.as_str());
+    until_route(engine, id, &what, |s| s.state == state).await
 }
 
 /// A policy section of a profile document as JSON: no reset wait, no

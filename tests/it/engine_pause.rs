@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{act_on, open_engine, uniform_policy};
+use crate::common::{act_on, open_engine, uniform_policy, until_state};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::engine::{Engine, EngineError, RouteSnapshot, StartRun};
 use recourse::policy::Exhausted;
@@ -30,18 +30,6 @@ async fn start(engine: &Engine, profile_id: u32) -> Result<RouteSnapshot, Engine
         .await
 }
 
-/// Polls (in paused time) until the route is in `state`.
-async fn until(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
-    for _ in 0..3600 {
-        let s = engine.route_detail(id).unwrap().snapshot;
-        if s.state == state {
-            return s;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("route {id} never became {}", state.as_str());
-}
-
 fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> CandidateInput {
     CandidateInput::new(
         name,
@@ -59,7 +47,7 @@ async fn a_wait_that_comes_due_while_paused_stays_due_and_dispatches_on_resume()
     ];
     let (engine, profile) = engine_with(&dir, vec![sim("a", script, Some((1, 2)))]).await;
     let route = start(&engine, profile).await.unwrap();
-    let waiting = until(&engine, route.id, RouteState::RetryScheduled).await;
+    let waiting = until_state(&engine, route.id, RouteState::RetryScheduled).await;
     engine.set_paused(true);
     assert!(engine.is_paused());
     // Well past the 2 s deadline: nothing is dispatched.
@@ -87,7 +75,7 @@ async fn a_wait_that_comes_due_while_paused_stays_due_and_dispatches_on_resume()
     );
 
     engine.set_paused(false);
-    let done = until(&engine, route.id, RouteState::Succeeded).await;
+    let done = until_state(&engine, route.id, RouteState::Succeeded).await;
     assert_eq!(done.attempts, 2, "the held wait dispatched once on resume");
     engine.shutdown().await;
 }
@@ -108,7 +96,7 @@ async fn a_running_attempt_finishes_while_paused_and_a_skip_waits_for_resume() {
     engine.set_paused(true);
     // The first candidate's attempt runs to its end (a 529, no retries:
     // skip). The skip is recorded as a wait on the second candidate, due now.
-    let held = until(&engine, route.id, RouteState::RetryScheduled).await;
+    let held = until_state(&engine, route.id, RouteState::RetryScheduled).await;
     assert_eq!(held.candidate_index, 1, "the decision (skip) was recorded");
     assert_eq!(held.attempts, 1, "the second candidate did not start");
     assert_eq!(held.deadline, Some(held.updated_at), "due at once");
@@ -121,7 +109,7 @@ async fn a_running_attempt_finishes_while_paused_and_a_skip_waits_for_resume() {
     assert_eq!(engine.route_detail(route.id).unwrap().attempts.len(), 1);
 
     engine.set_paused(false);
-    let done = until(&engine, route.id, RouteState::Succeeded).await;
+    let done = until_state(&engine, route.id, RouteState::Succeeded).await;
     assert_eq!((done.candidate_index, done.attempts), (1, 2));
     engine.shutdown().await;
 }
@@ -132,7 +120,7 @@ async fn stop_and_cancel_wait_still_work_while_paused() {
     let script = vec![SimStep::Overloaded { after_ms: 10 }];
     let (engine, profile) = engine_with(&dir, vec![sim("a", script, Some((3, 60)))]).await;
     let route = start(&engine, profile).await.unwrap();
-    let waiting = until(&engine, route.id, RouteState::RetryScheduled).await;
+    let waiting = until_state(&engine, route.id, RouteState::RetryScheduled).await;
     engine.set_paused(true);
     let cancelled = act_on(
         &engine,

@@ -5,8 +5,9 @@
 //! its stored deadline, a route caught mid-dispatch goes to manual recovery
 //! and is never replayed.
 
+use crate::common::recourse_on;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{seed_profile, uniform_policy};
@@ -16,15 +17,6 @@ use recourse::profile::CandidateInput;
 use recourse::route::RouteRow;
 use recourse::route::{AttemptOutcome, RouteState};
 use recourse::store::Store;
-
-fn recourse(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("recourse runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
@@ -104,25 +96,25 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     kill_9(child);
     let deadline = waiting.deadline.unwrap();
 
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
     assert!(
         listed.starts_with("route 1 gen 2 waiting_reset") && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
-    let out = recourse(&db, &["route", "1"]);
+    let out = recourse_on(&db, &["route", "1"]);
     let first = text(&out.stdout)
         .lines()
         .next()
         .unwrap_or_default()
         .to_string();
     assert!(first.ends_with(ORPHANED), "{first}");
-    let out = recourse(&db, &["routes", "--json"]);
+    let out = recourse_on(&db, &["routes", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["orphaned"], true);
 
     // Another run says the orphan is there and how to take it over.
-    let out = recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stderr),
@@ -131,7 +123,7 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     );
 
     // So does an action on another route.
-    let out = recourse(&db, &["action", "2", "stop", "--generation", "2"]);
+    let out = recourse_on(&db, &["action", "2", "stop", "--generation", "2"]);
     assert_eq!(
         text(&out.stderr),
         "note: route 1 (waiting_reset) was left by a process that is gone; \
@@ -139,7 +131,7 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
          error: stop is not possible while the route is succeeded\n"
     );
 
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 4, "{lines:?}");
@@ -158,13 +150,13 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
         attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
         "not before the stored deadline"
     );
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     assert!(
         !text(&out.stdout).contains("orphaned"),
         "{}",
         text(&out.stdout)
     );
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(text(&out.stdout), "no orphaned routes\n");
 }
@@ -183,13 +175,13 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
     wait_for(&db, &mut child, |r| r.state == RouteState::Running);
     kill_9(child);
 
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
     assert!(
         listed.starts_with("route 1 gen 1 running") && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
     assert!(printed.contains("route 1 gen 2 needs_manual"), "{printed}");
@@ -241,14 +233,14 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     assert_eq!(row.deadline, Some(deadline), "at its deadline");
     assert_eq!(row.generation, waiting.generation);
     assert_eq!(row.owner, None, "handed over");
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     assert!(
         text(&out.stdout).trim_end().ends_with(ORPHANED),
         "{}",
         text(&out.stdout)
     );
 
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 4, "{lines:?}");

@@ -76,26 +76,8 @@ impl Store {
         Ok(())
     }
 
-    /// Takes ownership if the route still has `expected_owner` at
-    /// `expected_generation`; `false` when someone else changed it first.
-    pub fn take_ownership(
-        &self,
-        id: u32,
-        expected_generation: u32,
-        expected_owner: Option<&str>,
-        owner: &str,
-        until: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        let claim = Claim {
-            id,
-            expected_generation,
-            expected_owner,
-        };
-        let taken = self.take_ownerships(&[claim], owner, until)?;
-        Ok(taken == [true])
-    }
-
-    /// [`Store::take_ownership`] of many routes in one transaction (one
+    /// Takes ownership of each route still at its claim's owner and
+    /// generation, in one transaction (one
     /// commit for a whole restart's adoptions); one answer per claim, in
     /// order. Each claim is still its own compare-and-set.
     pub fn take_ownerships(
