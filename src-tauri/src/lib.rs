@@ -126,6 +126,17 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
         .constant("PROVIDERS", recourse::evidence::Provider::ALL)
         .constant(
+            "PASTABLE_PROVIDERS",
+            recourse::evidence::Provider::pastable(),
+        )
+        .constant(
+            "PROVIDERS_SEEING_EVERY_RULE",
+            recourse::evidence::Provider::ALL
+                .into_iter()
+                .filter(|p| p.sees_every_rule())
+                .collect::<Vec<_>>(),
+        )
+        .constant(
             "DISPATCHING_ACTIONS",
             recourse::route::transitions::dispatching_actions(),
         )

@@ -44,6 +44,10 @@ impl AgentKind {
         AgentKind::Generic,
     ];
 
+    /// The kind an empty profile's document starts with when a person
+    /// edits it: the first agent CLI most people run.
+    pub const FIRST_CHOICE: AgentKind = AgentKind::ClaudeCode;
+
     /// Everything Recourse knows about this kind.
     pub fn descriptor(self) -> &'static Descriptor {
         kinds::descriptor(self)

@@ -477,7 +477,7 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
     let mut doc = ProfileDocument::from_profile(&profile).without_secrets();
     if doc.candidates.is_empty() {
         doc.candidates
-            .push(starter_candidate(AgentKind::ClaudeCode));
+            .push(starter_candidate(AgentKind::FIRST_CHOICE));
     }
     let original = doc.to_json_pretty();
     let file = std::env::temp_dir().join(format!(

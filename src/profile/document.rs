@@ -231,7 +231,8 @@ fn take_agents(fields: &mut Map<String, Value>) -> Result<Vec<AgentSpec>, Profil
 /// An agent object, refusing fields `AgentSpec` does not have (a typo such
 /// as `modle` must not be dropped silently).
 fn agent_spec(path: &str, value: Value) -> Result<AgentSpec, ProfileError> {
-    let known = serde_json::to_value(AgentSpec::default_for(AgentKind::Generic))
+    // Every kind's spec has the same fields.
+    let known = serde_json::to_value(AgentSpec::default_for(AgentKind::ALL[0]))
         .expect("an agent spec serializes");
     if let (Value::Object(given), Value::Object(known)) = (&value, &known) {
         if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {

@@ -43,3 +43,4 @@ mod live_clis;
 mod private_files;
 mod profile_documents;
 mod runner;
+mod shape;

@@ -133,9 +133,13 @@ export const events = {
 /* Constants */
 export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
 
+export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
+
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
+
+export const PROVIDERS_SEEING_EVERY_RULE = ["generic","simulated"] as const;
 
 export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled"],"all":[],"finished":["succeeded","stopped"],"needs_you":["needs_manual"]} as const;
 
