@@ -4,16 +4,22 @@
 //! [`kinds`], behind one [`Descriptor`]. Pure: the runner turns a descriptor
 //! into a process, the engine and the UI read its facts.
 
+mod access;
 mod json_head;
 pub mod kinds;
 mod line;
 mod spec;
 pub mod stream;
+pub mod transcript;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use access::{Access, AccessFlags, AccessMap};
 pub use kinds::{Descriptor, Launch};
+pub use transcript::{
+    Entry, FileChange, FilesChanged, ToolStatus, Transcript, TranscriptSummary, Usage,
+};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
     AttemptTimeouts, SimStep, MASKED,

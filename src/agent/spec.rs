@@ -9,7 +9,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::AgentKind;
+use super::{Access, AgentKind};
 use crate::policy::FieldError;
 
 /// One scripted outcome of the simulated provider.
@@ -48,6 +48,11 @@ impl SimStep {
 #[derive(Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
 pub struct AgentSpec {
     pub kind: AgentKind,
+    /// What the agent may do: mapped to the CLI's own flags. `None` (a
+    /// candidate saved before access levels) passes no flag, so the CLI
+    /// keeps its own default, which in print mode refuses most changes.
+    #[serde(default)]
+    pub access: Option<Access>,
     /// Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`.
     #[serde(default)]
     pub program: Option<String>,
@@ -188,6 +193,37 @@ impl AgentSpec {
                 );
             }
         }
+        if let Some(level) = agent.access {
+            match agent.kind.descriptor().access {
+                None => err(
+                    "access",
+                    format!(
+                        "a {} candidate takes no access level: Recourse cannot hold it to one",
+                        agent.kind.slug()
+                    ),
+                ),
+                Some(map) if (map.flags)(level).is_none() => err(
+                    "access",
+                    format!(
+                        "{} cannot be held to {} access",
+                        agent.kind.descriptor().label,
+                        level.words()
+                    ),
+                ),
+                Some(map) => {
+                    if let Some(arg) = map.contradiction(&agent.args) {
+                        err(
+                            "args",
+                            format!(
+                                "{arg:?} sets what the access level sets and contradicts it \
+                                 ({}): remove it, or choose the level instead",
+                                level.as_str()
+                            ),
+                        );
+                    }
+                }
+            }
+        }
         if let Some(dir) = &agent.config_dir {
             if agent.kind.descriptor().config_dir_variable.is_none() {
                 err(
@@ -236,6 +272,7 @@ impl AgentSpec {
     pub fn default_for(kind: AgentKind) -> AgentSpec {
         AgentSpec {
             kind,
+            access: None,
             program: None,
             args: Vec::new(),
             model: None,
@@ -301,6 +338,7 @@ impl fmt::Debug for AgentSpec {
         // here about whether it may be printed.
         let AgentSpec {
             kind,
+            access,
             program,
             args,
             model,
@@ -311,6 +349,7 @@ impl fmt::Debug for AgentSpec {
         } = self;
         f.debug_struct("AgentSpec")
             .field("kind", kind)
+            .field("access", access)
             .field("program", program)
             .field("args", &MaskedArgs(args))
             .field("model", model)

@@ -14,7 +14,7 @@ use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
 use crate::route::{AttemptRecord, Interruption, RouteRow, RouteState};
-use crate::runner::{self, Launch, RunReport};
+use crate::runner::{self, Launch, Ran, RunReport};
 use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
 use crate::timing;
@@ -166,6 +166,7 @@ impl Engine {
             }
         };
         let (spawned, mut started) = tokio::sync::mpsc::unbounded_channel();
+        let (progress, live) = tokio::sync::watch::channel(crate::agent::Transcript::default());
         let launch = Launch {
             agent: row.candidates[index].agent.clone(),
             prompt: row.prompt.clone(),
@@ -173,6 +174,7 @@ impl Engine {
             step,
             clock: self.inner.clock,
             spawned: Some(spawned),
+            progress: Some(progress),
         };
         let recorder = self.clone();
         let number = attempt.number;
@@ -193,8 +195,8 @@ impl Engine {
         let token = cancel.clone();
         let generation = attempt.generation;
         let task = tokio::spawn(async move {
-            let report = runner::run(launch, token).await;
-            engine.on_report(route_id, attempt, report);
+            let ran = runner::run(launch, token).await;
+            engine.on_report(route_id, attempt, ran);
         });
         self.book().runs.insert(
             route_id,
@@ -202,6 +204,7 @@ impl Engine {
                 generation,
                 cancel,
                 task,
+                live,
             },
         );
     }
@@ -209,7 +212,7 @@ impl Engine {
     /// An attempt ended. Only the route's current attempt drives a
     /// transition; anything else is recorded as a late result. The report
     /// is held until it is recorded (see [`super::pending`]).
-    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: RunReport) {
+    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran) {
         let key = (route_id, attempt.generation);
         let generation = attempt.generation;
         self.hold(key, Work::Report(Box::new((attempt, report))));
@@ -230,8 +233,14 @@ impl Engine {
         &self,
         route_id: u32,
         attempt: &AttemptRecord,
-        report: RunReport,
+        ran: Ran,
     ) -> Result<(), EngineError> {
+        // What the agent said and did is kept first, however the attempt
+        // is judged (and again harmlessly if this work is retried).
+        let transcript = ran.transcript.sanitized();
+        self.store()
+            .save_transcript(route_id, attempt.number, &transcript, ran.files.as_ref())?;
+        let report = ran.report;
         let row = self.with_current_policies(self.route_row(route_id)?)?;
         let now = self.inner.clock.now();
         let current = row.state == RouteState::Running && row.generation == attempt.generation;

@@ -167,6 +167,28 @@ impl Engine {
         views::route_detail(&self.store(), id)
     }
 
+    /// Attempt `attempt` of route `route_id`, whole: its stored transcript,
+    /// or, while this engine runs it, what its agent has said and done so
+    /// far.
+    pub fn attempt_transcript(
+        &self,
+        route_id: u32,
+        attempt: u32,
+    ) -> Result<AttemptTranscript, EngineError> {
+        views::attempt_transcript(&self.store(), route_id, attempt).or_else(|e| {
+            let running = self.route_row(route_id)?.attempts == attempt;
+            match self.live_transcript(route_id).filter(|_| running) {
+                Some(transcript) => Ok(AttemptTranscript {
+                    route_id,
+                    attempt,
+                    transcript,
+                    files: None,
+                }),
+                None => Err(e),
+            }
+        })
+    }
+
     fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock leaves SQLite consistent (the
         // transaction rolls back), so a poisoned lock is still usable.

@@ -15,7 +15,7 @@ use tracing::{debug, error, warn};
 use super::{Engine, EngineError};
 use crate::route::machine;
 use crate::route::{AttemptRecord, Interruption, RouteState};
-use crate::runner::RunReport;
+use crate::runner::Ran;
 use crate::scheduler::Fired;
 
 /// Delays between retries of work whose commit failed: about a minute in
@@ -42,7 +42,7 @@ pub(super) enum Work {
     /// The route's wait came due.
     Timer,
     /// The route's attempt ended.
-    Report(Box<(AttemptRecord, RunReport)>),
+    Report(Box<(AttemptRecord, Ran)>),
 }
 
 #[derive(Debug)]

@@ -6,7 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{AgentKind, AgentSpec, Launch};
+use crate::agent::{
+    AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary, Usage,
+};
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
 use crate::policy::{CandidatePolicy, Exhausted};
@@ -249,12 +251,33 @@ pub struct AttemptView {
     pub policy_revision: Option<u32>,
     /// Sanitized evidence excerpt.
     pub excerpt: Option<String>,
+    /// What the agent said and did, in brief; `None` for an attempt that
+    /// kept none (it is running, or ran before transcripts were kept).
+    pub transcript: Option<TranscriptSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct RouteDetail {
     pub snapshot: RouteSnapshot,
     pub attempts: Vec<AttemptView>,
+    /// Tokens and cost of every attempt together.
+    pub totals: Usage,
+    /// Said when a route succeeded although its agent was refused tool
+    /// uses: `succeeded, but the agent was refused 2 tool uses (Edit,
+    /// Bash): its access is read-only`.
+    pub refused_notice: Option<String>,
+    /// The working directory the agents run in, as it will be used (the
+    /// route's own, else the directory Recourse was started in).
+    pub cwd: Option<String>,
+}
+
+/// One attempt's whole transcript and the files it changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct AttemptTranscript {
+    pub route_id: u32,
+    pub attempt: u32,
+    pub transcript: Transcript,
+    pub files: Option<FilesChanged>,
 }
 
 /// Evidence that no catalogue rule classified, for growing the catalogue.

@@ -86,4 +86,13 @@ impl RouteViewer {
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
         views::route_detail(&self.store, id)
     }
+
+    /// One attempt's stored transcript and changed files.
+    pub fn attempt_transcript(
+        &self,
+        route_id: u32,
+        attempt: u32,
+    ) -> Result<super::AttemptTranscript, EngineError> {
+        views::attempt_transcript(&self.store, route_id, attempt)
+    }
 }

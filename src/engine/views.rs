@@ -3,9 +3,10 @@
 //! [`super::RouteViewer`] answer with the same functions.
 
 use super::{
-    AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress, RouteCounts,
+    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress, RouteCounts,
     RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
 };
+use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass};
 use crate::route::{machine, HoldReason, RouteRow, RouteState};
 use crate::store::routes::StoredAttempt;
@@ -108,7 +109,7 @@ fn prompt_excerpt(prompt: &str) -> String {
     }
 }
 
-fn attempt_view(a: StoredAttempt) -> AttemptView {
+fn attempt_view(a: StoredAttempt, transcript: Option<TranscriptSummary>) -> AttemptView {
     let r = a.result;
     AttemptView {
         number: a.attempt.number,
@@ -127,18 +128,92 @@ fn attempt_view(a: StoredAttempt) -> AttemptView {
             .and_then(|r| r.decision.as_ref().map(|d| d.text().into_owned())),
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
         excerpt: r.and_then(|r| r.excerpt),
+        transcript,
     }
 }
 
-/// One route with its attempts.
+/// One route with its attempts and what each agent said and did, in brief.
 pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, EngineError> {
     let row = store
         .route(id)?
         .ok_or_else(|| EngineError::not_found("route", id))?;
-    let attempts = store.attempts(id)?.into_iter().map(attempt_view).collect();
+    let mut summaries = store.transcript_summaries(id)?;
+    let totals = summaries.iter().fold(Usage::default(), |sum, (_, s)| {
+        sum.plus(Usage {
+            input_tokens: s.input_tokens,
+            output_tokens: s.output_tokens,
+            cost_usd: s.cost_usd,
+            ..Usage::default()
+        })
+    });
+    let attempts: Vec<AttemptView> = store
+        .attempts(id)?
+        .into_iter()
+        .map(|a| {
+            let at = summaries.iter().position(|(n, _)| *n == a.attempt.number);
+            attempt_view(a, at.map(|i| summaries.swap_remove(i).1))
+        })
+        .collect();
     Ok(RouteDetail {
+        refused_notice: refused_notice(&row, &attempts),
         snapshot: snapshot(&row),
         attempts,
+        totals,
+        cwd: row.cwd.clone().or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string())
+        }),
+    })
+}
+
+/// A success whose agent was refused tool uses says so, naming them and
+/// the access level that refused them.
+fn refused_notice(row: &RouteRow, attempts: &[AttemptView]) -> Option<String> {
+    if row.state != RouteState::Succeeded {
+        return None;
+    }
+    let last = attempts.last()?;
+    let refused = &last.transcript.as_ref()?.refused;
+    if refused.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for name in refused {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    let access = row
+        .candidates
+        .get(last.candidate_index as usize)
+        .map(|c| match c.agent.access {
+            Some(level) => format!("its access is {}", level.words()),
+            None => "it has no access level, so the CLI's own default applied".to_string(),
+        })
+        .unwrap_or_default();
+    let n = refused.len();
+    Some(format!(
+        "succeeded, but the agent was refused {n} tool use{} ({}): {access}",
+        if n == 1 { "" } else { "s" },
+        names.join(", ")
+    ))
+}
+
+/// One attempt's stored transcript.
+pub(crate) fn attempt_transcript(
+    store: &Store,
+    route_id: u32,
+    attempt: u32,
+) -> Result<AttemptTranscript, EngineError> {
+    let (transcript, files) = store.transcript(route_id, attempt)?.ok_or_else(|| {
+        EngineError::not_found("transcript of route/attempt", format!("{route_id}/{attempt}"))
+    })?;
+    Ok(AttemptTranscript {
+        route_id,
+        attempt,
+        transcript,
+        files,
     })
 }
 

@@ -69,6 +69,7 @@ struct Outcome {
     classification: Option<Classification>,
     evidence: Option<Evidence>,
     failed_at: DateTime<Utc>,
+    transcript: recourse::agent::Transcript,
 }
 
 async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
@@ -80,8 +81,10 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        progress: None,
     };
-    let report = run(launch, CancellationToken::new()).await;
+    let ran = run(launch, CancellationToken::new()).await;
+    let (report, transcript) = (ran.report, ran.transcript);
     let now = Utc::now();
     let (raw, mut effect, runtime) = match report {
         RunReport::Succeeded => {
@@ -90,6 +93,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
                 classification: None,
                 evidence: None,
                 failed_at: now,
+                transcript,
             }
         }
         RunReport::Failed { raw, effect } => (raw, effect, None),
@@ -122,6 +126,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         classification: Some(classification),
         evidence: Some(evidence),
         failed_at: now,
+        transcript,
     }
 }
 

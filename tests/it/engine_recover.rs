@@ -331,3 +331,50 @@ fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
         "the words match the stored state, not what was intended"
     );
 }
+
+/// The second attack: `recourse run` stopped with Ctrl-Z (SIGTSTP: the run
+/// stops, its agent, in its own process group, works on) outlived its
+/// 15 s lease, and `recover` killed the live agent and called the attempt
+/// interrupted. A lapsed lease is not proof of death: the owner's process
+/// (pid and start time, this machine) is looked at first.
+#[test]
+fn a_run_stopped_past_its_lease_keeps_its_route_and_its_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let pidfile = dir.path().join("agent.pid");
+    seed_profile(&db, "Hangs", &[crate::common::hanging_agent(&pidfile)]);
+    let mut run = spawn_run(&db, "Hangs");
+    wait_for(&db, &mut run, |r| r.state == RouteState::Running);
+    let agent = (0..500)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            std::fs::read_to_string(&pidfile)
+                .ok()
+                .filter(|p| !p.trim().is_empty())
+        })
+        .expect("the agent wrote its pid");
+    let run_pid = i32::try_from(run.id()).unwrap();
+    crate::common::send_signal(run_pid, libc::SIGSTOP);
+    // Past the 15 s lease, with no renewal: the run is stopped.
+    std::thread::sleep(Duration::from_secs(17));
+    let routes = recourse_on(&db, &["routes"]);
+    assert!(
+        !text(&routes.stdout).contains("orphaned"),
+        "a stopped run is not gone: {}",
+        text(&routes.stdout)
+    );
+    let out = recourse_on(&db, &["recover"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let row = route(&db, 1).unwrap();
+    assert_eq!(row.state, RouteState::Running, "not taken over");
+    assert!(crate::common::alive(&agent), "the agent was not killed");
+    // Cleanup: the run continues and is stopped like Ctrl-C.
+    crate::common::send_signal(run_pid, libc::SIGCONT);
+    crate::common::send_signal(run_pid, libc::SIGINT);
+    let status = run.wait().unwrap();
+    assert!(!status.success(), "interrupted");
+    assert!(
+        !crate::common::alive(&agent),
+        "the run took its agent with it"
+    );
+}

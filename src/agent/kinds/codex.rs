@@ -9,7 +9,9 @@
 use crate::agent::stream::{
     raw, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{
+    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ToolStatus, Usage,
+};
 use crate::evidence::Provider;
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -21,7 +23,26 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     config_dir_variable: Some("CODEX_HOME"),
     provider: Provider::Codex,
     policy_applies: true,
-    starter: || AgentSpec::default_for(AgentKind::Codex),
+    access: Some(AccessMap {
+        flags: |level| {
+            Some(AccessFlags::args(match level {
+                Access::ReadOnly => &["--sandbox", "read-only"],
+                Access::Edit => &["--sandbox", "workspace-write"],
+                Access::Full => &["--sandbox", "danger-full-access"],
+            }))
+        },
+        own_flags: &[
+            "--sandbox",
+            "-s",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--approve-for-me",
+            "--full-auto",
+        ],
+    }),
+    starter: || AgentSpec {
+        access: Some(Access::Edit),
+        ..AgentSpec::default_for(AgentKind::Codex)
+    },
     launch: Launch::Process {
         command: |agent, prompt| {
             CommandLine::cli(agent, "codex", &["exec", "--json"], "--model", &[prompt])
@@ -46,10 +67,18 @@ impl StreamAdapter for Codex {
             return;
         };
         match str_at(&v, &["type"]) {
-            Some("thread.started") => {}
+            Some("thread.started") => self
+                .seen
+                .transcript
+                .session(str_at(&v, &["thread_id"]).unwrap_or_default()),
             Some("turn.started") => self.seen.stream_started = true,
             Some("item.started" | "item.updated" | "item.completed") => self.item(&v),
-            Some("turn.completed") => self.completed = true,
+            Some("turn.completed") => {
+                self.completed = true;
+                if let Some(u) = v.get("usage") {
+                    self.seen.transcript.add_usage(usage(u));
+                }
+            }
             Some("turn.failed") => {
                 self.failed = true;
                 if let Some(m) = str_at(&v, &["error", "message"]) {
@@ -89,7 +118,62 @@ impl StreamAdapter for Codex {
     }
 }
 
+/// `turn.completed.usage`: Codex reports tokens, no cost.
+fn usage(u: &serde_json::Value) -> Usage {
+    let n = |k: &str| {
+        u.get(k)
+            .and_then(|n| n.as_u64())
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+    };
+    Usage {
+        input_tokens: n("input_tokens"),
+        output_tokens: n("output_tokens"),
+        cache_read_tokens: n("cached_input_tokens"),
+        cache_write_tokens: n("cache_write_input_tokens"),
+        cost_usd: None,
+    }
+}
+
 impl Codex {
+    /// A tool item in the transcript: started, then completed or failed
+    /// (a command by its exit code). A command the read-only sandbox stops
+    /// is not printed at all (openai/codex#47433, docs/agents.md), so its
+    /// refusals cannot be counted here.
+    fn record_tool(&mut self, v: &serde_json::Value, kind: &str) {
+        let item = &v["item"];
+        let id = str_at(item, &["id"]).unwrap_or_default();
+        let (name, input) = match kind {
+            "command_execution" => ("shell".to_string(), item.get("command")),
+            "mcp_tool_call" => (
+                format!(
+                    "{}/{}",
+                    str_at(item, &["server"]).unwrap_or("mcp"),
+                    str_at(item, &["tool"]).unwrap_or("tool")
+                ),
+                item.get("arguments"),
+            ),
+            "web_search" => ("web_search".to_string(), item.get("query")),
+            _ => (kind.to_string(), item.get("changes")),
+        };
+        let t = &mut self.seen.transcript;
+        if str_at(v, &["type"]) != Some("item.completed") {
+            t.tool(id, &name, input, ToolStatus::Started);
+            return;
+        }
+        t.tool(id, &name, input, ToolStatus::Started);
+        let exit = item.get("exit_code").and_then(|c| c.as_i64());
+        let failed = str_at(item, &["status"]) == Some("failed") || exit.is_some_and(|c| c != 0);
+        let status = if failed {
+            ToolStatus::Failed
+        } else {
+            ToolStatus::Completed
+        };
+        let detail = failed
+            .then(|| str_at(item, &["aggregated_output"]))
+            .flatten();
+        t.tool_ended(id, &name, status, detail);
+    }
+
     fn item(&mut self, v: &serde_json::Value) {
         let item_type = str_at(v, &["item", "type"]).or(str_at(v, &["item", "item_type"]));
         match item_type {
@@ -98,10 +182,18 @@ impl Codex {
             Some("agent_message" | "reasoning" | "todo_list") => {
                 self.seen.stream_started = true;
                 self.seen.assistant = true;
+                let done = str_at(v, &["type"]) == Some("item.completed");
+                if let (true, Some("agent_message")) = (done, item_type) {
+                    let text = str_at(v, &["item", "text"]).unwrap_or_default();
+                    self.seen.transcript.say(text, false);
+                    // The last message of the turn is the answer.
+                    self.seen.transcript.answer(text);
+                }
             }
-            Some("command_execution" | "file_change" | "mcp_tool_call" | "web_search") => {
+            Some(kind @ ("command_execution" | "file_change" | "mcp_tool_call" | "web_search")) => {
                 self.seen.stream_started = true;
                 self.seen.tool = true;
+                self.record_tool(v, kind);
             }
             other => {
                 self.seen.stream_started = true;

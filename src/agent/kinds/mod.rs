@@ -12,7 +12,7 @@ mod opencode;
 mod simulated;
 
 use super::stream::{CommandLine, StreamAdapter};
-use super::{AgentKind, AgentSpec};
+use super::{AccessMap, AgentKind, AgentSpec};
 use crate::evidence::Provider;
 
 /// Everything Recourse knows about one agent kind.
@@ -33,6 +33,9 @@ pub struct Descriptor {
     /// Whether its stream tells effects apart, so a failure can be
     /// recovered by the class policy; `false`: every failure needs a person.
     pub policy_applies: bool,
+    /// How it takes access levels; `None`: it cannot be held to one (any
+    /// command, the simulated provider).
+    pub access: Option<AccessMap>,
     /// A new candidate's agent settings.
     pub starter: fn() -> AgentSpec,
     pub launch: Launch,

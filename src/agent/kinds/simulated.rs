@@ -14,6 +14,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     config_dir_variable: None,
     provider: Provider::Simulated,
     policy_applies: true,
+    access: None,
     starter: || AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1500 }]),
     launch: Launch::InProcess,
 };

@@ -12,6 +12,7 @@ mod attempts;
 mod cas;
 mod changes;
 mod leases;
+mod transcripts;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
