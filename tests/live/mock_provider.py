@@ -416,11 +416,17 @@ def write_call(family, req, workdir, shell_only=False):
     for name in ("Bash", "bash", "run_shell_command"):
         if name in declared:
             return name, {"command": shell, "description": "Write the note"}, False
-    if shell_only:  # as a model that read the task would, declared or not
-        return ("run_shell_command" if family == "gemini" else "Bash"), \
-            {"command": shell, "description": "Write the note"}, False
-    if family == "anthropic":  # OpenCode names its tools in lower case, Claude Code not
-        if all(n[:1].islower() for n in declared):
+    # Nothing declared: ask anyway, as a model that read the task would, in
+    # the CLI's own naming (OpenCode names its tools in lower case).
+    lower = all(n[:1].islower() for n in tool_names(family, req))
+    if shell_only:
+        name = {"gemini": "run_shell_command", "openai": "exec_command"}.get(
+            family, "bash" if lower else "Bash")
+        args = {"cmd": shell} if name == "exec_command" else \
+            {"command": shell, "description": "Write the note"}
+        return name, args, False
+    if family == "anthropic":
+        if lower:
             return "write", {"filePath": path, "content": NOTE_TEXT}, False
         return "Write", {"file_path": path, "content": NOTE_TEXT}, False
     return "write_file", {"file_path": path, "content": NOTE_TEXT}, False
