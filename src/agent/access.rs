@@ -78,7 +78,10 @@ impl AccessMap {
     pub fn contradiction<'a>(&self, args: &'a [String]) -> Option<&'a str> {
         args.iter().map(String::as_str).find(|arg| {
             self.own_flags.iter().any(|flag| {
-                *arg == *flag || arg.strip_prefix(*flag).is_some_and(|rest| rest.starts_with('='))
+                *arg == *flag
+                    || arg
+                        .strip_prefix(*flag)
+                        .is_some_and(|rest| rest.starts_with('='))
             })
         })
     }

@@ -16,15 +16,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use access::{Access, AccessFlags, AccessMap};
-pub use kinds::{Descriptor, Launch};
-pub use transcript::{
-    Entry, FileChange, FilesChanged, ToolStatus, Transcript, TranscriptSummary, Usage,
-};
+pub use kinds::{Descriptor, Launch, ReadinessFacts};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
     AttemptTimeouts, SimStep, MASKED,
 };
 pub use stream::{CommandLine, Exit, Finished, StreamAdapter};
+pub use transcript::{
+    Entry, FileChange, FilesChanged, ToolStatus, Transcript, TranscriptSummary, Usage,
+};
 
 /// Which agent CLI a candidate runs.
 #[derive(

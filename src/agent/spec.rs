@@ -459,3 +459,51 @@ mod tests {
         assert!(!debug.contains(MASKED), "nothing to mask: {debug}");
     }
 }
+
+#[cfg(test)]
+mod access_tests {
+    use super::*;
+
+    fn with(kind: AgentKind, access: Option<Access>, args: &[&str]) -> Vec<FieldError> {
+        let mut spec = AgentSpec::default_for(kind);
+        spec.access = access;
+        spec.args = args.iter().map(|a| a.to_string()).collect();
+        if kind == AgentKind::Generic {
+            spec.program = Some("x".into());
+        }
+        spec.validate("agent")
+    }
+
+    #[test]
+    fn an_extra_argument_that_sets_the_level_again_is_refused_naming_both() {
+        let errors = with(AgentKind::Gemini, Some(Access::Edit), &["--yolo"]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].path, "agent.args");
+        assert_eq!(
+            errors[0].message,
+            "\"--yolo\" sets what the access level sets and contradicts it (edit): remove it, or \
+             choose the level instead"
+        );
+        let errors = with(
+            AgentKind::Codex,
+            Some(Access::ReadOnly),
+            &["--sandbox=danger-full-access"],
+        );
+        assert_eq!(errors[0].path, "agent.args", "{errors:?}");
+        assert!(
+            with(AgentKind::ClaudeCode, None, &["--permission-mode", "plan"]).is_empty(),
+            "a candidate without a level keeps its own flags, as before levels"
+        );
+    }
+
+    #[test]
+    fn a_level_on_a_kind_that_takes_none_is_refused() {
+        let errors = with(AgentKind::Generic, Some(Access::Edit), &[]);
+        assert_eq!(errors[0].path, "agent.access");
+        assert_eq!(
+            errors[0].message,
+            "a generic candidate takes no access level: Recourse cannot hold it to one"
+        );
+        assert!(with(AgentKind::Opencode, Some(Access::ReadOnly), &[]).is_empty());
+    }
+}

@@ -719,3 +719,34 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod command_line_tests {
+    use super::*;
+    use crate::agent::{Access, AgentKind};
+
+    #[test]
+    fn a_persons_own_json_config_keeps_its_settings_under_the_access_levels() {
+        let mut agent = AgentSpec::default_for(AgentKind::Opencode);
+        agent.access = Some(Access::ReadOnly);
+        agent.env.insert(
+            "OPENCODE_CONFIG_CONTENT".into(),
+            r#"{"model":"x/y","permission":{"edit":"allow","webfetch":"deny"}}"#.into(),
+        );
+        let line = (match agent.kind.descriptor().launch {
+            crate::agent::Launch::Process { command, .. } => command,
+            crate::agent::Launch::InProcess => unreachable!("OpenCode is a process"),
+        })(&agent, "go");
+        assert_eq!(
+            line.args,
+            ["run", "--format", "json", "--agent", "plan", "go"]
+        );
+        let (name, value) = &line.env[0];
+        assert_eq!(name, "OPENCODE_CONFIG_CONTENT");
+        let merged: serde_json::Value = serde_json::from_str(value).unwrap();
+        assert_eq!(merged["model"], "x/y", "the person's other settings stay");
+        assert_eq!(merged["permission"]["edit"], "deny", "the level wins");
+        assert_eq!(merged["permission"]["webfetch"], "deny");
+        assert_eq!(merged["permission"]["bash"], "deny");
+    }
+}

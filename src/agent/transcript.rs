@@ -87,7 +87,9 @@ impl Usage {
         Usage {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
-            cache_read_tokens: self.cache_read_tokens.saturating_add(other.cache_read_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_add(other.cache_read_tokens),
             cache_write_tokens: self
                 .cache_write_tokens
                 .saturating_add(other.cache_write_tokens),
@@ -326,7 +328,15 @@ impl Transcript {
 /// query when it has one, else the arguments as compact JSON, cut short.
 pub fn summary(input: &Value) -> String {
     const KEYS: [&str; 10] = [
-        "command", "cmd", "file_path", "filePath", "path", "dir_path", "pattern", "url", "query",
+        "command",
+        "cmd",
+        "file_path",
+        "filePath",
+        "path",
+        "dir_path",
+        "pattern",
+        "url",
+        "query",
         "description",
     ];
     let text = KEYS
@@ -413,7 +423,10 @@ impl TranscriptSummary {
         let usage = t.usage.unwrap_or_default();
         TranscriptSummary {
             session_id: t.session_id.clone(),
-            answer_excerpt: t.answer.as_deref().map(|a| crate::route::machine::excerpt(a)),
+            answer_excerpt: t
+                .answer
+                .as_deref()
+                .map(crate::route::machine::excerpt),
             tool_calls: u32::try_from(
                 t.entries
                     .iter()
@@ -445,7 +458,10 @@ mod tests {
             summary(&json!({"command": "echo  hi\nthere", "description": "x"})),
             "echo hi there"
         );
-        assert_eq!(summary(&json!({"file_path": "src/a.rs", "content": "…"})), "src/a.rs");
+        assert_eq!(
+            summary(&json!({"file_path": "src/a.rs", "content": "…"})),
+            "src/a.rs"
+        );
         assert_eq!(summary(&json!({"n": 1})), r#"{"n":1}"#);
         assert!(summary(&json!({"command": "x".repeat(500)})).ends_with('…'));
     }
@@ -453,13 +469,22 @@ mod tests {
     #[test]
     fn a_refusal_reported_after_the_call_wins_and_one_never_seen_is_added() {
         let mut t = Transcript::default();
-        t.tool("t1", "Write", Some(&json!({"file_path": "a"})), ToolStatus::Started);
+        t.tool(
+            "t1",
+            "Write",
+            Some(&json!({"file_path": "a"})),
+            ToolStatus::Started,
+        );
         t.tool_ended("t1", "Write", ToolStatus::Refused, Some("plan mode"));
         t.tool_ended("t1", "Write", ToolStatus::Failed, None);
         t.tool_ended("t2", "Bash", ToolStatus::Refused, None);
         t.tool_ended("t3", "Read", ToolStatus::Completed, None);
         assert_eq!(t.refused(), ["Write", "Bash"]);
-        assert_eq!(t.entries.len(), 2, "a completion of an unseen call adds nothing");
+        assert_eq!(
+            t.entries.len(),
+            2,
+            "a completion of an unseen call adds nothing"
+        );
     }
 
     #[test]
@@ -467,13 +492,28 @@ mod tests {
         let mut t = Transcript::default();
         t.say("the plan", false);
         for i in 0..20_000 {
-            t.tool(&format!("t{i}"), "Bash", Some(&json!({"command": "x".repeat(100)})), ToolStatus::Completed);
+            t.tool(
+                &format!("t{i}"),
+                "Bash",
+                Some(&json!({"command": "x".repeat(100)})),
+                ToolStatus::Completed,
+            );
         }
         t.say("the end", false);
         let bytes: usize = t.entries.iter().map(Entry::bytes).sum();
         assert!(bytes <= HEAD_BYTES + TAIL_BYTES, "{bytes} bytes kept");
-        assert_eq!(t.entries[0], Entry::Assistant { text: "the plan".into() });
-        assert_eq!(t.entries.last(), Some(&Entry::Assistant { text: "the end".into() }));
+        assert_eq!(
+            t.entries[0],
+            Entry::Assistant {
+                text: "the plan".into()
+            }
+        );
+        assert_eq!(
+            t.entries.last(),
+            Some(&Entry::Assistant {
+                text: "the end".into()
+            })
+        );
         let marks = t
             .entries
             .iter()

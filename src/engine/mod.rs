@@ -45,6 +45,7 @@ use crate::route::machine::{Lease, World};
 use crate::scheduler::Scheduler;
 use crate::store::Store;
 
+pub use crate::runner::readiness::{CredentialPlace, Readiness};
 pub use catalogue::{CatalogueState, TextPreview};
 pub use error::{EngineError, ErrorCode};
 pub use paths::default_db_path;
@@ -52,6 +53,7 @@ pub use profile_files::{
     preview_import, read_document, read_document_file, write_document_file, ExistingProfile,
     ImportPreview, ImportTarget,
 };
+pub use profiles::readiness;
 pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
 pub use types::*;

@@ -3,6 +3,7 @@
 
 use super::{seed, Engine, EngineError, DEMO_PROFILE};
 use crate::profile::{check_candidates, CandidateInput, Profile};
+use crate::runner::readiness::Readiness;
 use crate::store::profiles::SaveRefusal;
 use crate::store::StoreError;
 
@@ -137,6 +138,14 @@ impl Engine {
 /// The agents of `inputs`.
 pub(super) fn agents(inputs: &[CandidateInput]) -> Vec<crate::agent::AgentSpec> {
     inputs.iter().map(|c| c.agent.clone()).collect()
+}
+
+/// Whether `agent` can start now: its program, version and credentials
+/// (values never read), in the environment a run would give it.
+pub async fn readiness(agent: &crate::agent::AgentSpec) -> Readiness {
+    let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    env.extend(agent.env.clone());
+    crate::runner::readiness::check(agent, &env).await
 }
 
 fn profile_name(name: &str) -> Result<String, EngineError> {

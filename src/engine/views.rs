@@ -3,8 +3,8 @@
 //! [`super::RouteViewer`] answer with the same functions.
 
 use super::{
-    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress, RouteCounts,
-    RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress,
+    RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
 };
 use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass};
@@ -207,7 +207,10 @@ pub(crate) fn attempt_transcript(
     attempt: u32,
 ) -> Result<AttemptTranscript, EngineError> {
     let (transcript, files) = store.transcript(route_id, attempt)?.ok_or_else(|| {
-        EngineError::not_found("transcript of route/attempt", format!("{route_id}/{attempt}"))
+        EngineError::not_found(
+            "transcript of route/attempt",
+            format!("{route_id}/{attempt}"),
+        )
     })?;
     Ok(AttemptTranscript {
         route_id,

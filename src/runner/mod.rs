@@ -8,6 +8,7 @@
 
 pub mod group;
 mod process;
+pub mod readiness;
 mod simulated;
 mod streams;
 pub mod worktree;
@@ -70,10 +71,7 @@ pub enum RunReport {
 
 /// Runs the attempt until it ends or `cancel` fires.
 pub async fn run(launch: Launch, cancel: CancellationToken) -> Ran {
-    let dir = launch
-        .cwd
-        .clone()
-        .or_else(|| std::env::current_dir().ok());
+    let dir = launch.cwd.clone().or_else(|| std::env::current_dir().ok());
     let before = match &dir {
         Some(d) => worktree::snapshot(d).await,
         None => None,

@@ -111,7 +111,10 @@ async fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    let out = tokio::time::timeout(GIT_WITHIN, cmd.output()).await.ok()?.ok()?;
+    let out = tokio::time::timeout(GIT_WITHIN, cmd.output())
+        .await
+        .ok()?
+        .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -164,7 +167,11 @@ mod tests {
             [("edited.txt", "M"), ("gone.txt", "D"), ("new.txt", "??")],
             "a file dirty before and untouched is not the attempt's"
         );
-        assert!(changed.diff_stat.contains("edited.txt"), "{}", changed.diff_stat);
+        assert!(
+            changed.diff_stat.contains("edited.txt"),
+            "{}",
+            changed.diff_stat
+        );
     }
 
     #[tokio::test]

@@ -35,6 +35,16 @@ pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
         .unwrap();
 }
 
+/// What `recourse run` said on stderr besides the route's transitions
+/// (`route N gen G …` lines, its progress): notes, warnings, interruptions.
+pub fn said(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| !(l.starts_with("route ") && l.contains(" gen ")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// The `recourse` binary with `ARGS`.
 pub fn recourse(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
@@ -177,6 +187,55 @@ pub struct Expect {
     pub reset_in_s: Option<i64>,
     /// Why this is what the decision requires, when it is not obvious.
     pub why: Option<String>,
+    /// Words the transcript's final answer holds.
+    pub answer: Option<String>,
+    /// The transcript's tool calls in order, `name:status` (status
+    /// `completed`, `failed`, `refused` or `started`).
+    pub tools: Option<Vec<String>>,
+    /// The transcript holds the CLI's session id.
+    pub session: Option<bool>,
+    /// Live only: the agent wrote `recourse-note.txt` in its working
+    /// directory (the `write_file` scenarios).
+    pub written: Option<bool>,
+}
+
+impl Expect {
+    /// Every way `t` differs from what this expects of a transcript.
+    pub fn transcript_problems(&self, t: &recourse::agent::Transcript) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(words) = &self.answer {
+            if !t
+                .answer
+                .as_deref()
+                .is_some_and(|a| a.contains(words.as_str()))
+            {
+                problems.push(format!(
+                    "answer {:?}, expected it to hold {words:?}",
+                    t.answer
+                ));
+            }
+        }
+        if let Some(tools) = &self.tools {
+            let got: Vec<String> = t
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    recourse::agent::Entry::Tool { name, status, .. } => Some(format!(
+                        "{name}:{}",
+                        serde_json::to_value(status).unwrap().as_str().unwrap()
+                    )),
+                    _ => None,
+                })
+                .collect();
+            if &got != tools {
+                problems.push(format!("tools {got:?}, expected {tools:?}"));
+            }
+        }
+        if self.session == Some(true) && t.session_id.is_none() {
+            problems.push("no session id in the transcript".into());
+        }
+        problems
+    }
 }
 
 /// `contract.toml`, by CLI, then scenario.

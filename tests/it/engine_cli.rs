@@ -42,7 +42,17 @@ fn run_prints_each_transition_and_exits_zero_on_success() {
     );
     let out = recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(
+        stdout(&out),
+        "(simulated) The task is done.\n",
+        "stdout is the agent's answer alone, so answer=$(recourse run …) works"
+    );
+    // Transitions are progress: on stderr.
+    let lines: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("route "))
+        .map(str::to_string)
+        .collect();
     assert_eq!(lines.len(), 4, "start, retry, running, success: {lines:?}");
     assert!(lines[0].starts_with("route 1 gen 1 running         candidate 1/1 Quick sim"));
     assert!(lines[1].contains("retry_scheduled") && lines[1].contains("retry 1/1"));
@@ -56,7 +66,8 @@ fn run_that_needs_a_person_says_how_to_act_and_exits_three() {
     profile(&db, "Unsafe", vec![SimStep::ToolThenReset { after_ms: 20 }]);
     let out = recourse_on(&db, &["run", "--profile", "Unsafe", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(3));
-    let text = stdout(&out);
+    assert_eq!(stdout(&out), "", "no answer: the route did not succeed");
+    let text = stderr(&out);
     assert!(
         text.contains("route 1 needs you: not safe to recover automatically"),
         "{text}"
@@ -188,7 +199,7 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        crate::common::said(&out.stderr),
         "interrupted: stopping route 1's agent\n"
     );
     let stat =
@@ -292,4 +303,22 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
         help.contains("[possible values: anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated]"),
         "{help}"
     );
+}
+
+#[test]
+fn run_json_prints_one_result_document_with_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
+    let out = recourse_on(
+        &db,
+        &["run", "--profile", "Quick", "--prompt", "go", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["route"], 1);
+    assert_eq!(doc["state"], "succeeded");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(doc["answer"], "(simulated) The task is done.");
+    assert!(doc["usage"].is_object() && doc.get("session_id").is_some());
 }

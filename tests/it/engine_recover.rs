@@ -117,7 +117,7 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     let out = recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
-        text(&out.stderr),
+        crate::common::said(&out.stderr),
         "note: route 1 (waiting_reset) was left by a process that is gone; \
          `recourse recover` takes it over\n"
     );
@@ -221,7 +221,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     assert_eq!(out.status.code(), Some(130));
     let deadline = waiting.deadline.unwrap();
     assert_eq!(
-        text(&out.stderr),
+        crate::common::said(&out.stderr),
         format!(
             "interrupted: route 1 stays waiting until {}; \
              `recourse recover` or the app will take it over\n",
@@ -319,7 +319,7 @@ fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
     );
     assert_eq!(row.owner, None, "handed over");
     assert_eq!(
-        text(&out.stderr),
+        crate::common::said(&out.stderr),
         format!(
             "interrupted: stopping route 1's agent\n\
              interrupted: route 1's agent failed before it could be stopped; \

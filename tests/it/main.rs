@@ -35,6 +35,7 @@ mod engine_restart;
 mod engine_route_list;
 mod engine_soak;
 mod engine_timeouts;
+mod engine_transcripts;
 mod evaluator;
 mod fuzz_regressions;
 mod keyring;

@@ -34,7 +34,9 @@ fn launch(agent: AgentSpec, prompt: &str) -> Launch {
 }
 
 async fn go(agent: AgentSpec) -> RunReport {
-    run(launch(agent, "p"), CancellationToken::new()).await.report
+    run(launch(agent, "p"), CancellationToken::new())
+        .await
+        .report
 }
 
 fn message(report: &RunReport) -> String {
@@ -246,7 +248,9 @@ async fn a_large_prompt_is_written_while_the_agent_talks_first() {
         idle_s: 20,
         total_s: 30,
     };
-    let report = run(launch(agent, &prompt), CancellationToken::new()).await.report;
+    let report = run(launch(agent, &prompt), CancellationToken::new())
+        .await
+        .report;
     assert_eq!(
         report,
         RunReport::Succeeded,

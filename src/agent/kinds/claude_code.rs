@@ -15,7 +15,8 @@ use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
+    ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -44,6 +45,17 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             "--allowedTools",
             "--allowed-tools",
         ],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "@anthropic-ai/claude-code",
+        credential_variables: &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        credential_files: &[".credentials.json"],
+        config_dir_default: "~/.claude",
+        full_as_root_needs: Some("IS_SANDBOX"),
     }),
     starter: || AgentSpec {
         access: Some(Access::Edit),

@@ -10,7 +10,8 @@ use crate::agent::stream::{
     raw, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
+    ToolStatus, Usage,
 };
 use crate::evidence::Provider;
 
@@ -38,6 +39,13 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             "--approve-for-me",
             "--full-auto",
         ],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "@openai/codex",
+        credential_variables: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        credential_files: &["auth.json"],
+        config_dir_default: "~/.codex",
+        full_as_root_needs: None,
     }),
     starter: || AgentSpec {
         access: Some(Access::Edit),

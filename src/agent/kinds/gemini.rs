@@ -21,7 +21,8 @@ use crate::agent::stream::{
     raw, status_at, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
+    ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -43,6 +44,18 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             }))
         },
         own_flags: &["--approval-mode", "-y", "--yolo", "--allowed-tools"],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "@google/gemini-cli",
+        credential_variables: &[
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ],
+        // GEMINI_CLI_HOME stands for the home its `.gemini` folder is in.
+        credential_files: &[".gemini/oauth_creds.json"],
+        config_dir_default: "~",
+        full_as_root_needs: None,
     }),
     starter: || AgentSpec {
         access: Some(Access::Edit),

@@ -19,6 +19,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     policy_applies: false,
     access: None,
     // A document must be valid as written: a placeholder the person replaces.
+    readiness: None,
     starter: || AgentSpec {
         program: Some("your-agent".into()),
         ..AgentSpec::default_for(AgentKind::Generic)
@@ -67,7 +68,7 @@ impl Lines {
 impl StreamAdapter for Generic {
     fn on_stdout_line(&mut self, line: &str) {
         self.seen.assistant |= !line.trim().is_empty();
-        self.stdout.push(line);
+        self.stdout.push(line.trim_end_matches(['\n', '\r']));
     }
 
     fn on_oversized_line(&mut self, _head: &str) {

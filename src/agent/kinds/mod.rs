@@ -38,7 +38,28 @@ pub struct Descriptor {
     pub access: Option<AccessMap>,
     /// A new candidate's agent settings.
     pub starter: fn() -> AgentSpec,
+    /// How to tell before a run whether it can start: its npm package (the
+    /// install command names it), and where its credentials would be.
+    pub readiness: Option<ReadinessFacts>,
     pub launch: Launch,
+}
+
+/// What a readiness check looks for. Credential values are never read:
+/// only whether a variable is set or a file exists.
+pub struct ReadinessFacts {
+    /// The npm package the CLI ships in (pinned in `agents/package.json`).
+    pub package: &'static str,
+    /// Variables the CLI documents for its credentials.
+    pub credential_variables: &'static [&'static str],
+    /// Credential files it writes when a person logs in: `~/…` from the
+    /// home directory, anything else from its config dir (the candidate's,
+    /// else `config_dir_default`).
+    pub credential_files: &'static [&'static str],
+    /// Its config dir when neither the candidate nor the environment names one.
+    pub config_dir_default: &'static str,
+    /// A variable without which it refuses `full` access to root (Claude
+    /// Code: `IS_SANDBOX`, which says it runs in a sandbox; docs/agents.md).
+    pub full_as_root_needs: Option<&'static str>,
 }
 
 /// How an attempt of a kind runs.

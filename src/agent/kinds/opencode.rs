@@ -11,7 +11,8 @@ use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
+    ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -42,6 +43,18 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             })
         },
         own_flags: &["--auto", "--agent"],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "opencode-ai",
+        credential_variables: &[
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GEMINI_API_KEY",
+        ],
+        credential_files: &["~/.local/share/opencode/auth.json", "opencode.json"],
+        config_dir_default: "~/.config/opencode",
+        full_as_root_needs: None,
     }),
     starter: || AgentSpec {
         access: Some(Access::Edit),
@@ -160,7 +173,9 @@ impl Opencode {
         let input = state.get("input");
         let t = &mut self.seen.transcript;
         if str_at(part, &["tool"]) == Some("invalid") {
-            let meant = input.and_then(|i| str_at(i, &["tool"])).unwrap_or("invalid");
+            let meant = input
+                .and_then(|i| str_at(i, &["tool"]))
+                .unwrap_or("invalid");
             let why = input.and_then(|i| str_at(i, &["error"]));
             t.tool_ended(id, meant, ToolStatus::Refused, why);
             return;
@@ -169,9 +184,7 @@ impl Opencode {
         t.tool(id, name, input, ToolStatus::Started);
         match str_at(state, &["status"]) {
             Some("completed") => t.tool_ended(id, name, ToolStatus::Completed, None),
-            Some("error") => {
-                t.tool_ended(id, name, ToolStatus::Failed, str_at(state, &["error"]))
-            }
+            Some("error") => t.tool_ended(id, name, ToolStatus::Failed, str_at(state, &["error"])),
             _ => {}
         }
     }

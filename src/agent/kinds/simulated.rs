@@ -15,6 +15,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     provider: Provider::Simulated,
     policy_applies: true,
     access: None,
+    readiness: None,
     starter: || AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1500 }]),
     launch: Launch::InProcess,
 };
