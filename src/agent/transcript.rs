@@ -423,10 +423,7 @@ impl TranscriptSummary {
         let usage = t.usage.unwrap_or_default();
         TranscriptSummary {
             session_id: t.session_id.clone(),
-            answer_excerpt: t
-                .answer
-                .as_deref()
-                .map(crate::route::machine::excerpt),
+            answer_excerpt: t.answer.as_deref().map(crate::route::machine::excerpt),
             tool_calls: u32::try_from(
                 t.entries
                     .iter()

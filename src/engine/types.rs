@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{
-    AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary, Usage,
+    Access, AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary, Usage,
 };
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
@@ -33,6 +33,8 @@ pub struct AgentKindInfo {
     /// Played inside Recourse from its `script`: no program, environment
     /// or config dir.
     pub scripted: bool,
+    /// The access levels it can be held to (empty: it takes none).
+    pub access_levels: Vec<Access>,
     /// A new candidate of this kind: its agent settings and policy.
     pub starter: CandidateTemplate,
 }
@@ -56,6 +58,15 @@ impl AgentKindInfo {
             config_dir_variable: d.config_dir_variable.map(str::to_string),
             policy_applies: d.policy_applies,
             scripted: matches!(d.launch, Launch::InProcess),
+            access_levels: d
+                .access
+                .map(|map| {
+                    Access::ALL
+                        .into_iter()
+                        .filter(|level| (map.flags)(*level).is_some())
+                        .collect()
+                })
+                .unwrap_or_default(),
             starter: CandidateTemplate {
                 agent: (d.starter)(),
                 policy: CandidatePolicy::default_for_new_candidate(),

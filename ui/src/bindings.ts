@@ -36,6 +36,11 @@ export const commands = {
 	 */
 	secretEnv: (env: { [key in string]: string }) => typedError<SecretEnv[], IpcError>(__TAURI_INVOKE("secret_env", { env })),
 	/**
+	 *  Whether a candidate can start: its program and version, and whether its
+	 *  credentials are present (their values are never read).
+	 */
+	readiness: (agent: AgentSpec_Deserialize) => __TAURI_INVOKE<Readiness_Serialize>("readiness", { agent }),
+	/**
 	 *  A candidate's policy in one line (`Transient: retry 3× from 5 s, then
 	 *  skip · Hard: stop`).
 	 */
@@ -80,6 +85,11 @@ export const commands = {
 	 */
 	engineStatus: () => typedError<EngineStatus, IpcError>(__TAURI_INVOKE("engine_status")),
 	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError>(__TAURI_INVOKE("route_detail", { id })),
+	/**
+	 *  One attempt's whole transcript and changed files; while this engine
+	 *  runs the attempt, what its agent has said and done so far.
+	 */
+	attemptTranscript: (routeId: number, attempt: number) => typedError<AttemptTranscript_Serialize, IpcError>(__TAURI_INVOKE("attempt_transcript", { routeId, attempt })),
 	/**
 	 *  A manual action fenced by the generation the person saw; a stale one is
 	 *  refused with code `stale` and the UI reloads the route.
@@ -146,6 +156,15 @@ export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_s
 export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
 /* Types */
+/**  An access level. */
+export type Access = 
+/**  Read and answer; no file is changed, no command that could change one runs. */
+"read_only" | 
+/**  Change files in the working directory (what a coding agent is for). */
+"edit" | 
+/**  Everything the CLI can do, without asking: shell commands anywhere. */
+"full";
+
 export type ActionRequest = {
 	route_id: number,
 	action: ManualAction,
@@ -185,6 +204,8 @@ export type AgentKindInfo_Deserialize = {
 	 *  or config dir.
 	 */
 	scripted: boolean,
+	/**  The access levels it can be held to (empty: it takes none). */
+	access_levels: Access[],
 	/**  A new candidate of this kind: its agent settings and policy. */
 	starter: CandidateTemplate_Deserialize,
 };
@@ -213,6 +234,8 @@ export type AgentKindInfo_Serialize = {
 	 *  or config dir.
 	 */
 	scripted: boolean,
+	/**  The access levels it can be held to (empty: it takes none). */
+	access_levels: Access[],
 	/**  A new candidate of this kind: its agent settings and policy. */
 	starter: CandidateTemplate_Serialize,
 };
@@ -223,6 +246,12 @@ export type AgentSpec = AgentSpec_Serialize | AgentSpec_Deserialize;
 /**  How to launch a candidate. */
 export type AgentSpec_Deserialize = {
 	kind: AgentKind,
+	/**
+	 *  What the agent may do: mapped to the CLI's own flags. `None` (a
+	 *  candidate saved before access levels) passes no flag, so the CLI
+	 *  keeps its own default, which in print mode refuses most changes.
+	 */
+	access?: Access | null,
 	/**  Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`. */
 	program?: string | null,
 	/**  Extra arguments placed before the prompt. */
@@ -251,6 +280,12 @@ export type AgentSpec_Deserialize = {
 /**  How to launch a candidate. */
 export type AgentSpec_Serialize = {
 	kind: AgentKind,
+	/**
+	 *  What the agent may do: mapped to the CLI's own flags. `None` (a
+	 *  candidate saved before access levels) passes no flag, so the CLI
+	 *  keeps its own default, which in print mode refuses most changes.
+	 */
+	access: Access | null,
 	/**  Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`. */
 	program: string | null,
 	/**  Extra arguments placed before the prompt. */
@@ -297,6 +332,25 @@ export type AttemptTimeouts = {
 	total_s: number,
 };
 
+/**  One attempt's whole transcript and the files it changed. */
+export type AttemptTranscript = AttemptTranscript_Serialize | AttemptTranscript_Deserialize;
+
+/**  One attempt's whole transcript and the files it changed. */
+export type AttemptTranscript_Deserialize = {
+	route_id: number,
+	attempt: number,
+	transcript: Transcript_Deserialize,
+	files?: FilesChanged | null,
+};
+
+/**  One attempt's whole transcript and the files it changed. */
+export type AttemptTranscript_Serialize = {
+	route_id: number,
+	attempt: number,
+	transcript: Transcript_Serialize,
+	files: FilesChanged | null,
+};
+
 /**  One attempt of a route, with what was decided about it. */
 export type AttemptView = AttemptView_Serialize | AttemptView_Deserialize;
 
@@ -317,6 +371,11 @@ export type AttemptView_Deserialize = {
 	policy_revision?: number | null,
 	/**  Sanitized evidence excerpt. */
 	excerpt?: string | null,
+	/**
+	 *  What the agent said and did, in brief; `None` for an attempt that
+	 *  kept none (it is running, or ran before transcripts were kept).
+	 */
+	transcript?: TranscriptSummary_Deserialize | null,
 };
 
 /**  One attempt of a route, with what was decided about it. */
@@ -336,6 +395,11 @@ export type AttemptView_Serialize = {
 	policy_revision: number | null,
 	/**  Sanitized evidence excerpt. */
 	excerpt: string | null,
+	/**
+	 *  What the agent said and did, in brief; `None` for an attempt that
+	 *  kept none (it is running, or ran before transcripts were kept).
+	 */
+	transcript: TranscriptSummary_Serialize | null,
 };
 
 /**  A candidate as stored. */
@@ -589,6 +653,14 @@ export type Correlation = {
 	invocation_id: string,
 };
 
+/**  Where a credential could be, and whether it is there. */
+export type CredentialPlace = {
+	/**  A variable's name, or a file's path. */
+	name: string,
+	file: boolean,
+	present: boolean,
+};
+
 /**  The next step of a route after a failed attempt. */
 export type Decision = 
 /**
@@ -645,6 +717,11 @@ export type EffectContext_Serialize = {
 	evidence_current: boolean | null,
 };
 
+export type Elided = {
+	entries: number,
+	bytes: number,
+};
+
 /**  Where the engine stands; emitted when it is open or has failed to open. */
 export type EngineStatus = 
 /**  Checking the database and taking over its routes. */
@@ -654,6 +731,38 @@ export type EngineStatus =
  *  command that needs the engine fails with this message.
  */
 { state: "failed"; message: string };
+
+export type Entry = Entry_Serialize | Entry_Deserialize;
+
+export type Entry_Deserialize = 
+/**  Text the model wrote. */
+{ kind: "assistant"; text: string } | 
+/**
+ *  A tool call: its id in the CLI's stream, its name, a short summary
+ *  of its arguments, and how it ended.
+ */
+{ kind: "tool"; id: string; name: string; summary: string; status: ToolStatus; 
+/**  Why it failed or was refused, as the CLI said. */
+detail?: string | null } | 
+/**  Output of a command that is not an agent CLI (its stdout and stderr). */
+{ kind: "output"; stream: string; text: string } | 
+/**  Where entries were left out to keep the transcript bounded. */
+{ kind: "elided"; entries: number; bytes: number };
+
+export type Entry_Serialize = 
+/**  Text the model wrote. */
+{ kind: "assistant"; text: string } | 
+/**
+ *  A tool call: its id in the CLI's stream, its name, a short summary
+ *  of its arguments, and how it ended.
+ */
+{ kind: "tool"; id: string; name: string; summary: string; status: ToolStatus; 
+/**  Why it failed or was refused, as the CLI said. */
+detail: string | null } | 
+/**  Output of a command that is not an agent CLI (its stdout and stderr). */
+{ kind: "output"; stream: string; text: string } | 
+/**  Where entries were left out to keep the transcript bounded. */
+{ kind: "elided"; entries: number; bytes: number };
 
 /**  The closed set of error codes the UI and the CLI branch on. */
 export type ErrorCode = "not_found" | "validation" | "stale" | "conflict" | "store" | "io";
@@ -735,6 +844,26 @@ export type Explanation_Serialize = {
 export type FieldError = {
 	path: string,
 	message: string,
+};
+
+export type FileChange = {
+	path: string,
+	/**
+	 *  Its `git status --porcelain` code after the attempt (`M`, `??`,
+	 *  `D`, …); empty when the attempt left it as git has it committed.
+	 */
+	status: string,
+};
+
+/**  The files an attempt changed. */
+export type FilesChanged = {
+	/**  The working directory, as the attempt ran in it. */
+	dir: string,
+	files: FileChange[],
+	/**  Changed files beyond those listed. */
+	more: number,
+	/**  `git diff --stat` after the attempt, cut short. */
+	diff_stat: string,
 };
 
 export type FixtureExport = {
@@ -1076,6 +1205,42 @@ export type PromptDelivery =
 /**  Which tool or API produced the evidence; scopes catalogue rules. */
 export type Provider = "anthropic-api" | "claude-code" | "codex" | "openai-api" | "gemini" | "opencode" | "generic" | "simulated";
 
+export type Readiness = Readiness_Serialize | Readiness_Deserialize;
+
+export type Readiness_Deserialize = {
+	/**  The program a run would start. */
+	program: string,
+	/**  Where it was found; `None`: not found. */
+	found?: string | null,
+	/**  Its first line of `--version`. */
+	version?: string | null,
+	/**  The version Recourse is verified with. */
+	verified?: string | null,
+	credentials: CredentialPlace[],
+	/**  How to install it, when it is missing. */
+	install?: string | null,
+	/**  Anything else that stops a run, in words. */
+	problems: string[],
+	ready: boolean,
+};
+
+export type Readiness_Serialize = {
+	/**  The program a run would start. */
+	program: string,
+	/**  Where it was found; `None`: not found. */
+	found: string | null,
+	/**  Its first line of `--version`. */
+	version: string | null,
+	/**  The version Recourse is verified with. */
+	verified: string | null,
+	credentials: CredentialPlace[],
+	/**  How to install it, when it is missing. */
+	install: string | null,
+	/**  Anything else that stops a run, in words. */
+	problems: string[],
+	ready: boolean,
+};
+
 /**  Wait for a trusted provider reset instant, at most `max_wait_seconds` ahead. */
 export type ResetWait = {
 	enabled: boolean,
@@ -1133,11 +1298,37 @@ export type RouteDetail = RouteDetail_Serialize | RouteDetail_Deserialize;
 export type RouteDetail_Deserialize = {
 	snapshot: RouteSnapshot_Deserialize,
 	attempts: AttemptView_Deserialize[],
+	/**  Tokens and cost of every attempt together. */
+	totals: Usage_Deserialize,
+	/**
+	 *  Said when a route succeeded although its agent was refused tool
+	 *  uses: `succeeded, but the agent was refused 2 tool uses (Edit,
+	 *  Bash): its access is read-only`.
+	 */
+	refused_notice?: string | null,
+	/**
+	 *  The working directory the agents run in, as it will be used (the
+	 *  route's own, else the directory Recourse was started in).
+	 */
+	cwd?: string | null,
 };
 
 export type RouteDetail_Serialize = {
 	snapshot: RouteSnapshot_Serialize,
 	attempts: AttemptView_Serialize[],
+	/**  Tokens and cost of every attempt together. */
+	totals: Usage_Serialize,
+	/**
+	 *  Said when a route succeeded although its agent was refused tool
+	 *  uses: `succeeded, but the agent was refused 2 tool uses (Edit,
+	 *  Bash): its access is read-only`.
+	 */
+	refused_notice: string | null,
+	/**
+	 *  The working directory the agents run in, as it will be used (the
+	 *  route's own, else the directory Recourse was started in).
+	 */
+	cwd: string | null,
 };
 
 /**
@@ -1738,10 +1929,114 @@ export type TimingHint_Serialize = {
 	span: Span | null,
 };
 
+export type ToolStatus = "started" | "completed" | "failed" | 
+/**  Not run: the access level or the CLI's permissions refused it. */
+"refused";
+
+export type Transcript = Transcript_Serialize | Transcript_Deserialize;
+
+/**
+ *  An attempt's transcript as the attempt list shows it, without its
+ *  entries: read from the summary columns the store keeps beside it.
+ */
+export type TranscriptSummary = TranscriptSummary_Serialize | TranscriptSummary_Deserialize;
+
+/**
+ *  An attempt's transcript as the attempt list shows it, without its
+ *  entries: read from the summary columns the store keeps beside it.
+ */
+export type TranscriptSummary_Deserialize = {
+	session_id?: string | null,
+	/**  The answer's first 300 bytes. */
+	answer_excerpt?: string | null,
+	tool_calls: number,
+	/**  Names of the tool calls the access level or the CLI refused. */
+	refused: string[],
+	input_tokens: number,
+	output_tokens: number,
+	cost_usd?: number | null,
+	/**
+	 *  How many files of the working directory changed (`None`: not a git
+	 *  repository).
+	 */
+	files_changed?: number | null,
+};
+
+/**
+ *  An attempt's transcript as the attempt list shows it, without its
+ *  entries: read from the summary columns the store keeps beside it.
+ */
+export type TranscriptSummary_Serialize = {
+	session_id: string | null,
+	/**  The answer's first 300 bytes. */
+	answer_excerpt: string | null,
+	tool_calls: number,
+	/**  Names of the tool calls the access level or the CLI refused. */
+	refused: string[],
+	input_tokens: number,
+	output_tokens: number,
+	cost_usd: number | null,
+	/**
+	 *  How many files of the working directory changed (`None`: not a git
+	 *  repository).
+	 */
+	files_changed: number | null,
+};
+
+export type Transcript_Deserialize = {
+	/**
+	 *  The CLI's own session id (Claude `session_id`, Codex `thread_id`,
+	 *  Gemini `session_id`, OpenCode `sessionID`).
+	 */
+	session_id?: string | null,
+	model?: string | null,
+	entries: Entry_Deserialize[],
+	/**  The agent's final answer, when it gave one. */
+	answer?: string | null,
+	usage?: Usage_Deserialize | null,
+	/**  Entries and bytes left out of the middle to stay within the bound. */
+	elided: Elided,
+};
+
+export type Transcript_Serialize = {
+	/**
+	 *  The CLI's own session id (Claude `session_id`, Codex `thread_id`,
+	 *  Gemini `session_id`, OpenCode `sessionID`).
+	 */
+	session_id: string | null,
+	model: string | null,
+	entries: Entry_Serialize[],
+	/**  The agent's final answer, when it gave one. */
+	answer: string | null,
+	usage: Usage_Serialize | null,
+	/**  Entries and bytes left out of the middle to stay within the bound. */
+	elided: Elided,
+};
+
 /**  Why automatic recovery is not allowed for a failed attempt. */
 export type UnsafeReason = 
 /**  The evidence belongs to an older generation or another invocation. */
 "stale_evidence" | "evidence_currency_unknown" | "ambiguous_prompt_delivery" | "prompt_delivery_unknown" | "assistant_output_seen" | "assistant_output_unknown" | "tool_activity_seen" | "tool_activity_unknown" | "partial_result_seen" | "partial_result_unknown";
+
+export type Usage = Usage_Serialize | Usage_Deserialize;
+
+export type Usage_Deserialize = {
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	cache_write_tokens: number,
+	/**  In US dollars, where the CLI reports it. */
+	cost_usd?: number | null,
+};
+
+export type Usage_Serialize = {
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	cache_write_tokens: number,
+	/**  In US dollars, where the CLI reports it. */
+	cost_usd: number | null,
+};
 
 /**
  *  A classification reduced to what the checks compare: what a fixture

@@ -1,6 +1,15 @@
 // Editable copies of a profile's candidates, and the conversions between
 // them and what the backend stores and accepts.
-import type { AgentKind, AgentKindInfo, AgentSpec, Candidate, CandidateInput, CandidatePolicy, SimStep } from "./types";
+import type {
+  Access,
+  AgentKind,
+  AgentKindInfo,
+  AgentSpec,
+  Candidate,
+  CandidateInput,
+  CandidatePolicy,
+  SimStep,
+} from "./types";
 
 export type DraftCandidate = {
   /** Stable client-side key for keyed lists (ids are null until saved). */
@@ -9,6 +18,8 @@ export type DraftCandidate = {
   name: string;
   enabled: boolean;
   kind: AgentKind;
+  /** Null: a candidate saved before access levels (the CLI's own default). */
+  access: Access | null;
   program: string;
   model: string;
   args: string;
@@ -48,6 +59,7 @@ function draftFrom(
     name,
     enabled,
     kind: agent.kind,
+    access: agent.access ?? null,
     program: agent.program ?? "",
     model: agent.model ?? "",
     args: agent.args.join(" "),
@@ -63,6 +75,7 @@ function draftFrom(
 export function agentOf(d: DraftCandidate): AgentSpec {
   return {
     kind: d.kind,
+    access: d.access,
     program: d.program.trim() || null,
     args: d.args.split(/\s+/).filter((a) => a.length > 0),
     model: d.model.trim() || null,

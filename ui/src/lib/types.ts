@@ -7,6 +7,12 @@ import type * as B from "../bindings";
 
 // Received from the backend.
 export type AgentKindInfo = B.AgentKindInfo_Serialize;
+export type AttemptTranscript = B.AttemptTranscript_Serialize;
+export type Readiness = B.Readiness_Serialize;
+export type Transcript = B.Transcript_Serialize;
+export type TranscriptEntry = B.Entry_Serialize;
+export type TranscriptSummary = B.TranscriptSummary_Serialize;
+export type FilesChanged = B.FilesChanged;
 export type AttemptView = B.AttemptView_Serialize;
 export type Candidate = B.Candidate_Serialize;
 export type ClassificationSummary = B.ClassificationSummary_Serialize;
@@ -39,6 +45,7 @@ export type RuleSource = B.RuleSource_Deserialize;
 
 // The same shape both ways.
 export type {
+  Access,
   ActionRequest,
   AgentKind,
   AttemptOutcome,
@@ -64,6 +71,7 @@ export type {
   SecretEnv,
   SimStep,
   Span,
+  ToolStatus,
 } from "../bindings";
 
 // Background mode.

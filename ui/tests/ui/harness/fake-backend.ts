@@ -8,6 +8,7 @@ import { POLICY_LIMITS, ROUTE_FILTER_STATES } from "../../../src/bindings";
 import type {
   ActionRequest,
   AgentKindInfo,
+  AttemptTranscript,
   AgentSpec,
   CandidateInput,
   CandidatePolicy,
@@ -20,6 +21,7 @@ import type {
   IpcError,
   PlaygroundResult,
   PreviewStep,
+  Readiness,
   Profile,
   RuleDraft,
   RuleProposal,
@@ -52,6 +54,10 @@ export type Scenario = {
   reviews?: { pattern: string; review: RuleReview }[];
   playground?: PlaygroundResult;
   preview?: PreviewStep[];
+  /** What `attempt_transcript` answers, by `route/attempt`. */
+  transcripts?: Record<string, AttemptTranscript>;
+  /** What `readiness` answers. */
+  readiness?: Readiness;
   /** The path the native save / open dialog returns; null: cancelled. */
   savePath?: string | null;
   openPath?: string | null;
@@ -298,6 +304,29 @@ export class FakeBackend {
         return this.listRoutes(args.query as RouteQuery);
       case "route_detail":
         return this.route(Number(args.id));
+      case "attempt_transcript": {
+        const found = this.scenario.transcripts?.[`${args.routeId}/${args.attempt}`];
+        if (!found)
+          throw {
+            code: "not_found",
+            message: `transcript of route/attempt ${args.routeId}/${args.attempt} does not exist`,
+            fields: [],
+          };
+        return found;
+      }
+      case "readiness":
+        return (
+          this.scenario.readiness ?? {
+            program: "claude",
+            found: "/usr/bin/claude",
+            version: "2.1.332 (Claude Code)",
+            verified: "2.1.332",
+            credentials: [{ name: "ANTHROPIC_API_KEY", file: false, present: true }],
+            install: null,
+            problems: [],
+            ready: true,
+          }
+        );
       case "route_action":
         return this.act(args.request as ActionRequest);
       case "catalogue_rules":
@@ -548,10 +577,23 @@ export class FakeBackend {
     };
   }
 
-  private route(id: number): RouteDetail {
+  /** The stored route, to change. */
+  private stored(id: number): RouteDetail {
     const r = this.routes.find((x) => x.snapshot.id === id);
     if (!r) throw { code: "not_found", message: `route ${id} does not exist`, fields: [] };
     return r;
+  }
+
+  private route(id: number): RouteDetail {
+    const r = this.stored(id);
+    // Fields a scenario may leave out take the backend's "nothing" values.
+    return {
+      totals: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: null },
+      refused_notice: null,
+      cwd: null,
+      ...r,
+      attempts: r.attempts.map((a) => ({ transcript: null, ...a })),
+    };
   }
 
   /**
@@ -559,14 +601,14 @@ export class FakeBackend {
    * and returns the snapshot, ready to emit as a `route-changed` payload.
    */
   revise(id: number, patch: Partial<RouteSnapshot>, attempts?: RouteDetail["attempts"]): RouteSnapshot {
-    const r = this.route(id);
+    const r = this.stored(id);
     r.snapshot = { ...r.snapshot, ...patch, generation: r.snapshot.generation + 1, updated_at: NOW() };
     if (attempts) r.attempts = attempts;
     return r.snapshot;
   }
 
   private act(req: ActionRequest): RouteSnapshot {
-    const r = this.route(req.route_id);
+    const r = this.stored(req.route_id);
     const s = r.snapshot;
     if (s.generation !== req.expected_generation) {
       throw {
