@@ -423,6 +423,7 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
             enabled: c.enabled,
             agent: AgentOut {
                 kind: a.kind,
+                access: a.access,
                 program: a.program.as_deref(),
                 args: &a.args,
                 model: a.model.as_deref(),
@@ -441,6 +442,9 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
 #[derive(Serialize)]
 struct AgentOut<'a> {
     kind: AgentKind,
+    /// Left out only for a candidate saved before access levels (legacy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<crate::agent::Access>,
     #[serde(skip_serializing_if = "Option::is_none")]
     program: Option<&'a str>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
