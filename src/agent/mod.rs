@@ -13,7 +13,7 @@ pub mod stream;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use kinds::{Descriptor, Launch};
+pub use kinds::{AccountFacts, Descriptor, Launch};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
     AttemptTimeouts, SimStep, MASKED,
@@ -22,7 +22,18 @@ pub use stream::{CommandLine, Exit, Finished, StreamAdapter};
 
 /// Which agent CLI a candidate runs.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    specta::Type,
+    JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {

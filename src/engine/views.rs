@@ -3,11 +3,12 @@
 //! [`super::RouteViewer`] answer with the same functions.
 
 use super::{
-    AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress, RouteCounts,
-    RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    AttemptView, ClassificationSummary, EngineError, HoldView, LastFailure, RetryProgress,
+    RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
 };
 use crate::classification::{Classification, PolicyClass};
-use crate::route::{machine, HoldReason, RouteRow, RouteState};
+use crate::route::{machine, Decided, HoldReason, RouteRow, RouteState};
+use crate::store::accounts::StoredHold;
 use crate::store::routes::StoredAttempt;
 use crate::store::{RouteSearch, Store};
 
@@ -24,9 +25,10 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         .filter(|_| current_failed)
         .and_then(|c| c.class.policy_class());
     let pending = match row.state {
-        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
-            row.pending_outcome.filter(|_| current_failed)
-        }
+        RouteState::Running
+        | RouteState::WaitingReset
+        | RouteState::RetryScheduled
+        | RouteState::Queued => row.pending_outcome.filter(|_| current_failed),
         RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => None,
     };
     RouteSnapshot {
@@ -49,6 +51,8 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         },
         deadline: row.deadline,
         manual_reason: row.manual_reason.as_ref().map(|r| r.text().into_owned()),
+        queued: row.queued.as_ref().map(|q| q.reason.text()),
+        account: row.account().map(|a| a.to_string()),
         prompt_excerpt: prompt_excerpt(&row.prompt),
         attempts: row.attempts,
         owner: row.owner.clone(),
@@ -130,15 +134,38 @@ fn attempt_view(a: StoredAttempt) -> AttemptView {
     }
 }
 
-/// One route with its attempts.
+fn hold_view(h: StoredHold) -> HoldView {
+    let r = h.record;
+    HoldView {
+        generation: h.generation,
+        candidate_index: r.candidate_index,
+        candidate_name: r.candidate_name,
+        at: r.at,
+        account: r.mark.account.to_string(),
+        classification: summary(&r.mark.classification()),
+        until: r.mark.until,
+        text: Decided::Held {
+            account: r.mark.account.clone(),
+            model: r.mark.model.clone(),
+            until: r.mark.until,
+            decision: r.decision,
+        }
+        .text()
+        .into_owned(),
+    }
+}
+
+/// One route with its attempts and held dispatches.
 pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, EngineError> {
     let row = store
         .route(id)?
         .ok_or_else(|| EngineError::not_found("route", id))?;
     let attempts = store.attempts(id)?.into_iter().map(attempt_view).collect();
+    let holds = store.holds(id)?.into_iter().map(hold_view).collect();
     Ok(RouteDetail {
         snapshot: snapshot(&row),
         attempts,
+        holds,
     })
 }
 

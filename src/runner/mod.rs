@@ -35,6 +35,9 @@ pub struct Launch {
     pub clock: Clock,
     /// Told the agent's process once it started, so it can be stored.
     pub spawned: Option<tokio::sync::mpsc::UnboundedSender<AgentProcess>>,
+    /// Told once, at the agent's first assistant output: a probe's first
+    /// sign that its account's limit has lifted.
+    pub answered: Option<tokio::sync::mpsc::UnboundedSender<()>>,
 }
 
 /// How an attempt ended.

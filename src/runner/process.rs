@@ -166,6 +166,7 @@ async fn supervise(
     let mut stdout_seen = false;
     let mut pipes_open = true;
     let mut exited: Option<(std::io::Result<ExitStatus>, Instant)> = None;
+    let mut answered = launch.answered.clone();
 
     let ended = loop {
         if exited.is_some() && !pipes_open {
@@ -203,6 +204,11 @@ async fn supervise(
                         adapter.on_oversized_line(&text);
                     } else {
                         adapter.on_stdout_line(&text);
+                    }
+                    if answered.is_some() && adapter.effect_so_far().assistant_output_seen == Some(true) {
+                        if let Some(tx) = answered.take() {
+                            let _ = tx.send(());
+                        }
                     }
                 }
                 Some(Output::Stderr(chunk)) => {

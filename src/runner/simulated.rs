@@ -113,6 +113,7 @@ mod tests {
             step: 0,
             clock: Clock::start(),
             spawned: None,
+            answered: None,
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {

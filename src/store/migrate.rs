@@ -31,6 +31,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0006_typed_reasons",
         include_str!("migrations/0006_typed_reasons.sql"),
     ),
+    (
+        "0008_accounts",
+        include_str!("migrations/0008_accounts.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

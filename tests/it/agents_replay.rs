@@ -80,6 +80,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        answered: None,
     };
     let report = run(launch, CancellationToken::new()).await;
     let now = Utc::now();

@@ -29,10 +29,27 @@ pub async fn open_engine(db: &Path, seed_demo: bool) -> Engine {
 pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
     let mut store = Store::open(db).unwrap();
     let id = store.create_profile(name, Utc::now()).unwrap();
+    let writes = with_accounts(&store, candidates);
     store
-        .save_candidates(id, 1, candidates, Utc::now())
+        .save_candidates(id, 1, &writes, Utc::now())
         .unwrap()
         .unwrap();
+}
+
+/// `candidates` with the account each derives to in `store`, for saving
+/// them straight into the store.
+pub fn with_accounts(
+    store: &Store,
+    candidates: &[CandidateInput],
+) -> Vec<(CandidateInput, recourse::account::AccountId)> {
+    let key = store.account_key().unwrap();
+    candidates
+        .iter()
+        .map(|c| {
+            let account = recourse::account::derive_from_spec(&c.agent, &key);
+            (c.clone(), account)
+        })
+        .collect()
 }
 
 /// The `recourse` binary with `ARGS --db DB`.

@@ -19,6 +19,7 @@ async fn attempt(kind: AgentKind, recording: &str) -> RunReport {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        answered: None,
     };
     run(launch, CancellationToken::new()).await
 }
@@ -201,6 +202,7 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        answered: None,
     };
     let (raw, _) = failure(run(launch, CancellationToken::new()).await);
     assert_eq!(raw.exit_code, Some(97));

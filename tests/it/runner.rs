@@ -29,6 +29,7 @@ fn launch(agent: AgentSpec, prompt: &str) -> Launch {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        answered: None,
     }
 }
 

@@ -14,7 +14,7 @@ use crate::agent::json_head;
 use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -26,6 +26,14 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("claude"),
     config_dir_variable: Some("CLAUDE_CONFIG_DIR"),
     provider: Provider::ClaudeCode,
+    account: AccountFacts {
+        credentials: &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        base_urls: &["ANTHROPIC_BASE_URL"],
+    },
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::ClaudeCode),
     launch: Launch::Process {

@@ -9,7 +9,7 @@
 use crate::agent::stream::{
     raw, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::Provider;
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -20,6 +20,10 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("codex"),
     config_dir_variable: Some("CODEX_HOME"),
     provider: Provider::Codex,
+    account: AccountFacts {
+        credentials: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        base_urls: &["OPENAI_BASE_URL"],
+    },
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::Codex),
     launch: Launch::Process {

@@ -20,7 +20,7 @@ use regex::Regex;
 use crate::agent::stream::{
     raw, status_at, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -31,6 +31,10 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("gemini"),
     config_dir_variable: Some("GEMINI_CLI_HOME"),
     provider: Provider::Gemini,
+    account: AccountFacts {
+        credentials: &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"],
+        base_urls: &["GOOGLE_GEMINI_BASE_URL"],
+    },
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::Gemini),
     launch: Launch::Process {

@@ -2,7 +2,7 @@
 //! evidence. What the command did is unknown, so the gate fails closed.
 
 use crate::agent::stream::{raw, CommandLine, Exit, Finished, Seen, StreamAdapter};
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -15,6 +15,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: None,
     config_dir_variable: None,
     provider: Provider::Generic,
+    account: AccountFacts::NONE,
     policy_applies: false,
     // A document must be valid as written: a placeholder the person replaces.
     starter: || AgentSpec {

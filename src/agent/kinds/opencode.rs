@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -21,6 +21,15 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("opencode"),
     config_dir_variable: Some("OPENCODE_CONFIG_DIR"),
     provider: Provider::Opencode,
+    account: AccountFacts {
+        credentials: &[
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "OPENROUTER_API_KEY",
+        ],
+        base_urls: &[],
+    },
     policy_applies: true,
     starter: || AgentSpec::default_for(AgentKind::Opencode),
     launch: Launch::Process {
