@@ -62,6 +62,19 @@ pub fn recourse_on(db: &Path, args: &[&str]) -> std::process::Output {
         .expect("recourse runs")
 }
 
+/// `recourse run --profile PROFILE --prompt go --db DB`, started (its
+/// stderr kept, its stdout dropped).
+pub fn spawn_run(db: &Path, profile: &str) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
+        .arg(db)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("recourse binary starts")
+}
+
 /// A policy section of a profile document as JSON: no reset wait, no
 /// retry, stop.
 pub fn stop_section_json() -> serde_json::Value {

@@ -6,10 +6,10 @@
 //! and is never replayed.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, spawn_run, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
@@ -28,17 +28,6 @@ fn recourse(db: &Path, args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
-}
-
-fn spawn_run(db: &Path, profile: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
-        .arg(db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("recourse binary starts")
 }
 
 fn route(db: &Path, id: u32) -> Option<RouteRow> {

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod accounts_processes;
 mod adversarial_evidence;
 mod agent_lifetime;
 mod agents_replay;
@@ -20,6 +21,7 @@ mod cli_terminal;
 mod corruption_trial;
 mod db_health;
 mod disk_full;
+mod engine_accounts;
 mod engine_actions;
 mod engine_adapters;
 mod engine_cli;
