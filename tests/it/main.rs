@@ -12,6 +12,7 @@ mod bad_database;
 mod catalogue_fixtures;
 mod catalogue_overlay;
 mod catalogue_robustness;
+mod cli_accounts;
 mod cli_bad_input;
 mod cli_catalogue;
 mod cli_classify;
