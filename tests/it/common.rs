@@ -100,16 +100,7 @@ pub fn uniform_policy(
 pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let (cli, scenario) = recording.split_once('/').expect("cli/scenario");
-    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
-    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
-    let package = match cli {
-        "claude" => "@anthropic-ai/claude-code",
-        "codex" => "@openai/codex",
-        "gemini" => "@google/gemini-cli",
-        "opencode" => "opencode-ai",
-        other => panic!("no pinned CLI {other}"),
-    };
-    let version = versions["dependencies"][package].as_str().unwrap();
+    let version = pinned_version(cli);
     let dir = root.join(format!(
         "fixtures/agents/recorded/{cli}-{version}/{scenario}"
     ));
@@ -121,6 +112,25 @@ pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
         .env
         .insert("RECOURSE_REPLAY".into(), dir.display().to_string());
     agent
+}
+
+/// The version of the CLI (`claude`, `codex`, …) pinned in
+/// `agents/package.json`.
+pub fn pinned_version(cli: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
+    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
+    let package = match cli {
+        "claude" => "@anthropic-ai/claude-code",
+        "codex" => "@openai/codex",
+        "gemini" => "@google/gemini-cli",
+        "opencode" => "opencode-ai",
+        other => panic!("no pinned CLI {other}"),
+    };
+    versions["dependencies"][package]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// OpenCode waiting out a 4-hour retry-after without a word (a recording
