@@ -326,9 +326,10 @@ fn status(
     {
         return Ok(AccountStatus::Limited { until });
     }
+    let alive = |owner: Option<&str>, lease| !super::ownership::owner_gone(owner, lease, now);
     for m in marks {
         let Some(p) = m.probe else { continue };
-        if super::accounts::probe_live(store, p, now)? {
+        if store.probe_at_work(p, &alive)? {
             return Ok(AccountStatus::Probing {
                 route_id: p.route_id,
             });

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use super::ownership::owner_gone;
 use super::{Engine, EngineError};
-use crate::account::{self, AccountId, AccountState, MarkState};
+use crate::account::{self, AccountId, AccountState};
 use crate::profile::{Candidate, CandidateInput};
 use crate::route::machine::{Plan, World};
 use crate::route::{RouteRow, RouteState};
@@ -58,34 +58,15 @@ impl Engine {
             .collect();
         let ids: Vec<&AccountId> = ids.into_iter().collect();
         let now = self.inner.clock.now();
-        let store = self.store();
-        let (stamp, marks) = store.limit_marks(Some(&ids))?;
-        let mut accounts = Vec::with_capacity(ids.len());
-        for id in ids {
-            let mut states = Vec::new();
-            for mark in marks.iter().filter(|m| m.mark.account == *id) {
-                let probe_live = match mark.probe {
-                    None => false,
-                    Some(p) => probe_live(&store, p, now)?,
-                };
-                states.push(MarkState {
-                    mark: mark.clone(),
-                    probe_live,
-                });
-            }
-            let room = store.room(route_id, Some(id), queued_since)?;
-            accounts.push(AccountState {
-                account: id.clone(),
-                marks: states,
-                full: room.account_full,
-            });
-        }
-        let global_full = store.room(route_id, None, queued_since)?.global_full;
+        let alive = |owner: Option<&str>, lease| !owner_gone(owner, lease, now);
+        let facts = self
+            .store()
+            .dispatch_facts(route_id, &ids, queued_since, &alive)?;
         Ok(Facts {
             paused: self.is_paused(),
-            accounts,
-            global_full,
-            stamp,
+            accounts: facts.accounts,
+            global_full: facts.global_full,
+            stamp: facts.stamp,
         })
     }
 
@@ -235,20 +216,6 @@ impl Engine {
         }
         Ok(())
     }
-}
-
-/// Whether `probe` is at work: its route runs that attempt and its owner
-/// is alive (a crashed probe holds nobody back).
-pub(super) fn probe_live(
-    store: &crate::store::Store,
-    probe: account::Probe,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<bool, EngineError> {
-    Ok(store.probe_route(probe.route_id)?.is_some_and(|r| {
-        r.state == RouteState::Running
-            && r.generation == probe.generation
-            && !owner_gone(r.owner.as_deref(), r.lease_until, now)
-    }))
 }
 
 /// `agent`'s account; credentials kept in the keyring are read back for

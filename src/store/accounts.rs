@@ -173,6 +173,20 @@ pub struct ProbeRoute {
     pub lease_until: Option<DateTime<Utc>>,
 }
 
+/// What a dispatch of one route is planned from (the route machine's
+/// `World` lends it): the marks' version, each account's marks with whether
+/// their probe is at work and whether a slot is free, and the global slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispatchFacts {
+    pub stamp: u64,
+    pub accounts: Vec<crate::account::AccountState>,
+    pub global_full: bool,
+}
+
+/// Whether a route's owner is alive, from its id and lease: the engine's
+/// judgement (leases and processes), asked by the store.
+pub type OwnerAlive<'a> = &'a dyn Fn(Option<&str>, Option<DateTime<Utc>>) -> bool;
+
 /// How full the slots are for one route about to dispatch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Room {
@@ -261,6 +275,53 @@ impl Store {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         Ok((version, marks))
+    }
+
+    /// Whether `probe` is at work: its route runs that very attempt and its
+    /// owner is alive (a crashed probe holds nobody back).
+    pub fn probe_at_work(&self, probe: Probe, alive: OwnerAlive<'_>) -> Result<bool, StoreError> {
+        Ok(self.probe_route(probe.route_id)?.is_some_and(|r| {
+            r.state == RouteState::Running
+                && r.generation == probe.generation
+                && alive(r.owner.as_deref(), r.lease_until)
+        }))
+    }
+
+    /// What a dispatch of route `route_id` (queued since `queued_since`, if
+    /// it is) to any of `accounts` is planned from; the marks' version is
+    /// read first, so a plan from these facts is never wrongly current.
+    pub fn dispatch_facts(
+        &self,
+        route_id: u32,
+        accounts: &[&AccountId],
+        queued_since: Option<DateTime<Utc>>,
+        alive: OwnerAlive<'_>,
+    ) -> Result<DispatchFacts, StoreError> {
+        let (stamp, marks) = self.limit_marks(Some(accounts))?;
+        let mut states = Vec::with_capacity(accounts.len());
+        for id in accounts {
+            let mut of_account = Vec::new();
+            for mark in marks.iter().filter(|m| m.mark.account == **id) {
+                let probe_live = match mark.probe {
+                    None => false,
+                    Some(p) => self.probe_at_work(p, alive)?,
+                };
+                of_account.push(crate::account::MarkState {
+                    mark: mark.clone(),
+                    probe_live,
+                });
+            }
+            states.push(crate::account::AccountState {
+                account: (*id).clone(),
+                marks: of_account,
+                full: self.room(route_id, Some(id), queued_since)?.account_full,
+            });
+        }
+        Ok(DispatchFacts {
+            stamp,
+            accounts: states,
+            global_full: self.room(route_id, None, queued_since)?.global_full,
+        })
     }
 
     /// What a probe's route is doing now; `None` for a route that is gone.
