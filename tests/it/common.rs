@@ -148,6 +148,26 @@ pub fn hanging_agent(pidfile: &Path) -> CandidateInput {
     )
 }
 
+/// Starts a route on profile `profile_id` with the prompt `go`.
+pub async fn start_route(engine: &Engine, profile_id: u32) -> Result<RouteSnapshot, EngineError> {
+    engine
+        .start_run(recourse::engine::StartRun {
+            profile_id,
+            prompt: "go".into(),
+            cwd: None,
+        })
+        .await
+}
+
+/// Creates profile `name` holding `candidates` through the engine; its id.
+pub fn engine_profile(engine: &Engine, name: &str, candidates: Vec<CandidateInput>) -> u32 {
+    let p = engine.create_profile(name).unwrap();
+    engine
+        .save_candidates(p.id, p.revision, candidates)
+        .unwrap()
+        .id
+}
+
 /// Asks for `action` on route `route_id` as seen at `expected_generation`.
 pub async fn act_on(
     engine: &Engine,

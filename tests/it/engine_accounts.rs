@@ -7,12 +7,12 @@
 use std::time::{Duration, Instant};
 
 use recourse::agent::{AgentSpec, SimStep};
-use recourse::engine::{AccountStatus, Engine, RouteDetail, StartRun};
+use recourse::engine::{AccountStatus, Engine, RouteDetail};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::route::RouteState;
 
-use crate::common::{open_engine, uniform_policy};
+use crate::common::{engine_profile, open_engine, start_route, uniform_policy};
 
 /// A candidate of account `label` playing `script`, waiting up to an hour
 /// for a reset and stopping after that.
@@ -27,23 +27,20 @@ pub fn on_account(name: &str, label: &str, script: Vec<SimStep>) -> CandidateInp
 }
 
 async fn profile(engine: &Engine, name: &str, candidates: Vec<CandidateInput>) -> u32 {
-    let p = engine.create_profile(name).unwrap();
-    engine
-        .save_candidates(p.id, p.revision, candidates)
-        .unwrap()
-        .id
+    engine_profile(engine, name, candidates)
 }
 
 async fn start(engine: &Engine, profile_id: u32) -> u32 {
-    engine
-        .start_run(StartRun {
-            profile_id,
-            prompt: "go".into(),
-            cwd: None,
-        })
-        .await
-        .unwrap()
-        .id
+    start_route(engine, profile_id).await.unwrap().id
+}
+
+/// A usage window on `label` resetting in `resets_in_s`, then success.
+fn limited_then_ok(name: &str, label: &str, resets_in_s: u32) -> CandidateInput {
+    let limit = SimStep::UsageLimit {
+        after_ms: 10,
+        resets_in_s,
+    };
+    on_account(name, label, vec![limit, SimStep::Succeed { after_ms: 600 }])
 }
 
 /// Waits until route `id` is in a state `done` accepts.
@@ -76,22 +73,7 @@ fn is(state: RouteState) -> impl Fn(RouteState) -> bool {
 async fn a_limit_one_route_hit_holds_the_others_on_its_account_until_one_probe_answers() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open_engine(&dir.path().join("r.db"), false).await;
-    let hits = profile(
-        &engine,
-        "Hits",
-        vec![on_account(
-            "claude",
-            "work",
-            vec![
-                SimStep::UsageLimit {
-                    after_ms: 10,
-                    resets_in_s: 3,
-                },
-                SimStep::Succeed { after_ms: 600 },
-            ],
-        )],
-    )
-    .await;
+    let hits = profile(&engine, "Hits", vec![limited_then_ok("claude", "work", 3)]).await;
     let later = profile(
         &engine,
         "Later",
@@ -229,22 +211,7 @@ async fn max_concurrent_queues_routes_first_in_first_out() {
 async fn a_cleared_account_lets_new_routes_through_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open_engine(&dir.path().join("r.db"), false).await;
-    let p = profile(
-        &engine,
-        "P",
-        vec![on_account(
-            "claude",
-            "work",
-            vec![
-                SimStep::UsageLimit {
-                    after_ms: 10,
-                    resets_in_s: 3000,
-                },
-                SimStep::Succeed { after_ms: 10 },
-            ],
-        )],
-    )
-    .await;
+    let p = profile(&engine, "P", vec![limited_then_ok("claude", "work", 3000)]).await;
     let first = start(&engine, p).await;
     until(
         &engine,
@@ -284,14 +251,7 @@ async fn restart_keeps_the_marks_and_the_queue() {
     let limited = profile(
         &engine,
         "Limited",
-        vec![on_account(
-            "claude",
-            "limited",
-            vec![SimStep::UsageLimit {
-                after_ms: 10,
-                resets_in_s: 3000,
-            }],
-        )],
+        vec![limited_then_ok("claude", "limited", 3000)],
     )
     .await;
     let marked = start(&engine, limited).await;
