@@ -553,30 +553,29 @@ impl Store {
     /// Attempts started since `since`, counted by account, hour, outcome
     /// and class: the accounts view's chart.
     pub fn attempts_by_hour(&self, since: DateTime<Utc>) -> Result<Vec<HourCount>, StoreError> {
-        let rows: Vec<(String, String, Option<String>, Option<String>, u32)> = self
-            .conn()
-            .prepare_cached(
-                "SELECT a.account, substr(a.started_at, 1, 13) AS hour, r.outcome, r.class, \
-                 COUNT(*) FROM attempts a LEFT JOIN attempt_results r ON r.attempt_id = a.id \
-                 WHERE a.started_at >= ?1 AND a.account IS NOT NULL \
-                 GROUP BY a.account, hour, r.outcome, r.class ORDER BY hour",
-            )?
-            .query_map([ts(since)], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })?
-            .collect::<Result<_, _>>()?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(account, hour, outcome, class, count)| {
-                Some(HourCount {
-                    account: AccountId::parse(&account)?,
-                    hour,
-                    outcome,
-                    class,
-                    count,
-                })
-            })
-            .collect())
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT a.account, substr(a.started_at, 1, 13) AS hour, r.outcome, r.class, \
+             COUNT(*) FROM attempts a LEFT JOIN attempt_results r ON r.attempt_id = a.id \
+             WHERE a.started_at >= ?1 AND a.account IS NOT NULL \
+             GROUP BY a.account, hour, r.outcome, r.class ORDER BY hour",
+        )?;
+        let rows = stmt.query_map([ts(since)], |r| {
+            let Some(account) = AccountId::parse(&r.get::<_, String>(0)?) else {
+                return Ok(None);
+            };
+            Ok(Some(HourCount {
+                account,
+                hour: r.get(1)?,
+                outcome: r.get(2)?,
+                class: r.get(3)?,
+                count: r.get(4)?,
+            }))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.extend(row?);
+        }
+        Ok(out)
     }
 }
 
