@@ -169,8 +169,16 @@ fn store_with_profile(path: &Path) -> (Store, recourse::profile::Profile) {
     let id = store
         .create_profile("Bench", Utc::now())
         .expect("profile created");
+    let key = store.account_key().expect("install key");
+    let writes: Vec<_> = candidates()
+        .into_iter()
+        .map(|c| {
+            let account = recourse::account::derive_from_spec(&c.agent, &key);
+            (c, account)
+        })
+        .collect();
     store
-        .save_candidates(id, 1, &candidates(), Utc::now())
+        .save_candidates(id, 1, &writes, Utc::now())
         .expect("candidates saved")
         .expect("candidates accepted");
     let profile = store
@@ -189,9 +197,15 @@ fn new_route(store: &mut Store, profile: &recourse::profile::Profile, owner: &st
     let prompt = "Fix the flaky integration test and open a pull request".to_string();
     let new = machine::start(profile, prompt, None, lease, World::default(), now)
         .expect("an enabled candidate");
-    store
-        .insert_route(&new, |id| new.first_attempt(id))
-        .expect("route inserted")
+    let created = store
+        .create_route(&new, |row| {
+            machine::released(row, lease, World::default(), now)
+        })
+        .expect("route inserted");
+    match created {
+        Cas::Won(row) => row,
+        other => panic!("no other writer in the bench, yet {other:?}"),
+    }
 }
 
 fn commit(store: &mut Store, plan: Plan) -> RouteRow {
@@ -200,7 +214,9 @@ fn commit(store: &mut Store, plan: Plan) -> RouteRow {
         .expect("transition committed");
     match cas {
         Cas::Won(row) => row,
-        Cas::Lost(row) => panic!("no other writer in the bench, yet route {} moved", row.id),
+        Cas::Lost(row) | Cas::WorldChanged(row) => {
+            panic!("no other writer in the bench, yet route {} moved", row.id)
+        }
     }
 }
 
@@ -298,8 +314,8 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
             now,
         )
         .expect("retry-now is valid in needs_manual"),
-        RouteState::Stopped | RouteState::Succeeded => {
-            panic!("the transitions loop never stops or succeeds a route")
+        RouteState::Queued | RouteState::Stopped | RouteState::Succeeded => {
+            panic!("the transitions loop never queues, stops or succeeds a route")
         }
     }
 }

@@ -104,6 +104,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::routes::route_detail,
             commands::routes::attempt_transcript,
             commands::routes::route_action,
+            commands::accounts::accounts,
+            commands::accounts::clear_account,
+            commands::accounts::set_max_running,
             commands::catalogue::catalogue_rules,
             commands::catalogue::classify_text,
             commands::catalogue::unclassified_inbox,
@@ -121,6 +124,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .events(collect_events![
             events::RouteChanged,
+            events::AccountMarked,
             background::CloseRequested,
             background::PauseChanged,
             startup::EngineStatus
@@ -144,6 +148,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         )
         .constant("ROUTE_FILTER_STATES", constants::route_filter_states())
         .constant("RULE_CODES", constants::rule_codes())
+        .constant(
+            "CONCURRENCY_LIMITS",
+            constants::ConcurrencyLimits::current(),
+        )
 }
 
 /// Writes the TypeScript bindings to `path`.
@@ -231,6 +239,7 @@ fn engine_opened(
         Ok(engine) => {
             tracing::info!("engine ready");
             events::forward(handle.clone(), engine.subscribe());
+            events::forward_notices(handle.clone(), engine.subscribe_accounts());
             EngineStatus::Ready
         }
         Err(err) => {

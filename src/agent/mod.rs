@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use access::{Access, AccessFlags, AccessMap};
-pub use kinds::{Descriptor, Launch, ReadinessFacts};
+pub use kinds::{AccountFacts, Descriptor, Launch, ReadinessFacts};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
     AttemptTimeouts, SimStep, MASKED,
@@ -28,7 +28,18 @@ pub use transcript::{
 
 /// Which agent CLI a candidate runs.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    specta::Type,
+    JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {

@@ -77,6 +77,15 @@ pub struct AgentSpec {
     /// When an attempt that has gone quiet, or runs too long, is ended.
     #[serde(default)]
     pub timeouts: AttemptTimeouts,
+    /// The provider account it runs as, by name: candidates with the same
+    /// label share one account (its limit marks and concurrency limit);
+    /// none: derived from its kind, config dir and credentials.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// At most this many agents of its account run at once (an account's
+    /// limit is the smallest one set on its candidates); none: no limit.
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
 }
 
 /// Attempt deadlines: the process group is killed when one passes.
@@ -106,6 +115,9 @@ impl Default for AttemptTimeouts {
 }
 
 impl AgentSpec {
+    /// Bounds of `max_concurrent`.
+    pub const MAX_CONCURRENT: std::ops::RangeInclusive<u32> = 1..=64;
+
     /// Every problem with this spec, each at `{prefix}.{field}`
     /// (`candidates[2].agent.timeouts.idle_s`).
     pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
@@ -237,6 +249,20 @@ impl AgentSpec {
                 err("config_dir", "must be a directory path".into());
             }
         }
+        if let Some(label) = &agent.account {
+            if let Some(why) = crate::account::label_problem(label) {
+                err("account", why);
+            }
+        }
+        if let Some(n) = agent.max_concurrent {
+            let range = Self::MAX_CONCURRENT;
+            if !range.contains(&n) {
+                err(
+                    "max_concurrent",
+                    format!("must be {} to {}, got {n}", range.start(), range.end()),
+                );
+            }
+        }
         errors
     }
 
@@ -280,6 +306,8 @@ impl AgentSpec {
             env: BTreeMap::new(),
             config_dir: None,
             timeouts: AttemptTimeouts::default(),
+            account: None,
+            max_concurrent: None,
         }
     }
 }
@@ -346,6 +374,8 @@ impl fmt::Debug for AgentSpec {
             env,
             config_dir,
             timeouts,
+            account,
+            max_concurrent,
         } = self;
         f.debug_struct("AgentSpec")
             .field("kind", kind)
@@ -357,6 +387,8 @@ impl fmt::Debug for AgentSpec {
             .field("env", &MaskedEnv(env))
             .field("config_dir", config_dir)
             .field("timeouts", timeouts)
+            .field("account", account)
+            .field("max_concurrent", max_concurrent)
             .finish()
     }
 }

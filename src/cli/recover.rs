@@ -56,7 +56,10 @@ async fn recover(engine: &recourse::engine::Engine, interrupts: &mut Interrupts)
                 exit = Exit::NeedsYou;
             }
             RouteState::Succeeded => {}
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued => {
                 follow.insert(s.id, s.generation);
             }
         }

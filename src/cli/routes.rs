@@ -339,7 +339,12 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         println!("  when exhausted: {}", outcome.as_str());
     }
     println!("  actions: {}", actions(s));
+    // A hold comes before an attempt of its generation: a skip it led to.
+    let mut holds = d.holds.iter().peekable();
     for a in &d.attempts {
+        while let Some(h) = holds.next_if(|h| h.generation <= a.generation) {
+            print_hold(h);
+        }
         let outcome = a.outcome.map_or("running", |o| o.as_str());
         println!(
             "  attempt {} (gen {}) {} — {}{}",
@@ -407,6 +412,19 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
             u.input_tokens, u.output_tokens
         );
     }
+    holds.for_each(print_hold);
+}
+
+fn print_hold(h: &recourse::engine::HoldView) {
+    println!(
+        "  not dispatched (gen {}) {} — {} {} [{}]",
+        h.generation,
+        escape(&h.candidate_name),
+        h.classification.class.as_str(),
+        h.classification.code.as_str(),
+        escape(h.classification.rule_id.as_deref().unwrap_or("no rule"))
+    );
+    println!("      decision: {}", escape(&h.text));
 }
 
 pub fn actions(s: &RouteSnapshot) -> String {
@@ -444,6 +462,9 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
                 escape(&f.candidate_name)
             ));
         }
+    }
+    if let Some(queued) = &s.queued {
+        out.push_str(&format!(" | {}", escape(queued)));
     }
     if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
         out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));

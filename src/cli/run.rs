@@ -285,7 +285,10 @@ pub async fn follow_all(
                 print_needs_you(&s, progress);
                 exit = exit.max(Exit::NeedsYou);
             }
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued
                 if owned_elsewhere =>
             {
                 progress.say(&format!(
@@ -295,7 +298,10 @@ pub async fn follow_all(
                 ));
                 exit = exit.max(Exit::TakenOver);
             }
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued => {
                 continue;
             }
         }
@@ -348,6 +354,9 @@ fn after_interrupt(was_running: bool, s: &recourse::engine::RouteSnapshot) -> Op
                  `recourse recover` or the app will take it over"
             ))
         }
+        (RouteState::Queued, _) => Some(format!(
+            "interrupted: route {id} stays queued; `recourse recover` or the app will take it over"
+        )),
         // Its wait came due just before the stop: that attempt was killed.
         (RouteState::NeedsManual, _) if !was_running => Some(format!(
             "interrupted: stopping route {id}'s agent, which had just started"

@@ -30,6 +30,8 @@ pub(super) struct Book {
     pub seen_change: ChangeSeq,
     /// Timer firings and attempt reports not committed yet.
     pub pending: HashMap<WorkKey, Pending>,
+    /// Limit marks already noticed, by id and when each was made.
+    pub seen_marks: std::collections::HashSet<(u32, DateTime<Utc>)>,
 }
 
 pub(super) struct RunHandle {

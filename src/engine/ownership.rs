@@ -172,7 +172,7 @@ impl Engine {
             match machine::interrupted(&row, Interruption::EngineStopped, now) {
                 Some(plan) => match self.commit(plan)? {
                     crate::store::Cas::Won(row) => handled.push(row),
-                    crate::store::Cas::Lost(current) => {
+                    crate::store::Cas::Lost(current) | crate::store::Cas::WorldChanged(current) => {
                         tracing::debug!(route = current.id, "another engine adopted it first");
                     }
                 },
@@ -204,8 +204,8 @@ impl Engine {
     }
 
     /// Takes over waiting routes still as they were read and re-arms their
-    /// stored deadlines (a past one fires at once). Returns the routes
-    /// taken, as taken.
+    /// stored deadlines (a past one fires at once); queued ones keep their
+    /// place and get their turn. Returns the routes taken, as taken.
     fn adopt_waits(&self, waits: &[RouteRow]) -> Result<Vec<RouteRow>, EngineError> {
         if waits.is_empty() {
             return Ok(Vec::new());
@@ -224,10 +224,15 @@ impl Engine {
             .take_ownerships(&claims, lease.owner, lease.until)?;
         let mut adopted = Vec::new();
         for (row, taken) in waits.iter().zip(taken) {
-            if let (true, Some(deadline)) = (taken, row.deadline) {
-                self.arm(row.id, row.generation, deadline);
-                adopted.push(machine::taken_over(row.clone(), lease));
+            if !taken {
+                continue;
             }
+            match (row.state, row.deadline) {
+                (RouteState::Queued, _) => self.kick_release(),
+                (_, Some(deadline)) => self.arm(row.id, row.generation, deadline),
+                (_, None) => continue,
+            }
+            adopted.push(machine::taken_over(row.clone(), lease));
         }
         Ok(adopted)
     }
@@ -267,10 +272,15 @@ impl Engine {
             self.clone(),
             self.inner.stop.clone(),
         ));
+        let releases = tokio::spawn(super::accounts::release_loop(
+            self.clone(),
+            self.inner.stop.clone(),
+        ));
         let mut tasks = self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner());
         tasks.push(timers);
         tasks.push(heartbeat);
         tasks.push(retries);
+        tasks.push(releases);
     }
 
     fn heartbeat(
@@ -296,6 +306,10 @@ impl Engine {
         let version = self.store().data_version()?;
         if seen_version.is_some_and(|v| v != version) {
             self.sync_external()?;
+            // Another process may have freed a slot, or marked, cleared or
+            // probed an account.
+            self.notice_marks();
+            self.kick_release();
         }
         *seen_version = Some(version);
         Ok(())

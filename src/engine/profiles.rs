@@ -75,11 +75,13 @@ impl Engine {
             })
             .collect();
         let existing = self.get_profile(profile_id)?;
+        let accounts = self.accounts_of(&candidates)?;
         let stowed = self.stow_secrets(&existing.name, &mut candidates, Some(&existing))?;
         let now = self.inner.clock.now();
+        let writes = with_accounts(&candidates, accounts);
         let outcome = self
             .store()
-            .save_candidates(profile_id, expected_revision, &candidates, now);
+            .save_candidates(profile_id, expected_revision, &writes, now);
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(r)) => {
@@ -92,6 +94,8 @@ impl Engine {
             }
         }
         self.release_secrets(&existing.candidates, &agents(&candidates));
+        // A limit may have been raised or lifted.
+        self.kick_release();
         self.get_profile(profile_id)
     }
 
@@ -133,6 +137,14 @@ impl Engine {
             None => Ok(name),
         }
     }
+}
+
+/// `inputs` with the account each runs as.
+pub(super) fn with_accounts(
+    inputs: &[CandidateInput],
+    accounts: Vec<crate::account::AccountId>,
+) -> Vec<crate::store::profiles::CandidateWrite> {
+    inputs.iter().cloned().zip(accounts).collect()
 }
 
 /// The agents of `inputs`.

@@ -23,28 +23,46 @@ fn retries_then_stops() -> CandidatePolicy {
     }
 }
 
+/// A simulated agent of its own named account, so the Accounts area names
+/// each demo provider.
+fn simulated(account: &str, script: Vec<SimStep>) -> AgentSpec {
+    AgentSpec {
+        account: Some(account.to_string()),
+        ..AgentSpec::simulated(script)
+    }
+}
+
 pub fn demo_candidates() -> Vec<CandidateInput> {
     vec![
         CandidateInput::new(
             "Claude (simulated): usage limit resets in 40 s",
-            AgentSpec::simulated(vec![SimStep::UsageLimit {
-                after_ms: WORK_MS,
-                resets_in_s: 40,
-            }]),
+            simulated(
+                "Claude (simulated)",
+                vec![SimStep::UsageLimit {
+                    after_ms: WORK_MS,
+                    resets_in_s: 40,
+                }],
+            ),
             waits_for_reset_then_skips(),
         ),
         CandidateInput::new(
             "Codex (simulated): 529 twice then succeed",
-            AgentSpec::simulated(vec![
-                SimStep::Overloaded { after_ms: WORK_MS },
-                SimStep::Overloaded { after_ms: WORK_MS },
-                SimStep::Succeed { after_ms: WORK_MS },
-            ]),
+            simulated(
+                "Codex (simulated)",
+                vec![
+                    SimStep::Overloaded { after_ms: WORK_MS },
+                    SimStep::Overloaded { after_ms: WORK_MS },
+                    SimStep::Succeed { after_ms: WORK_MS },
+                ],
+            ),
             retries_then_stops(),
         ),
         CandidateInput::new(
             "Gemini (simulated): tool ran then connection reset",
-            AgentSpec::simulated(vec![SimStep::ToolThenReset { after_ms: WORK_MS }]),
+            simulated(
+                "Gemini (simulated)",
+                vec![SimStep::ToolThenReset { after_ms: WORK_MS }],
+            ),
             retries_then_stops(),
         ),
     ]

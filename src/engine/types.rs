@@ -130,6 +130,10 @@ pub struct RouteSnapshot {
     /// Absolute UTC deadline of a pending wait or retry.
     pub deadline: Option<DateTime<Utc>>,
     pub manual_reason: Option<String>,
+    /// Why it waits for a slot, while it is queued.
+    pub queued: Option<String>,
+    /// The account of the current candidate (its id).
+    pub account: Option<String>,
     pub prompt_excerpt: String,
     /// Number of attempts dispatched so far.
     pub attempts: u32,
@@ -147,7 +151,7 @@ pub struct RouteSnapshot {
 pub enum RouteFilter {
     /// `needs_manual`: nothing happens until a person acts.
     NeedsYou,
-    /// Running, or waiting for a timer the engine will fire.
+    /// Running, waiting for a timer the engine will fire, or queued.
     Active,
     /// Succeeded or stopped.
     Finished,
@@ -167,7 +171,7 @@ impl RouteFilter {
         use RouteState::*;
         match self {
             RouteFilter::NeedsYou => &[NeedsManual],
-            RouteFilter::Active => &[Running, WaitingReset, RetryScheduled],
+            RouteFilter::Active => &[Running, WaitingReset, RetryScheduled, Queued],
             RouteFilter::Finished => &[Succeeded, Stopped],
             RouteFilter::All => &[],
         }
@@ -208,7 +212,7 @@ pub struct RouteCounts {
     pub needs_you: u32,
     /// Running now.
     pub running: u32,
-    /// Waiting for a reset or a scheduled retry.
+    /// Waiting for a reset, a scheduled retry or a slot (queued).
     pub waiting: u32,
     pub finished: u32,
 }
@@ -226,7 +230,9 @@ impl RouteCounts {
             let slot = match state {
                 RouteState::NeedsManual => &mut counts.needs_you,
                 RouteState::Running => &mut counts.running,
-                RouteState::WaitingReset | RouteState::RetryScheduled => &mut counts.waiting,
+                RouteState::WaitingReset | RouteState::RetryScheduled | RouteState::Queued => {
+                    &mut counts.waiting
+                }
                 RouteState::Stopped | RouteState::Succeeded => &mut counts.finished,
             };
             *slot += n;
@@ -267,6 +273,22 @@ pub struct AttemptView {
     pub transcript: Option<TranscriptSummary>,
 }
 
+/// A dispatch a limit mark held back: "not dispatched: work limited until
+/// …", with what the candidate's policy decided instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct HoldView {
+    pub generation: u32,
+    pub candidate_index: u32,
+    pub candidate_name: String,
+    pub at: DateTime<Utc>,
+    pub account: String,
+    pub classification: ClassificationSummary,
+    /// `None`: limited until cleared.
+    pub until: Option<DateTime<Utc>>,
+    /// The history's line: `not dispatched: work limited until …; wait for …`.
+    pub text: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct RouteDetail {
     pub snapshot: RouteSnapshot,
@@ -280,6 +302,8 @@ pub struct RouteDetail {
     /// The working directory the agents run in, as it will be used (the
     /// route's own, else the directory Recourse was started in).
     pub cwd: Option<String>,
+    /// Dispatches held back by limit marks, oldest first.
+    pub holds: Vec<HoldView>,
 }
 
 /// One attempt's whole transcript and the files it changed.

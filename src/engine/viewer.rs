@@ -81,6 +81,11 @@ impl RouteViewer {
             .collect())
     }
 
+    /// Every account, by the engine's own view.
+    pub fn accounts(&self) -> Result<super::AccountsOverview, EngineError> {
+        super::account_views::overview(&self.store, chrono::Utc::now())
+    }
+
     /// One route with its attempts. A row that cannot be read is
     /// `EngineError::Store(StoreError::Malformed { .. })`.
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {

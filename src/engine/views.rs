@@ -3,12 +3,13 @@
 //! [`super::RouteViewer`] answer with the same functions.
 
 use super::{
-    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress,
-    RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, HoldView, LastFailure,
+    RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
 };
 use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass};
-use crate::route::{machine, HoldReason, RouteRow, RouteState};
+use crate::route::{machine, Decided, HoldReason, RouteRow, RouteState};
+use crate::store::accounts::StoredHold;
 use crate::store::routes::StoredAttempt;
 use crate::store::{RouteSearch, Store};
 
@@ -25,9 +26,10 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         .filter(|_| current_failed)
         .and_then(|c| c.class.policy_class());
     let pending = match row.state {
-        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
-            row.pending_outcome.filter(|_| current_failed)
-        }
+        RouteState::Running
+        | RouteState::WaitingReset
+        | RouteState::RetryScheduled
+        | RouteState::Queued => row.pending_outcome.filter(|_| current_failed),
         RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => None,
     };
     RouteSnapshot {
@@ -50,6 +52,8 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         },
         deadline: row.deadline,
         manual_reason: row.manual_reason.as_ref().map(|r| r.text().into_owned()),
+        queued: row.queued.as_ref().map(|q| q.reason.text()),
+        account: row.account().map(|a| a.to_string()),
         prompt_excerpt: prompt_excerpt(&row.prompt),
         attempts: row.attempts,
         owner: row.owner.clone(),
@@ -132,7 +136,29 @@ fn attempt_view(a: StoredAttempt, transcript: Option<TranscriptSummary>) -> Atte
     }
 }
 
-/// One route with its attempts and what each agent said and did, in brief.
+fn hold_view(h: StoredHold) -> HoldView {
+    let r = h.record;
+    HoldView {
+        generation: h.generation,
+        candidate_index: r.candidate_index,
+        candidate_name: r.candidate_name,
+        at: r.at,
+        account: r.mark.account.to_string(),
+        classification: summary(&r.mark.classification()),
+        until: r.mark.until,
+        text: Decided::Held {
+            account: r.mark.account.clone(),
+            model: r.mark.model.clone(),
+            until: r.mark.until,
+            decision: r.decision,
+        }
+        .text()
+        .into_owned(),
+    }
+}
+
+/// One route with its attempts and what each agent said and did, in brief,
+/// and its held dispatches.
 pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, EngineError> {
     let row = store
         .route(id)?
@@ -154,6 +180,7 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
             attempt_view(a, at.map(|i| summaries.swap_remove(i).1))
         })
         .collect();
+    let holds = store.holds(id)?.into_iter().map(hold_view).collect();
     Ok(RouteDetail {
         refused_notice: refused_notice(&row, &attempts),
         snapshot: snapshot(&row),
@@ -164,6 +191,7 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
                 .ok()
                 .map(|d| d.display().to_string())
         }),
+        holds,
     })
 }
 

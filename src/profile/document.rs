@@ -4,8 +4,8 @@
 //! It is the policy document (`recourse policy check` reads the same
 //! candidates, legacy action maps included) plus the profile's `name` and,
 //! per candidate, how to launch it: `agent` is an object (`kind`, `program`,
-//! `args`, `model`, `env`, `config_dir`, `timeouts`, and `script` for the
-//! simulated provider) or just the policy document's agent name
+//! `args`, `model`, `env`, `config_dir`, `timeouts`, `account` (a label),
+//! `max_concurrent`, and `script` for the simulated provider) or just the policy document's agent name
 //! (`"claude-code"`), meaning that kind with its defaults. [`load`] is the one
 //! way to read it: duplicate keys, unknown fields and newer versions are
 //! refused, and every invalid value is reported with its path.
@@ -431,6 +431,8 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
                 config_dir: a.config_dir.as_deref(),
                 timeouts: a.timeouts,
                 script: &a.script,
+                account: a.account.as_deref(),
+                max_concurrent: a.max_concurrent,
             },
             transient: &c.transient,
             hard: &c.hard,
@@ -458,6 +460,11 @@ struct AgentOut<'a> {
     timeouts: crate::agent::AttemptTimeouts,
     #[serde(skip_serializing_if = "<[crate::agent::SimStep]>::is_empty")]
     script: &'a [crate::agent::SimStep],
+    /// The label only: a derived account's hash never leaves the database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_concurrent: Option<u32>,
 }
 
 /// The JSON Schema of the current document, generated from the Rust types

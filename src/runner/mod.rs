@@ -39,6 +39,9 @@ pub struct Launch {
     pub spawned: Option<tokio::sync::mpsc::UnboundedSender<AgentProcess>>,
     /// Told the transcript as it grows, a few times a second.
     pub progress: Option<tokio::sync::watch::Sender<Transcript>>,
+    /// Told once, at the agent's first assistant output: a probe's first
+    /// sign that its account's limit has lifted.
+    pub answered: Option<tokio::sync::mpsc::UnboundedSender<()>>,
 }
 
 /// An attempt, ended: how, what the agent said and did, and which files of

@@ -172,6 +172,7 @@ async fn supervise(
     };
     let mut pipes_open = true;
     let mut exited: Option<(std::io::Result<ExitStatus>, Instant)> = None;
+    let mut answered = launch.answered.clone();
 
     let ended = loop {
         if exited.is_some() && !pipes_open {
@@ -211,6 +212,11 @@ async fn supervise(
                         adapter.on_stdout_line(&text);
                     }
                     progress.tell(&adapter.seen().transcript);
+                    if answered.is_some() && adapter.seen().assistant {
+                        if let Some(tx) = answered.take() {
+                            let _ = tx.send(());
+                        }
+                    }
                 }
                 Some(Output::Stderr(chunk)) => {
                     idle_deadline = Instant::now() + idle;

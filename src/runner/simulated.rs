@@ -139,6 +139,7 @@ mod tests {
             clock: Clock::start(),
             spawned: None,
             progress: None,
+            answered: None,
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {

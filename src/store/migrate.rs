@@ -35,6 +35,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0007_attempt_transcripts",
         include_str!("migrations/0007_attempt_transcripts.sql"),
     ),
+    (
+        "0008_accounts",
+        include_str!("migrations/0008_accounts.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -103,6 +103,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         clock: Clock::start(),
         spawned: None,
         progress: None,
+        answered: None,
     };
     let ran = run(launch, CancellationToken::new()).await;
     let (report, transcript) = (ran.report, ran.transcript);

@@ -29,8 +29,9 @@ pub async fn open_engine(db: &Path, seed_demo: bool) -> Engine {
 pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
     let mut store = Store::open(db).unwrap();
     let id = store.create_profile(name, Utc::now()).unwrap();
+    let writes = with_accounts(&store, candidates);
     store
-        .save_candidates(id, 1, candidates, Utc::now())
+        .save_candidates(id, 1, &writes, Utc::now())
         .unwrap()
         .unwrap();
 }
@@ -51,6 +52,22 @@ pub fn recourse(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("recourse runs")
+}
+
+/// `candidates` with the account each derives to in `store`, for saving
+/// them straight into the store.
+pub fn with_accounts(
+    store: &Store,
+    candidates: &[CandidateInput],
+) -> Vec<(CandidateInput, recourse::account::AccountId)> {
+    let key = store.account_key().unwrap();
+    candidates
+        .iter()
+        .map(|c| {
+            let account = recourse::account::derive_from_spec(&c.agent, &key);
+            (c.clone(), account)
+        })
+        .collect()
 }
 
 /// The `recourse` binary with `ARGS --db DB`.
@@ -93,6 +110,19 @@ pub async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSn
     until_route(engine, id, &what, |s| s.state == state).await
 }
 
+/// `recourse run --profile PROFILE --prompt go --db DB`, started (its
+/// stderr kept, its stdout dropped).
+pub fn spawn_run(db: &Path, profile: &str) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
+        .arg(db)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("recourse binary starts")
+}
+
 /// A policy section of a profile document as JSON: no reset wait, no
 /// retry, stop.
 pub fn stop_section_json() -> serde_json::Value {
@@ -118,16 +148,7 @@ pub fn uniform_policy(
 pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let (cli, scenario) = recording.split_once('/').expect("cli/scenario");
-    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
-    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
-    let package = match cli {
-        "claude" => "@anthropic-ai/claude-code",
-        "codex" => "@openai/codex",
-        "gemini" => "@google/gemini-cli",
-        "opencode" => "opencode-ai",
-        other => panic!("no pinned CLI {other}"),
-    };
-    let version = versions["dependencies"][package].as_str().unwrap();
+    let version = pinned_version(cli);
     let dir = root.join(format!(
         "fixtures/agents/recorded/{cli}-{version}/{scenario}"
     ));
@@ -139,6 +160,25 @@ pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
         .env
         .insert("RECOURSE_REPLAY".into(), dir.display().to_string());
     agent
+}
+
+/// The version of the CLI (`claude`, `codex`, …) pinned in
+/// `agents/package.json`.
+pub fn pinned_version(cli: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
+    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
+    let package = match cli {
+        "claude" => "@anthropic-ai/claude-code",
+        "codex" => "@openai/codex",
+        "gemini" => "@google/gemini-cli",
+        "opencode" => "opencode-ai",
+        other => panic!("no pinned CLI {other}"),
+    };
+    versions["dependencies"][package]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// OpenCode waiting out a 4-hour retry-after without a word (a recording
@@ -154,6 +194,26 @@ pub fn hanging_agent(pidfile: &Path) -> CandidateInput {
         agent,
         CandidatePolicy::default_for_new_candidate(),
     )
+}
+
+/// Starts a route on profile `profile_id` with the prompt `go`.
+pub async fn start_route(engine: &Engine, profile_id: u32) -> Result<RouteSnapshot, EngineError> {
+    engine
+        .start_run(recourse::engine::StartRun {
+            profile_id,
+            prompt: "go".into(),
+            cwd: None,
+        })
+        .await
+}
+
+/// Creates profile `name` holding `candidates` through the engine; its id.
+pub fn engine_profile(engine: &Engine, name: &str, candidates: Vec<CandidateInput>) -> u32 {
+    let p = engine.create_profile(name).unwrap();
+    engine
+        .save_candidates(p.id, p.revision, candidates)
+        .unwrap()
+        .id
 }
 
 /// Asks for `action` on route `route_id` as seen at `expected_generation`.

@@ -20,6 +20,7 @@ async fn attempt(kind: AgentKind, recording: &str) -> RunReport {
         clock: Clock::start(),
         spawned: None,
         progress: None,
+        answered: None,
     };
     run(launch, CancellationToken::new()).await.report
 }
@@ -203,6 +204,7 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
         clock: Clock::start(),
         spawned: None,
         progress: None,
+        answered: None,
     };
     let (raw, _) = failure(run(launch, CancellationToken::new()).await.report);
     assert_eq!(raw.exit_code, Some(97));

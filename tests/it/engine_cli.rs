@@ -288,7 +288,7 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
     assert!(
         stderr(&out).starts_with(
             "error: --state \"done\": expected one of running, waiting_reset, retry_scheduled, \
-             needs_manual, stopped, succeeded\n"
+             queued, needs_manual, stopped, succeeded\n"
         ),
         "{}",
         stderr(&out)

@@ -4,30 +4,19 @@
 
 use std::time::Duration;
 
-use crate::common::{act_on, open_engine, uniform_policy, until_state};
+use crate::common::{
+    act_on, engine_profile, open_engine, start_route as start, uniform_policy, until_state,
+};
 use recourse::agent::{AgentSpec, SimStep};
-use recourse::engine::{Engine, EngineError, RouteSnapshot, StartRun};
+use recourse::engine::{Engine, EngineError};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::route::{ManualAction, RouteState};
 
 async fn engine_with(dir: &tempfile::TempDir, candidates: Vec<CandidateInput>) -> (Engine, u32) {
     let engine = open_engine(&dir.path().join("r.db"), false).await;
-    let p = engine.create_profile("p").unwrap();
-    let p = engine
-        .save_candidates(p.id, p.revision, candidates)
-        .unwrap();
-    (engine, p.id)
-}
-
-async fn start(engine: &Engine, profile_id: u32) -> Result<RouteSnapshot, EngineError> {
-    engine
-        .start_run(StartRun {
-            profile_id,
-            prompt: "go".into(),
-            cwd: None,
-        })
-        .await
+    let p = engine_profile(&engine, "p", candidates);
+    (engine, p)
 }
 
 fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> CandidateInput {

@@ -7,10 +7,10 @@
 
 use crate::common::recourse_on;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, spawn_run, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
@@ -20,17 +20,6 @@ use recourse::store::Store;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
-}
-
-fn spawn_run(db: &Path, profile: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
-        .arg(db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("recourse binary starts")
 }
 
 fn route(db: &Path, id: u32) -> Option<RouteRow> {

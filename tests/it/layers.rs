@@ -29,6 +29,7 @@ enum Layer {
 
 /// Every top-level module of the library and its layer: the one table.
 const LAYERS: &[(&str, Layer)] = &[
+    ("account", Layer::Domain),
     ("agent", Layer::Domain),
     ("ascii_regex", Layer::Domain),
     ("catalogue", Layer::Domain),

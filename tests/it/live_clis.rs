@@ -15,6 +15,11 @@
 //!
 //! The first failure's code and evidence are checked too.
 //!
+//! One more case runs two routes on one real Claude Code candidate against a
+//! usage window (`usage_limit_until_reset`): the second route never reaches
+//! the mock before the reset (`RECOURSE_LIVE=claude/two_routes` runs it
+//! alone).
+//!
 //! By default every scenario of Claude Code, Codex and Gemini CLI runs and
 //! two of OpenCode (it backs off for 70–110 s on every retryable failure, and
 //! its full matrix takes about 30 minutes); `RECOURSE_LIVE=all` runs
@@ -385,4 +390,97 @@ fn every_pinned_cli_comes_to_what_the_decision_requires() {
         cases.len(),
         failures.join("\n\n")
     );
+}
+
+/// Two routes on one real Claude Code candidate, so one account, and a
+/// subscription window the mock refuses until its reset 30 s after it
+/// starts (`usage_limit_until_reset`), then serves. The first route's
+/// attempt marks the account; the second, started while the first waits, is
+/// held back by the mark and never reaches the mock before the reset: every
+/// refused request is the first route's one attempt (as many as the
+/// recording of `claude/usage_limit` shows one attempt makes). At the reset
+/// one route probes, and both succeed.
+#[test]
+fn a_second_route_on_a_limited_claude_account_never_reaches_the_provider_before_the_reset() {
+    let choice = std::env::var("RECOURSE_LIVE").unwrap_or_default();
+    let listed = choice.is_empty() || choice == "all" || choice.contains("claude/two_routes");
+    if choice == "off" || !listed {
+        eprintln!("RECOURSE_LIVE={choice}: the two-route Claude Code case did not run");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("live.db");
+    seed_profile(&db, "claude", &candidates("claude", "usage_limit"));
+    let work = dir.path().join("sandbox");
+    let mut child = Command::new("bash")
+        .arg(Path::new(ROOT).join("tests/live/sandbox.sh"))
+        .arg("usage_limit_until_reset")
+        .arg(&work)
+        .arg("--")
+        .arg("bash")
+        .arg(Path::new(ROOT).join("tests/live/two_routes.sh"))
+        .arg(env!("CARGO_BIN_EXE_recourse"))
+        .arg(&db)
+        .arg("claude")
+        .env("MOCK_RESET_SOON_S", "30")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the sandbox starts");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            crate::common::send_signal(-(child.id() as i32), libc::SIGKILL);
+            let _ = child.wait();
+            panic!("the two routes did not rest within 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let runs = ["run1.out", "run2.out"]
+        .map(|f| std::fs::read_to_string(work.join("repo").join(f)).unwrap_or_default());
+    assert!(status.success(), "both routes succeed: {runs:#?}");
+    let store = Store::open(&db).unwrap();
+    let first = store.attempts(1).unwrap();
+    let reset = match first[0].result.as_ref().and_then(|r| r.decision.clone()) {
+        Some(recourse::route::Decided::Typed(recourse::evaluator::Decision::WaitForReset {
+            until,
+            ..
+        })) => until,
+        other => panic!("the first route waits for the provider's reset, not {other:?}"),
+    };
+    let second = store.attempts(2).unwrap();
+    let holds = store.holds(2).unwrap();
+    assert!(
+        !holds.is_empty() && holds[0].record.mark.until == Some(reset),
+        "the second route was held back by the first one's mark: {holds:?} {runs:#?}"
+    );
+    assert_eq!(second.len(), 1, "it ran once, after the reset: {runs:#?}");
+    assert!(second[0].attempt.started_at >= reset);
+    let requests = std::fs::read_to_string(work.join("mock.log")).unwrap();
+    let refused = requests
+        .lines()
+        .filter(|l| l.contains("\"note\": \"usage_limit\""))
+        .count();
+    let version = crate::common::pinned_version("claude");
+    let recorded = std::fs::read_to_string(Path::new(ROOT).join(format!(
+        "fixtures/agents/recorded/claude-{version}/usage_limit/requests.jsonl"
+    )))
+    .unwrap();
+    let one_attempt = recorded
+        .lines()
+        .filter(|l| l.contains("usage_limit"))
+        .count();
+    assert_eq!(
+        refused, one_attempt,
+        "only the first route's attempt reached the mock before the reset:\n{requests}"
+    );
+    let served = requests
+        .lines()
+        .filter(|l| l.contains("\"note\": \"ok"))
+        .count();
+    assert!(served >= 2, "both routes were served after it:\n{requests}");
 }

@@ -30,6 +30,7 @@ fn launch(agent: AgentSpec, prompt: &str) -> Launch {
         clock: Clock::start(),
         spawned: None,
         progress: None,
+        answered: None,
     }
 }
 

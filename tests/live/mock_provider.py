@@ -47,7 +47,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # Reset instants are offsets from the mock's start (written to
 # `--port-file`.started), so the recorder can turn them into placeholders and
 # a replay months later sees a future reset at the same distance.
-RESET_SOON_S = 600  # a usage window about to reset: within a 15 min wait
+# A usage window about to reset: within a 15 min wait. MOCK_RESET_SOON_S
+# shortens it for a test that waits for the reset (usage_limit_until_reset).
+RESET_SOON_S = int(os.environ.get("MOCK_RESET_SOON_S", "600"))
 # CLIs print reset clock times to the minute; ten minutes keeps the rounded
 # time in the future.
 RESET_FAR_S = 4 * 3600 + 19 * 60  # a daily quota: beyond a short-throttle bound
@@ -666,6 +668,10 @@ class Handler(BaseHTTPRequestHandler):
         scenario = self.server.scenario
         api = "openai" if family == "chat" else family
         call = None
+        if scenario == "usage_limit_until_reset":
+            # The subscription window: refused until the reset it announces
+            # (whole seconds), then served.
+            scenario = "usage_limit" if time.time() < epoch(RESET_SOON_S) else "ok"
         if scenario == "tool_then_error":
             if continues_after_tool(api, req):
                 scenario = "tool_then_error: continued"  # answered: the session resumed
@@ -725,10 +731,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-SCENARIOS = ["ok", "rate_limited", "usage_limit", "quota_day", "overloaded", "server_error",
-             "unavailable", "unauthorized", "forbidden", "credit_balance", "model_not_found",
-             "cut_stream", "tool_then_error", "secret_echo", "write_file",
-             "write_file_shell"]
+SCENARIOS = ["ok", "rate_limited", "usage_limit", "usage_limit_until_reset", "quota_day",
+             "overloaded", "server_error", "unavailable", "unauthorized", "forbidden",
+             "credit_balance", "model_not_found", "cut_stream", "tool_then_error", "secret_echo",
+             "write_file", "write_file_shell"]
 
 
 def main():

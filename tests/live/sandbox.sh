@@ -54,7 +54,7 @@ mkdir -p "$HOME" "$TMPDIR" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
 export ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY="sk-ant-api03-mockkey-000000000000"
 export CLAUDE_CODE_MAX_RETRIES=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_ERROR_REPORTING=1
-if [ "$scenario" = usage_limit ]; then
+if [ "${scenario#usage_limit}" != "$scenario" ]; then
   # Usage windows belong to subscriptions: log in the way a subscriber does.
   unset ANTHROPIC_API_KEY
   export CLAUDE_CODE_OAUTH_TOKEN="sk-ant-oat01-mockkey-000000000000"

@@ -95,6 +95,15 @@ export const commands = {
 	 *  refused with code `stale` and the UI reloads the route.
 	 */
 	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
+	/**  Every account with its state, marks, routes and last 24 hours. */
+	accounts: () => typedError<AccountsOverview_Serialize, IpcError>(__TAURI_INVOKE("accounts")),
+	/**  Removes every limit mark of `account` (its id); how many went. */
+	clearAccount: (account: string) => typedError<number, IpcError>(__TAURI_INVOKE("clear_account", { account })),
+	/**
+	 *  Sets the global maximum of running agents (`None`: no maximum), which
+	 *  every process on the database obeys.
+	 */
+	setMaxRunning: (max: number | null) => typedError<null, IpcError>(__TAURI_INVOKE("set_max_running", { max })),
 	catalogueRules: () => typedError<CatalogueView_Serialize, IpcError>(__TAURI_INVOKE("catalogue_rules")),
 	classifyText: (input: PlaygroundInput_Deserialize) => typedError<PlaygroundResult_Serialize, IpcError>(__TAURI_INVOKE("classify_text", { input })),
 	unclassifiedInbox: () => typedError<InboxItem_Serialize[], IpcError>(__TAURI_INVOKE("unclassified_inbox")),
@@ -134,6 +143,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	accountMarked: makeEvent<AccountMarked_Serialize, AccountMarked_Deserialize>("account-marked"),
 	closeRequested: makeEvent<CloseRequested_Serialize, CloseRequested_Deserialize>("close-requested"),
 	engineStatus: makeEvent<EngineStatus, EngineStatus>("engine-status"),
 	pauseChanged: makeEvent<PauseChanged, PauseChanged>("pause-changed"),
@@ -141,6 +151,8 @@ export const events = {
 };
 
 /* Constants */
+export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;
+
 export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
 
 export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
@@ -151,7 +163,7 @@ export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","ge
 
 export const PROVIDERS_SEEING_EVERY_RULE = ["generic","simulated"] as const;
 
-export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled"],"all":[],"finished":["succeeded","stopped"],"needs_you":["needs_manual"]} as const;
+export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled","queued"],"all":[],"finished":["succeeded","stopped"],"needs_you":["needs_manual"]} as const;
 
 export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
@@ -164,6 +176,133 @@ export type Access =
 "edit" | 
 /**  Everything the CLI can do, without asking: shell commands anywhere. */
 "full";
+
+export type AccountCandidateView = {
+	profile: string,
+	candidate: string,
+};
+
+/**  An account: a label (`work`) or a derived id (`claude-code#3f9a1c2b7d0e`). */
+export type AccountId = string;
+
+/**  An account was marked limited: the Accounts view reloads. */
+export type AccountMarked = AccountMarked_Serialize | AccountMarked_Deserialize;
+
+/**  An account was marked limited: the Accounts view reloads. */
+export type AccountMarked_Deserialize = AccountNotice_Deserialize;
+
+/**  An account was marked limited: the Accounts view reloads. */
+export type AccountMarked_Serialize = AccountNotice_Serialize;
+
+/**  A new limit mark, for one desktop notification. */
+export type AccountNotice = AccountNotice_Serialize | AccountNotice_Deserialize;
+
+/**  A new limit mark, for one desktop notification. */
+export type AccountNotice_Deserialize = {
+	account: string,
+	name: string,
+	code: SemanticCode,
+	/**  `None`: until cleared. */
+	until?: string | null,
+	/**  Routes waiting on the account when it was noticed. */
+	waiting: number,
+};
+
+/**  A new limit mark, for one desktop notification. */
+export type AccountNotice_Serialize = {
+	account: string,
+	name: string,
+	code: SemanticCode,
+	/**  `None`: until cleared. */
+	until: string | null,
+	/**  Routes waiting on the account when it was noticed. */
+	waiting: number,
+};
+
+/**  What an account's marks say now. */
+export type AccountStatus = { kind: "ready" } | 
+/**  Limited until `until`. */
+{ kind: "limited"; until: string } | 
+/**  Credentials or billing refused: limited until a person clears it. */
+{ kind: "refused" } | 
+/**  The reset has passed and route `route_id` is trying it. */
+{ kind: "probing"; route_id: number } | 
+/**  The reset has passed; the next dispatch tries it. */
+{ kind: "reset_passed" };
+
+/**  One account. */
+export type AccountView = AccountView_Serialize | AccountView_Deserialize;
+
+/**  One account. */
+export type AccountView_Deserialize = {
+	/**  What `recourse accounts clear` takes: the label, or the derived id. */
+	id: string,
+	/**
+	 *  The label, or the kind with its config dir (or the start of its
+	 *  hash): `Claude Code (~/.claude-work)`.
+	 */
+	name: string,
+	labelled: boolean,
+	kinds: AgentKind[],
+	candidates: AccountCandidateView[],
+	status: AccountStatus,
+	marks: MarkView_Deserialize[],
+	/**  Routes waiting on it (for a reset, a retry or a slot), by id. */
+	waiting: number[],
+	running: number,
+	/**  The smallest `max_concurrent` of its candidates; `None`: no limit. */
+	limit?: number | null,
+	/**  Attempts per hour over the last 24 hours, oldest first. */
+	chart: HourBar[],
+};
+
+/**  One account. */
+export type AccountView_Serialize = {
+	/**  What `recourse accounts clear` takes: the label, or the derived id. */
+	id: string,
+	/**
+	 *  The label, or the kind with its config dir (or the start of its
+	 *  hash): `Claude Code (~/.claude-work)`.
+	 */
+	name: string,
+	labelled: boolean,
+	kinds: AgentKind[],
+	candidates: AccountCandidateView[],
+	status: AccountStatus,
+	marks: MarkView_Serialize[],
+	/**  Routes waiting on it (for a reset, a retry or a slot), by id. */
+	waiting: number[],
+	running: number,
+	/**  The smallest `max_concurrent` of its candidates; `None`: no limit. */
+	limit: number | null,
+	/**  Attempts per hour over the last 24 hours, oldest first. */
+	chart: HourBar[],
+};
+
+/**  Every account, and the global maximum. */
+export type AccountsOverview = AccountsOverview_Serialize | AccountsOverview_Deserialize;
+
+/**  Every account, and the global maximum. */
+export type AccountsOverview_Deserialize = {
+	accounts: AccountView_Deserialize[],
+	/**  The global maximum of running agents; `None`: no maximum. */
+	max_running?: number | null,
+	/**  Agents running now, on every account. */
+	running: number,
+	/**  When this was read; the chart's last hour is the one holding it. */
+	at: string,
+};
+
+/**  Every account, and the global maximum. */
+export type AccountsOverview_Serialize = {
+	accounts: AccountView_Serialize[],
+	/**  The global maximum of running agents; `None`: no maximum. */
+	max_running: number | null,
+	/**  Agents running now, on every account. */
+	running: number,
+	/**  When this was read; the chart's last hour is the one holding it. */
+	at: string,
+};
 
 export type ActionRequest = {
 	route_id: number,
@@ -275,6 +414,17 @@ export type AgentSpec_Deserialize = {
 	config_dir?: string | null,
 	/**  When an attempt that has gone quiet, or runs too long, is ended. */
 	timeouts?: AttemptTimeouts,
+	/**
+	 *  The provider account it runs as, by name: candidates with the same
+	 *  label share one account (its limit marks and concurrency limit);
+	 *  none: derived from its kind, config dir and credentials.
+	 */
+	account?: string | null,
+	/**
+	 *  At most this many agents of its account run at once (an account's
+	 *  limit is the smallest one set on its candidates); none: no limit.
+	 */
+	max_concurrent?: number | null,
 };
 
 /**  How to launch a candidate. */
@@ -309,6 +459,17 @@ export type AgentSpec_Serialize = {
 	config_dir: string | null,
 	/**  When an attempt that has gone quiet, or runs too long, is ended. */
 	timeouts: AttemptTimeouts,
+	/**
+	 *  The provider account it runs as, by name: candidates with the same
+	 *  label share one account (its limit marks and concurrency limit);
+	 *  none: derived from its kind, config dir and credentials.
+	 */
+	account: string | null,
+	/**
+	 *  At most this many agents of its account run at once (an account's
+	 *  limit is the smallest one set on its candidates); none: no limit.
+	 */
+	max_concurrent: number | null,
 };
 
 export type AppInfo = {
@@ -463,6 +624,11 @@ export type Candidate_Deserialize = {
 	policy: CandidatePolicy,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
+	/**
+	 *  The account it runs as (its label, or derived when it was saved);
+	 *  `None` in a route snapshot taken before accounts existed.
+	 */
+	account?: AccountId | null,
 };
 
 /**  A candidate as stored. */
@@ -474,6 +640,11 @@ export type Candidate_Serialize = {
 	policy: CandidatePolicy,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
+	/**
+	 *  The account it runs as (its label, or derived when it was saved);
+	 *  `None` in a route snapshot taken before accounts existed.
+	 */
+	account: AccountId | null,
 };
 
 export type CatalogueView = CatalogueView_Serialize | CatalogueView_Deserialize;
@@ -904,6 +1075,58 @@ export type HintSource =
 /**  `try again in 4hr 19min`. */
 "relative";
 
+/**
+ *  A dispatch a limit mark held back: "not dispatched: work limited until
+ *  …", with what the candidate's policy decided instead.
+ */
+export type HoldView = HoldView_Serialize | HoldView_Deserialize;
+
+/**
+ *  A dispatch a limit mark held back: "not dispatched: work limited until
+ *  …", with what the candidate's policy decided instead.
+ */
+export type HoldView_Deserialize = {
+	generation: number,
+	candidate_index: number,
+	candidate_name: string,
+	at: string,
+	account: string,
+	classification: ClassificationSummary_Deserialize,
+	/**  `None`: limited until cleared. */
+	until?: string | null,
+	/**  The history's line: `not dispatched: work limited until …; wait for …`. */
+	text: string,
+};
+
+/**
+ *  A dispatch a limit mark held back: "not dispatched: work limited until
+ *  …", with what the candidate's policy decided instead.
+ */
+export type HoldView_Serialize = {
+	generation: number,
+	candidate_index: number,
+	candidate_name: string,
+	at: string,
+	account: string,
+	classification: ClassificationSummary_Serialize,
+	/**  `None`: limited until cleared. */
+	until: string | null,
+	/**  The history's line: `not dispatched: work limited until …; wait for …`. */
+	text: string,
+};
+
+/**
+ *  Attempts of one hour: succeeded, failed by class, and the rest (killed,
+ *  interrupted, unclassified failures).
+ */
+export type HourBar = {
+	start: string,
+	succeeded: number,
+	transient: number,
+	hard: number,
+	other: number,
+};
+
 /**  What importing a document would do. */
 export type ImportPreview = ImportPreview_Serialize | ImportPreview_Deserialize;
 
@@ -1024,6 +1247,17 @@ export type LastFailure_Serialize = {
 	decision: string | null,
 };
 
+/**  What kind of limit a code is, which decides the hold without a reset. */
+export type LimitKind = 
+/**  A short throttle: rate limits, a model's capacity. */
+"throttle" | 
+/**  A usage or quota window. */
+"window" | 
+/**  Credit or billing: lifts when someone pays. */
+"billing" | 
+/**  Credentials refused: lifts when someone fixes them. */
+"credentials";
+
 /**  What a person can do to a route. */
 export type ManualAction = "retry_now" | "skip_now" | "cancel_wait" | "stop" | "resume";
 
@@ -1039,6 +1273,49 @@ export type ManualReason =
 { kind: "no_eligible_candidate"; class: PolicyClass } | 
 /**  The route cycle points past the end of the candidate list. */
 { kind: "candidate_out_of_range"; index: number; count: number };
+
+/**  One limit mark. */
+export type MarkView = MarkView_Serialize | MarkView_Deserialize;
+
+/**  One limit mark. */
+export type MarkView_Deserialize = {
+	/**  `None`: the whole account. */
+	model?: string | null,
+	code: SemanticCode,
+	class: PolicyClass,
+	rule_id?: string | null,
+	limit: LimitKind,
+	/**  `None`: until cleared. */
+	until?: string | null,
+	/**  `until` is the provider's reset (else a default hold). */
+	trusted: boolean,
+	created_at: string,
+	/**  The failed attempt it came from. */
+	route_id: number,
+	attempt: number,
+	/**  The route probing it after its reset. */
+	probe_route?: number | null,
+};
+
+/**  One limit mark. */
+export type MarkView_Serialize = {
+	/**  `None`: the whole account. */
+	model: string | null,
+	code: SemanticCode,
+	class: PolicyClass,
+	rule_id: string | null,
+	limit: LimitKind,
+	/**  `None`: until cleared. */
+	until: string | null,
+	/**  `until` is the provider's reset (else a default hold). */
+	trusted: boolean,
+	created_at: string,
+	/**  The failed attempt it came from. */
+	route_id: number,
+	attempt: number,
+	/**  The route probing it after its reset. */
+	probe_route: number | null,
+};
 
 /**  What happened to one matching rule during selection. */
 export type MatchOutcome = 
@@ -1288,7 +1565,7 @@ export type RouteCounts = {
 	needs_you: number,
 	/**  Running now. */
 	running: number,
-	/**  Waiting for a reset or a scheduled retry. */
+	/**  Waiting for a reset, a scheduled retry or a slot (queued). */
 	waiting: number,
 	finished: number,
 };
@@ -1311,6 +1588,8 @@ export type RouteDetail_Deserialize = {
 	 *  route's own, else the directory Recourse was started in).
 	 */
 	cwd?: string | null,
+	/**  Dispatches held back by limit marks, oldest first. */
+	holds: HoldView_Deserialize[],
 };
 
 export type RouteDetail_Serialize = {
@@ -1329,6 +1608,8 @@ export type RouteDetail_Serialize = {
 	 *  route's own, else the directory Recourse was started in).
 	 */
 	cwd: string | null,
+	/**  Dispatches held back by limit marks, oldest first. */
+	holds: HoldView_Serialize[],
 };
 
 /**
@@ -1361,7 +1642,7 @@ export type RouteEvent_Serialize = {
 export type RouteFilter = 
 /**  `needs_manual`: nothing happens until a person acts. */
 "needs_you" | 
-/**  Running, or waiting for a timer the engine will fire. */
+/**  Running, waiting for a timer the engine will fire, or queued. */
 "active" | 
 /**  Succeeded or stopped. */
 "finished" | "all";
@@ -1449,6 +1730,10 @@ export type RouteSnapshot_Deserialize = {
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline?: string | null,
 	manual_reason?: string | null,
+	/**  Why it waits for a slot, while it is queued. */
+	queued?: string | null,
+	/**  The account of the current candidate (its id). */
+	account?: string | null,
 	prompt_excerpt: string,
 	/**  Number of attempts dispatched so far. */
 	attempts: number,
@@ -1490,6 +1775,10 @@ export type RouteSnapshot_Serialize = {
 	/**  Absolute UTC deadline of a pending wait or retry. */
 	deadline: string | null,
 	manual_reason: string | null,
+	/**  Why it waits for a slot, while it is queued. */
+	queued: string | null,
+	/**  The account of the current candidate (its id). */
+	account: string | null,
 	prompt_excerpt: string,
 	/**  Number of attempts dispatched so far. */
 	attempts: number,
@@ -1509,6 +1798,12 @@ export type RouteState =
 "waiting_reset" | 
 /**  A retry of the same candidate is due at the deadline. */
 "retry_scheduled" | 
+/**
+ *  Ready to dispatch, waiting for a slot: its account or the global
+ *  maximum runs as many agents as allowed, or its account's limit has
+ *  reset and another route is trying it. First in, first out.
+ */
+"queued" | 
 /**  Automatic recovery ended; a person decides. */
 "needs_manual" | 
 /**  Stopped by a person; `resume` starts a fresh cycle. */

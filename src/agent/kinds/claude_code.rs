@@ -15,8 +15,8 @@ use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
-    ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -29,6 +29,14 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("claude"),
     config_dir_variable: Some("CLAUDE_CONFIG_DIR"),
     provider: Provider::ClaudeCode,
+    account: AccountFacts {
+        credentials: &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        base_urls: &["ANTHROPIC_BASE_URL"],
+    },
     policy_applies: true,
     access: Some(AccessMap {
         flags: |level| {

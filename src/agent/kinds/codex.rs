@@ -10,8 +10,8 @@ use crate::agent::stream::{
     raw, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
-    ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
 };
 use crate::evidence::Provider;
 
@@ -23,6 +23,10 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("codex"),
     config_dir_variable: Some("CODEX_HOME"),
     provider: Provider::Codex,
+    account: AccountFacts {
+        credentials: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        base_urls: &["OPENAI_BASE_URL"],
+    },
     policy_applies: true,
     access: Some(AccessMap {
         flags: |level| {

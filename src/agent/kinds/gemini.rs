@@ -21,8 +21,8 @@ use crate::agent::stream::{
     raw, status_at, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
-    ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -34,6 +34,10 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("gemini"),
     config_dir_variable: Some("GEMINI_CLI_HOME"),
     provider: Provider::Gemini,
+    account: AccountFacts {
+        credentials: &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"],
+        base_urls: &["GOOGLE_GEMINI_BASE_URL"],
+    },
     policy_applies: true,
     access: Some(AccessMap {
         flags: |level| {

@@ -3,7 +3,7 @@
 
 use crate::agent::stream::{raw, CommandLine, Exit, Finished, Seen, StreamAdapter};
 use crate::agent::Transcript;
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -16,6 +16,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: None,
     config_dir_variable: None,
     provider: Provider::Generic,
+    account: AccountFacts::NONE,
     policy_applies: false,
     access: None,
     // A document must be valid as written: a placeholder the person replaces.

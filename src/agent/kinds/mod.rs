@@ -30,6 +30,9 @@ pub struct Descriptor {
     pub config_dir_variable: Option<&'static str>,
     /// Whose wording its evidence is in, for the catalogue.
     pub provider: Provider,
+    /// Which of its variables say what account it runs as (see
+    /// [`crate::account`]).
+    pub account: AccountFacts,
     /// Whether its stream tells effects apart, so a failure can be
     /// recovered by the class policy; `false`: every failure needs a person.
     pub policy_applies: bool,
@@ -60,6 +63,23 @@ pub struct ReadinessFacts {
     /// A variable without which it refuses `full` access to root (Claude
     /// Code: `IS_SANDBOX`, which says it runs in a sandbox; docs/agents.md).
     pub full_as_root_needs: Option<&'static str>,
+}
+
+/// The variables that make one candidate's account differ from another's:
+/// its credentials and the endpoint they are sent to. Their values are
+/// hashed with the install's key, never stored.
+pub struct AccountFacts {
+    pub credentials: &'static [&'static str],
+    pub base_urls: &'static [&'static str],
+}
+
+impl AccountFacts {
+    /// A kind with no variables of its own (its account is its config dir,
+    /// program or script).
+    pub const NONE: AccountFacts = AccountFacts {
+        credentials: &[],
+        base_urls: &[],
+    };
 }
 
 /// How an attempt of a kind runs.

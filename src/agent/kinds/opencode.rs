@@ -11,8 +11,8 @@ use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
 use crate::agent::{
-    Access, AccessFlags, AccessMap, AgentKind, AgentSpec, Descriptor, Launch, ReadinessFacts,
-    ToolStatus, Usage,
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -24,6 +24,15 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("opencode"),
     config_dir_variable: Some("OPENCODE_CONFIG_DIR"),
     provider: Provider::Opencode,
+    account: AccountFacts {
+        credentials: &[
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "OPENROUTER_API_KEY",
+        ],
+        base_urls: &[],
+    },
     policy_applies: true,
     // No flag below `--auto` (docs/agents.md): its default agent edits the
     // working directory; read-only is the plan agent with edit, bash and

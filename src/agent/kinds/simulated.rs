@@ -2,7 +2,7 @@
 //! successes, played inside Recourse by the runner (`runner::simulated`);
 //! no process, no network, no keys.
 
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch, SimStep};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch, SimStep};
 use crate::evidence::Provider;
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -13,6 +13,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: None,
     config_dir_variable: None,
     provider: Provider::Simulated,
+    account: AccountFacts::NONE,
     policy_applies: true,
     access: None,
     readiness: None,

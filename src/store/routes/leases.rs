@@ -131,8 +131,9 @@ mod tests {
     fn routes_need_an_owner_while_running_or_waiting() {
         assert_eq!(
             active(),
-            "state IN ('running', 'waiting_reset', 'retry_scheduled')",
-            "a route stopped, succeeded or waiting for a person has no timer to keep"
+            "state IN ('running', 'waiting_reset', 'retry_scheduled', 'queued')",
+            "a route stopped, succeeded or waiting for a person has no timer, agent or turn \
+             in the queue to keep"
         );
     }
 

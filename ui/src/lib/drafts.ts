@@ -28,6 +28,10 @@ export type DraftCandidate = {
   timeouts: { idle_s: number; total_s: number };
   env: DraftVariable[];
   configDir: string;
+  /** The account label; blank: derived from kind, config dir and credentials. */
+  account: string;
+  /** Most agents of its account at once; null: no limit. */
+  maxConcurrent: number | null;
   policy: CandidatePolicy;
 };
 
@@ -67,6 +71,8 @@ function draftFrom(
     timeouts: { ...agent.timeouts },
     env: Object.entries(agent.env ?? {}).map(([name, value]) => ({ key: nextKey(), name, value: value ?? "" })),
     configDir: agent.config_dir ?? "",
+    account: agent.account ?? "",
+    maxConcurrent: agent.max_concurrent ?? null,
     policy: clone(policy),
   };
 }
@@ -85,6 +91,8 @@ export function agentOf(d: DraftCandidate): AgentSpec {
     ),
     config_dir: d.configDir.trim() || null,
     timeouts: { ...d.timeouts },
+    account: d.account.trim() || null,
+    max_concurrent: d.maxConcurrent,
   };
 }
 

@@ -46,7 +46,17 @@ function prepare(db, dir) {
   execFileSync(recourse, ["profile", "import", file, "--db", db], { stdio: "inherit" });
   const answer = execFileSync(
     recourse,
-    ["run", "--profile", "Claude Code", "--prompt", "Leave a note for the team in recourse-note.txt", "--cwd", workdir, "--db", db],
+    [
+      "run",
+      "--profile",
+      "Claude Code",
+      "--prompt",
+      "Leave a note for the team in recourse-note.txt",
+      "--cwd",
+      workdir,
+      "--db",
+      db,
+    ],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
   );
   console.log(`recourse run answered: ${answer.trim()}`);

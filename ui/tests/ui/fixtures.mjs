@@ -61,3 +61,78 @@ export const demoProfile = () => ({
     candidate(12, "Codex", "codex", { transient: immediate("skip"), hard: immediate("skip") }),
   ],
 });
+
+const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
+const hourStart = (hoursAgo) => {
+  const d = new Date();
+  d.setUTCMinutes(0, 0, 0);
+  return new Date(d.getTime() - hoursAgo * 3600e3).toISOString();
+};
+
+/** 24 hourly bars, the last with some attempts. */
+function chart(last = { succeeded: 3, transient: 1, hard: 2, other: 0 }) {
+  return Array.from({ length: 24 }, (_, i) => ({
+    start: hourStart(23 - i),
+    ...(i === 23 ? last : { succeeded: 0, transient: 0, hard: 0, other: 0 }),
+  }));
+}
+
+function account(id, extra = {}) {
+  return {
+    id,
+    name: id,
+    labelled: true,
+    kinds: ["claude_code"],
+    candidates: [{ profile: "Everyday", candidate: "opus" }],
+    status: { kind: "ready" },
+    marks: [],
+    waiting: [],
+    running: 0,
+    limit: null,
+    chart: chart({ succeeded: 0, transient: 0, hard: 0, other: 0 }),
+    ...extra,
+  };
+}
+
+/** When the `work` account's mark of `accountsOverview` ends: 65 min from the module's load. */
+export const limitedUntil = iso(65 * 60e3);
+
+/** Two accounts as the backend's `accounts` answers: `work` limited by a
+ * usage window (routes waiting, 1 of 2 running, attempts in the last hour),
+ * and a derived one whose limit reset and which route 9 probes. */
+export function accountsOverview() {
+  return {
+    accounts: [
+      account("work", {
+        status: { kind: "limited", until: limitedUntil },
+        marks: [
+          {
+            model: null,
+            code: "usage_limit_reached",
+            class: "hard",
+            rule_id: "claude_code.usage_limit_epoch.v1",
+            limit: "window",
+            until: limitedUntil,
+            trusted: true,
+            created_at: iso(-60e3),
+            route_id: 3,
+            attempt: 1,
+            probe_route: null,
+          },
+        ],
+        waiting: [3, 4, 5],
+        running: 1,
+        limit: 2,
+        chart: chart(),
+      }),
+      account("claude-code#3f9a1c2b7d0e", {
+        name: "Claude Code (#3f9a1c)",
+        labelled: false,
+        status: { kind: "probing", route_id: 9 },
+      }),
+    ],
+    max_running: 4,
+    running: 1,
+    at: iso(0),
+  };
+}

@@ -1226,3 +1226,47 @@ test("the question before a repeat shows what the attempt ran and changed", asyn
     await app.close();
   }
 });
+
+test("a queued route says why, and a held dispatch is listed under Not dispatched in the backend's words", async () => {
+  const held = {
+    generation: 4,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    at: iso(-30e3),
+    account: "work",
+    classification: {
+      code: "usage_limit_reached",
+      class: "hard",
+      rule_id: "claude_code.usage_limit_epoch.v1",
+      catalogue_version: "2026.12.5",
+    },
+    until: iso(-1e3),
+    text: "not dispatched: work limited until 2026-12-05T13:02:00Z; wait for the hard reset until 2026-12-05T13:02:00Z",
+  };
+  const queued = snapshot(8, "queued", {
+    generation: 5,
+    queued: "queued: work's limit has reset and route 3 is trying it; this one starts once that answers",
+    account: "work",
+    actions: ["skip_now", "cancel_wait", "stop"],
+  });
+  const app = await openApp({ routes: [{ snapshot: queued, attempts: [], holds: [held] }] });
+  try {
+    assert.equal(await row(app.page, 8).locator(".badge.state-queued").textContent(), "Queued");
+    assert.equal(await row(app.page, 8).locator("[data-testid=queued]").textContent(), queued.queued);
+    await row(app.page, 8).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("heading", { name: "Not dispatched" }).waitFor();
+    assert.equal(await detail.locator("[data-testid=hold-text]").textContent(), held.text);
+    assert.deepEqual(
+      await detail
+        .locator("button")
+        .allTextContents()
+        .then((t) => t.filter((x) => /Skip now|Cancel wait|Stop/.test(x))),
+      ["Skip now", "Cancel wait", "Stop"],
+      "a queued route can be skipped, cancelled or stopped",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});

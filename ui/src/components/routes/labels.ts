@@ -8,6 +8,7 @@ export const STATE_TEXT: Record<RouteState, string> = {
   running: "running",
   waiting_reset: "waiting for provider reset",
   retry_scheduled: "retry scheduled",
+  queued: "queued",
   needs_manual: "needs manual recovery",
   stopped: "stopped",
   succeeded: "succeeded",

@@ -6,6 +6,7 @@
 // marked as the fake's, so a test sees whether the UI shows them as given.
 import { POLICY_LIMITS, ROUTE_FILTER_STATES } from "../../../src/bindings";
 import type {
+  AccountsOverview,
   ActionRequest,
   AgentKindInfo,
   AttemptTranscript,
@@ -88,6 +89,8 @@ export type Scenario = {
   closeChoice?: "keep_running" | "quit" | null;
   /** What `engine_status` answers (ready by default); a test emits `engine-status` to change it. */
   engineStatus?: EngineStatus;
+  /** What `accounts` answers; `clear_account` removes an account's marks and makes it ready. */
+  accounts?: AccountsOverview;
 };
 
 const NOW = () => new Date().toISOString();
@@ -168,6 +171,7 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
 export class FakeBackend {
   profiles: Profile[];
   routes: RouteDetail[];
+  accounts: AccountsOverview;
   autostart: boolean;
   paused: boolean;
   closeChoice: "keep_running" | "quit" | null;
@@ -179,7 +183,9 @@ export class FakeBackend {
 
   constructor(private scenario: Scenario) {
     this.profiles = structuredClone(scenario.profiles ?? []);
-    this.routes = structuredClone(scenario.routes ?? []);
+    // The backend always sends a route's held dispatches (none by default here).
+    this.routes = structuredClone(scenario.routes ?? []).map((r) => ({ ...r, holds: r.holds ?? [] }));
+    this.accounts = structuredClone(scenario.accounts ?? { accounts: [], max_running: null, running: 0, at: NOW() });
     this.autostart = scenario.autostart ?? false;
     this.paused = scenario.paused ?? false;
     this.closeChoice = scenario.closeChoice ?? null;
@@ -329,6 +335,21 @@ export class FakeBackend {
         );
       case "route_action":
         return this.act(args.request as ActionRequest);
+      case "accounts":
+        return structuredClone(this.accounts);
+      case "clear_account":
+        return this.clearAccount(String(args.account));
+      case "set_max_running": {
+        const max = args.max as number | null;
+        if (max !== null && (max < 1 || max > 256))
+          throw {
+            code: "validation",
+            message: `max_running: must be 1 to 256 running agents, got ${max}`,
+            fields: [{ path: "max_running", message: `must be 1 to 256 running agents, got ${max}` }],
+          };
+        this.accounts.max_running = max;
+        return null;
+      }
       case "catalogue_rules":
         return (
           this.scenario.rules ?? {
@@ -542,8 +563,18 @@ export class FakeBackend {
       updated_at: NOW(),
       actions: ["stop"],
     };
-    this.routes.unshift({ snapshot, attempts: [] });
+    this.routes.unshift({ snapshot, attempts: [], holds: [] });
     return snapshot;
+  }
+
+  /** Removes an account's marks, as the engine does; an unknown one is `not_found`. */
+  private clearAccount(id: string): number {
+    const a = this.accounts.accounts.find((x) => x.id === id || x.name === id);
+    if (!a) throw { code: "not_found", message: `account ${JSON.stringify(id)} does not exist`, fields: [] };
+    const cleared = a.marks.length;
+    a.marks = [];
+    a.status = { kind: "ready" };
+    return cleared;
   }
 
   /** The store's paged query: filter, search (id, profile, prompt; case ignored), newest id first. */
