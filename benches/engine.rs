@@ -9,7 +9,10 @@
 //! 3. 10 000 pending deadlines: idle CPU and memory, and how late timers
 //!    fire through the engine and through the bare `Scheduler`.
 //!
-//! 4. on request only (`-- app-db`), a database of `APP_DB_ROUTES` (1 000)
+//! 4. how much the database grows per attempt with a typical and with the
+//!    longest transcript kept (the bound), and what saving one costs.
+//!
+//! 5. on request only (`-- app-db`), a database of `APP_DB_ROUTES` (1 000)
 //!    routes in the realistic mix written to `APP_DB`, for the desktop app's
 //!    start-up benchmark (`scripts/bench-app.sh`).
 //!
@@ -19,7 +22,7 @@
 //! runs only those. See docs/benchmarks-engine.md.
 //!
 //! Databases are populated by copying a few template routes, each made
-//! through the public store API and the real state machine, with three SQL
+//! through the public store API and the real state machine, with four SQL
 //! statements (`copy_route`); nothing else in this file writes SQL to the
 //! store's tables.
 
@@ -32,7 +35,7 @@ use rusqlite::{params, Connection};
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
-use recourse::agent::{AgentSpec, SimStep};
+use recourse::agent::{AgentSpec, SimStep, ToolStatus, Transcript, Usage};
 use recourse::catalogue;
 use recourse::engine::{Engine, EngineOptions};
 use recourse::evidence::{Correlation, Evidence, Phase, Provider, RawEvidence, MAX_MESSAGE_BYTES};
@@ -50,6 +53,7 @@ const DEAD_OWNER: &str = "pid4294967-1";
 
 struct Sizes {
     transitions: usize,
+    transcripts: usize,
     reconcile: [usize; 3],
     steady_window: Duration,
     deadlines: usize,
@@ -64,6 +68,7 @@ impl Sizes {
         if quick {
             Sizes {
                 transitions: 2_000,
+                transcripts: 50,
                 reconcile: [1_000, 3_000, 10_000],
                 steady_window: Duration::from_secs(3),
                 deadlines: 1_000,
@@ -73,6 +78,7 @@ impl Sizes {
         } else {
             Sizes {
                 transitions: 10_000,
+                transcripts: 300,
                 reconcile: [10_000, 30_000, 100_000],
                 steady_window: Duration::from_secs(10),
                 deadlines: 10_000,
@@ -111,6 +117,9 @@ fn main() {
     }
     if wanted("reconcile") {
         reconciliation(&rt, dir.path(), &template, &sizes);
+    }
+    if wanted("transcripts") {
+        transcript_growth(dir.path(), sizes.transcripts);
     }
     if named_sections().iter().any(|a| a == "app-db") {
         app_database(&template);
@@ -160,8 +169,16 @@ fn store_with_profile(path: &Path) -> (Store, recourse::profile::Profile) {
     let id = store
         .create_profile("Bench", Utc::now())
         .expect("profile created");
+    let key = store.account_key().expect("install key");
+    let writes: Vec<_> = candidates()
+        .into_iter()
+        .map(|c| {
+            let account = recourse::account::derive_from_spec(&c.agent, &key);
+            (c, account)
+        })
+        .collect();
     store
-        .save_candidates(id, 1, &candidates(), Utc::now())
+        .save_candidates(id, 1, &writes, Utc::now())
         .expect("candidates saved")
         .expect("candidates accepted");
     let profile = store
@@ -180,9 +197,15 @@ fn new_route(store: &mut Store, profile: &recourse::profile::Profile, owner: &st
     let prompt = "Fix the flaky integration test and open a pull request".to_string();
     let new = machine::start(profile, prompt, None, lease, World::default(), now)
         .expect("an enabled candidate");
-    store
-        .insert_route(&new, |id| new.first_attempt(id))
-        .expect("route inserted")
+    let created = store
+        .create_route(&new, |row| {
+            machine::released(row, lease, World::default(), now)
+        })
+        .expect("route inserted");
+    match created {
+        Cas::Won(row) => row,
+        other => panic!("no other writer in the bench, yet {other:?}"),
+    }
 }
 
 fn commit(store: &mut Store, plan: Plan) -> RouteRow {
@@ -191,7 +214,9 @@ fn commit(store: &mut Store, plan: Plan) -> RouteRow {
         .expect("transition committed");
     match cas {
         Cas::Won(row) => row,
-        Cas::Lost(row) => panic!("no other writer in the bench, yet route {} moved", row.id),
+        Cas::Lost(row) | Cas::WorldChanged(row) => {
+            panic!("no other writer in the bench, yet route {} moved", row.id)
+        }
     }
 }
 
@@ -289,8 +314,8 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
             now,
         )
         .expect("retry-now is valid in needs_manual"),
-        RouteState::Stopped | RouteState::Succeeded => {
-            panic!("the transitions loop never stops or succeeds a route")
+        RouteState::Queued | RouteState::Stopped | RouteState::Succeeded => {
+            panic!("the transitions loop never queues, stops or succeeds a route")
         }
     }
 }
@@ -420,6 +445,57 @@ fn raw_insert_loop(
     started.elapsed()
 }
 
+// ---------------------------------------------------------------- 4. transcripts
+
+/// The database file's size once its write-ahead log is folded in.
+fn file_bytes(path: &Path) -> u64 {
+    let conn = Connection::open(path).expect("db opens");
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
+    std::fs::metadata(path).expect("db file").len()
+}
+
+/// `n` succeeded routes, then one transcript saved per attempt: the growth
+/// per attempt beside the transcript's own JSON size.
+fn transcript_growth(dir: &Path, n: usize) {
+    println!("\n## Transcripts: database growth per attempt ({n} attempts each)");
+    println!("| transcript | its JSON | file growth per attempt | save (median) |");
+    println!("| --- | --- | --- | --- |");
+    for (what, t) in [
+        ("typical", typical_transcript()),
+        ("longest kept (the bound)", longest_transcript()),
+    ] {
+        let path = dir.join(format!("transcripts-{}.db", what.len()));
+        let (mut store, profile) = store_with_profile(&path);
+        let mut ids = Vec::with_capacity(n);
+        for _ in 0..n {
+            let running = new_route(&mut store, &profile, "bench");
+            let done = commit(
+                &mut store,
+                machine::succeeded(&running, running.attempts, Utc::now()).expect("running"),
+            );
+            ids.push(done.id);
+        }
+        let before = file_bytes(&path);
+        let mut took = Vec::with_capacity(n);
+        for id in ids {
+            let t0 = Instant::now();
+            store
+                .save_transcript(id, 1, &t, None)
+                .expect("transcript saved");
+            took.push(t0.elapsed());
+        }
+        took.sort();
+        let growth = (file_bytes(&path) - before) as f64 / n as f64;
+        println!(
+            "| {what} | {:.1} KiB | {:.1} KiB | {:.0} µs |",
+            json(&t) as f64 / 1024.0,
+            growth / 1024.0,
+            took[n / 2].as_secs_f64() * 1e6
+        );
+    }
+}
+
 // ---------------------------------------------------------------- templates
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -430,6 +506,9 @@ enum Kind {
     WaitingReset,
     RetryScheduled,
     Running,
+    /// Succeeded, its attempt holding the longest transcript kept (the
+    /// newest route of the app's database: the one opened to time it).
+    LongTranscript,
 }
 
 /// Per 100 routes: 64 succeeded, 15 needs_manual, 10 stopped, 5
@@ -458,10 +537,100 @@ fn make_templates(path: &Path) {
         Kind::WaitingReset,
         Kind::RetryScheduled,
         Kind::Running,
+        Kind::LongTranscript,
     ] {
         let row = template(&mut store, &profile, kind, &short, later);
         assert_eq!(row.id, kind as u32 + 1, "template ids follow Kind order");
+        if !with_transcripts() {
+            continue;
+        }
+        // Every attempt that ended has its transcript, as the engine saves them.
+        let ended = if row.state == RouteState::Running {
+            row.attempts - 1
+        } else {
+            row.attempts
+        };
+        for number in 1..=ended {
+            let t = if kind == Kind::LongTranscript {
+                longest_transcript()
+            } else {
+                typical_transcript()
+            };
+            store
+                .save_transcript(row.id, number, &t, None)
+                .expect("transcript saved");
+        }
     }
+}
+
+/// Templates get transcripts unless `BENCH_TRANSCRIPTS=none` (the figures
+/// of before transcripts existed).
+fn with_transcripts() -> bool {
+    std::env::var("BENCH_TRANSCRIPTS").map_or(true, |v| v != "none")
+}
+
+/// A coding attempt's transcript of ordinary size: a dozen messages, twenty
+/// tool calls (two refused), an answer, usage (≈ 9 KiB as JSON).
+fn typical_transcript() -> Transcript {
+    let mut t = Transcript::default();
+    t.session("4f1c2a0e-7b9d-4c1e-9a52-0d6f3e8b7a11");
+    t.model("claude-sonnet-4-5");
+    for i in 0..20 {
+        if i % 2 == 0 {
+            t.say(&format!("Step {i}: the test fails because the fixture server is started after the client connects; I will look at how the harness orders them and move the start before the first request, then run the suite again to see whether the flake is gone. {}", "Checking the logs for the timing. ".repeat(4)), false);
+        }
+        let id = format!("toolu_{i:02}");
+        let input = serde_json::json!({"file_path": format!("tests/integration/server_{i}.rs"), "old_string": "start()", "new_string": "start().await"});
+        let status = if i == 7 || i == 13 {
+            ToolStatus::Refused
+        } else {
+            ToolStatus::Completed
+        };
+        t.tool(
+            &id,
+            if i % 3 == 0 { "Bash" } else { "Edit" },
+            Some(&input),
+            ToolStatus::Started,
+        );
+        t.tool_ended(
+            &id,
+            if i % 3 == 0 { "Bash" } else { "Edit" },
+            status,
+            (status == ToolStatus::Refused).then_some("Permission to use Bash has been denied."),
+        );
+    }
+    t.answer(&"The flaky test is fixed: the fixture server now starts before the client connects, and the suite passed ten times in a row. ".repeat(6));
+    t.add_usage(Usage {
+        input_tokens: 48_210,
+        output_tokens: 3_904,
+        cache_read_tokens: 120_000,
+        cache_write_tokens: 9_000,
+        cost_usd: Some(0.4213),
+    });
+    t.sanitized()
+}
+
+/// The most a transcript keeps: an agent that wrote far more than the bound,
+/// so the first and last parts are kept and the middle counted.
+fn longest_transcript() -> Transcript {
+    let mut t = Transcript::default();
+    t.session("9a7e0c55-2f44-4b61-8d0e-5c3b1f2a6d90");
+    for i in 0..4_000 {
+        t.say(
+            &format!(
+                "Message {i}: {}",
+                "reading the next module and comparing it with the failing case; ".repeat(3)
+            ),
+            false,
+        );
+        let id = format!("toolu_{i:04}");
+        let input =
+            serde_json::json!({"command": format!("cargo test -p worker --test chunk_{i}")});
+        t.tool(&id, "Bash", Some(&input), ToolStatus::Started);
+        t.tool_ended(&id, "Bash", ToolStatus::Completed, None);
+    }
+    t.answer(&"Done: every chunk test passes. ".repeat(40));
+    t.sanitized()
 }
 
 fn template(
@@ -511,7 +680,7 @@ fn template(
             .expect("stop is valid while waiting");
             commit(store, plan)
         }
-        Kind::Succeeded => {
+        Kind::Succeeded | Kind::LongTranscript => {
             let waiting = retry(store, &running);
             let again = commit(
                 store,
@@ -529,7 +698,7 @@ fn template(
 
 fn expected_state(kind: Kind) -> RouteState {
     match kind {
-        Kind::Succeeded => RouteState::Succeeded,
+        Kind::Succeeded | Kind::LongTranscript => RouteState::Succeeded,
         Kind::NeedsManual => RouteState::NeedsManual,
         Kind::Stopped => RouteState::Stopped,
         Kind::WaitingReset => RouteState::WaitingReset,
@@ -570,7 +739,7 @@ fn populate(
 }
 
 /// The only SQL this bench writes to the store's tables: one route row and
-/// its attempts and results, copied from a template.
+/// its attempts, results and transcripts, copied from a template.
 fn copy_route(tx: &rusqlite::Transaction<'_>, template_id: u32, deadline: &str) -> u32 {
     tx.prepare_cached(
         "INSERT INTO main.routes (profile_id, profile_name, prompt, cwd, state, generation, \
@@ -607,6 +776,19 @@ fn copy_route(tx: &rusqlite::Transaction<'_>, template_id: u32, deadline: &str) 
     .expect("prepared")
     .execute(params![template_id, id])
     .expect("results copied");
+    tx.prepare_cached(
+        "INSERT INTO main.attempt_transcripts (attempt_id, transcript_json, files_json, \
+         session_id, answer_excerpt, tool_calls, refused_json, input_tokens, output_tokens, \
+         cost_usd, files_changed) \
+         SELECT n.id, t.transcript_json, t.files_json, t.session_id, t.answer_excerpt, \
+         t.tool_calls, t.refused_json, t.input_tokens, t.output_tokens, t.cost_usd, \
+         t.files_changed FROM tpl.attempt_transcripts t \
+         JOIN tpl.attempts o ON o.id = t.attempt_id \
+         JOIN main.attempts n ON n.route_id = ?2 AND n.number = o.number WHERE o.route_id = ?1",
+    )
+    .expect("prepared")
+    .execute(params![template_id, id])
+    .expect("transcripts copied");
     id
 }
 
@@ -914,7 +1096,16 @@ fn app_database(template: &Path) {
             path.display()
         );
     }
-    let routes = populate(path, template, n, realistic_mix, |_| {
+    // The newest route (listed first) holds the longest transcript, so the
+    // start-up bench can time opening it.
+    let mix = |i: usize| {
+        if i + 1 == n && with_transcripts() {
+            Kind::LongTranscript
+        } else {
+            realistic_mix(i)
+        }
+    };
+    let routes = populate(path, template, n, mix, |_| {
         Utc::now() + chrono::Duration::hours(1)
     });
     println!(

@@ -201,6 +201,31 @@ impl SemanticCode {
         }
     }
 
+    /// The one code → scope table, beside the class table: what a failure
+    /// of this code is about (the network, the provider, one model, the
+    /// account), the most specific scope a catalogue rule proposes for it.
+    /// The schema's check only asks a rule for a provider-side scope for a
+    /// transient or hard code, and `out_of_scope` for the rest.
+    pub fn scope(self) -> Scope {
+        use SemanticCode::*;
+        match self {
+            NetworkReset | NetworkTimeout | NetworkDns | NetworkTls | StreamDisconnected => {
+                Scope::Network
+            }
+            ProviderOverloaded
+            | ProviderUnavailable
+            | ProviderInternalError
+            | GatewayError
+            | AttemptTimedOut
+            | ProviderConfigInvalid => Scope::Provider,
+            ModelCapacity | ModelNotFound | ContextLengthExceeded => Scope::Model,
+            RateLimited | UsageLimitReached | QuotaExhausted | CreditBalanceLow | AuthInvalid
+            | AuthRequired | AccountForbidden => Scope::Account,
+            InvalidRequest | Cancelled | TaskFailed | RepositoryError | PermissionDenied
+            | LocalRuntime | SpawnFailed | ResumeState | Unknown => Scope::OutOfScope,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         use SemanticCode::*;
         match self {

@@ -26,10 +26,11 @@ impl Clock {
         self.utc_at_start + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
     }
 
-    /// The instant a UTC deadline falls on; a past deadline is due now.
+    /// The instant a UTC deadline falls on, exactly: equal deadlines are
+    /// equal instants, so they fire in a fixed order (route id). One before
+    /// the clock started is due at once.
     pub fn instant_of(&self, at: DateTime<Utc>) -> Instant {
-        let now = self.now();
-        let ahead = (at - now).to_std().unwrap_or_default();
-        Instant::now() + ahead
+        let since_start = (at - self.utc_at_start).to_std().unwrap_or_default();
+        self.instant_at_start + since_start
     }
 }

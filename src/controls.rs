@@ -46,6 +46,25 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Multi-line text (an agent's answer) as [`escape`] shows it, except that
+/// its newlines and tabs stay what they are: the lines of an answer are
+/// its own, and a script reading `recourse run`'s stdout wants them.
+pub fn escape_text(text: &str) -> Cow<'_, str> {
+    let shown = |c: char| is_control(c) && c != '\n' && c != '\t';
+    if !text.chars().any(shown) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if shown(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// JSON text with the [control characters](is_control) serde leaves raw
 /// (DEL, C1, the separators and bidirectional controls; it escapes C0
 /// itself) written as `\uXXXX`. They only occur inside strings, where the

@@ -3,11 +3,12 @@
 //!
 //! Layers, lowest first; a layer never imports one above it, which
 //! `tests/it/layers.rs` enforces (see `docs/architecture.md`):
-//! the domain (`agent`, `profile`, `route`, `clock`, `controls`, `evidence`,
+//! the domain (`account`, `agent`, `profile`, `route`, `clock`, `controls`, `evidence`,
 //! `classification`, `catalogue`, `timing`, `safety`, `policy`, `evaluator`,
 //! `simulation`), then `store` (with `keyring`), then `runner` (with `scheduler`), then
 //! `engine`. The pure domain modules take time as an argument and do no IO.
 
+pub mod account;
 pub mod agent;
 mod ascii_regex;
 pub mod catalogue;

@@ -26,6 +26,9 @@ enum Command {
     Action(cli::action::ActionArgs),
     /// Take over routes whose process is gone and follow them until they rest
     Recover(cli::recover::RecoverArgs),
+    /// List accounts with their limit marks and routes; clear a mark; set the
+    /// global maximum of running agents
+    Accounts(cli::accounts::AccountsArgs),
     /// List, show, export, import, create, rename, delete, duplicate or edit profiles
     #[command(subcommand)]
     Profile(cli::profile::ProfileCommand),
@@ -56,7 +59,9 @@ impl Command {
             | Command::Db(_)
             | Command::Classify(_)
             | Command::Catalogue(_) => true,
-            Command::Run(_) | Command::Action(_) | Command::Recover(_) => false,
+            Command::Run(_) | Command::Action(_) | Command::Recover(_) | Command::Accounts(_) => {
+                false
+            }
         }
     }
 }
@@ -75,6 +80,7 @@ fn main() -> std::process::ExitCode {
         Command::Route(a) => cli::routes::run_sync(|| cli::routes::show(a)),
         Command::Action(a) => cli::routes::block_on(cli::action::run(a)),
         Command::Recover(a) => cli::routes::block_on(cli::recover::run(a)),
+        Command::Accounts(a) => cli::routes::block_on(cli::accounts::run(a)),
         Command::Profile(command) => cli::profile::run(command),
         Command::Policy(command) => cli::policy::run(command),
         Command::Simulate(args) => cli::simulate::run(args),

@@ -41,6 +41,25 @@ impl Bounds {
     }
 }
 
+/// The bounds of the concurrency settings: a candidate's `max_concurrent`
+/// and the global maximum of running agents, and the longest account label.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConcurrencyLimits {
+    pub max_concurrent: Bounds,
+    pub max_running: Bounds,
+    pub account_label_chars: u32,
+}
+
+impl ConcurrencyLimits {
+    pub fn current() -> ConcurrencyLimits {
+        ConcurrencyLimits {
+            max_concurrent: Bounds::of(recourse::agent::AgentSpec::MAX_CONCURRENT),
+            max_running: Bounds::of(recourse::engine::MAX_RUNNING),
+            account_label_chars: recourse::account::MAX_LABEL_CHARS as u32,
+        }
+    }
+}
+
 /// A semantic code a local rule may assign, with the class the code → class
 /// table gives it (a rule never chooses a class), for the rule editor.
 #[derive(Debug, Clone, Copy, Serialize)]

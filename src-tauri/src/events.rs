@@ -1,9 +1,11 @@
 //! Forwards engine route events to the window as a typed event, and raises a
-//! desktop notification when a route newly needs manual recovery.
+//! desktop notification when a route newly needs manual recovery, and one
+//! per new limit mark on an account (not one per route it holds back).
 
 use std::collections::HashMap;
 
-use recourse::engine::RouteEvent;
+use chrono::{DateTime, Local, Utc};
+use recourse::engine::{AccountNotice, RouteEvent};
 use recourse::route::RouteState;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager};
@@ -15,6 +17,86 @@ use tokio::sync::broadcast::{error::RecvError, Receiver};
 /// not above the last one it saw for that route.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct RouteChanged(pub RouteEvent);
+
+/// An account was marked limited: the Accounts view reloads.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct AccountMarked(pub AccountNotice);
+
+/// How long after a mark its notification waits, so it counts the routes
+/// the mark holds back in the moments after it.
+const NOTICE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// One desktop notification per new limit mark ("Claude Code (work)
+/// limited until 1:02 PM; 4 routes waiting"), and the typed event.
+pub fn forward_notices(app: AppHandle, mut notices: Receiver<AccountNotice>) {
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match notices.recv().await {
+                Ok(notice) => {
+                    if let Err(err) = AccountMarked(notice.clone()).emit(&app) {
+                        tracing::warn!(%err, "could not emit the account event");
+                    }
+                    let app = app.clone();
+                    tauri::async_runtime::spawn(async move {
+                        tokio::time::sleep(NOTICE_SETTLES).await;
+                        let waiting = waiting_now(&app, &notice.account).await;
+                        notify_limited(&app, &notice, waiting.unwrap_or(notice.waiting));
+                    });
+                }
+                Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "account notices lagged"),
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+}
+
+/// Routes waiting on `account` now.
+async fn waiting_now(app: &AppHandle, account: &str) -> Option<u32> {
+    let state = tauri::Manager::state::<crate::AppState>(app);
+    let account = account.to_string();
+    let all = state.run(move |engine| Ok(engine.accounts()?)).await.ok()?;
+    all.accounts
+        .iter()
+        .find(|a| a.id == account)
+        .map(|a| a.waiting.len() as u32)
+}
+
+fn notify_limited(app: &AppHandle, notice: &AccountNotice, waiting: u32) {
+    let text = limited_text(notice, waiting, Local::now());
+    let shown = app
+        .notification()
+        .builder()
+        .title("Account limited")
+        .body(&text)
+        .show();
+    match shown {
+        Ok(()) => tracing::info!(account = %notice.account, "desktop notification sent"),
+        Err(err) => tracing::info!(%err, "desktop notification unavailable"),
+    }
+}
+
+/// `Claude Code (work) limited until 1:02 PM; 4 routes waiting`, the time in
+/// the desktop's zone (with the date when not today).
+fn limited_text(notice: &AccountNotice, waiting: u32, now: DateTime<Local>) -> String {
+    let until = match notice.until {
+        None => "until cleared".to_string(),
+        Some(at) => format!("until {}", local_time(at, now)),
+    };
+    let routes = match waiting {
+        1 => "1 route waiting".to_string(),
+        n => format!("{n} routes waiting"),
+    };
+    format!("{} limited {until}; {routes}", notice.name)
+}
+
+fn local_time(at: DateTime<Utc>, now: DateTime<Local>) -> String {
+    let at = at.with_timezone(&now.timezone());
+    if at.date_naive() == now.date_naive() {
+        at.format("%-I:%M %p").to_string()
+    } else {
+        at.format("%b %-d, %-I:%M %p").to_string()
+    }
+}
 
 pub fn forward(app: AppHandle, mut events: Receiver<RouteEvent>) {
     tauri::async_runtime::spawn(async move {
@@ -73,7 +155,8 @@ fn notice(
         | RouteState::WaitingReset
         | RouteState::Running
         | RouteState::RetryScheduled
-        | RouteState::Stopped => None,
+        | RouteState::Stopped
+        | RouteState::Queued => None,
     }
 }
 
@@ -132,6 +215,8 @@ mod tests {
             provider_reset_at: None,
             manual_reason: None,
             cannot_start: false,
+            queued: None,
+            account: None,
             prompt_excerpt: String::new(),
             cwd: None,
             archived_at: None,
@@ -208,6 +293,41 @@ mod tests {
         assert!(
             entered_needs_manual(&mut last, &event(1, 5, RouteState::NeedsManual)),
             "a second failure notifies again"
+        );
+    }
+
+    #[test]
+    fn a_limit_notice_names_the_account_its_end_in_local_time_and_the_routes_waiting() {
+        use chrono::TimeZone;
+        let now = Local.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap();
+        let until = now.with_timezone(&Utc) + chrono::Duration::minutes(62);
+        let notice = AccountNotice {
+            account: "work".into(),
+            name: "work".into(),
+            code: recourse::classification::SemanticCode::UsageLimitReached,
+            until: Some(until),
+            waiting: 1,
+        };
+        assert_eq!(
+            limited_text(&notice, 4, now),
+            "work limited until 1:02 PM; 4 routes waiting"
+        );
+        let tomorrow = AccountNotice {
+            until: Some(until + chrono::Duration::days(1)),
+            ..notice.clone()
+        };
+        assert_eq!(
+            limited_text(&tomorrow, 4, now),
+            "work limited until Dec 3, 1:02 PM; 4 routes waiting",
+            "another day is named"
+        );
+        let cleared = AccountNotice {
+            until: None,
+            ..notice
+        };
+        assert_eq!(
+            limited_text(&cleared, 1, now),
+            "work limited until cleared; 1 route waiting"
         );
     }
 

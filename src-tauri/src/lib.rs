@@ -89,6 +89,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::profiles::check_agent,
             commands::profiles::check_candidates,
             commands::profiles::secret_env,
+            commands::profiles::readiness,
             commands::profiles::policy_summary,
             commands::profiles::describe_schedule,
             commands::profiles::preview_policy,
@@ -102,10 +103,14 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::routes::route_counts,
             commands::routes::engine_status,
             commands::routes::route_detail,
+            commands::routes::attempt_transcript,
             commands::routes::route_action,
             commands::routes::archive_route,
             commands::routes::delete_routes,
             commands::routes::inspect_workdir,
+            commands::accounts::accounts,
+            commands::accounts::clear_account,
+            commands::accounts::set_max_running,
             commands::catalogue::catalogue_rules,
             commands::catalogue::classify_text,
             commands::catalogue::unclassified_inbox,
@@ -125,12 +130,24 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .events(collect_events![
             events::RouteChanged,
+            events::AccountMarked,
             background::CloseRequested,
             background::PauseChanged,
             startup::EngineStatus
         ])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
         .constant("PROVIDERS", recourse::evidence::Provider::ALL)
+        .constant(
+            "PASTABLE_PROVIDERS",
+            recourse::evidence::Provider::pastable(),
+        )
+        .constant(
+            "PROVIDERS_SEEING_EVERY_RULE",
+            recourse::evidence::Provider::ALL
+                .into_iter()
+                .filter(|p| p.sees_every_rule())
+                .collect::<Vec<_>>(),
+        )
         .constant(
             "DISPATCHING_ACTIONS",
             recourse::route::transitions::dispatching_actions(),
@@ -140,6 +157,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         .constant("MAX_RETENTION_DAYS", crate::settings::MAX_RETENTION_DAYS)
         .constant("ROUTE_FILTER_STATES", constants::route_filter_states())
         .constant("RULE_CODES", constants::rule_codes())
+        .constant(
+            "CONCURRENCY_LIMITS",
+            constants::ConcurrencyLimits::current(),
+        )
 }
 
 /// Writes the TypeScript bindings to `path`.
@@ -227,6 +248,7 @@ fn engine_opened(
         Ok(engine) => {
             tracing::info!("engine ready");
             events::forward(handle.clone(), engine.subscribe());
+            events::forward_notices(handle.clone(), engine.subscribe_accounts());
             EngineStatus::Ready
         }
         Err(err) => {

@@ -4,27 +4,44 @@
 //! [`kinds`], behind one [`Descriptor`]. Pure: the runner turns a descriptor
 //! into a process, the engine and the UI read its facts.
 
+mod access;
 mod json_head;
 pub mod kinds;
 mod line;
 mod spec;
 pub mod stream;
+pub mod transcript;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::safety::EffectContext;
 
-pub use kinds::{Descriptor, Launch};
+pub use access::{Access, AccessFlags, AccessMap};
+pub use kinds::{AccountFacts, Descriptor, Launch, ReadinessFacts};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
     AttemptTimeouts, SimStep, MASKED,
 };
 pub use stream::{CommandLine, Exit, Finished, StreamAdapter};
+pub use transcript::{
+    Entry, FileChange, FilesChanged, ToolStatus, Transcript, TranscriptSummary, Usage,
+};
 
 /// Which agent CLI a candidate runs.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    specta::Type,
+    JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
@@ -45,6 +62,10 @@ impl AgentKind {
         AgentKind::Opencode,
         AgentKind::Generic,
     ];
+
+    /// The kind an empty profile's document starts with when a person
+    /// edits it: the first agent CLI most people run.
+    pub const FIRST_CHOICE: AgentKind = AgentKind::ClaudeCode;
 
     /// Everything Recourse knows about this kind.
     pub fn descriptor(self) -> &'static Descriptor {

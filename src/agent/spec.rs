@@ -9,7 +9,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::AgentKind;
+use super::{Access, AgentKind};
 use crate::policy::FieldError;
 
 /// One scripted outcome of the simulated provider.
@@ -48,6 +48,11 @@ impl SimStep {
 #[derive(Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
 pub struct AgentSpec {
     pub kind: AgentKind,
+    /// What the agent may do: mapped to the CLI's own flags. `None` (a
+    /// candidate saved before access levels) passes no flag, so the CLI
+    /// keeps its own default, which in print mode refuses most changes.
+    #[serde(default)]
+    pub access: Option<Access>,
     /// Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`.
     #[serde(default)]
     pub program: Option<String>,
@@ -76,6 +81,15 @@ pub struct AgentSpec {
     /// When an attempt that has gone quiet, or runs too long, is ended.
     #[serde(default)]
     pub timeouts: AttemptTimeouts,
+    /// The provider account it runs as, by name: candidates with the same
+    /// label share one account (its limit marks and concurrency limit);
+    /// none: derived from its kind, config dir and credentials.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// At most this many agents of its account run at once (an account's
+    /// limit is the smallest one set on its candidates); none: no limit.
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
 }
 
 /// Attempt deadlines: the process group is killed when one passes.
@@ -105,6 +119,9 @@ impl Default for AttemptTimeouts {
 }
 
 impl AgentSpec {
+    /// Bounds of `max_concurrent`.
+    pub const MAX_CONCURRENT: std::ops::RangeInclusive<u32> = 1..=64;
+
     /// Every problem with this spec, each at `{prefix}.{field}`
     /// (`candidates[2].agent.timeouts.idle_s`).
     pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
@@ -207,6 +224,37 @@ impl AgentSpec {
                 );
             }
         }
+        if let Some(level) = agent.access {
+            match agent.kind.descriptor().access {
+                None => err(
+                    "access",
+                    format!(
+                        "a {} candidate takes no access level: Recourse cannot hold it to one",
+                        agent.kind.slug()
+                    ),
+                ),
+                Some(map) if (map.flags)(level).is_none() => err(
+                    "access",
+                    format!(
+                        "{} cannot be held to {} access",
+                        agent.kind.descriptor().label,
+                        level.words()
+                    ),
+                ),
+                Some(map) => {
+                    if let Some(arg) = map.contradiction(&agent.args) {
+                        err(
+                            "args",
+                            format!(
+                                "{arg:?} sets what the access level sets and contradicts it \
+                                 ({}): remove it, or choose the level instead",
+                                level.as_str()
+                            ),
+                        );
+                    }
+                }
+            }
+        }
         if let Some(dir) = &agent.config_dir {
             if agent.kind.descriptor().config_dir_variable.is_none() {
                 err(
@@ -218,6 +266,20 @@ impl AgentSpec {
                 );
             } else if dir.trim().is_empty() || dir.contains('\0') {
                 err("config_dir", "must be a directory path".into());
+            }
+        }
+        if let Some(label) = &agent.account {
+            if let Some(why) = crate::account::label_problem(label) {
+                err("account", why);
+            }
+        }
+        if let Some(n) = agent.max_concurrent {
+            let range = Self::MAX_CONCURRENT;
+            if !range.contains(&n) {
+                err(
+                    "max_concurrent",
+                    format!("must be {} to {}, got {n}", range.start(), range.end()),
+                );
             }
         }
         errors
@@ -255,6 +317,7 @@ impl AgentSpec {
     pub fn default_for(kind: AgentKind) -> AgentSpec {
         AgentSpec {
             kind,
+            access: None,
             program: None,
             args: Vec::new(),
             model: None,
@@ -263,6 +326,8 @@ impl AgentSpec {
             env: BTreeMap::new(),
             config_dir: None,
             timeouts: AttemptTimeouts::default(),
+            account: None,
+            max_concurrent: None,
         }
     }
 }
@@ -321,6 +386,7 @@ impl fmt::Debug for AgentSpec {
         // here about whether it may be printed.
         let AgentSpec {
             kind,
+            access,
             program,
             args,
             model,
@@ -329,9 +395,12 @@ impl fmt::Debug for AgentSpec {
             env,
             config_dir,
             timeouts,
+            account,
+            max_concurrent,
         } = self;
         f.debug_struct("AgentSpec")
             .field("kind", kind)
+            .field("access", access)
             .field("program", program)
             .field("args", &MaskedArgs(args))
             .field("model", model)
@@ -340,6 +409,8 @@ impl fmt::Debug for AgentSpec {
             .field("env", &MaskedEnv(env))
             .field("config_dir", config_dir)
             .field("timeouts", timeouts)
+            .field("account", account)
+            .field("max_concurrent", max_concurrent)
             .finish()
     }
 }
@@ -440,5 +511,53 @@ mod tests {
         assert!(debug.contains(r#""CLAUDE_CODE_MAX_RETRIES": "1""#));
         assert!(debug.contains(r#"["--max-turns", "5"]"#), "{debug}");
         assert!(!debug.contains(MASKED), "nothing to mask: {debug}");
+    }
+}
+
+#[cfg(test)]
+mod access_tests {
+    use super::*;
+
+    fn with(kind: AgentKind, access: Option<Access>, args: &[&str]) -> Vec<FieldError> {
+        let mut spec = AgentSpec::default_for(kind);
+        spec.access = access;
+        spec.args = args.iter().map(|a| a.to_string()).collect();
+        if kind == AgentKind::Generic {
+            spec.program = Some("x".into());
+        }
+        spec.validate("agent")
+    }
+
+    #[test]
+    fn an_extra_argument_that_sets_the_level_again_is_refused_naming_both() {
+        let errors = with(AgentKind::Gemini, Some(Access::Edit), &["--yolo"]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].path, "agent.args");
+        assert_eq!(
+            errors[0].message,
+            "\"--yolo\" sets what the access level sets and contradicts it (edit): remove it, or \
+             choose the level instead"
+        );
+        let errors = with(
+            AgentKind::Codex,
+            Some(Access::ReadOnly),
+            &["--sandbox=danger-full-access"],
+        );
+        assert_eq!(errors[0].path, "agent.args", "{errors:?}");
+        assert!(
+            with(AgentKind::ClaudeCode, None, &["--permission-mode", "plan"]).is_empty(),
+            "a candidate without a level keeps its own flags, as before levels"
+        );
+    }
+
+    #[test]
+    fn a_level_on_a_kind_that_takes_none_is_refused() {
+        let errors = with(AgentKind::Generic, Some(Access::Edit), &[]);
+        assert_eq!(errors[0].path, "agent.access");
+        assert_eq!(
+            errors[0].message,
+            "a generic candidate takes no access level: Recourse cannot hold it to one"
+        );
+        assert!(with(AgentKind::Opencode, Some(Access::ReadOnly), &[]).is_empty());
     }
 }

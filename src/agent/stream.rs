@@ -8,7 +8,8 @@
 use chrono::{DateTime, Utc};
 
 use super::line;
-use super::AgentSpec;
+use super::transcript::Transcript;
+use super::{AccessFlags, AgentSpec};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -43,22 +44,29 @@ pub trait StreamAdapter: Send {
         self.seen().effect(false)
     }
     fn finish(self: Box<Self>, exit: Exit) -> Finished;
+    /// The transcript so far, taken out (before [`StreamAdapter::finish`]).
+    fn take_transcript(&mut self, _exit: &Exit) -> Transcript {
+        std::mem::take(&mut self.seen_mut().transcript)
+    }
     /// What the adapter has seen of the agent's stream so far.
     fn seen(&self) -> &Seen;
     fn seen_mut(&mut self) -> &mut Seen;
 }
 
-/// Program, arguments, and what goes to stdin.
+/// Program, arguments, what goes to stdin, and the variables Recourse adds
+/// for the access level (over the candidate's own).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandLine {
     pub program: String,
     pub args: Vec<String>,
     pub stdin: Option<String>,
+    pub env: Vec<(String, String)>,
 }
 
 impl CommandLine {
-    /// `PROGRAM FIXED [MODEL_FLAG MODEL] ARGS TAIL`: the layout of every CLI
-    /// kind, the candidate's extra arguments after Recourse's own flags.
+    /// `PROGRAM FIXED ACCESS [MODEL_FLAG MODEL] ARGS TAIL`: the layout of
+    /// every CLI kind (`docs/agents.md`), the candidate's extra arguments
+    /// after Recourse's own flags and before the session flags and message.
     pub(crate) fn cli(
         agent: &AgentSpec,
         default_program: &str,
@@ -66,12 +74,25 @@ impl CommandLine {
         model_flag: &str,
         tail: &[&str],
     ) -> CommandLine {
+        let access = agent
+            .access
+            .and_then(|level| (agent.kind.descriptor().access?.flags)(level))
+            .unwrap_or(AccessFlags::NONE);
         let mut args: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
+        args.extend(access.args.iter().map(|s| s.to_string()));
         if let Some(model) = &agent.model {
             args.extend([model_flag.to_string(), model.clone()]);
         }
         args.extend(agent.args.iter().cloned());
         args.extend(tail.iter().map(|s| s.to_string()));
+        let env = access
+            .env
+            .iter()
+            .map(|(name, ours)| {
+                let value = merged(agent.env.get(*name).map(String::as_str), ours);
+                (name.to_string(), value)
+            })
+            .collect();
         CommandLine {
             program: agent
                 .program
@@ -79,7 +100,33 @@ impl CommandLine {
                 .unwrap_or_else(|| default_program.to_string()),
             args,
             stdin: None,
+            env,
         }
+    }
+}
+
+/// A variable Recourse sets for the access level, over the candidate's own
+/// value of it: two JSON objects are merged, ours winning key by key (a
+/// person's `OPENCODE_CONFIG_CONTENT` keeps its other settings); anything
+/// else is replaced by ours.
+fn merged(theirs: Option<&str>, ours: &str) -> String {
+    fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
+        match (base, over) {
+            (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+                for (k, v) in o {
+                    merge(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+                }
+            }
+            (b, o) => *b = o.clone(),
+        }
+    }
+    let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok();
+    match (theirs.and_then(parse), parse(ours)) {
+        (Some(mut base @ serde_json::Value::Object(_)), Some(over)) => {
+            merge(&mut base, &over);
+            base.to_string()
+        }
+        _ => ours.to_string(),
     }
 }
 
@@ -93,6 +140,8 @@ pub struct Seen {
     /// An event or item type this adapter does not know arrived after the
     /// stream started; what it stood for is unknown, so effects are too.
     pub unknown_event: Option<String>,
+    /// What the agent said and did, as far as its stream tells.
+    pub transcript: Transcript,
 }
 
 impl Seen {
@@ -668,5 +717,36 @@ mod tests {
         ] {
             assert_eq!(status_in(text), status, "{text}");
         }
+    }
+}
+
+#[cfg(test)]
+mod command_line_tests {
+    use super::*;
+    use crate::agent::{Access, AgentKind};
+
+    #[test]
+    fn a_persons_own_json_config_keeps_its_settings_under_the_access_levels() {
+        let mut agent = AgentSpec::default_for(AgentKind::Opencode);
+        agent.access = Some(Access::ReadOnly);
+        agent.env.insert(
+            "OPENCODE_CONFIG_CONTENT".into(),
+            r#"{"model":"x/y","permission":{"edit":"allow","webfetch":"deny"}}"#.into(),
+        );
+        let line = (match agent.kind.descriptor().launch {
+            crate::agent::Launch::Process { command, .. } => command,
+            crate::agent::Launch::InProcess => unreachable!("OpenCode is a process"),
+        })(&agent, "go");
+        assert_eq!(
+            line.args,
+            ["run", "--format", "json", "--agent", "plan", "go"]
+        );
+        let (name, value) = &line.env[0];
+        assert_eq!(name, "OPENCODE_CONFIG_CONTENT");
+        let merged: serde_json::Value = serde_json::from_str(value).unwrap();
+        assert_eq!(merged["model"], "x/y", "the person's other settings stay");
+        assert_eq!(merged["permission"]["edit"], "deny", "the level wins");
+        assert_eq!(merged["permission"]["webfetch"], "deny");
+        assert_eq!(merged["permission"]["bash"], "deny");
     }
 }

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::schema::{MatcherSpec, RuleSpec};
-use crate::classification::{Confidence, Scope, SemanticCode};
+use crate::classification::{Confidence, SemanticCode};
 use crate::evidence::{Evidence, Provider};
 
 /// Priority of a proposed rule: the band of tool-specific texts.
@@ -50,7 +50,7 @@ impl RuleDraft {
             providers,
             code: self.code.as_str().to_owned(),
             confidence: Confidence::Medium,
-            scope: scope_for(self.code),
+            scope: self.code.scope(),
             role: Default::default(),
             timing: Vec::new(),
             overrides: self.overrides.clone().filter(|o| !o.trim().is_empty()),
@@ -60,29 +60,6 @@ impl RuleDraft {
                 ..MatcherSpec::default()
             }],
         }
-    }
-}
-
-/// The scope proposed for a rule of `code`: the most specific one. The
-/// schema's check only asks for a provider-side scope for a transient or
-/// hard code, and `out_of_scope` for the rest.
-pub fn scope_for(code: SemanticCode) -> Scope {
-    use SemanticCode::*;
-    match code {
-        NetworkReset | NetworkTimeout | NetworkDns | NetworkTls | StreamDisconnected => {
-            Scope::Network
-        }
-        ProviderOverloaded
-        | ProviderUnavailable
-        | ProviderInternalError
-        | GatewayError
-        | AttemptTimedOut
-        | ProviderConfigInvalid => Scope::Provider,
-        ModelCapacity | ModelNotFound | ContextLengthExceeded => Scope::Model,
-        RateLimited | UsageLimitReached | QuotaExhausted | CreditBalanceLow | AuthInvalid
-        | AuthRequired | AccountForbidden => Scope::Account,
-        InvalidRequest | Cancelled | TaskFailed | RepositoryError | PermissionDenied
-        | LocalRuntime | SpawnFailed | ResumeState | Unknown => Scope::OutOfScope,
     }
 }
 

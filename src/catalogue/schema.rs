@@ -169,10 +169,9 @@ impl Rule {
     /// Whether evidence from `provider` is matched against this rule.
     /// `generic` and `simulated` evidence has no known tool, so every rule applies.
     pub fn applies_to(&self, provider: Provider) -> bool {
-        match (&self.providers, provider) {
-            (ProviderScope::Any, _) => true,
-            (ProviderScope::Only(_), Provider::Generic | Provider::Simulated) => true,
-            (ProviderScope::Only(list), p) => list.contains(&p),
+        match &self.providers {
+            ProviderScope::Any => true,
+            ProviderScope::Only(list) => provider.sees_every_rule() || list.contains(&provider),
         }
     }
 }

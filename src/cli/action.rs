@@ -11,7 +11,7 @@ use recourse::route::{ManualAction, RouteState};
 use super::exit::Exit;
 use super::interrupts::Interrupts;
 use super::routes::{line, open_viewer, DbArg};
-use super::run::follow;
+use super::run::{follow, Progress};
 
 #[derive(Args)]
 pub struct ActionArgs {
@@ -55,7 +55,7 @@ async fn act(
     let owned_here = s.owner.as_deref() == Some(engine.instance());
     if s.state == RouteState::Running && owned_here {
         // The dispatch is printed from its event, like every later one.
-        return follow(engine, &mut events, route_id, interrupts).await;
+        return follow(engine, &mut events, route_id, interrupts, Progress::Stdout).await;
     }
     println!("{}", line(&s, Utc::now()));
     Ok(Exit::Success)

@@ -1,3 +1,4 @@
+pub mod accounts;
 pub mod action;
 pub mod catalogue;
 pub mod classify;

@@ -40,6 +40,15 @@ pub enum ProfileCommand {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Say whether each candidate can start: its program and version, and
+    /// whether its credentials are present (values are never read)
+    Check {
+        name: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DbArg,
+    },
     /// Write a profile's document to FILE (default: standard output)
     Export {
         name: String,
@@ -102,6 +111,7 @@ pub fn run(command: ProfileCommand) -> Exit {
         ProfileCommand::Show { name, json, db } => {
             super::routes::run_sync(|| show(&db, &name, json))
         }
+        ProfileCommand::Check { name, json, db } => super::routes::block_on(check(db, name, json)),
         ProfileCommand::Export { name, file, db } => {
             super::routes::run_sync(|| export(&db, &name, file.as_deref()))
         }
@@ -251,6 +261,7 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
             escape(&model),
             if c.enabled { "" } else { " (disabled)" }
         );
+        println!("   access: {}", access_words(&c.agent));
         println!(
             "   transient: {}",
             escape(&c.transient.describe_schedule(next))
@@ -474,13 +485,80 @@ fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
     }
 }
 
+/// A candidate's access level in words; a candidate saved before levels
+/// existed says what that means.
+fn access_words(agent: &recourse::agent::AgentSpec) -> String {
+    match (agent.access, agent.kind.descriptor().access) {
+        (Some(level), _) => level.as_str().to_string(),
+        (None, Some(_)) => "none set: no flag is passed, so the CLI's own default applies \
+            (in print mode it refuses most changes); set read_only, edit or full"
+            .to_string(),
+        (None, None) => "not applicable".to_string(),
+    }
+}
+
+/// `recourse profile check NAME`: each candidate's readiness; exit 1 when
+/// one cannot start.
+async fn check(db: DbArg, name: String, json: bool) -> Result<Exit> {
+    let profiles = stored_profiles(&db)?;
+    let profile = find(&profiles, &name)?;
+    let mut all = Vec::new();
+    for c in &profile.candidates {
+        all.push((c.name.clone(), recourse::engine::readiness(&c.agent).await));
+    }
+    if json {
+        let doc: Vec<serde_json::Value> = all
+            .iter()
+            .map(|(name, r)| serde_json::json!({"candidate": name, "readiness": r}))
+            .collect();
+        super::print_json(&doc)?;
+    } else {
+        for (name, r) in &all {
+            let state = if r.ready { "ready" } else { "not ready" };
+            println!("{}: {state}", escape(name));
+            if !r.program.is_empty() {
+                let version = r.version.as_deref().unwrap_or("version unknown");
+                let verified = r
+                    .verified
+                    .as_deref()
+                    .map(|v| format!(" (verified with {v})"))
+                    .unwrap_or_default();
+                match &r.found {
+                    Some(path) => println!(
+                        "   program: {} — {}{verified}",
+                        escape(path),
+                        escape(version)
+                    ),
+                    None => println!("   program: {} — not found", escape(&r.program)),
+                }
+            }
+            for c in &r.credentials {
+                let what = if c.file { "file" } else { "variable" };
+                let present = if c.present { "present" } else { "absent" };
+                println!("   {what} {}: {present}", escape(&c.name));
+            }
+            for p in &r.problems {
+                println!("   problem: {}", escape(p));
+            }
+            if let Some(install) = &r.install {
+                println!("   install: {install}");
+            }
+        }
+    }
+    Ok(if all.iter().all(|(_, r)| r.ready) {
+        Exit::Success
+    } else {
+        Exit::Failure
+    })
+}
+
 fn edit(engine: &Engine, name: &str) -> Result<Exit> {
     let profiles = engine.list_profiles()?;
     let profile = find(&profiles, name)?.clone();
     let mut doc = ProfileDocument::from_profile(&profile).without_secrets();
     if doc.candidates.is_empty() {
         doc.candidates
-            .push(starter_candidate(AgentKind::ClaudeCode));
+            .push(starter_candidate(AgentKind::FIRST_CHOICE));
     }
     let original = doc.to_json_pretty();
     let file = std::env::temp_dir().join(format!(

@@ -12,7 +12,7 @@ use recourse::route::RouteState;
 use super::exit::Exit;
 use super::interrupts::Interrupts;
 use super::routes::{line, open_viewer, DbArg};
-use super::run::follow_all;
+use super::run::{follow_all, Progress};
 
 #[derive(Args)]
 pub struct RecoverArgs {
@@ -52,15 +52,18 @@ async fn recover(engine: &recourse::engine::Engine, interrupts: &mut Interrupts)
         println!("{}", line(s, now));
         match s.state {
             RouteState::NeedsManual | RouteState::Stopped => {
-                super::run::print_needs_you(s);
+                super::run::print_needs_you(s, Progress::Stdout);
                 exit = Exit::NeedsYou;
             }
             RouteState::Succeeded => {}
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued => {
                 follow.insert(s.id, s.generation);
             }
         }
     }
-    let followed = follow_all(engine, &mut events, follow, interrupts).await?;
+    let followed = follow_all(engine, &mut events, follow, interrupts, Progress::Stdout).await?;
     Ok(exit.max(followed))
 }

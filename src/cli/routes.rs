@@ -90,8 +90,13 @@ pub struct RoutesArgs {
 pub struct RouteArgs {
     /// Route id
     id: u32,
+    /// Print JSON instead of text (with every attempt's whole transcript)
     #[arg(long)]
     json: bool,
+    /// Print each attempt's whole transcript: what the agent said, every
+    /// tool call with its status, the answer and the files changed
+    #[arg(long)]
+    transcript: bool,
     #[command(flatten)]
     db: DbArg,
 }
@@ -193,13 +198,111 @@ pub fn show(args: RouteArgs) -> Result<Exit> {
         ),
         e => e.into(),
     })?;
+    let transcripts: Vec<recourse::engine::AttemptTranscript> = detail
+        .attempts
+        .iter()
+        .filter(|a| a.transcript.is_some())
+        .filter_map(|a| viewer.attempt_transcript(args.id, a.number).ok())
+        .collect();
     if args.json {
-        super::print_json(&detail)?;
+        /// The route's detail with every attempt's whole transcript.
+        #[derive(serde::Serialize)]
+        struct WithTranscripts<'a> {
+            #[serde(flatten)]
+            detail: &'a RouteDetail,
+            transcripts: &'a [recourse::engine::AttemptTranscript],
+        }
+        super::print_json(&WithTranscripts {
+            detail: &detail,
+            transcripts: &transcripts,
+        })?;
         return Ok(Exit::Success);
     }
     let orphaned = viewer.orphaned_ids().unwrap_or_default();
     print_detail(&detail, &orphaned);
+    if args.transcript {
+        for t in &transcripts {
+            print_transcript(t);
+        }
+    }
     Ok(Exit::Success)
+}
+
+/// One attempt's whole transcript, as text.
+fn print_transcript(t: &recourse::engine::AttemptTranscript) {
+    use recourse::agent::Entry;
+    let tr = &t.transcript;
+    println!();
+    println!(
+        "attempt {} transcript{}{}",
+        t.attempt,
+        tr.model
+            .as_deref()
+            .map(|m| format!(" — model {}", escape(m)))
+            .unwrap_or_default(),
+        tr.session_id
+            .as_deref()
+            .map(|s| format!(" — session {}", escape(s)))
+            .unwrap_or_default()
+    );
+    for e in &tr.entries {
+        match e {
+            Entry::Assistant { text } => {
+                for l in text.lines() {
+                    println!("  │ {}", escape(l));
+                }
+            }
+            Entry::Tool {
+                name,
+                summary,
+                status,
+                detail,
+                ..
+            } => {
+                let status = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                println!("  ⚙ {} {} — {status}", escape(name), escape(summary));
+                if let Some(d) = detail {
+                    println!("      {}", escape(d));
+                }
+            }
+            Entry::Output { stream, text } => {
+                println!("  {stream}:");
+                for l in text.lines() {
+                    println!("  │ {}", escape(l));
+                }
+            }
+            Entry::Elided { entries, bytes } => {
+                println!("  … {entries} entries ({bytes} bytes) left out …");
+            }
+        }
+    }
+    if let Some(answer) = &tr.answer {
+        println!("  answer:");
+        for l in answer.lines() {
+            println!("  │ {}", escape(l));
+        }
+    }
+    if let Some(f) = &t.files {
+        print_files(f);
+    }
+}
+
+fn print_files(f: &recourse::agent::FilesChanged) {
+    let n = f.files.len() as u32 + f.more;
+    println!(
+        "  changed {n} file{} in {}",
+        if n == 1 { "" } else { "s" },
+        escape(&f.dir)
+    );
+    for c in &f.files {
+        println!("    {:>2} {}", escape(&c.status), escape(&c.path));
+    }
+    if f.more > 0 {
+        println!("    … and {} more", f.more);
+    }
 }
 
 /// Marks an orphaned route in `routes` and `route ID`.
@@ -243,7 +346,12 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         println!("  when exhausted: {}", outcome.as_str());
     }
     println!("  actions: {}", actions(s));
+    // A hold comes before an attempt of its generation: a skip it led to.
+    let mut holds = d.holds.iter().peekable();
     for a in &d.attempts {
+        while let Some(h) = holds.next_if(|h| h.generation <= a.generation) {
+            print_hold(h);
+        }
         let outcome = a.outcome.map_or("running", |o| o.as_str());
         println!(
             "  attempt {} (gen {}) {} — {}{}",
@@ -270,7 +378,63 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         if let Some(excerpt) = &a.excerpt {
             println!("      evidence: {}", escape(excerpt));
         }
+        if let Some(t) = &a.transcript {
+            let mut said = vec![format!(
+                "{} tool call{}",
+                t.tool_calls,
+                if t.tool_calls == 1 { "" } else { "s" }
+            )];
+            if !t.refused.is_empty() {
+                said.push(format!("refused: {}", escape(&t.refused.join(", "))));
+            }
+            if let Some(n) = t.files_changed {
+                said.push(format!("{n} file{} changed", if n == 1 { "" } else { "s" }));
+            }
+            if t.input_tokens + t.output_tokens > 0 {
+                said.push(format!(
+                    "{} in / {} out tokens",
+                    t.input_tokens, t.output_tokens
+                ));
+            }
+            if let Some(c) = t.cost_usd {
+                said.push(format!("${c:.4}"));
+            }
+            let quiet = t.tool_calls == 0
+                && t.refused.is_empty()
+                && t.files_changed.unwrap_or(0) == 0
+                && t.input_tokens + t.output_tokens == 0;
+            if !quiet {
+                println!("      agent: {}", said.join(", "));
+            }
+            if let Some(answer) = &t.answer_excerpt {
+                println!("      answer: {}", escape(answer));
+            }
+        }
     }
+    if let Some(notice) = &d.refused_notice {
+        println!("  note: {}", escape(notice));
+    }
+    let u = &d.totals;
+    if u.input_tokens + u.output_tokens > 0 {
+        let cost = u.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+        println!(
+            "  total: {} in / {} out tokens{cost}",
+            u.input_tokens, u.output_tokens
+        );
+    }
+    holds.for_each(print_hold);
+}
+
+fn print_hold(h: &recourse::engine::HoldView) {
+    println!(
+        "  not dispatched (gen {}) {} — {} {} [{}]",
+        h.generation,
+        escape(&h.candidate_name),
+        h.classification.class.as_str(),
+        h.classification.code.as_str(),
+        escape(h.classification.rule_id.as_deref().unwrap_or("no rule"))
+    );
+    println!("      decision: {}", escape(&h.text));
 }
 
 pub fn actions(s: &RouteSnapshot) -> String {
@@ -308,6 +472,9 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
                 escape(&f.candidate_name)
             ));
         }
+    }
+    if let Some(queued) = &s.queued {
+        out.push_str(&format!(" | {}", escape(queued)));
     }
     if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
         out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));

@@ -1,5 +1,7 @@
 //! `recourse run`: start a route on a profile and follow it until it
-//! succeeds or needs a person, printing every transition.
+//! succeeds or needs a person. Its transitions go to stderr and the agent's
+//! final answer to stdout, so `answer=$(recourse run …)` works; `--json`
+//! prints one result document instead of the answer.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,8 +26,29 @@ pub struct RunArgs {
     /// Working directory of the agent
     #[arg(long)]
     cwd: Option<String>,
+    /// Print one JSON document (route, state, answer, usage, session id,
+    /// files changed) on stdout instead of the answer
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     db: DbArg,
+}
+
+/// Where a followed route's transitions are printed: `recourse run` keeps
+/// stdout for the answer, `action` and `recover` print them as their output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    Stdout,
+    Stderr,
+}
+
+impl Progress {
+    pub fn say(self, text: &str) {
+        match self {
+            Progress::Stdout => println!("{text}"),
+            Progress::Stderr => eprintln!("{text}"),
+        }
+    }
 }
 
 pub async fn run(args: RunArgs) -> Result<Exit> {
@@ -109,7 +132,101 @@ async fn start_and_follow(
         })
         .await?;
     // The start is printed from its event, like every later transition.
-    follow(engine, &mut events, start.id, interrupts).await
+    let exit = follow(engine, &mut events, start.id, interrupts, Progress::Stderr).await?;
+    let result = RunResult::of(engine, start.id, exit)?;
+    if args.json {
+        println!(
+            "{}",
+            recourse::controls::escape_json(&serde_json::to_string_pretty(&result)?)
+        );
+    } else {
+        result.print();
+    }
+    Ok(exit)
+}
+
+/// What `recourse run --json` prints: the route, how it ended, and what its
+/// last attempt's agent answered and did.
+#[derive(serde::Serialize)]
+struct RunResult {
+    route: u32,
+    state: &'static str,
+    exit_code: u8,
+    /// The final answer of the last attempt (when it gave one).
+    answer: Option<String>,
+    /// Tokens and cost of every attempt together.
+    usage: recourse::agent::Usage,
+    /// The agent CLI's own session id, for resuming it.
+    session_id: Option<String>,
+    /// Files of the working directory the last attempt changed (`None`: not
+    /// a git repository).
+    files_changed: Option<Vec<recourse::agent::FileChange>>,
+    /// Tool uses the access level refused, and what that means.
+    refused: Vec<String>,
+    refused_notice: Option<String>,
+    /// Why a person is needed, when one is.
+    manual_reason: Option<String>,
+}
+
+impl RunResult {
+    fn of(engine: &Engine, route: u32, exit: Exit) -> Result<RunResult> {
+        let detail = engine.route_detail(route)?;
+        let last = detail.attempts.last();
+        let full = last.and_then(|a| engine.attempt_transcript(route, a.number).ok());
+        Ok(RunResult {
+            route,
+            state: detail.snapshot.state.as_str(),
+            exit_code: exit.code(),
+            answer: full.as_ref().and_then(|t| t.transcript.answer.clone()),
+            usage: detail.totals,
+            session_id: full.as_ref().and_then(|t| t.transcript.session_id.clone()),
+            files_changed: full
+                .as_ref()
+                .and_then(|t| t.files.as_ref().map(|f| f.files.clone())),
+            refused: last
+                .and_then(|a| a.transcript.as_ref())
+                .map(|t| t.refused.clone())
+                .unwrap_or_default(),
+            refused_notice: detail.refused_notice,
+            manual_reason: detail.snapshot.manual_reason,
+        })
+    }
+
+    /// The answer on stdout, as the agent wrote it (its terminal escapes
+    /// stripped when it was stored); what else a person should know on
+    /// stderr.
+    fn print(&self) {
+        if let Some(notice) = &self.refused_notice {
+            eprintln!("note: {notice}");
+        }
+        if let Some(files) = &self.files_changed {
+            if !files.is_empty() {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| recourse::controls::escape(&f.path).into_owned())
+                    .collect();
+                eprintln!(
+                    "changed {} file{}: {}",
+                    files.len(),
+                    if files.len() == 1 { "" } else { "s" },
+                    names.join(", ")
+                );
+            }
+        }
+        let u = &self.usage;
+        if u.input_tokens + u.output_tokens > 0 {
+            let cost = u.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+            eprintln!(
+                "tokens: {} in, {} out{cost}",
+                u.input_tokens, u.output_tokens
+            );
+        }
+        if self.state == RouteState::Succeeded.as_str() {
+            if let Some(answer) = &self.answer {
+                println!("{}", recourse::controls::escape_text(answer));
+            }
+        }
+    }
 }
 
 /// Prints the route's transitions until it rests; see [`follow_all`].
@@ -118,8 +235,9 @@ pub async fn follow(
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     route_id: u32,
     interrupts: &mut Interrupts,
+    progress: Progress,
 ) -> Result<Exit> {
-    follow_all(engine, events, [(route_id, 0)].into(), interrupts).await
+    follow_all(engine, events, [(route_id, 0)].into(), interrupts, progress).await
 }
 
 /// Prints the routes' transitions until each rests; `routes` maps each to
@@ -135,6 +253,7 @@ pub async fn follow_all(
     events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
     mut routes: BTreeMap<u32, u32>,
     interrupts: &mut Interrupts,
+    progress: Progress,
 ) -> Result<Exit> {
     let mut exit = Exit::Success;
     while !routes.is_empty() {
@@ -158,25 +277,31 @@ pub async fn follow_all(
             Some(_) | None => continue,
         }
         let s = ev.snapshot;
-        println!("{}", line(&s, Utc::now()));
+        progress.say(&line(&s, Utc::now()));
         let owned_elsewhere = s.owner.as_deref().is_some_and(|o| o != engine.instance());
         match s.state {
             RouteState::Succeeded => {}
             RouteState::NeedsManual | RouteState::Stopped => {
-                print_needs_you(&s);
+                print_needs_you(&s, progress);
                 exit = exit.max(Exit::NeedsYou);
             }
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued
                 if owned_elsewhere =>
             {
-                println!(
+                progress.say(&format!(
                     "route {} is now run by {}",
                     s.id,
                     recourse::controls::escape(s.owner.as_deref().unwrap_or_default())
-                );
+                ));
                 exit = exit.max(Exit::TakenOver);
             }
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued => {
                 continue;
             }
         }
@@ -229,6 +354,9 @@ fn after_interrupt(was_running: bool, s: &recourse::engine::RouteSnapshot) -> Op
                  `recourse recover` or the app will take it over"
             ))
         }
+        (RouteState::Queued, _) => Some(format!(
+            "interrupted: route {id} stays queued; `recourse recover` or the app will take it over"
+        )),
         // Its wait came due just before the stop: that attempt was killed.
         (RouteState::NeedsManual, _) if !was_running => Some(format!(
             "interrupted: stopping route {id}'s agent, which had just started"
@@ -246,16 +374,16 @@ fn after_interrupt(was_running: bool, s: &recourse::engine::RouteSnapshot) -> Op
 }
 
 /// What a person reads when a route rests waiting for them.
-pub fn print_needs_you(s: &recourse::engine::RouteSnapshot) {
-    println!(
+pub fn print_needs_you(s: &recourse::engine::RouteSnapshot, progress: Progress) {
+    progress.say(&format!(
         "route {} needs you: {}",
         s.id,
         recourse::controls::escape(s.manual_reason.as_deref().unwrap_or("no reason recorded"))
-    );
-    println!(
+    ));
+    progress.say(&format!(
         "  actions: {} (recourse action {} ACTION --generation {})",
         actions(s),
         s.id,
         s.generation
-    );
+    ));
 }

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::pending::{Pending, WorkKey};
 use super::Engine;
+use crate::agent::Transcript;
 use crate::store::ChangeSeq;
 
 #[derive(Default)]
@@ -29,12 +30,16 @@ pub(super) struct Book {
     pub seen_change: ChangeSeq,
     /// Timer firings and attempt reports not committed yet.
     pub pending: HashMap<WorkKey, Pending>,
+    /// Limit marks already noticed, by id and when each was made.
+    pub seen_marks: std::collections::HashSet<(u32, DateTime<Utc>)>,
 }
 
 pub(super) struct RunHandle {
     pub generation: u32,
     pub cancel: CancellationToken,
     pub task: JoinHandle<()>,
+    /// The attempt's transcript as it grows.
+    pub live: tokio::sync::watch::Receiver<Transcript>,
 }
 
 impl Engine {
@@ -67,6 +72,14 @@ impl Engine {
         if let Some(run) = self.book().runs.get(&route_id) {
             run.cancel.cancel();
         }
+    }
+
+    /// What the agent of this engine's run of `route_id` has said and done
+    /// so far, sanitized; `None` when this engine runs no attempt of it.
+    pub fn live_transcript(&self, route_id: u32) -> Option<Transcript> {
+        let live = self.book().runs.get(&route_id)?.live.clone();
+        let transcript = live.borrow().clone();
+        Some(transcript.sanitized())
     }
 
     /// The generation of this engine's run of `route_id`, if it has one.

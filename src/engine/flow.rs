@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use tracing::{error, warn};
 
+use super::accounts::REPLANS;
 use super::book::RunHandle;
 use super::pending::Work;
 use super::views::snapshot;
@@ -14,7 +15,7 @@ use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
 use crate::route::{AttemptRecord, Interruption, RouteRow, RouteState};
-use crate::runner::{self, Launch, RunReport};
+use crate::runner::{self, Launch, Ran, RunReport};
 use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
 use crate::timing;
@@ -39,29 +40,41 @@ impl Engine {
                 }
                 StartRefusal::Paused => paused("a new route"),
             })?;
-        let mut store = self.store();
-        let row = store.insert_route(&new, |id| new.first_attempt(id))?;
-        let attempt = store.attempts(row.id)?.remove(0).attempt;
-        self.apply_effect(&store, &row, Effect::Dispatch(attempt));
-        drop(store);
-        self.publish(&row);
-        Ok(snapshot(&row))
+        // Created queued and released at once, in one transaction: its
+        // first dispatch sees the accounts' marks and slots like any other.
+        for _ in 0..REPLANS {
+            let facts = self.facts(0, &new.candidates, None)?;
+            let now = self.inner.clock.now();
+            let lease = self.lease();
+            let mut planned = None;
+            let mut store = self.store();
+            let created = store.create_route(&new, |row| {
+                planned = machine::released(row, lease, facts.world(), now);
+                planned.clone()
+            })?;
+            let (Cas::Won(row), Some(plan)) = (created, planned) else {
+                continue;
+            };
+            let probe = plan.write().probe().is_some();
+            self.apply_effect(&store, &row, plan.effect().clone(), probe);
+            drop(store);
+            self.publish(&row);
+            self.after_commit(&plan);
+            return Ok(snapshot(&row));
+        }
+        Err(EngineError::Conflict(
+            "the limits of the profile's accounts kept changing while the route was being \
+             started; nothing was started"
+                .to_string(),
+        ))
     }
 
     /// Applies a manual action fenced by the generation the person saw.
     pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
-        let row = self.route_row(req.route_id)?;
-        let now = self.inner.clock.now();
-        let planned = machine::manual(
-            &row,
-            req.action,
-            req.expected_generation,
-            self.lease(),
-            self.world(),
-            now,
-        );
-        let plan = match planned {
-            Ok(plan) => plan,
+        let row = self.with_current_policies(self.route_row(req.route_id)?)?;
+        // Refused before anything is killed or written.
+        let kills = match self.manual_plan(&req, &row, self.world()) {
+            Ok(p) => *p.effect() == Effect::Kill,
             Err(Refusal::AlreadyDone) => return Ok(snapshot(&row)),
             Err(Refusal::Stale) => return Err(stale(&row)),
             Err(Refusal::NotValid { action, state }) => {
@@ -78,22 +91,41 @@ impl Engine {
             }
             Err(Refusal::Paused) => return Err(paused(req.action.as_str())),
         };
-        let kills = *plan.effect() == Effect::Kill;
         let run_here = self.run_at(row.id).is_some();
         if kills && !run_here {
             // Run by another process: the attempt is recorded as killed
             // only once its agent is known to be gone.
             self.make_sure_agent_gone(&row).await?;
         }
-        match self.commit(plan)? {
-            Cas::Won(row) => {
+        match self.advance(row.clone(), |row, world| {
+            self.manual_plan(&req, row, world).ok()
+        })? {
+            Some(Cas::Won(row)) => {
                 if kills && run_here {
                     self.until_run_ends(row.id).await;
                 }
                 Ok(snapshot(&row))
             }
-            Cas::Lost(current) => Err(stale(&current)),
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
+            None => Err(stale(&self.route_row(row.id)?)),
         }
+    }
+
+    fn manual_plan(
+        &self,
+        req: &ActionRequest,
+        row: &RouteRow,
+        world: machine::World<'_>,
+    ) -> Result<Plan, Refusal> {
+        let now = self.inner.clock.now();
+        machine::manual(
+            row,
+            req.action,
+            req.expected_generation,
+            self.lease(),
+            world,
+            now,
+        )
     }
 
     /// Kills the process group of the route's latest attempt if it still
@@ -135,18 +167,20 @@ impl Engine {
         let Cas::Won(row) = outcome else {
             return Ok(outcome);
         };
-        self.apply_effect(&store, &row, plan.effect().clone());
+        let probe = plan.write().probe().is_some();
+        self.apply_effect(&store, &row, plan.effect().clone(), probe);
         drop(store);
         self.publish(&row);
+        self.after_commit(&plan);
         Ok(Cas::Won(row))
     }
 
-    fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect) {
+    fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
         match effect {
             Effect::Arm(at) => self.arm(row.id, row.generation, at),
             Effect::Dispatch(attempt) => {
                 self.disarm(row.id);
-                self.launch(store, row, attempt);
+                self.launch(store, row, attempt, probe);
             }
             Effect::Kill => {
                 self.disarm(row.id);
@@ -156,7 +190,7 @@ impl Engine {
         }
     }
 
-    fn launch(&self, store: &Store, row: &RouteRow, attempt: AttemptRecord) {
+    fn launch(&self, store: &Store, row: &RouteRow, attempt: AttemptRecord, probe: bool) {
         let index = attempt.candidate_index as usize;
         let step = match store.candidate_attempts(row.id, attempt.candidate_index) {
             Ok(n) => n.saturating_sub(1),
@@ -166,6 +200,7 @@ impl Engine {
             }
         };
         let (spawned, mut started) = tokio::sync::mpsc::unbounded_channel();
+        let (progress, live) = tokio::sync::watch::channel(crate::agent::Transcript::default());
         let launch = Launch {
             agent: row.candidates[index].agent.clone(),
             prompt: row.prompt.clone(),
@@ -173,6 +208,8 @@ impl Engine {
             step,
             clock: self.inner.clock,
             spawned: Some(spawned),
+            progress: Some(progress),
+            answered: probe.then(|| self.probe_listener(row.id, attempt.generation)),
         };
         let recorder = self.clone();
         let number = attempt.number;
@@ -193,8 +230,8 @@ impl Engine {
         let token = cancel.clone();
         let generation = attempt.generation;
         let task = tokio::spawn(async move {
-            let report = runner::run(launch, token).await;
-            engine.on_report(route_id, attempt, report);
+            let ran = runner::run(launch, token).await;
+            engine.on_report(route_id, attempt, ran);
         });
         self.book().runs.insert(
             route_id,
@@ -202,6 +239,7 @@ impl Engine {
                 generation,
                 cancel,
                 task,
+                live,
             },
         );
     }
@@ -209,7 +247,7 @@ impl Engine {
     /// An attempt ended. Only the route's current attempt drives a
     /// transition; anything else is recorded as a late result. The report
     /// is held until it is recorded (see [`super::pending`]).
-    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: RunReport) {
+    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran) {
         let key = (route_id, attempt.generation);
         let generation = attempt.generation;
         self.hold(key, Work::Report(Box::new((attempt, report))));
@@ -230,34 +268,50 @@ impl Engine {
         &self,
         route_id: u32,
         attempt: &AttemptRecord,
-        report: RunReport,
+        ran: Ran,
     ) -> Result<(), EngineError> {
+        // What the agent said and did is kept first, however the attempt
+        // is judged (and again harmlessly if this work is retried).
+        let transcript = ran.transcript.sanitized();
+        self.store()
+            .save_transcript(route_id, attempt.number, &transcript, ran.files.as_ref())?;
+        let report = ran.report;
         let row = self.with_current_policies(self.route_row(route_id)?)?;
         let now = self.inner.clock.now();
         let current = row.state == RouteState::Running && row.generation == attempt.generation;
         if !current {
             return self.record_late(&row, attempt, report, now);
         }
-        let plan = match report {
-            RunReport::Succeeded => machine::succeeded(&row, attempt.number, now),
+        let failure = match report {
+            RunReport::Succeeded => {
+                let plan = machine::succeeded(&row, attempt.number, now);
+                return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
+            }
+            RunReport::Killed => {
+                let plan = machine::interrupted(&row, Interruption::ShutDown, now);
+                return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
+            }
             RunReport::Failed { raw, effect } => {
-                let failure = self.failure(&row, attempt, raw, effect, None, true);
-                machine::failed(&row, failure, self.lease(), self.world(), now)
+                self.failure(&row, attempt, raw, effect, None, true)
             }
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } => {
-                let failure = self.failure(&row, attempt, raw, effect, Some(failure), true);
-                machine::failed(&row, failure, self.lease(), self.world(), now)
-            }
-            RunReport::Killed => machine::interrupted(&row, Interruption::ShutDown, now),
+            } => self.failure(&row, attempt, raw, effect, Some(failure), true),
         };
-        let Some(plan) = plan else {
-            return Ok(());
-        };
-        if let Cas::Lost(current) = self.commit(plan)? {
+        // Planned in the world of its accounts: the failure may mark one,
+        // and a skip dispatches to the next candidate.
+        let outcome = self.advance(row, |row, world| {
+            let now = self.inner.clock.now();
+            machine::failed(row, failure.clone(), self.lease(), world, now)
+        })?;
+        self.commit_report(outcome, route_id)
+    }
+
+    /// A report's transition lost its race: said in the log.
+    fn commit_report(&self, outcome: Option<Cas>, route_id: u32) -> Result<(), EngineError> {
+        if let Some(Cas::Lost(current) | Cas::WorldChanged(current)) = outcome {
             warn!(
                 route = route_id,
                 "attempt report lost a race to generation {}", current.generation
@@ -336,7 +390,7 @@ impl Engine {
 
     /// The row with its candidates' policies as they are now, read by
     /// candidate id (see [`machine::with_policies`]).
-    fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
+    pub(super) fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
         let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
         let current = self.store().candidates_by_id(&ids)?;
         Ok(machine::with_policies(row, &current))

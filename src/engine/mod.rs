@@ -15,6 +15,8 @@
 //! `catalogue` the API over profiles and the catalogue in force; [`views`]
 //! every projection the API hands out. Lock order: `docs/architecture.md`.
 
+mod account_views;
+mod accounts;
 mod book;
 mod catalogue;
 mod error;
@@ -47,6 +49,11 @@ use crate::route::machine::{Lease, World};
 use crate::scheduler::Scheduler;
 use crate::store::Store;
 
+pub use crate::runner::readiness::{CredentialPlace, Readiness};
+pub use account_views::{
+    AccountCandidateView, AccountNotice, AccountStatus, AccountView, AccountsOverview, HourBar,
+    MarkView, MAX_RUNNING,
+};
 pub use catalogue::{CatalogueState, TextPreview};
 pub use error::{EngineError, ErrorCode};
 pub use housekeeping::{inspect_workdir, AT_REST};
@@ -55,6 +62,7 @@ pub use profile_files::{
     preview_import, read_document, read_document_file, write_document_file, ExistingProfile,
     ImportPreview, ImportTarget,
 };
+pub use profiles::readiness;
 pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
 pub use types::*;
@@ -91,9 +99,13 @@ struct Inner {
     opts: EngineOptions,
     clock: Clock,
     events: broadcast::Sender<RouteEvent>,
+    /// One notice per new limit mark.
+    notices: broadcast::Sender<AccountNotice>,
     scheduler: Scheduler,
     /// Wakes the task that retries held work.
     retry_wake: tokio::sync::Notify,
+    /// Wakes the task that gives queued routes their turn.
+    release_wake: tokio::sync::Notify,
     /// Set when `shutdown` starts: its attempts are being killed and
     /// recorded, so the heartbeat leaves them alone.
     shutting_down: std::sync::atomic::AtomicBool,
@@ -112,6 +124,7 @@ impl Engine {
         let stop = CancellationToken::new();
         let (scheduler, fired, timer_task) = Scheduler::start(stop.child_token());
         let (events, _) = broadcast::channel(1024);
+        let (notices, _) = broadcast::channel(64);
         let engine = Engine {
             inner: Arc::new(Inner {
                 store: Mutex::new(store),
@@ -121,8 +134,10 @@ impl Engine {
                 opts,
                 clock: Clock::start(),
                 events,
+                notices,
                 scheduler,
                 retry_wake: tokio::sync::Notify::new(),
+                release_wake: tokio::sync::Notify::new(),
                 shutting_down: std::sync::atomic::AtomicBool::new(false),
                 paused: std::sync::atomic::AtomicBool::new(false),
                 stop,
@@ -133,12 +148,17 @@ impl Engine {
         // refused untouched.
         let opening = |e: EngineError| e.opening(db_path);
         engine.remember_published().map_err(opening)?;
+        engine.remember_marks().map_err(opening)?;
+        // Before any secret leaves the file for the keyring: read there.
+        engine.derive_missing_accounts().map_err(opening)?;
         if engine.inner.opts.seed_demo {
             engine.seed_demo().map_err(opening)?;
         }
         engine.reconcile().map_err(opening)?;
         engine.move_secrets_to_keyring().map_err(opening)?;
         engine.spawn_background(fired);
+        // Queued routes it took over, or left by its last run, get their turn.
+        engine.kick_release();
         Ok(engine)
     }
 
@@ -170,6 +190,28 @@ impl Engine {
         views::route_detail(&self.store(), id)
     }
 
+    /// Attempt `attempt` of route `route_id`, whole: its stored transcript,
+    /// or, while this engine runs it, what its agent has said and done so
+    /// far.
+    pub fn attempt_transcript(
+        &self,
+        route_id: u32,
+        attempt: u32,
+    ) -> Result<AttemptTranscript, EngineError> {
+        views::attempt_transcript(&self.store(), route_id, attempt).or_else(|e| {
+            let running = self.route_row(route_id)?.attempts == attempt;
+            match self.live_transcript(route_id).filter(|_| running) {
+                Some(transcript) => Ok(AttemptTranscript {
+                    route_id,
+                    attempt,
+                    transcript,
+                    files: None,
+                }),
+                None => Err(e),
+            }
+        })
+    }
+
     fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock leaves SQLite consistent (the
         // transaction rolls back), so a poisoned lock is still usable.
@@ -186,10 +228,19 @@ impl Engine {
         }
     }
 
-    /// What the state machine is told about the world beyond the route.
-    fn world(&self) -> World {
+    /// The world beyond the route without its accounts: what a refusal
+    /// depends on (a dispatch plans in [`Engine::advance`]'s world).
+    fn world(&self) -> World<'static> {
         World {
             paused: self.is_paused(),
+            ..World::default()
         }
+    }
+
+    /// `shutdown` has started: its attempts are being stopped.
+    fn is_shutting_down(&self) -> bool {
+        self.inner
+            .shutting_down
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 }

@@ -20,42 +20,86 @@ use super::book::RunHandle;
 use super::views::snapshot;
 use super::{Engine, EngineError, RouteSnapshot};
 use crate::route::{machine, Interruption, RouteRow, RouteState};
+use crate::runner::{boot_id, AgentProcess};
 use crate::scheduler::Fired;
 use crate::store::Claim;
 
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
 
-/// `pid<pid>-<start nanos>`: unique per engine instance.
+/// `pid<pid>-<nanos>-s<process start>-b<boot id>`: unique per engine
+/// instance (several engines may live in one process), and naming its
+/// process exactly, so another engine on this machine can tell a live owner
+/// from a dead one whatever its lease says.
 pub(super) fn instance_id() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() % 1_000_000_000_000)
         .unwrap_or_default();
-    format!("pid{}-{nanos}", std::process::id())
+    let pid = std::process::id();
+    match (AgentProcess::of(pid), boot_id()) {
+        (Some(me), Some(boot)) => format!("pid{pid}-{nanos}-s{}-b{boot}", me.start),
+        _ => format!("pid{pid}-{nanos}"),
+    }
 }
 
-/// An owner is gone when its lease ran out or, on Linux, its process no
-/// longer exists.
+/// An owner is gone when nothing runs its routes any more. An owner on
+/// this machine and boot is judged by its process alone: alive with its
+/// start time, it is not gone however late its lease (stopped with Ctrl-Z,
+/// or its renewal's commit failed on a full disk, it still holds its agents);
+/// dead, it is gone within its lease. Any other owner (another machine, an
+/// id from before owners named their start) is gone once its lease ran
+/// out, or when its pid no longer exists here.
 pub(super) fn owner_gone(
     owner: Option<&str>,
     lease_until: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> bool {
     let Some(owner) = owner else { return true };
+    let id = OwnerId::parse(owner);
+    if let Some(process) = id.and_then(|id| id.here()) {
+        return !process.process_alive();
+    }
     if lease_until.is_none_or(|t| t < now) {
         return true;
     }
-    match owner_pid(owner) {
-        Some(pid) if std::path::Path::new("/proc/self").exists() => {
-            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    match id {
+        Some(id) if std::path::Path::new("/proc/self").exists() => {
+            !std::path::Path::new(&format!("/proc/{}", id.pid)).exists()
         }
         Some(_) | None => false,
     }
 }
 
-fn owner_pid(owner: &str) -> Option<u32> {
-    owner.strip_prefix("pid")?.split('-').next()?.parse().ok()
+/// What an owner id says of its process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OwnerId<'a> {
+    pid: u32,
+    /// Start time and boot id, when the id carries them.
+    process: Option<(u64, &'a str)>,
+}
+
+impl<'a> OwnerId<'a> {
+    fn parse(owner: &'a str) -> Option<OwnerId<'a>> {
+        let mut parts = owner.strip_prefix("pid")?.split('-');
+        let pid = parts.next()?.parse().ok()?;
+        let _nanos = parts.next()?;
+        let start = parts.next().and_then(|p| p.strip_prefix('s')?.parse().ok());
+        let boot = parts.next().and_then(|p| p.strip_prefix('b'));
+        Some(OwnerId {
+            pid,
+            process: start.zip(boot),
+        })
+    }
+
+    /// Its process, when it ran on this machine in this boot.
+    fn here(self) -> Option<AgentProcess> {
+        let (start, boot) = self.process?;
+        (boot_id().as_deref() == Some(boot)).then_some(AgentProcess {
+            pid: self.pid,
+            start,
+        })
+    }
 }
 
 impl Engine {
@@ -128,7 +172,7 @@ impl Engine {
             match machine::interrupted(&row, Interruption::EngineStopped, now) {
                 Some(plan) => match self.commit(plan)? {
                     crate::store::Cas::Won(row) => handled.push(row),
-                    crate::store::Cas::Lost(current) => {
+                    crate::store::Cas::Lost(current) | crate::store::Cas::WorldChanged(current) => {
                         tracing::debug!(route = current.id, "another engine adopted it first");
                     }
                 },
@@ -160,8 +204,8 @@ impl Engine {
     }
 
     /// Takes over waiting routes still as they were read and re-arms their
-    /// stored deadlines (a past one fires at once). Returns the routes
-    /// taken, as taken.
+    /// stored deadlines (a past one fires at once); queued ones keep their
+    /// place and get their turn. Returns the routes taken, as taken.
     fn adopt_waits(&self, waits: &[RouteRow]) -> Result<Vec<RouteRow>, EngineError> {
         if waits.is_empty() {
             return Ok(Vec::new());
@@ -180,10 +224,15 @@ impl Engine {
             .take_ownerships(&claims, lease.owner, lease.until)?;
         let mut adopted = Vec::new();
         for (row, taken) in waits.iter().zip(taken) {
-            if let (true, Some(deadline)) = (taken, row.deadline) {
-                self.arm(row.id, row.generation, deadline);
-                adopted.push(machine::taken_over(row.clone(), lease));
+            if !taken {
+                continue;
             }
+            match (row.state, row.deadline) {
+                (RouteState::Queued, _) => self.kick_release(),
+                (_, Some(deadline)) => self.arm(row.id, row.generation, deadline),
+                (_, None) => continue,
+            }
+            adopted.push(machine::taken_over(row.clone(), lease));
         }
         Ok(adopted)
     }
@@ -223,10 +272,15 @@ impl Engine {
             self.clone(),
             self.inner.stop.clone(),
         ));
+        let releases = tokio::spawn(super::accounts::release_loop(
+            self.clone(),
+            self.inner.stop.clone(),
+        ));
         let mut tasks = self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner());
         tasks.push(timers);
         tasks.push(heartbeat);
         tasks.push(retries);
+        tasks.push(releases);
     }
 
     fn heartbeat(
@@ -252,6 +306,10 @@ impl Engine {
         let version = self.store().data_version()?;
         if seen_version.is_some_and(|v| v != version) {
             self.sync_external()?;
+            // Another process may have freed a slot, or marked, cleared or
+            // probed an account.
+            self.notice_marks();
+            self.kick_release();
         }
         *seen_version = Some(version);
         Ok(())
@@ -329,23 +387,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn owner_with_expired_lease_or_dead_process_is_gone() {
+    fn a_live_owner_here_is_not_gone_whatever_its_lease() {
         let now = Utc::now();
-        let later = now + chrono::Duration::seconds(10);
+        let lapsed = Some(now - chrono::Duration::seconds(60));
         let me = instance_id();
         assert!(
-            !owner_gone(Some(&me), Some(later), now),
-            "live owner with a lease"
+            OwnerId::parse(&me).and_then(OwnerId::here).is_some(),
+            "this machine's ids name their process: {me}"
         );
-        assert!(owner_gone(
-            Some(&me),
-            Some(now - chrono::Duration::seconds(1)),
-            now
-        ));
+        assert!(
+            !owner_gone(Some(&me), lapsed, now),
+            "a lapsed lease is not proof of death: the owner's process lives"
+        );
         assert!(owner_gone(None, None, now), "no owner");
+    }
+
+    #[test]
+    fn a_dead_owner_here_is_gone_within_its_lease() {
+        let now = Utc::now();
+        let later = Some(now + chrono::Duration::seconds(10));
+        let me = instance_id();
+        // This process's id with another start time: a pid reused by a
+        // stranger, so the owner that had it is gone.
+        let (head, boot) = me.rsplit_once("-b").unwrap();
+        let (head, _) = head.rsplit_once("-s").unwrap();
+        let reused = format!("{head}-s1-b{boot}");
+        assert!(owner_gone(Some(&reused), later, now));
+    }
+
+    #[test]
+    fn an_owner_from_elsewhere_or_before_goes_with_its_lease() {
+        let now = Utc::now();
+        let later = Some(now + chrono::Duration::seconds(10));
+        let lapsed = Some(now - chrono::Duration::seconds(1));
+        let mine = format!("pid{}-1", std::process::id());
+        let other_boot = format!("pid{}-1-s5-bdeadbeef", std::process::id());
+        for owner in [&mine, &other_boot] {
+            assert!(
+                !owner_gone(Some(owner), later, now),
+                "{owner}: within its lease"
+            );
+            assert!(
+                owner_gone(Some(owner), lapsed, now),
+                "{owner}: lease lapsed"
+            );
+        }
         if std::path::Path::new("/proc/self").exists() {
             assert!(
-                owner_gone(Some("pid4294967-1"), Some(later), now),
+                owner_gone(Some("pid4294967-1"), later, now),
                 "a pid that does not exist is gone even within its lease"
             );
         }

@@ -34,6 +34,7 @@ impl Engine {
             for key in due {
                 self.perform(key);
             }
+            self.kick_release();
         }
         tracing::info!(
             paused,

@@ -15,7 +15,7 @@ use tracing::{debug, error, warn};
 use super::{Engine, EngineError};
 use crate::route::machine;
 use crate::route::{AttemptRecord, Interruption, RouteState};
-use crate::runner::RunReport;
+use crate::runner::Ran;
 use crate::scheduler::Fired;
 
 /// Delays between retries of work whose commit failed: about a minute in
@@ -42,7 +42,7 @@ pub(super) enum Work {
     /// The route's wait came due.
     Timer,
     /// The route's attempt ended.
-    Report(Box<(AttemptRecord, RunReport)>),
+    Report(Box<(AttemptRecord, Ran)>),
 }
 
 #[derive(Debug)]
@@ -168,17 +168,18 @@ impl Engine {
         {
             return Ok(());
         }
-        let now = self.inner.clock.now();
-        match machine::timer_fired(&row, self.lease(), self.world(), now) {
-            Some(plan) => self.commit(plan).map(|_| ()),
-            None => Ok(()),
-        }
+        let row = self.with_current_policies(row)?;
+        self.advance(row, |row, world| {
+            machine::timer_fired(row, self.lease(), world, self.inner.clock.now())
+        })
+        .map(drop)
     }
 
     /// On a lease heartbeat: every active route this engine owns is being
     /// handled. An overdue wait with no armed timer and no held work fires;
     /// a future one is armed again; a `running` route with no attempt task
-    /// and no held report (both gone) goes to manual recovery, not replayed.
+    /// and no held report (both gone) goes to manual recovery, not replayed;
+    /// queued routes get their turn.
     pub(super) fn check_overdue(&self) -> Result<(), EngineError> {
         if self
             .inner
@@ -190,6 +191,9 @@ impl Engine {
         }
         let rows = self.store().active_routes_owned_by(&self.inner.instance)?;
         let now = self.inner.clock.now();
+        if rows.iter().any(|r| r.state == RouteState::Queued) {
+            self.kick_release();
+        }
         for row in rows {
             let key = (row.id, row.generation);
             if self.book().pending.contains_key(&key) {
@@ -222,7 +226,10 @@ impl Engine {
                         self.commit(plan)?;
                     }
                 }
-                RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => {}
+                RouteState::Queued
+                | RouteState::NeedsManual
+                | RouteState::Stopped
+                | RouteState::Succeeded => {}
             }
         }
         Ok(())
@@ -368,9 +375,12 @@ mod tests {
             let world = Default::default();
             let new =
                 machine::start(&profile, "go".into(), None, engine.lease(), world, now).unwrap();
-            store
-                .insert_route(&new, |id| new.first_attempt(id))
-                .unwrap()
+            let first =
+                |row: &crate::route::RouteRow| machine::released(row, engine.lease(), world, now);
+            match store.create_route(&new, first).unwrap() {
+                crate::store::Cas::Won(row) => row,
+                other => panic!("nothing else writes: {other:?}"),
+            }
         };
         until(
             &engine,

@@ -136,10 +136,12 @@ impl Engine {
             ImportTarget::New => {
                 let mut inputs = doc.to_inputs(None);
                 validate_candidates(&inputs)?;
+                let accounts = self.accounts_of(&inputs)?;
                 let stowed = self.stow_secrets(&name, &mut inputs, None)?;
+                let writes = super::profiles::with_accounts(&inputs, accounts);
                 let created = self
                     .store()
-                    .create_profile_with_candidates(&name, &inputs, now)
+                    .create_profile_with_candidates(&name, &writes, now)
                     .map_err(|e| name_taken(e, &name))
                     .and_then(|saved| saved.map_err(|r| refused(r, 0, 0)));
                 match created {
@@ -158,10 +160,12 @@ impl Engine {
                 let doc = doc.with_kept_secrets(Some(&existing));
                 let mut inputs = doc.to_inputs(Some(&existing));
                 validate_candidates(&inputs)?;
+                let accounts = self.accounts_of(&inputs)?;
                 let stowed = self.stow_secrets(&name, &mut inputs, Some(&existing))?;
+                let writes = super::profiles::with_accounts(&inputs, accounts);
                 let replaced = self
                     .store()
-                    .replace_profile(id, expected_revision, Some(&name), &inputs, now)
+                    .replace_profile(id, expected_revision, Some(&name), &writes, now)
                     .map_err(|e| name_taken(e, &name))
                     .and_then(|saved| saved.map_err(|r| refused(r, id, expected_revision)));
                 if let Err(e) = replaced {

@@ -3,6 +3,7 @@
 
 use super::{seed, Engine, EngineError, DEMO_PROFILE};
 use crate::profile::{check_candidates, CandidateInput, Profile};
+use crate::runner::readiness::Readiness;
 use crate::store::profiles::SaveRefusal;
 use crate::store::StoreError;
 
@@ -74,11 +75,13 @@ impl Engine {
             })
             .collect();
         let existing = self.get_profile(profile_id)?;
+        let accounts = self.accounts_of(&candidates)?;
         let stowed = self.stow_secrets(&existing.name, &mut candidates, Some(&existing))?;
         let now = self.inner.clock.now();
+        let writes = with_accounts(&candidates, accounts);
         let outcome = self
             .store()
-            .save_candidates(profile_id, expected_revision, &candidates, now);
+            .save_candidates(profile_id, expected_revision, &writes, now);
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(r)) => {
@@ -91,6 +94,8 @@ impl Engine {
             }
         }
         self.release_secrets(&existing.candidates, &agents(&candidates));
+        // A limit may have been raised or lifted.
+        self.kick_release();
         self.get_profile(profile_id)
     }
 
@@ -134,9 +139,25 @@ impl Engine {
     }
 }
 
+/// `inputs` with the account each runs as.
+pub(super) fn with_accounts(
+    inputs: &[CandidateInput],
+    accounts: Vec<crate::account::AccountId>,
+) -> Vec<crate::store::profiles::CandidateWrite> {
+    inputs.iter().cloned().zip(accounts).collect()
+}
+
 /// The agents of `inputs`.
 pub(super) fn agents(inputs: &[CandidateInput]) -> Vec<crate::agent::AgentSpec> {
     inputs.iter().map(|c| c.agent.clone()).collect()
+}
+
+/// Whether `agent` can start now: its program, version and credentials
+/// (values never read), in the environment a run would give it.
+pub async fn readiness(agent: &crate::agent::AgentSpec) -> Readiness {
+    let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    env.extend(agent.env.clone());
+    crate::runner::readiness::check(agent, &env).await
 }
 
 fn profile_name(name: &str) -> Result<String, EngineError> {

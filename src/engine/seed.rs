@@ -13,10 +13,12 @@ pub const DEMO_PROFILE: &str = "Demo (simulated)";
 
 const WORK_MS: u32 = 1500;
 
-/// A simulated candidate failing as `like` does.
+/// A simulated candidate failing as `like` does, on an account of its own
+/// named after it, so the Accounts area names each demo provider.
 fn simulating(like: AgentKind, script: Vec<SimStep>) -> AgentSpec {
     AgentSpec {
         simulates: Some(like),
+        account: Some(format!("{} (simulated)", like.descriptor().label)),
         ..AgentSpec::simulated(script)
     }
 }

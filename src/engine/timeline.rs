@@ -72,6 +72,8 @@ pub(crate) fn timeline(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<Timeli
                     Some(
                         Decided::Typed(Decision::Stop { .. } | Decision::Manual { .. })
                         | Decided::MovedOn
+                        // A hold is a dispatch's record, never an attempt's.
+                        | Decided::Held { .. }
                         | Decided::Words(_),
                     )
                     | None => after.person(&mut entries),

@@ -6,7 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{AgentKind, AgentSpec, Launch};
+use crate::agent::{
+    Access, AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary, Usage,
+};
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
@@ -31,6 +33,8 @@ pub struct AgentKindInfo {
     /// Played inside Recourse from its `script`: no program, environment
     /// or config dir.
     pub scripted: bool,
+    /// The access levels it can be held to (empty: it takes none).
+    pub access_levels: Vec<Access>,
     /// A new candidate of this kind in the editor: its agent settings and
     /// the policy fitted to how the kind fails.
     pub starter: CandidateTemplate,
@@ -60,6 +64,15 @@ impl AgentKindInfo {
             config_dir_variable: d.config_dir_variable.map(str::to_string),
             policy_applies: d.policy_applies,
             scripted: matches!(d.launch, Launch::InProcess),
+            access_levels: d
+                .access
+                .map(|map| {
+                    Access::ALL
+                        .into_iter()
+                        .filter(|level| (map.flags)(*level).is_some())
+                        .collect()
+                })
+                .unwrap_or_default(),
             starter: CandidateTemplate {
                 agent: (d.starter)(),
                 policy: (d.starter_policy)(),
@@ -135,6 +148,10 @@ pub struct RouteSnapshot {
     /// The agent's program could not be started: a retry fails the same way
     /// until the program or working directory is fixed.
     pub cannot_start: bool,
+    /// Why it waits for a slot, while it is queued.
+    pub queued: Option<String>,
+    /// The account of the current candidate (its id).
+    pub account: Option<String>,
     pub prompt_excerpt: String,
     /// The directory the agent runs in; `None` only for a route started
     /// before directories were recorded (it ran where Recourse was started).
@@ -157,7 +174,7 @@ pub struct RouteSnapshot {
 pub enum RouteFilter {
     /// `needs_manual`: nothing happens until a person acts.
     NeedsYou,
-    /// Running, or waiting for a timer the engine will fire.
+    /// Running, waiting for a timer the engine will fire, or queued.
     Active,
     /// Stopped by a person: not finished (resume or archive it).
     Stopped,
@@ -184,7 +201,7 @@ impl RouteFilter {
         use RouteState::*;
         match self {
             RouteFilter::NeedsYou => &[NeedsManual],
-            RouteFilter::Active => &[Running, WaitingReset, RetryScheduled],
+            RouteFilter::Active => &[Running, WaitingReset, RetryScheduled, Queued],
             RouteFilter::Stopped => &[Stopped],
             RouteFilter::Finished => &[Succeeded],
             RouteFilter::Archived | RouteFilter::All => &[],
@@ -241,7 +258,7 @@ pub struct RouteCounts {
     pub active: u32,
     /// Running now.
     pub running: u32,
-    /// Waiting for a reset or a scheduled retry.
+    /// Waiting for a reset, a scheduled retry or a slot (queued).
     pub waiting: u32,
     pub stopped: u32,
     /// Succeeded.
@@ -268,7 +285,9 @@ impl RouteCounts {
             let slot = match state {
                 RouteState::NeedsManual => &mut counts.needs_you,
                 RouteState::Running => &mut counts.running,
-                RouteState::WaitingReset | RouteState::RetryScheduled => &mut counts.waiting,
+                RouteState::WaitingReset | RouteState::RetryScheduled | RouteState::Queued => {
+                    &mut counts.waiting
+                }
                 RouteState::Stopped => &mut counts.stopped,
                 RouteState::Succeeded => &mut counts.finished,
             };
@@ -312,6 +331,25 @@ pub struct AttemptView {
     /// No catalogue rule recognised its failure: it is in the catalogue's
     /// inbox, where a rule can be made from it.
     pub in_inbox: bool,
+    /// What the agent said and did, in brief; `None` for an attempt that
+    /// kept none (it is running, or ran before transcripts were kept).
+    pub transcript: Option<TranscriptSummary>,
+}
+
+/// A dispatch a limit mark held back: "not dispatched: work limited until
+/// …", with what the candidate's policy decided instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct HoldView {
+    pub generation: u32,
+    pub candidate_index: u32,
+    pub candidate_name: String,
+    pub at: DateTime<Utc>,
+    pub account: String,
+    pub classification: ClassificationSummary,
+    /// `None`: limited until cleared.
+    pub until: Option<DateTime<Utc>>,
+    /// The history's line: `not dispatched: work limited until …; wait for …`.
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -322,6 +360,17 @@ pub struct RouteDetail {
     /// The profile it ran on, while that profile exists.
     pub profile_id: Option<u32>,
     pub attempts: Vec<AttemptView>,
+    /// Tokens and cost of every attempt together.
+    pub totals: Usage,
+    /// Said when a route succeeded although its agent was refused tool
+    /// uses: `succeeded, but the agent was refused 2 tool uses (Edit,
+    /// Bash): its access is read-only`.
+    pub refused_notice: Option<String>,
+    /// The working directory the agents run in, as it will be used (the
+    /// route's own, else the directory Recourse was started in).
+    pub cwd: Option<String>,
+    /// Dispatches held back by limit marks, oldest first.
+    pub holds: Vec<HoldView>,
     /// The route drawn over time: attempts, the waits between them, marks.
     pub timeline: Vec<TimelineEntry>,
 }
@@ -361,6 +410,15 @@ pub enum GapReason {
     Retry,
     /// Waiting for a person.
     Person,
+}
+
+/// One attempt's whole transcript and the files it changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct AttemptTranscript {
+    pub route_id: u32,
+    pub attempt: u32,
+    pub transcript: Transcript,
+    pub files: Option<FilesChanged>,
 }
 
 /// Evidence that no catalogue rule classified, for growing the catalogue.

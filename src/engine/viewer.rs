@@ -81,9 +81,23 @@ impl RouteViewer {
             .collect())
     }
 
+    /// Every account, by the engine's own view.
+    pub fn accounts(&self) -> Result<super::AccountsOverview, EngineError> {
+        super::account_views::overview(&self.store, chrono::Utc::now())
+    }
+
     /// One route with its attempts. A row that cannot be read is
     /// `EngineError::Store(StoreError::Malformed { .. })`.
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
         views::route_detail(&self.store, id)
+    }
+
+    /// One attempt's stored transcript and changed files.
+    pub fn attempt_transcript(
+        &self,
+        route_id: u32,
+        attempt: u32,
+    ) -> Result<super::AttemptTranscript, EngineError> {
+        views::attempt_transcript(&self.store, route_id, attempt)
     }
 }

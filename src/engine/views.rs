@@ -3,11 +3,13 @@
 //! [`super::RouteViewer`] answer with the same functions.
 
 use super::{
-    AttemptView, ClassificationSummary, EngineError, LastFailure, RetryProgress, RouteCounts,
-    RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, HoldView, LastFailure,
+    RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
 };
+use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass};
-use crate::route::{machine, HoldReason, RouteRow, RouteState};
+use crate::route::{machine, Decided, HoldReason, RouteRow, RouteState};
+use crate::store::accounts::StoredHold;
 use crate::store::routes::{RouteScope, StoredAttempt};
 use crate::store::{RouteSearch, Store};
 
@@ -24,9 +26,10 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         .filter(|_| current_failed)
         .and_then(|c| c.class.policy_class());
     let pending = match row.state {
-        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
-            row.pending_outcome.filter(|_| current_failed)
-        }
+        RouteState::Running
+        | RouteState::WaitingReset
+        | RouteState::RetryScheduled
+        | RouteState::Queued => row.pending_outcome.filter(|_| current_failed),
         RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => None,
     };
     RouteSnapshot {
@@ -55,6 +58,8 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
             .and_then(|c| c.reset_at),
         manual_reason: row.manual_reason.as_ref().map(|r| r.text().into_owned()),
         cannot_start: matches!(row.manual_reason, Some(HoldReason::CannotStart { .. })),
+        queued: row.queued.as_ref().map(|q| q.reason.text()),
+        account: row.account().map(|a| a.to_string()),
         prompt_excerpt: prompt_excerpt(&row.prompt),
         cwd: row.cwd.clone(),
         archived_at: row.archived_at,
@@ -116,7 +121,7 @@ fn prompt_excerpt(prompt: &str) -> String {
     }
 }
 
-fn attempt_view(a: StoredAttempt) -> AttemptView {
+fn attempt_view(a: StoredAttempt, transcript: Option<TranscriptSummary>) -> AttemptView {
     let in_inbox = a.in_inbox();
     let r = a.result;
     AttemptView {
@@ -141,22 +146,123 @@ fn attempt_view(a: StoredAttempt) -> AttemptView {
             .and_then(|e| e.exit_code),
         in_inbox,
         excerpt: r.and_then(|r| r.excerpt),
+        transcript,
     }
 }
 
-/// One route with its attempts.
+fn hold_view(h: StoredHold) -> HoldView {
+    let r = h.record;
+    HoldView {
+        generation: h.generation,
+        candidate_index: r.candidate_index,
+        candidate_name: r.candidate_name,
+        at: r.at,
+        account: r.mark.account.to_string(),
+        classification: summary(&r.mark.classification()),
+        until: r.mark.until,
+        text: Decided::Held {
+            account: r.mark.account.clone(),
+            model: r.mark.model.clone(),
+            until: r.mark.until,
+            decision: r.decision,
+        }
+        .text()
+        .into_owned(),
+    }
+}
+
+/// One route with its attempts and what each agent said and did, in brief,
+/// and its held dispatches.
 pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, EngineError> {
     let row = store
         .route(id)?
         .ok_or_else(|| EngineError::not_found("route", id))?;
     let stored = store.attempts(id)?;
     let timeline = super::timeline::timeline(&row, &stored);
+    let mut summaries = store.transcript_summaries(id)?;
+    let totals = summaries.iter().fold(Usage::default(), |sum, (_, s)| {
+        sum.plus(Usage {
+            input_tokens: s.input_tokens,
+            output_tokens: s.output_tokens,
+            cost_usd: s.cost_usd,
+            ..Usage::default()
+        })
+    });
+    let attempts: Vec<AttemptView> = stored
+        .into_iter()
+        .map(|a| {
+            let at = summaries.iter().position(|(n, _)| *n == a.attempt.number);
+            attempt_view(a, at.map(|i| summaries.swap_remove(i).1))
+        })
+        .collect();
+    let holds = store.holds(id)?.into_iter().map(hold_view).collect();
     Ok(RouteDetail {
+        refused_notice: refused_notice(&row, &attempts),
         snapshot: snapshot(&row),
         prompt: row.prompt.clone(),
         profile_id: row.profile_id,
-        attempts: stored.into_iter().map(attempt_view).collect(),
         timeline,
+        attempts,
+        totals,
+        cwd: row.cwd.clone().or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string())
+        }),
+        holds,
+    })
+}
+
+/// A success whose agent was refused tool uses says so, naming them and
+/// the access level that refused them.
+fn refused_notice(row: &RouteRow, attempts: &[AttemptView]) -> Option<String> {
+    if row.state != RouteState::Succeeded {
+        return None;
+    }
+    let last = attempts.last()?;
+    let refused = &last.transcript.as_ref()?.refused;
+    if refused.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for name in refused {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    let access = row
+        .candidates
+        .get(last.candidate_index as usize)
+        .map(|c| match c.agent.access {
+            Some(level) => format!("its access is {}", level.words()),
+            None => "it has no access level, so the CLI's own default applied".to_string(),
+        })
+        .unwrap_or_default();
+    let n = refused.len();
+    Some(format!(
+        "succeeded, but the agent was refused {n} tool use{} ({}): {access}",
+        if n == 1 { "" } else { "s" },
+        names.join(", ")
+    ))
+}
+
+/// One attempt's stored transcript.
+pub(crate) fn attempt_transcript(
+    store: &Store,
+    route_id: u32,
+    attempt: u32,
+) -> Result<AttemptTranscript, EngineError> {
+    let (transcript, files) = store.transcript(route_id, attempt)?.ok_or_else(|| {
+        EngineError::not_found(
+            "transcript of route/attempt",
+            format!("{route_id}/{attempt}"),
+        )
+    })?;
+    Ok(AttemptTranscript {
+        route_id,
+        attempt,
+        transcript,
+        files,
     })
 }
 

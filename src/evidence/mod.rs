@@ -74,6 +74,29 @@ impl Provider {
         Provider::Simulated,
     ];
 
+    /// Evidence with no known tool (any command, the simulated provider):
+    /// every catalogue rule applies to it.
+    pub fn sees_every_rule(self) -> bool {
+        match self {
+            Provider::Generic | Provider::Simulated => true,
+            Provider::AnthropicApi
+            | Provider::ClaudeCode
+            | Provider::Codex
+            | Provider::OpenaiApi
+            | Provider::Gemini
+            | Provider::Opencode => false,
+        }
+    }
+
+    /// Whose text a person can paste: every provider but the built-in
+    /// simulated one, whose texts are Recourse's own.
+    pub fn pastable() -> Vec<Provider> {
+        Provider::ALL
+            .into_iter()
+            .filter(|p| *p != Provider::Simulated)
+            .collect()
+    }
+
     /// The name in evidence and on the command line (`anthropic-api`).
     pub fn as_str(self) -> &'static str {
         match self {

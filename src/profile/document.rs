@@ -4,8 +4,9 @@
 //! It is the policy document (`recourse policy check` reads the same
 //! candidates, legacy action maps included) plus the profile's `name` and,
 //! per candidate, how to launch it: `agent` is an object (`kind`, `program`,
-//! `args`, `model`, `env`, `config_dir`, `timeouts`, and `script` and `simulates` for the
-//! simulated provider) or just the policy document's agent name
+//! `args`, `model`, `env`, `config_dir`, `timeouts`, `account` (a label),
+//! `max_concurrent`, and `script` and `simulates` for the simulated
+//! provider) or just the policy document's agent name
 //! (`"claude-code"`), meaning that kind with its defaults. [`load`] is the one
 //! way to read it: duplicate keys, unknown fields and newer versions are
 //! refused, and every invalid value is reported with its path.
@@ -231,7 +232,8 @@ fn take_agents(fields: &mut Map<String, Value>) -> Result<Vec<AgentSpec>, Profil
 /// An agent object, refusing fields `AgentSpec` does not have (a typo such
 /// as `modle` must not be dropped silently).
 fn agent_spec(path: &str, value: Value) -> Result<AgentSpec, ProfileError> {
-    let known = serde_json::to_value(AgentSpec::default_for(AgentKind::Generic))
+    // Every kind's spec has the same fields.
+    let known = serde_json::to_value(AgentSpec::default_for(AgentKind::ALL[0]))
         .expect("an agent spec serializes");
     if let (Value::Object(given), Value::Object(known)) = (&value, &known) {
         if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
@@ -422,6 +424,7 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
             enabled: c.enabled,
             agent: AgentOut {
                 kind: a.kind,
+                access: a.access,
                 program: a.program.as_deref(),
                 args: &a.args,
                 model: a.model.as_deref(),
@@ -430,6 +433,8 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
                 timeouts: a.timeouts,
                 script: &a.script,
                 simulates: a.simulates,
+                account: a.account.as_deref(),
+                max_concurrent: a.max_concurrent,
             },
             transient: &c.transient,
             hard: &c.hard,
@@ -441,6 +446,9 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
 #[derive(Serialize)]
 struct AgentOut<'a> {
     kind: AgentKind,
+    /// Left out only for a candidate saved before access levels (legacy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<crate::agent::Access>,
     #[serde(skip_serializing_if = "Option::is_none")]
     program: Option<&'a str>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -456,6 +464,11 @@ struct AgentOut<'a> {
     script: &'a [crate::agent::SimStep],
     #[serde(skip_serializing_if = "Option::is_none")]
     simulates: Option<AgentKind>,
+    /// The label only: a derived account's hash never leaves the database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_concurrent: Option<u32>,
 }
 
 /// The JSON Schema of the current document, generated from the Rust types

@@ -23,6 +23,10 @@ pub struct Candidate {
     pub policy: CandidatePolicy,
     /// Bumped whenever the policy document changes.
     pub policy_revision: u32,
+    /// The account it runs as (its label, or derived when it was saved);
+    /// `None` in a route snapshot taken before accounts existed.
+    #[serde(default)]
+    pub account: Option<crate::account::AccountId>,
 }
 
 /// A candidate as the editor sends it; `id` is `None` for a new one.

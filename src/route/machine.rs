@@ -9,17 +9,24 @@
 
 use chrono::{DateTime, Utc};
 
+mod dispatch;
+
 use super::row::RouteRecord;
 use super::transitions::{self, Event};
 use super::{
     AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason, Interruption,
-    ManualAction, NewRoute, RouteRow, RouteState, TransitionWrite,
+    ManualAction, NewRoute, ProbeEnd, RouteRow, RouteState, TransitionWrite,
 };
+use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
 use crate::evaluator::{self, CandidateSlot, Decision, ManualReason, RouteCycle};
 use crate::evidence::Evidence;
+use crate::policy::CandidatePolicy;
 use crate::profile::{Candidate, Profile};
 use crate::safety::{self, EffectContext};
+
+use dispatch::dispatch;
+pub use dispatch::released;
 
 /// What the engine does after the commit.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,13 +74,30 @@ impl Plan {
     }
 }
 
-/// What the machine is told about the world beyond the route.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct World {
+/// What the machine is told about the world beyond the route. The default
+/// is a world with nothing paused, limited or full.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct World<'a> {
     /// New dispatches are paused: nothing starts an agent. A dispatch that
     /// follows a failure at once (a skip) becomes a wait due now, which the
     /// engine holds until the pause ends.
     pub paused: bool,
+    /// The accounts of the route's candidates: their limit marks, and
+    /// whether a slot is free on each for this route.
+    pub accounts: &'a [AccountState],
+    /// The global maximum of running agents leaves no slot for this route.
+    pub global_full: bool,
+    /// The version of the limit marks these were read at: a plan made from
+    /// them commits only while it holds.
+    pub stamp: u64,
+}
+
+impl World<'_> {
+    /// What the world says of `account`; an account it does not list has
+    /// no marks and room.
+    pub fn account(&self, account: &AccountId) -> Option<&AccountState> {
+        self.accounts.iter().find(|a| a.account == *account)
+    }
 }
 
 /// Why a manual action was not planned.
@@ -115,13 +139,14 @@ pub fn next_eligible(row: &RouteRow) -> Option<u32> {
     row.cycle.next_eligible(enabled, row.candidate_index + 1)
 }
 
-/// The row's record, to change into the next row: no deadline or reason
-/// carries over unless the transition sets it again.
+/// The row's record, to change into the next row: no deadline, reason or
+/// place in the queue carries over unless the transition sets it again.
 fn base(row: &RouteRow, now: DateTime<Utc>) -> RouteRecord {
     RouteRecord {
         deadline: None,
         manual_reason: None,
         archived_at: None,
+        queued: None,
         updated_at: now,
         ..row.0.clone()
     }
@@ -155,16 +180,19 @@ fn attempt_record(
         candidate_name: candidate.name.clone(),
         invocation_id: format!("r{route_id}-a{number}-{owner}"),
         started_at: now,
+        account: candidate.account.clone(),
     }
 }
 
-/// A new route on `profile`, running its first enabled candidate.
+/// A new route on `profile` at its first enabled candidate. The store
+/// creates it queued and, in the same transaction, commits [`released`]:
+/// its first dispatch, which a limit mark or a full account may hold back.
 pub fn start(
     profile: &Profile,
     prompt: String,
     cwd: Option<String>,
     lease: Lease<'_>,
-    world: World,
+    world: World<'_>,
     now: DateTime<Utc>,
 ) -> Result<NewRoute, StartRefusal> {
     if world.paused {
@@ -188,47 +216,6 @@ pub fn start(
     })
 }
 
-impl NewRoute {
-    /// The route's first attempt (generation 1), once the store has given
-    /// the route its id.
-    pub fn first_attempt(&self, route_id: u32) -> AttemptRecord {
-        let index = self.candidate_index as usize;
-        let slot = (self.candidate_index, &self.candidates[index]);
-        attempt_record(route_id, 1, 1, slot, &self.owner, self.now)
-    }
-}
-
-/// Dispatches the current candidate of `next` (taking ownership); while
-/// paused, a wait on it due now instead.
-fn dispatch(
-    row: &RouteRow,
-    mut next: RouteRecord,
-    mut write: TransitionWrite,
-    lease: Lease<'_>,
-    world: World,
-    now: DateTime<Utc>,
-) -> Plan {
-    next.owner = Some(lease.owner.to_string());
-    next.lease_until = Some(lease.until);
-    if world.paused {
-        next.state = RouteState::RetryScheduled;
-        next.deadline = Some(now);
-        return plan(row, next, write, Effect::Arm(now));
-    }
-    next.state = RouteState::Running;
-    let index = next.candidate_index as usize;
-    let a = attempt_record(
-        next.id,
-        row.attempts + 1,
-        row.generation + 1,
-        (next.candidate_index, &next.candidates[index]),
-        lease.owner,
-        now,
-    );
-    write.dispatch = Some(a.clone());
-    plan(row, next, write, Effect::Dispatch(a))
-}
-
 /// Ownership handed over with a transition.
 #[derive(Debug, Clone, Copy)]
 pub struct Lease<'a> {
@@ -241,7 +228,7 @@ pub struct Lease<'a> {
 pub fn timer_fired(
     row: &RouteRow,
     lease: Lease<'_>,
-    world: World,
+    world: World<'_>,
     now: DateTime<Utc>,
 ) -> Option<Plan> {
     if transitions::after(row.state, Event::TimerFired).is_empty() || world.paused {
@@ -264,7 +251,7 @@ pub fn manual(
     action: ManualAction,
     expected_generation: u32,
     lease: Lease<'_>,
-    world: World,
+    world: World<'_>,
     now: DateTime<Utc>,
 ) -> Result<Plan, Refusal> {
     if already_done(row, action) {
@@ -339,6 +326,7 @@ fn stop(row: &RouteRow, mut next: RouteRecord, now: DateTime<Utc>) -> Plan {
     let mut write = TransitionWrite::default();
     let effect = if row.state == RouteState::Running {
         write.result = Some(bare_result(row.attempts, AttemptOutcome::Killed, now));
+        write.probe_end = Some(ProbeEnd::Released);
         Effect::Kill
     } else {
         Effect::Nothing
@@ -372,21 +360,24 @@ pub fn succeeded(row: &RouteRow, number: u32, now: DateTime<Utc>) -> Option<Plan
     next.lease_until = None;
     next.pending_outcome = None;
     let write = TransitionWrite {
-        dispatch: None,
         result: Some(bare_result(number, AttemptOutcome::Succeeded, now)),
+        probe_end: Some(ProbeEnd::Answered),
+        ..TransitionWrite::default()
     };
     Some(plan(row, next, write, Effect::Nothing))
 }
 
-/// The row with each candidate's policy (and its revision) replaced by the
-/// stored one of the same id in `current`: a policy edit applies to the
-/// route's next decision. Enabled flags and order stay as the route started
-/// with them, and a deadline already committed is never recomputed.
+/// The row with each candidate's policy (and its revision) and account
+/// replaced by the stored one of the same id in `current`: a policy or
+/// account edit applies to the route's next decision. Enabled flags and
+/// order stay as the route started with them, and a deadline already
+/// committed is never recomputed.
 pub fn with_policies(mut row: RouteRow, current: &[Candidate]) -> RouteRow {
     for c in &mut row.0.candidates {
         if let Some(now) = current.iter().find(|n| n.id == c.id) {
             c.policy = now.policy.clone();
             c.policy_revision = now.policy_revision;
+            c.account.clone_from(&now.account);
         }
     }
     row
@@ -402,18 +393,20 @@ pub struct Failure {
 }
 
 /// The running attempt failed: gate, evaluate, and plan what the decision
-/// says; `None` unless the route is running.
+/// says; `None` unless the route is running. An account- or model-scoped
+/// failure also marks the candidate's account, in the same transition.
 pub fn failed(
     row: &RouteRow,
     failure: Failure,
     lease: Lease<'_>,
-    world: World,
+    world: World<'_>,
     now: DateTime<Utc>,
 ) -> Option<Plan> {
     if transitions::after(row.state, Event::AttemptFailed).is_empty() {
         return None;
     }
     let index = row.candidate_index as usize;
+    let candidate = &row.candidates[index];
     let verdict = safety::gate(&failure.effect);
     let decision = evaluator::evaluate(
         &row.cycle,
@@ -422,29 +415,30 @@ pub fn failed(
         &slots(row),
         now,
     );
-    let policy = row.candidates[index].policy.clone();
+    let policy = candidate.policy.clone();
     let mut next = base(row, now);
-    next.cycle = row.cycle.apply(&decision);
-    next.classification = Some(failure.classification.clone());
-    next.failed_candidate = Some(row.candidate_index);
-    next.policy = Some(policy.clone());
-    next.decision = Some(Decided::Typed(decision));
-    // Pending only while this candidate waits or retries: after a skip it
-    // belongs to a candidate no longer running, and after a stop by the
-    // gate or policy it will never apply.
-    next.pending_outcome = match decision {
-        Decision::WaitForReset { .. } | Decision::Retry { .. } => failure
-            .classification
-            .class
-            .policy_class()
-            .map(|c| policy.section(c).on_exhausted),
-        Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => None,
-    };
+    decide(
+        &mut next,
+        &failure.classification,
+        &policy,
+        Decided::Typed(decision),
+        &decision,
+    );
+    let mark = candidate.account.as_ref().and_then(|account| {
+        let known = world.account(account).map_or(&[][..], |a| &a.marks[..]);
+        crate::account::mark_for(
+            &failure.classification,
+            account,
+            candidate.agent.model.as_deref(),
+            (row.id, failure.number),
+            known,
+            now,
+        )
+    });
     // A program that would not start: the person reads the cause first.
     let cannot_start = (failure.classification.code == SemanticCode::SpawnFailed)
         .then(|| excerpt(&failure.evidence.message));
     let write = TransitionWrite {
-        dispatch: None,
         result: Some(AttemptResultRecord {
             number: failure.number,
             finished_at: now,
@@ -452,11 +446,14 @@ pub fn failed(
             excerpt: Some(excerpt(&failure.evidence.message)),
             classification: Some(failure.classification),
             effect: Some(failure.effect),
-            policy_revision: Some(row.candidates[index].policy_revision),
+            policy_revision: Some(candidate.policy_revision),
             policy: Some(policy),
             decision: Some(Decided::Typed(decision)),
             evidence: Some(failure.evidence),
         }),
+        mark,
+        probe_end: Some(ProbeEnd::Released),
+        ..TransitionWrite::default()
     };
     let mut plan = follow(row, next, write, &decision, lease, world, now);
     if let (Some(cause), Some(HoldReason::NoRecovery { .. })) =
@@ -467,6 +464,32 @@ pub fn failed(
     Some(plan)
 }
 
+/// Records on `next` a decision about its current candidate, made from
+/// `classification` under `policy` (a failure's, or a limit mark's).
+fn decide(
+    next: &mut RouteRecord,
+    classification: &Classification,
+    policy: &CandidatePolicy,
+    recorded: Decided,
+    decision: &Decision,
+) {
+    next.failed_candidate = Some(next.candidate_index);
+    next.cycle = next.cycle.apply(decision);
+    next.classification = Some(classification.clone());
+    next.policy = Some(policy.clone());
+    next.decision = Some(recorded);
+    // Pending only while this candidate waits or retries: after a skip it
+    // belongs to a candidate no longer running, and after a stop by the
+    // gate or policy it will never apply.
+    next.pending_outcome = match decision {
+        Decision::WaitForReset { .. } | Decision::Retry { .. } => classification
+            .class
+            .policy_class()
+            .map(|c| policy.section(c).on_exhausted),
+        Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => None,
+    };
+}
+
 /// Plans what `decision` says: wait, retry, dispatch the next candidate, or
 /// hand the route to a person.
 fn follow(
@@ -475,7 +498,7 @@ fn follow(
     write: TransitionWrite,
     decision: &Decision,
     lease: Lease<'_>,
-    world: World,
+    world: World<'_>,
     now: DateTime<Utc>,
 ) -> Plan {
     let reason = match *decision {
@@ -504,7 +527,7 @@ fn follow(
     plan(row, next, write, Effect::Nothing)
 }
 
-fn slots(row: &RouteRow) -> Vec<CandidateSlot> {
+fn slots(row: &RouteRecord) -> Vec<CandidateSlot> {
     row.candidates
         .iter()
         .map(|c| CandidateSlot {
@@ -531,8 +554,9 @@ pub fn interrupted(row: &RouteRow, cause: Interruption, now: DateTime<Utc>) -> O
         cause,
     });
     let write = TransitionWrite {
-        dispatch: None,
         result: Some(bare_result(row.attempts, AttemptOutcome::Interrupted, now)),
+        probe_end: Some(ProbeEnd::Released),
+        ..TransitionWrite::default()
     };
     Some(plan(row, next, write, Effect::Nothing))
 }

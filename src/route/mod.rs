@@ -11,6 +11,7 @@ mod state;
 pub mod transitions;
 
 pub use row::{
-    AttemptRecord, AttemptResultRecord, Decided, NewRoute, RouteRecord, RouteRow, TransitionWrite,
+    AttemptRecord, AttemptResultRecord, Decided, HoldRecord, NewRoute, ProbeClaim, ProbeEnd,
+    QueueReason, Queued, RouteRecord, RouteRow, TransitionWrite,
 };
 pub use state::{AttemptOutcome, HoldReason, Interruption, ManualAction, RouteState};

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{AttemptOutcome, HoldReason, RouteState};
+use crate::account::{AccountId, Mark, Probe};
 use crate::classification::Classification;
 use crate::evaluator::{Decision, HistoryWording, RouteCycle};
 use crate::evidence::Evidence;
@@ -45,6 +46,8 @@ pub struct RouteRecord {
     pub pending_outcome: Option<Exhausted>,
     /// Why a person is needed, while the route is `NeedsManual` or `Stopped`.
     pub manual_reason: Option<HoldReason>,
+    /// Why and since when it waits for a slot, while it is `Queued`.
+    pub queued: Option<Queued>,
     pub owner: Option<String>,
     pub lease_until: Option<DateTime<Utc>>,
     /// Attempts dispatched so far.
@@ -74,6 +77,60 @@ impl RouteRow {
     pub fn restore(record: RouteRecord) -> RouteRow {
         RouteRow(record)
     }
+
+    /// The account of the current candidate, if it has one.
+    pub fn account(&self) -> Option<&AccountId> {
+        self.candidates
+            .get(self.candidate_index as usize)
+            .and_then(|c| c.account.as_ref())
+    }
+}
+
+/// A route's place in the queue: why it waits for a slot, and since when
+/// (first in, first out; kept when only the reason changes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Queued {
+    pub reason: QueueReason,
+    pub since: DateTime<Utc>,
+}
+
+/// Why a route ready to dispatch waits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum QueueReason {
+    /// Its account runs as many agents as its limit allows, or older
+    /// routes wait for it.
+    AccountFull { account: AccountId },
+    /// The global maximum of running agents is reached.
+    GlobalFull,
+    /// Its account's limit has reset and another route is trying it: this
+    /// one goes once that probe answers, or the limit is marked again.
+    Probing {
+        account: AccountId,
+        probe_route: u32,
+    },
+}
+
+impl QueueReason {
+    /// The reason in words, for the route view.
+    pub fn text(&self) -> String {
+        match self {
+            QueueReason::AccountFull { account } => format!(
+                "queued: {account} runs as many agents as its limit allows; it starts when one ends"
+            ),
+            QueueReason::GlobalFull => {
+                "queued: the maximum of running agents is reached; it starts when one ends"
+                    .to_string()
+            }
+            QueueReason::Probing {
+                account,
+                probe_route,
+            } => format!(
+                "queued: {account}'s limit has reset and route {probe_route} is trying it; \
+                 this one starts once that answers"
+            ),
+        }
+    }
 }
 
 /// What was decided about a failed attempt, as stored (`decision_json`).
@@ -84,6 +141,14 @@ pub enum Decided {
     Typed(Decision),
     /// Nothing: the attempt ended after its route had moved on.
     MovedOn,
+    /// Not dispatched: the candidate's account was limited, and its policy
+    /// decided as if the failure had just happened.
+    Held {
+        account: AccountId,
+        model: Option<String>,
+        until: Option<DateTime<Utc>>,
+        decision: Decision,
+    },
     /// The words of a row stored before decisions were typed (migration
     /// 0006); read, never written.
     #[serde(skip)]
@@ -96,6 +161,16 @@ impl Decided {
         match self {
             Decided::Typed(d) => Cow::Owned(d.describe(&HistoryWording)),
             Decided::MovedOn => Cow::Borrowed("none: the route had already moved on"),
+            Decided::Held {
+                account,
+                model,
+                until,
+                decision,
+            } => Cow::Owned(format!(
+                "not dispatched: {}; {}",
+                crate::account::mark::limited_until(account, model.as_deref(), *until),
+                decision.describe(&HistoryWording)
+            )),
             Decided::Words(words) => Cow::Borrowed(words),
         }
     }
@@ -126,6 +201,8 @@ pub struct AttemptRecord {
     pub candidate_name: String,
     pub invocation_id: String,
     pub started_at: DateTime<Utc>,
+    /// The account the candidate ran as.
+    pub account: Option<AccountId>,
 }
 
 /// How an attempt ended and what was decided about it.
@@ -143,11 +220,44 @@ pub struct AttemptResultRecord {
     pub excerpt: Option<String>,
 }
 
+/// A dispatch a limit mark held back: a "not dispatched" line of the
+/// route's history, with the mark and what the policy decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HoldRecord {
+    pub candidate_index: u32,
+    pub candidate_name: String,
+    pub mark: Mark,
+    pub decision: Decision,
+    pub at: DateTime<Utc>,
+}
+
+/// The marks a dispatch takes as their probe, each with the probe it saw
+/// on it (one that is gone, or none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeClaim {
+    pub marks: Vec<(u32, Option<Probe>)>,
+}
+
+/// What becomes of the marks a running attempt probes when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeEnd {
+    /// It succeeded: the limit has lifted, its marks are cleared.
+    Answered,
+    /// It ended otherwise: another route may probe (a new mark from its
+    /// failure replaces the old one on its scope).
+    Released,
+}
+
 /// Everything one transition writes besides the route row.
 #[derive(Debug, Clone, Default)]
 pub struct TransitionWrite {
     pub(super) dispatch: Option<AttemptRecord>,
     pub(super) result: Option<AttemptResultRecord>,
+    pub(super) mark: Option<Mark>,
+    pub(super) holds: Vec<HoldRecord>,
+    pub(super) probe: Option<ProbeClaim>,
+    pub(super) probe_end: Option<ProbeEnd>,
+    pub(super) world_stamp: Option<u64>,
 }
 
 impl TransitionWrite {
@@ -159,5 +269,32 @@ impl TransitionWrite {
     /// The result of the attempt this transition ends.
     pub fn result(&self) -> Option<&AttemptResultRecord> {
         self.result.as_ref()
+    }
+
+    /// The limit mark the ended attempt's failure makes on its account.
+    pub fn mark(&self) -> Option<&Mark> {
+        self.mark.as_ref()
+    }
+
+    /// Dispatches limit marks held back in this transition.
+    pub fn holds(&self) -> &[HoldRecord] {
+        &self.holds
+    }
+
+    /// The marks this dispatch probes.
+    pub fn probe(&self) -> Option<&ProbeClaim> {
+        self.probe.as_ref()
+    }
+
+    /// What becomes of the marks the ended attempt probed.
+    pub fn probe_end(&self) -> Option<ProbeEnd> {
+        self.probe_end
+    }
+
+    /// The version of the limit marks this plan was made from, when it
+    /// consulted them: it commits only while they are unchanged and, when
+    /// it dispatches, while its account and the global maximum have room.
+    pub fn world_stamp(&self) -> Option<u64> {
+        self.world_stamp
     }
 }

@@ -17,6 +17,10 @@ pub enum RouteState {
     WaitingReset,
     /// A retry of the same candidate is due at the deadline.
     RetryScheduled,
+    /// Ready to dispatch, waiting for a slot: its account or the global
+    /// maximum runs as many agents as allowed, or its account's limit has
+    /// reset and another route is trying it. First in, first out.
+    Queued,
     /// Automatic recovery ended; a person decides.
     NeedsManual,
     /// Stopped by a person; `resume` starts a fresh cycle.
@@ -25,10 +29,11 @@ pub enum RouteState {
 }
 
 impl RouteState {
-    pub const ALL: [RouteState; 6] = [
+    pub const ALL: [RouteState; 7] = [
         RouteState::Running,
         RouteState::WaitingReset,
         RouteState::RetryScheduled,
+        RouteState::Queued,
         RouteState::NeedsManual,
         RouteState::Stopped,
         RouteState::Succeeded,
@@ -39,6 +44,7 @@ impl RouteState {
             RouteState::Running => "running",
             RouteState::WaitingReset => "waiting_reset",
             RouteState::RetryScheduled => "retry_scheduled",
+            RouteState::Queued => "queued",
             RouteState::NeedsManual => "needs_manual",
             RouteState::Stopped => "stopped",
             RouteState::Succeeded => "succeeded",
@@ -54,17 +60,21 @@ impl RouteState {
         match self {
             RouteState::WaitingReset | RouteState::RetryScheduled => true,
             RouteState::Running
+            | RouteState::Queued
             | RouteState::NeedsManual
             | RouteState::Stopped
             | RouteState::Succeeded => false,
         }
     }
 
-    /// A timer is pending or an attempt is running: the route needs an
-    /// engine that owns it.
+    /// A timer is pending, an attempt is running or a dispatch waits for
+    /// its slot: the route needs an engine that owns it.
     pub fn is_active(self) -> bool {
         match self {
-            RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => true,
+            RouteState::Running
+            | RouteState::WaitingReset
+            | RouteState::RetryScheduled
+            | RouteState::Queued => true,
             RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => false,
         }
     }

@@ -19,16 +19,21 @@ pub enum Event {
     AttemptFailed,
     /// Its running attempt was found without its engine (a restart).
     Interrupted,
+    /// A slot it queued for may be free: its account's probe answered, an
+    /// agent ended, a limit was raised. A new route is created queued and
+    /// released at once, in one transaction.
+    Released,
     /// A person asked for an action.
     Manual(ManualAction),
 }
 
 impl Event {
-    pub const ALL: [Event; 9] = [
+    pub const ALL: [Event; 10] = [
         Event::TimerFired,
         Event::AttemptSucceeded,
         Event::AttemptFailed,
         Event::Interrupted,
+        Event::Released,
         Event::Manual(ManualAction::RetryNow),
         Event::Manual(ManualAction::SkipNow),
         Event::Manual(ManualAction::CancelWait),
@@ -37,44 +42,73 @@ impl Event {
     ];
 }
 
+/// Where a dispatch can end: the agent runs; it waits for a slot; or its
+/// account is limited and the candidate's policy decides as if the failure
+/// had just happened (wait, retry, skip to the next candidate, or a person).
+const DISPATCH: &[RouteState] = &[
+    RouteState::Running,
+    RouteState::Queued,
+    RouteState::WaitingReset,
+    RouteState::RetryScheduled,
+    RouteState::NeedsManual,
+];
+
 /// The states `event` can lead to from `state`; empty when it does not apply
 /// there (refused, or already done).
 pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
     use ManualAction::{CancelWait, Resume, RetryNow, SkipNow, Stop};
-    use RouteState::{NeedsManual, RetryScheduled, Running, Stopped, Succeeded, WaitingReset};
+    use RouteState::{
+        NeedsManual, Queued, RetryScheduled, Running, Stopped, Succeeded, WaitingReset,
+    };
     const NONE: &[RouteState] = &[];
     match state {
         Running => match event {
             Event::AttemptSucceeded => &[Succeeded],
-            Event::AttemptFailed => &[WaitingReset, RetryScheduled, Running, NeedsManual],
+            // A failure's decision, or a skip's dispatch.
+            Event::AttemptFailed => DISPATCH,
             Event::Interrupted => &[NeedsManual],
             Event::Manual(Stop) => &[Stopped],
-            Event::TimerFired | Event::Manual(RetryNow | SkipNow | CancelWait | Resume) => NONE,
+            Event::TimerFired
+            | Event::Released
+            | Event::Manual(RetryNow | SkipNow | CancelWait | Resume) => NONE,
         },
         WaitingReset | RetryScheduled => match event {
-            Event::TimerFired | Event::Manual(RetryNow | SkipNow) => &[Running],
+            Event::TimerFired | Event::Manual(RetryNow | SkipNow) => DISPATCH,
             Event::Manual(CancelWait) => &[NeedsManual],
             Event::Manual(Stop) => &[Stopped],
             Event::AttemptSucceeded
             | Event::AttemptFailed
             | Event::Interrupted
+            | Event::Released
             | Event::Manual(Resume) => NONE,
         },
-        NeedsManual => match event {
-            Event::Manual(RetryNow | SkipNow) => &[Running],
+        Queued => match event {
+            Event::Released | Event::Manual(SkipNow) => DISPATCH,
+            Event::Manual(CancelWait) => &[NeedsManual],
             Event::Manual(Stop) => &[Stopped],
             Event::TimerFired
             | Event::AttemptSucceeded
             | Event::AttemptFailed
             | Event::Interrupted
-            | Event::Manual(CancelWait | Resume) => NONE,
+            | Event::Manual(RetryNow | Resume) => NONE,
         },
-        Stopped => match event {
-            Event::Manual(Resume) => &[Running],
+        NeedsManual => match event {
+            Event::Manual(RetryNow | SkipNow) => DISPATCH,
+            Event::Manual(Stop) => &[Stopped],
             Event::TimerFired
             | Event::AttemptSucceeded
             | Event::AttemptFailed
             | Event::Interrupted
+            | Event::Released
+            | Event::Manual(CancelWait | Resume) => NONE,
+        },
+        Stopped => match event {
+            Event::Manual(Resume) => DISPATCH,
+            Event::TimerFired
+            | Event::AttemptSucceeded
+            | Event::AttemptFailed
+            | Event::Interrupted
+            | Event::Released
             | Event::Manual(RetryNow | SkipNow | CancelWait | Stop) => NONE,
         },
         Succeeded => NONE,
@@ -129,6 +163,7 @@ mod tests {
             Event::AttemptSucceeded => "attempt succeeded".into(),
             Event::AttemptFailed => "attempt failed".into(),
             Event::Interrupted => "interrupted".into(),
+            Event::Released => "released".into(),
             Event::Manual(action) => format!("`{}`", action.as_str()),
         }
     }

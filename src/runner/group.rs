@@ -13,6 +13,19 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// This boot of this machine (`/proc/sys/kernel/random/boot_id`), so a
+/// process start time read here can be told from one read on another
+/// machine or before a reboot; `None` where the kernel does not say.
+pub fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let id: String = id
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_hexdigit())
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
 /// An attempt's agent process as stored with the attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentProcess {
@@ -29,6 +42,13 @@ impl AgentProcess {
             pid,
             start: stat.start,
         })
+    }
+
+    /// This very process (not its group) still runs: the pid is alive with
+    /// the same start time and is no zombie. For an engine that owns
+    /// routes, which need not lead a group.
+    pub fn process_alive(self) -> bool {
+        Stat::read(self.pid).is_some_and(|s| s.start == self.start && !s.zombie)
     }
 
     /// Anything of this attempt's process group still runs.

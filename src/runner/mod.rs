@@ -8,17 +8,19 @@
 
 pub mod group;
 mod process;
+pub mod readiness;
 mod simulated;
 mod streams;
+pub mod worktree;
 
-pub use group::AgentProcess;
+pub use group::{boot_id, AgentProcess};
 pub use streams::MAX_LINE;
 
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentSpec, Launch as KindLaunch};
+use crate::agent::{AgentSpec, FilesChanged, Launch as KindLaunch, Transcript};
 use crate::classification::RuntimeFailure;
 use crate::clock::Clock;
 use crate::evidence::RawEvidence;
@@ -35,6 +37,20 @@ pub struct Launch {
     pub clock: Clock,
     /// Told the agent's process once it started, so it can be stored.
     pub spawned: Option<tokio::sync::mpsc::UnboundedSender<AgentProcess>>,
+    /// Told the transcript as it grows, a few times a second.
+    pub progress: Option<tokio::sync::watch::Sender<Transcript>>,
+    /// Told once, at the agent's first assistant output: a probe's first
+    /// sign that its account's limit has lifted.
+    pub answered: Option<tokio::sync::mpsc::UnboundedSender<()>>,
+}
+
+/// An attempt, ended: how, what the agent said and did, and which files of
+/// its working directory (a git repository) it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    pub report: RunReport,
+    pub transcript: Transcript,
+    pub files: Option<FilesChanged>,
 }
 
 /// How an attempt ended.
@@ -57,12 +73,30 @@ pub enum RunReport {
 }
 
 /// Runs the attempt until it ends or `cancel` fires.
-pub async fn run(launch: Launch, cancel: CancellationToken) -> RunReport {
-    match launch.agent.kind.descriptor().launch {
+pub async fn run(launch: Launch, cancel: CancellationToken) -> Ran {
+    let dir = launch.cwd.clone().or_else(|| std::env::current_dir().ok());
+    let before = match &dir {
+        Some(d) => worktree::snapshot(d).await,
+        None => None,
+    };
+    let (report, transcript) = match launch.agent.kind.descriptor().launch {
         KindLaunch::InProcess => simulated::run(&launch, cancel).await,
         KindLaunch::Process { command, adapter } => {
             let line = command(&launch.agent, &launch.prompt);
             process::run(&launch, line, adapter(), cancel).await
         }
+    };
+    let after = match (&dir, &before) {
+        (Some(d), Some(_)) => worktree::snapshot(d).await,
+        _ => None,
+    };
+    let files = match (dir, before, after) {
+        (Some(d), Some(before), Some(after)) => Some(worktree::changes(&d, &before, &after).await),
+        _ => None,
+    };
+    Ran {
+        report,
+        transcript,
+        files,
     }
 }

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::group::AgentProcess;
 use super::streams::{read_chunks, read_lines, Output, Tail};
 use super::{Launch, RunReport};
-use crate::agent::{AgentSpec, CommandLine, Exit, Finished, StreamAdapter};
+use crate::agent::{AgentSpec, CommandLine, Exit, Finished, StreamAdapter, Transcript};
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Phase, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
@@ -37,11 +37,12 @@ pub(super) async fn run(
     line: CommandLine,
     adapter: Box<dyn StreamAdapter>,
     cancel: CancellationToken,
-) -> RunReport {
+) -> (RunReport, Transcript) {
+    let not_started = |report| (report, Transcript::default());
     if let Some(dir) = &launch.cwd {
         if !dir.is_dir() {
             let why = format!("working directory {} does not exist", dir.display());
-            return spawn_failed(launch, &line.program, why);
+            return not_started(spawn_failed(launch, &line.program, why));
         }
     }
     // The spec's Debug masks secret-looking env values and arguments; the
@@ -51,8 +52,8 @@ pub(super) async fn run(
     let env = launch.agent.env.clone();
     let env = match tokio::task::spawn_blocking(move || crate::keyring::resolve_env(&env)).await {
         Ok(Ok(env)) => env,
-        Ok(Err(why)) => return spawn_failed(launch, &line.program, why),
-        Err(e) => return spawn_failed(launch, &line.program, e.to_string()),
+        Ok(Err(why)) => return not_started(spawn_failed(launch, &line.program, why)),
+        Err(e) => return not_started(spawn_failed(launch, &line.program, e.to_string())),
     };
     let mut cmd = command(&launch.agent, &env, &line);
     if let Some(dir) = &launch.cwd {
@@ -68,7 +69,7 @@ pub(super) async fn run(
         }
         Err(e) => {
             let why = spawn_error(&line.program, &e);
-            spawn_failed(launch, &line.program, why)
+            not_started(spawn_failed(launch, &line.program, why))
         }
     }
 }
@@ -81,6 +82,7 @@ fn command(
     let mut cmd = Command::new(&line.program);
     cmd.args(&line.args)
         .envs(env)
+        .envs(line.env.iter().map(|(k, v)| (k, v)))
         .stdin(if line.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -137,7 +139,7 @@ async fn supervise(
     stdin_text: Option<String>,
     mut adapter: Box<dyn StreamAdapter>,
     cancel: &CancellationToken,
-) -> RunReport {
+) -> (RunReport, Transcript) {
     if let (Some(text), Some(mut stdin)) = (stdin_text, child.stdin.take()) {
         // Written alongside reading: an agent that prints a lot before it
         // reads cannot block us. One that exits unread is reported by its exit.
@@ -164,8 +166,13 @@ async fn supervise(
     let mut idle_deadline = Instant::now() + idle;
     let mut stderr_tail = Tail::default();
     let mut stdout_seen = false;
+    let mut progress = Progress {
+        to: launch.progress.as_ref(),
+        last: None,
+    };
     let mut pipes_open = true;
     let mut exited: Option<(std::io::Result<ExitStatus>, Instant)> = None;
+    let mut answered = launch.answered.clone();
 
     let ended = loop {
         if exited.is_some() && !pipes_open {
@@ -204,6 +211,12 @@ async fn supervise(
                     } else {
                         adapter.on_stdout_line(&text);
                     }
+                    progress.tell(&adapter.seen().transcript);
+                    if answered.is_some() && adapter.seen().assistant {
+                        if let Some(tx) = answered.take() {
+                            let _ = tx.send(());
+                        }
+                    }
                 }
                 Some(Output::Stderr(chunk)) => {
                     idle_deadline = Instant::now() + idle;
@@ -221,12 +234,21 @@ async fn supervise(
     let status = match ended {
         Some(end) => {
             reap(&mut child).await;
-            return match end {
+            let stderr_tail = stderr_tail.finish();
+            let exit = Exit {
+                code: None,
+                stderr_tail: stderr_tail.clone(),
+                stdout_seen,
+                occurred_at: launch.clock.now(),
+            };
+            let transcript = adapter.take_transcript(&exit);
+            let report = match end {
                 Ended::Cancelled => RunReport::Killed,
                 Ended::TimedOut(failure) => {
-                    timed_out(launch, failure, adapter.as_ref(), stderr_tail.finish())
+                    timed_out(launch, failure, adapter.as_ref(), stderr_tail)
                 }
             };
+            return (report, transcript);
         }
         None => exited.map(|(s, _)| s),
     };
@@ -236,9 +258,31 @@ async fn supervise(
         stdout_seen,
         occurred_at: launch.clock.now(),
     };
-    match adapter.finish(exit) {
+    let transcript = adapter.take_transcript(&exit);
+    let report = match adapter.finish(exit) {
         Finished::Succeeded => RunReport::Succeeded,
         Finished::Failed { raw, effect } => RunReport::Failed { raw, effect },
+    };
+    (report, transcript)
+}
+
+/// Hands the live transcript to whoever watches the attempt, at most four
+/// times a second: a chatty agent does not flood the UI.
+struct Progress<'a> {
+    to: Option<&'a tokio::sync::watch::Sender<Transcript>>,
+    last: Option<Instant>,
+}
+
+impl Progress<'_> {
+    const EVERY: Duration = Duration::from_millis(250);
+
+    fn tell(&mut self, transcript: &Transcript) {
+        let Some(to) = self.to else { return };
+        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        to.send_replace(transcript.clone());
     }
 }
 

@@ -11,19 +11,44 @@ use tokio_util::sync::CancellationToken;
 use chrono::{DateTime, Timelike, Utc};
 
 use super::{Launch, RunReport};
-use crate::agent::{AgentKind, SimStep};
+use crate::agent::{AgentKind, SimStep, ToolStatus, Transcript};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
-pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> RunReport {
+pub(super) async fn run(launch: &Launch, cancel: CancellationToken) -> (RunReport, Transcript) {
     let Some(step) = step_for(&launch.agent.script, launch.step) else {
-        return RunReport::Succeeded;
+        return (RunReport::Succeeded, transcript(None));
     };
     let work = Duration::from_millis(u64::from(step.after_ms()));
     tokio::select! {
-        () = cancel.cancelled() => RunReport::Killed,
-        () = tokio::time::sleep(work) => report(step, launch),
+        () = cancel.cancelled() => (RunReport::Killed, Transcript::default()),
+        () = tokio::time::sleep(work) => (report(step, launch), transcript(Some(step))),
     }
+}
+
+/// What the simulated agent says it did: an answer when it succeeds, the
+/// tool that ran before a reset. Its words say they are simulated.
+fn transcript(step: Option<&SimStep>) -> Transcript {
+    let mut t = Transcript::default();
+    t.model("simulated");
+    match step {
+        None | Some(SimStep::Succeed { .. }) => {
+            t.say("(simulated) The task is done.", false);
+            t.answer("(simulated) The task is done.");
+        }
+        Some(SimStep::ToolThenReset { .. }) => {
+            t.say("(simulated) Let me look at the files first.", false);
+            let input = serde_json::json!({"command": "ls (simulated)"});
+            t.tool("sim-1", "Bash", Some(&input), ToolStatus::Completed);
+        }
+        Some(
+            SimStep::Overloaded { .. }
+            | SimStep::RateLimited { .. }
+            | SimStep::UsageLimit { .. }
+            | SimStep::Unrecognised { .. },
+        ) => {}
+    }
+    t
 }
 
 /// Attempt N plays step N; the last step repeats. An empty script succeeds.
@@ -208,6 +233,8 @@ mod tests {
             step: 0,
             clock: Clock::start(),
             spawned: None,
+            progress: None,
+            answered: None,
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {

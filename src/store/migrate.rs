@@ -32,6 +32,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/0006_typed_reasons.sql"),
     ),
     (
+        "0007_attempt_transcripts",
+        include_str!("migrations/0007_attempt_transcripts.sql"),
+    ),
+    (
+        "0008_accounts",
+        include_str!("migrations/0008_accounts.sql"),
+    ),
+    (
         "0009_route_housekeeping",
         include_str!("migrations/0009_route_housekeeping.sql"),
     ),

@@ -8,6 +8,7 @@
 //! integrity_check` is refused and left untouched: every open checks before
 //! anything could write.
 
+pub mod accounts;
 pub mod files;
 mod migrate;
 pub mod profiles;

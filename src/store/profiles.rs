@@ -7,8 +7,13 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
+use crate::account::AccountId;
 use crate::agent::AgentSpec;
 use crate::profile::{Candidate, CandidateInput, Profile};
+
+/// A candidate to write and the account it runs as (derived by the engine,
+/// which may read its credentials; the store only keeps the result).
+pub type CandidateWrite = (CandidateInput, AccountId);
 
 /// Why a candidate save did not happen.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +120,7 @@ impl Store {
         &mut self,
         profile_id: u32,
         expected_revision: u32,
-        inputs: &[CandidateInput],
+        inputs: &[CandidateWrite],
         now: DateTime<Utc>,
     ) -> Result<Result<(), SaveRefusal>, StoreError> {
         self.replace_profile(profile_id, expected_revision, None, inputs, now)
@@ -127,7 +132,7 @@ impl Store {
     pub fn create_profile_with_candidates(
         &mut self,
         name: &str,
-        inputs: &[CandidateInput],
+        inputs: &[CandidateWrite],
         now: DateTime<Utc>,
     ) -> Result<Result<u32, SaveRefusal>, StoreError> {
         let tx = self
@@ -152,7 +157,7 @@ impl Store {
         profile_id: u32,
         expected_revision: u32,
         name: Option<&str>,
-        inputs: &[CandidateInput],
+        inputs: &[CandidateWrite],
         now: DateTime<Utc>,
     ) -> Result<Result<(), SaveRefusal>, StoreError> {
         let tx = self
@@ -208,11 +213,36 @@ impl Store {
         Ok(())
     }
 
+    /// Candidates whose account was never derived (saved before accounts
+    /// existed), with their agents.
+    pub fn candidates_without_account(&self) -> Result<Vec<(u32, AgentSpec)>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT id, agent_json FROM candidates WHERE account IS NULL")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(id, agent)| Ok((id, from_json("candidate agent", &agent)?)))
+            .collect()
+    }
+
+    /// Sets candidate `id`'s derived account, unless one was set meanwhile.
+    pub fn set_candidate_account(&self, id: u32, account: &AccountId) -> Result<(), StoreError> {
+        self.conn().execute(
+            "UPDATE candidates SET account = ?2, \
+             max_concurrent = json_extract(agent_json, '$.max_concurrent') \
+             WHERE id = ?1 AND account IS NULL",
+            params![id, account.as_str()],
+        )?;
+        Ok(())
+    }
+
     /// Current candidates by id, for refreshing a route's policies.
     pub fn candidates_by_id(&self, ids: &[u32]) -> Result<Vec<Candidate>, StoreError> {
         let mut out = Vec::new();
-        let mut stmt = self.conn().prepare(
-            "SELECT id, name, enabled, agent_json, policy_json, policy_revision \
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, name, enabled, agent_json, policy_json, policy_revision, account \
              FROM candidates WHERE id = ?1",
         )?;
         for id in ids {
@@ -225,7 +255,7 @@ impl Store {
 
     fn hydrate(&self, row: ProfileRow) -> Result<Profile, StoreError> {
         let mut stmt = self.conn().prepare(
-            "SELECT id, name, enabled, agent_json, policy_json, policy_revision \
+            "SELECT id, name, enabled, agent_json, policy_json, policy_revision, account \
              FROM candidates WHERE profile_id = ?1 ORDER BY position",
         )?;
         let candidates = stmt
@@ -261,6 +291,7 @@ fn candidate_row(r: &Row<'_>) -> rusqlite::Result<Result<Candidate, StoreError>>
     let name: String = r.get("name")?;
     let enabled: bool = r.get("enabled")?;
     let policy_revision: u32 = r.get("policy_revision")?;
+    let account: Option<String> = r.get("account")?;
     Ok((|| {
         Ok(Candidate {
             id,
@@ -269,6 +300,7 @@ fn candidate_row(r: &Row<'_>) -> rusqlite::Result<Result<Candidate, StoreError>>
             agent: from_json("candidate agent", &agent)?,
             policy: from_json("candidate policy", &policy)?,
             policy_revision,
+            account: account.as_deref().and_then(AccountId::parse),
         })
     })())
 }
@@ -276,20 +308,20 @@ fn candidate_row(r: &Row<'_>) -> rusqlite::Result<Result<Candidate, StoreError>>
 fn write_candidates(
     tx: &rusqlite::Transaction<'_>,
     profile_id: u32,
-    inputs: &[CandidateInput],
+    inputs: &[CandidateWrite],
 ) -> Result<Result<(), SaveRefusal>, StoreError> {
     // Park existing positions out of the way so reordering cannot collide.
     tx.execute(
         "UPDATE candidates SET position = -1 - position WHERE profile_id = ?1",
         [profile_id],
     )?;
-    let kept: Vec<u32> = inputs.iter().filter_map(|c| c.id).collect();
+    let kept: Vec<u32> = inputs.iter().filter_map(|(c, _)| c.id).collect();
     let existing = existing_ids(tx, profile_id)?;
     for id in existing.iter().filter(|id| !kept.contains(id)) {
         tx.execute("DELETE FROM candidates WHERE id = ?1", [id])?;
     }
     for (position, input) in inputs.iter().enumerate() {
-        match input.id {
+        match input.0.id {
             Some(id) if existing.contains(&id) => update_candidate(tx, id, position, input)?,
             Some(id) => {
                 return Ok(Err(SaveRefusal::ForeignCandidate {
@@ -315,20 +347,22 @@ fn update_candidate(
     tx: &rusqlite::Transaction<'_>,
     id: u32,
     position: usize,
-    input: &CandidateInput,
+    (input, account): &CandidateWrite,
 ) -> Result<(), StoreError> {
     let policy = to_json(&input.policy);
     tx.execute(
         "UPDATE candidates SET position = ?2, name = ?3, enabled = ?4, agent_json = ?5, \
-         policy_revision = policy_revision + (policy_json IS NOT ?6), policy_json = ?6 \
-         WHERE id = ?1",
+         policy_revision = policy_revision + (policy_json IS NOT ?6), policy_json = ?6, \
+         account = ?7, max_concurrent = ?8 WHERE id = ?1",
         params![
             id,
             position as i64,
             input.name,
             input.enabled,
             to_json(&input.agent),
-            policy
+            policy,
+            account.as_str(),
+            input.agent.max_concurrent
         ],
     )?;
     Ok(())
@@ -338,18 +372,20 @@ fn insert_candidate(
     tx: &rusqlite::Transaction<'_>,
     profile_id: u32,
     position: usize,
-    input: &CandidateInput,
+    (input, account): &CandidateWrite,
 ) -> Result<(), StoreError> {
     tx.execute(
-        "INSERT INTO candidates (profile_id, position, name, enabled, agent_json, policy_json, policy_revision) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)",
+        "INSERT INTO candidates (profile_id, position, name, enabled, agent_json, policy_json, \
+         policy_revision, account, max_concurrent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
         params![
             profile_id,
             position as i64,
             input.name,
             input.enabled,
             to_json(&input.agent),
-            to_json(&input.policy)
+            to_json(&input.policy),
+            account.as_str(),
+            input.agent.max_concurrent
         ],
     )?;
     Ok(())

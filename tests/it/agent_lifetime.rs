@@ -280,7 +280,7 @@ fn sigterm_and_sighup_stop_the_agents_group_and_record_the_attempt_like_ctrl_c()
             "{name}: exits as shells report the signal"
         );
         assert_eq!(
-            String::from_utf8_lossy(&out.stderr),
+            crate::common::said(&out.stderr),
             "interrupted: stopping route 1's agent\n",
             "{name}"
         );

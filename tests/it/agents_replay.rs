@@ -47,9 +47,30 @@ fn pinned() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The agent a recording was made with: its kind, its access level, and
+/// the variables the candidate set (those Recourse itself sets for the
+/// level come from the level, so the replayer checks they do).
 fn replay_agent(kind: AgentKind, recording: &Path) -> AgentSpec {
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(recording.join("meta.json")).unwrap())
+            .unwrap();
     let mut agent = AgentSpec::simulated(Vec::new());
     agent.kind = kind;
+    agent.access = meta["access"]
+        .as_str()
+        .map(|a| serde_json::from_value(serde_json::json!(a)).expect("a known access level"));
+    let own: Vec<&str> = agent
+        .access
+        .and_then(|level| (kind.descriptor().access?.flags)(level))
+        .map(|flags| flags.env.iter().map(|(name, _)| *name).collect())
+        .unwrap_or_default();
+    for (name, value) in meta["env"].as_object().into_iter().flatten() {
+        if !own.contains(&name.as_str()) {
+            agent
+                .env
+                .insert(name.clone(), value.as_str().unwrap().to_string());
+        }
+    }
     agent.program = Some(format!("{ROOT}/fixtures/agents/replay.py"));
     agent
         .env
@@ -69,6 +90,7 @@ struct Outcome {
     classification: Option<Classification>,
     evidence: Option<Evidence>,
     failed_at: DateTime<Utc>,
+    transcript: recourse::agent::Transcript,
 }
 
 async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
@@ -80,8 +102,11 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        progress: None,
+        answered: None,
     };
-    let report = run(launch, CancellationToken::new()).await;
+    let ran = run(launch, CancellationToken::new()).await;
+    let (report, transcript) = (ran.report, ran.transcript);
     let now = Utc::now();
     let (raw, mut effect, runtime) = match report {
         RunReport::Succeeded => {
@@ -90,6 +115,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
                 classification: None,
                 evidence: None,
                 failed_at: now,
+                transcript,
             }
         }
         RunReport::Failed { raw, effect } => (raw, effect, None),
@@ -122,6 +148,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         classification: Some(classification),
         evidence: Some(evidence),
         failed_at: now,
+        transcript,
     }
 }
 
@@ -216,6 +243,7 @@ async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
         ran += 1;
         if std::env::var_os("RECOURSE_REPLAY_SHOW").is_some() {
             let c = outcome.classification.as_ref();
+            eprintln!("    transcript: {:?}", outcome.transcript);
             eprintln!(
                 "{case}: {} code={:?} rule={:?} reset={:?} evidence={:?}",
                 decision_name(&outcome),
@@ -238,6 +266,14 @@ async fn every_recorded_scenario_comes_to_what_the_decision_requires() {
                     .map(|p| format!("{case}: {p}")),
             ),
             None => failures.push(format!("{case}: recorded but not in contract.toml")),
+        }
+        if let Some(expect) = expect {
+            failures.extend(
+                expect
+                    .transcript_problems(&outcome.transcript)
+                    .into_iter()
+                    .map(|p| format!("{case}: {p}")),
+            );
         }
     }
     for (cli, scenarios) in &contract {

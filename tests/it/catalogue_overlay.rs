@@ -3,9 +3,7 @@
 //! attempt history keeps the version of its time, and a planted secret in
 //! the evidence never reaches the local rules file or its fixtures.
 
-use std::time::Duration;
-
-use crate::common::{open_engine, uniform_policy};
+use crate::common::{open_engine, uniform_policy, until_route};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::catalogue::local::LocalFile;
 use recourse::catalogue::propose::propose;
@@ -48,17 +46,6 @@ async fn run(engine: &Engine, p: &Profile) -> RouteSnapshot {
         .unwrap()
 }
 
-async fn until_left_running(engine: &Engine, id: u32) -> RouteSnapshot {
-    for _ in 0..2000 {
-        let s = engine.route_detail(id).unwrap().snapshot;
-        if s.state != RouteState::Running {
-            return s;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("route {id} never left running");
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_running_engine_uses_a_local_rule_written_after_it_started() {
     let dir = tempfile::tempdir().unwrap();
@@ -66,7 +53,10 @@ async fn a_running_engine_uses_a_local_rule_written_after_it_started() {
     let engine = open_engine(&db, false).await;
     let p = profile(&engine, odd_failure("the flux capacitor is out of sync"));
     let first = run(&engine, &p).await;
-    let first = until_left_running(&engine, first.id).await;
+    let first = until_route(&engine, first.id, "left running", |s| {
+        s.state != RouteState::Running
+    })
+    .await;
     assert_eq!(
         first.state,
         RouteState::NeedsManual,
@@ -83,7 +73,10 @@ async fn a_running_engine_uses_a_local_rule_written_after_it_started() {
     std::fs::write(folder.join(RULES_FILE), local.to_toml()).unwrap();
 
     let second = run(&engine, &p).await;
-    let second = until_left_running(&engine, second.id).await;
+    let second = until_route(&engine, second.id, "left running", |s| {
+        s.state != RouteState::Running
+    })
+    .await;
     assert_eq!(
         second.state,
         RouteState::RetryScheduled,
@@ -110,7 +103,10 @@ async fn an_unreviewed_local_rule_is_shown_but_the_route_still_needs_a_person() 
     let engine = open_engine(&db, false).await;
     let p = profile(&engine, odd_failure("the flux capacitor is out of sync"));
     let evidence_route = run(&engine, &p).await;
-    until_left_running(&engine, evidence_route.id).await;
+    until_route(&engine, evidence_route.id, "left running", |s| {
+        s.state != RouteState::Running
+    })
+    .await;
     let item = &engine.unclassified_inbox().unwrap()[0];
     let mut draft = propose(&item.evidence, |_| false);
     draft.code = SemanticCode::ProviderUnavailable;
@@ -125,7 +121,10 @@ async fn an_unreviewed_local_rule_is_shown_but_the_route_still_needs_a_person() 
         )
         .unwrap();
     let again = run(&engine, &p).await;
-    let again = until_left_running(&engine, again.id).await;
+    let again = until_route(&engine, again.id, "left running", |s| {
+        s.state != RouteState::Running
+    })
+    .await;
     assert_eq!(
         again.state,
         RouteState::NeedsManual,
@@ -151,7 +150,10 @@ async fn a_planted_key_in_an_inbox_item_never_reaches_the_local_catalogue() {
         odd_failure(&format!("the flux capacitor refused key {KEY}")),
     );
     let s = run(&engine, &p).await;
-    until_left_running(&engine, s.id).await;
+    until_route(&engine, s.id, "left running", |s| {
+        s.state != RouteState::Running
+    })
+    .await;
     let item = &engine.unclassified_inbox().unwrap()[0];
     let mut draft = propose(&item.evidence, |_| false);
     draft.code = SemanticCode::ProviderUnavailable;

@@ -3,20 +3,14 @@
 //! and nothing written. Complements the message tests in `cli_policy.rs`,
 //! `cli_classify.rs`, `engine_cli.rs` and `bad_database.rs`.
 
+use crate::common::recourse;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::{seed_profile, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
-
-fn recourse(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .output()
-        .expect("recourse runs")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

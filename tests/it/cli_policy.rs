@@ -1,21 +1,15 @@
 //! `recourse policy check|normalize` and `recourse simulate` end to end,
 //! against the readable fixtures under `fixtures/policy/`.
 
+use crate::common::recourse;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/policy")
         .join(name)
-}
-
-fn recourse(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .output()
-        .expect("run recourse")
 }
 
 fn check(name: &str) -> Output {

@@ -127,7 +127,8 @@ PY"#,
         "an import seeds no demo profile"
     );
     let out = recourse(&fresh, &["run", "--profile", "Work", "--prompt", "go"]);
-    let said = ok(&out);
+    assert_eq!(ok(&out), "(simulated) The task is done.\n", "the answer");
+    let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("candidate 1/2 flaky"), "{said}");
     assert!(said.contains("succeeded"), "{said}");
 

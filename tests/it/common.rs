@@ -12,7 +12,7 @@ use recourse::agent::{AgentKind, AgentSpec};
 use recourse::engine::{ActionRequest, Engine, EngineError, EngineOptions, RouteSnapshot};
 use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use recourse::profile::CandidateInput;
-use recourse::route::ManualAction;
+use recourse::route::{ManualAction, RouteState};
 use recourse::store::Store;
 
 /// Opens an engine on `db`, seeding the demo profile only if asked.
@@ -29,10 +29,45 @@ pub async fn open_engine(db: &Path, seed_demo: bool) -> Engine {
 pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
     let mut store = Store::open(db).unwrap();
     let id = store.create_profile(name, Utc::now()).unwrap();
+    let writes = with_accounts(&store, candidates);
     store
-        .save_candidates(id, 1, candidates, Utc::now())
+        .save_candidates(id, 1, &writes, Utc::now())
         .unwrap()
         .unwrap();
+}
+
+/// What `recourse run` said on stderr besides the route's transitions
+/// (`route N gen G …` lines, its progress): notes, warnings, interruptions.
+pub fn said(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| !(l.starts_with("route ") && l.contains(" gen ")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The `recourse` binary with `ARGS`.
+pub fn recourse(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .output()
+        .expect("recourse runs")
+}
+
+/// `candidates` with the account each derives to in `store`, for saving
+/// them straight into the store.
+pub fn with_accounts(
+    store: &Store,
+    candidates: &[CandidateInput],
+) -> Vec<(CandidateInput, recourse::account::AccountId)> {
+    let key = store.account_key().unwrap();
+    candidates
+        .iter()
+        .map(|c| {
+            let account = recourse::account::derive_from_spec(&c.agent, &key);
+            (c.clone(), account)
+        })
+        .collect()
 }
 
 /// The `recourse` binary with `ARGS --db DB`.
@@ -43,6 +78,49 @@ pub fn recourse_on(db: &Path, args: &[&str]) -> std::process::Output {
         .arg(db)
         .output()
         .expect("recourse runs")
+}
+
+/// The route once `done` holds, polled every 10 ms of tokio time for up to
+/// ten minutes of it (the engine tests run in paused time); panics naming
+/// `what` it waited for.
+pub async fn until_route(
+    engine: &Engine,
+    id: u32,
+    what: &str,
+    done: impl Fn(&RouteSnapshot) -> bool,
+) -> RouteSnapshot {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+    loop {
+        let s = engine.route_detail(id).unwrap().snapshot;
+        if done(&s) {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "route {id} never {what}: it is {}",
+            s.state.as_str()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// [`until_route`] reaches `state`.
+pub async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
+    let what = format!("became {}", state.as_str());
+    until_route(engine, id, &what, |s| s.state == state).await
+}
+
+/// `recourse run --profile PROFILE --prompt go --db DB`, started (its
+/// stderr kept, its stdout dropped).
+pub fn spawn_run(db: &Path, profile: &str) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
+        .arg(db)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("recourse binary starts")
 }
 
 /// A policy section of a profile document as JSON: no reset wait, no
@@ -70,16 +148,7 @@ pub fn uniform_policy(
 pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let (cli, scenario) = recording.split_once('/').expect("cli/scenario");
-    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
-    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
-    let package = match cli {
-        "claude" => "@anthropic-ai/claude-code",
-        "codex" => "@openai/codex",
-        "gemini" => "@google/gemini-cli",
-        "opencode" => "opencode-ai",
-        other => panic!("no pinned CLI {other}"),
-    };
-    let version = versions["dependencies"][package].as_str().unwrap();
+    let version = pinned_version(cli);
     let dir = root.join(format!(
         "fixtures/agents/recorded/{cli}-{version}/{scenario}"
     ));
@@ -91,6 +160,25 @@ pub fn replay_agent(kind: AgentKind, recording: &str) -> AgentSpec {
         .env
         .insert("RECOURSE_REPLAY".into(), dir.display().to_string());
     agent
+}
+
+/// The version of the CLI (`claude`, `codex`, …) pinned in
+/// `agents/package.json`.
+pub fn pinned_version(cli: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let versions = std::fs::read_to_string(root.join("agents/package.json")).unwrap();
+    let versions: serde_json::Value = serde_json::from_str(&versions).unwrap();
+    let package = match cli {
+        "claude" => "@anthropic-ai/claude-code",
+        "codex" => "@openai/codex",
+        "gemini" => "@google/gemini-cli",
+        "opencode" => "opencode-ai",
+        other => panic!("no pinned CLI {other}"),
+    };
+    versions["dependencies"][package]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// OpenCode waiting out a 4-hour retry-after without a word (a recording
@@ -106,6 +194,26 @@ pub fn hanging_agent(pidfile: &Path) -> CandidateInput {
         agent,
         CandidatePolicy::default_for_new_candidate(),
     )
+}
+
+/// Starts a route on profile `profile_id` with the prompt `go`.
+pub async fn start_route(engine: &Engine, profile_id: u32) -> Result<RouteSnapshot, EngineError> {
+    engine
+        .start_run(recourse::engine::StartRun {
+            profile_id,
+            prompt: "go".into(),
+            cwd: None,
+        })
+        .await
+}
+
+/// Creates profile `name` holding `candidates` through the engine; its id.
+pub fn engine_profile(engine: &Engine, name: &str, candidates: Vec<CandidateInput>) -> u32 {
+    let p = engine.create_profile(name).unwrap();
+    engine
+        .save_candidates(p.id, p.revision, candidates)
+        .unwrap()
+        .id
 }
 
 /// Asks for `action` on route `route_id` as seen at `expected_generation`.
@@ -139,6 +247,55 @@ pub struct Expect {
     pub reset_in_s: Option<i64>,
     /// Why this is what the decision requires, when it is not obvious.
     pub why: Option<String>,
+    /// Words the transcript's final answer holds.
+    pub answer: Option<String>,
+    /// The transcript's tool calls in order, `name:status` (status
+    /// `completed`, `failed`, `refused` or `started`).
+    pub tools: Option<Vec<String>>,
+    /// The transcript holds the CLI's session id.
+    pub session: Option<bool>,
+    /// Live only: the agent wrote `recourse-note.txt` in its working
+    /// directory (the `write_file` scenarios).
+    pub written: Option<bool>,
+}
+
+impl Expect {
+    /// Every way `t` differs from what this expects of a transcript.
+    pub fn transcript_problems(&self, t: &recourse::agent::Transcript) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(words) = &self.answer {
+            if !t
+                .answer
+                .as_deref()
+                .is_some_and(|a| a.contains(words.as_str()))
+            {
+                problems.push(format!(
+                    "answer {:?}, expected it to hold {words:?}",
+                    t.answer
+                ));
+            }
+        }
+        if let Some(tools) = &self.tools {
+            let got: Vec<String> = t
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    recourse::agent::Entry::Tool { name, status, .. } => Some(format!(
+                        "{name}:{}",
+                        serde_json::to_value(status).unwrap().as_str().unwrap()
+                    )),
+                    _ => None,
+                })
+                .collect();
+            if &got != tools {
+                problems.push(format!("tools {got:?}, expected {tools:?}"));
+            }
+        }
+        if self.session == Some(true) && t.session_id.is_none() {
+            problems.push("no session id in the transcript".into());
+        }
+        problems
+    }
 }
 
 /// `contract.toml`, by CLI, then scenario.

@@ -4,6 +4,7 @@
 //! route row does not hide the others; `recourse db check` and `recourse db
 //! backup`.
 
+use crate::common::recourse;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,13 +15,6 @@ use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::store::Store;
-
-fn recourse(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .output()
-        .expect("recourse runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{act_on, hanging_agent, open_engine, uniform_policy};
+use crate::common::{act_on, hanging_agent, open_engine, uniform_policy, until_state};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::engine::{Engine, RouteSnapshot, StartRun};
 use recourse::policy::Exhausted;
@@ -64,17 +64,6 @@ async fn started(
     let p = profile(&engine, candidates);
     let s = start(&engine, &p, "work").await;
     (dir, engine, p, s)
-}
-
-async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
-    for _ in 0..2000 {
-        let s = engine.route_detail(id).unwrap().snapshot;
-        if s.state == state {
-            return s;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("route {id} never reached {state:?}");
 }
 
 async fn act(engine: &Engine, s: &RouteSnapshot, action: ManualAction) -> RouteSnapshot {

@@ -19,8 +19,10 @@ async fn attempt(kind: AgentKind, recording: &str) -> RunReport {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        progress: None,
+        answered: None,
     };
-    run(launch, CancellationToken::new()).await
+    run(launch, CancellationToken::new()).await.report
 }
 
 fn failure(report: RunReport) -> (RawEvidence, EffectContext) {
@@ -201,8 +203,10 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        progress: None,
+        answered: None,
     };
-    let (raw, _) = failure(run(launch, CancellationToken::new()).await);
+    let (raw, _) = failure(run(launch, CancellationToken::new()).await.report);
     assert_eq!(raw.exit_code, Some(97));
     assert!(
         text(&raw).contains("differ from the recording"),

@@ -1,6 +1,7 @@
 //! The route commands of the `recourse` binary: output, exit codes and every
 //! error message they print.
 
+use crate::common::recourse_on;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -17,15 +18,6 @@ fn profile(db: &Path, name: &str, script: Vec<SimStep>) {
         uniform_policy(None, Some((1, 1)), Exhausted::Stop),
     );
     seed_profile(db, name, &[candidate]);
-}
-
-fn recourse(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("recourse runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -48,9 +40,19 @@ fn run_prints_each_transition_and_exits_zero_on_success() {
             SimStep::Succeed { after_ms: 50 },
         ],
     );
-    let out = recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(
+        stdout(&out),
+        "(simulated) The task is done.\n",
+        "stdout is the agent's answer alone, so answer=$(recourse run …) works"
+    );
+    // Transitions are progress: on stderr.
+    let lines: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("route "))
+        .map(str::to_string)
+        .collect();
     assert_eq!(lines.len(), 4, "start, retry, running, success: {lines:?}");
     assert!(lines[0].starts_with("route 1 gen 1 running         candidate 1/1 Quick sim"));
     assert!(lines[1].contains("retry_scheduled") && lines[1].contains("retry 1/1"));
@@ -62,9 +64,10 @@ fn run_that_needs_a_person_says_how_to_act_and_exits_three() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
     profile(&db, "Unsafe", vec![SimStep::ToolThenReset { after_ms: 20 }]);
-    let out = recourse(&db, &["run", "--profile", "Unsafe", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Unsafe", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(3));
-    let text = stdout(&out);
+    assert_eq!(stdout(&out), "", "no answer: the route did not succeed");
+    let text = stderr(&out);
     assert!(
         text.contains("route 1 needs you: not safe to recover automatically"),
         "{text}"
@@ -73,10 +76,10 @@ fn run_that_needs_a_person_says_how_to_act_and_exits_three() {
         text.contains("  actions: retry-now, stop (recourse action 1 ACTION --generation 2)"),
         "{text}"
     );
-    let out = recourse(&db, &["action", "1", "stop", "--generation", "2"]);
+    let out = recourse_on(&db, &["action", "1", "stop", "--generation", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("route 1 gen 3 stopped"));
-    let out = recourse(&db, &["action", "1", "retry-now", "--generation", "2"]);
+    let out = recourse_on(&db, &["action", "1", "retry-now", "--generation", "2"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
@@ -89,22 +92,22 @@ fn route_commands_list_and_show_routes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
     profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     assert_eq!(
         stdout(&out),
         "no routes yet — start one with `recourse run --profile NAME --prompt TEXT`\n"
     );
-    recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
-    let out = recourse(&db, &["routes", "--json"]);
+    recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    let out = recourse_on(&db, &["routes", "--json"]);
     let routes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(routes[0]["state"], "succeeded");
-    let out = recourse(&db, &["route", "1"]);
+    let out = recourse_on(&db, &["route", "1"]);
     let text = stdout(&out);
     assert!(
         text.contains("  attempt 1 (gen 1) Quick sim — succeeded"),
         "{text}"
     );
-    let out = recourse(&db, &["route", "1", "--json"]);
+    let out = recourse_on(&db, &["route", "1", "--json"]);
     let detail: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(detail["attempts"].as_array().map(Vec::len), Some(1));
 }
@@ -114,13 +117,13 @@ fn bad_input_is_reported_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
     profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
-    let out = recourse(&db, &["run", "--profile", "Nope", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Nope", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
         "error: profile \"Nope\" does not exist; the profiles are: \"Quick\"\n"
     );
-    let out = recourse(&db, &["action", "1", "bogus", "--generation", "1"]);
+    let out = recourse_on(&db, &["action", "1", "bogus", "--generation", "1"]);
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -133,11 +136,11 @@ fn bad_input_is_reported_clearly() {
         "{}",
         stderr(&out)
     );
-    let out = recourse(&db, &["route", "9"]);
+    let out = recourse_on(&db, &["route", "9"]);
     assert_eq!(stderr(&out), "error: route 9 does not exist\n");
     let junk = dir.path().join("junk.db");
     std::fs::write(&junk, b"not a database at all, just some bytes".repeat(50)).unwrap();
-    let out = recourse(&junk, &["routes"]);
+    let out = recourse_on(&junk, &["routes"]);
     assert_eq!(
         stderr(&out),
         format!(
@@ -159,9 +162,9 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
             SimStep::Succeed { after_ms: 20 },
         ],
     );
-    let out = recourse(&db, &["run", "--profile", "Twice", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Twice", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(3));
-    let out = recourse(&db, &["action", "1", "retry-now", "--generation", "2"]);
+    let out = recourse_on(&db, &["action", "1", "retry-now", "--generation", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "dispatch, then success: {lines:?}");
@@ -196,7 +199,7 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        crate::common::said(&out.stderr),
         "interrupted: stopping route 1's agent\n"
     );
     let stat =
@@ -234,9 +237,9 @@ fn route_after_a_skip_names_the_failed_candidate_apart_from_the_current_one() {
             ),
         ],
     );
-    let out = recourse(&db, &["run", "--profile", "Two", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Two", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(0));
-    let shown = stdout(&recourse(&db, &["route", "1"]));
+    let shown = stdout(&recourse_on(&db, &["route", "1"]));
     let first = shown.lines().next().unwrap_or_default();
     assert!(
         first.contains(
@@ -263,41 +266,59 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
     profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
     profile(&db, "Unsafe", vec![SimStep::ToolThenReset { after_ms: 10 }]);
     assert_eq!(
-        recourse(&db, &["run", "--profile", "Quick", "--prompt", "a"])
+        recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "a"])
             .status
             .code(),
         Some(0)
     );
     assert_eq!(
-        recourse(&db, &["run", "--profile", "Unsafe", "--prompt", "b"])
+        recourse_on(&db, &["run", "--profile", "Unsafe", "--prompt", "b"])
             .status
             .code(),
         Some(3)
     );
-    let out = recourse(&db, &["routes", "--state", "needs_manual"]);
+    let out = recourse_on(&db, &["routes", "--state", "needs_manual"]);
     let listed = stdout(&out);
     assert_eq!(listed.lines().count(), 1, "{listed}");
     assert!(listed.starts_with("route 2 "), "{listed}");
-    let out = recourse(&db, &["routes", "--state", "succeeded,needs_manual"]);
+    let out = recourse_on(&db, &["routes", "--state", "succeeded,needs_manual"]);
     assert_eq!(stdout(&out).lines().count(), 2);
-    let out = recourse(&db, &["routes", "--state", "done"]);
+    let out = recourse_on(&db, &["routes", "--state", "done"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).starts_with(
             "error: --state \"done\": expected one of running, waiting_reset, retry_scheduled, \
-             needs_manual, stopped, succeeded\n"
+             queued, needs_manual, stopped, succeeded\n"
         ),
         "{}",
         stderr(&out)
     );
-    let help = stdout(&recourse(&db, &["action", "--help"]));
+    let help = stdout(&recourse_on(&db, &["action", "--help"]));
     assert!(
         help.contains("[possible values: retry-now, skip-now, cancel-wait, stop, resume]"),
         "{help}"
     );
-    let help = stdout(&recourse(&db, &["classify", "--help"]));
+    let help = stdout(&recourse_on(&db, &["classify", "--help"]));
     assert!(
         help.contains("[possible values: anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated]"),
         "{help}"
     );
+}
+
+#[test]
+fn run_json_prints_one_result_document_with_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Quick", vec![SimStep::Succeed { after_ms: 10 }]);
+    let out = recourse_on(
+        &db,
+        &["run", "--profile", "Quick", "--prompt", "go", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["route"], 1);
+    assert_eq!(doc["state"], "succeeded");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(doc["answer"], "(simulated) The task is done.");
+    assert!(doc["usage"].is_object() && doc.get("session_id").is_some());
 }

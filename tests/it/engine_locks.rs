@@ -191,8 +191,8 @@ fn recourse_run_returns_after_a_long_write_lock_across_its_deadline() {
         .args(["run", "--profile", "Locked", "--prompt", "go", "--db"])
         .arg(&db)
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let start = Instant::now();
@@ -230,7 +230,12 @@ fn recourse_run_returns_after_a_long_write_lock_across_its_deadline() {
     };
     assert_eq!(status.code(), Some(0));
     let mut printed = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
-    let last = printed.lines().last().unwrap_or_default().to_string();
+    // Transitions are progress, on stderr.
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut printed).unwrap();
+    let last = printed
+        .lines()
+        .rfind(|l| l.starts_with("route "))
+        .unwrap_or_default()
+        .to_string();
     assert!(last.starts_with("route 1 gen 4 succeeded"), "{printed}");
 }

@@ -4,42 +4,19 @@
 
 use std::time::Duration;
 
-use crate::common::{act_on, open_engine, uniform_policy};
+use crate::common::{
+    act_on, engine_profile, open_engine, start_route as start, uniform_policy, until_state,
+};
 use recourse::agent::{AgentSpec, SimStep};
-use recourse::engine::{Engine, EngineError, RouteSnapshot, StartRun};
+use recourse::engine::{Engine, EngineError};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::route::{ManualAction, RouteState};
 
 async fn engine_with(dir: &tempfile::TempDir, candidates: Vec<CandidateInput>) -> (Engine, u32) {
     let engine = open_engine(&dir.path().join("r.db"), false).await;
-    let p = engine.create_profile("p").unwrap();
-    let p = engine
-        .save_candidates(p.id, p.revision, candidates)
-        .unwrap();
-    (engine, p.id)
-}
-
-async fn start(engine: &Engine, profile_id: u32) -> Result<RouteSnapshot, EngineError> {
-    engine
-        .start_run(StartRun {
-            profile_id,
-            prompt: "go".into(),
-            cwd: None,
-        })
-        .await
-}
-
-/// Polls (in paused time) until the route is in `state`.
-async fn until(engine: &Engine, id: u32, state: RouteState) -> RouteSnapshot {
-    for _ in 0..3600 {
-        let s = engine.route_detail(id).unwrap().snapshot;
-        if s.state == state {
-            return s;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("route {id} never became {}", state.as_str());
+    let p = engine_profile(&engine, "p", candidates);
+    (engine, p)
 }
 
 fn sim(name: &str, script: Vec<SimStep>, retry: Option<(u32, u32)>) -> CandidateInput {
@@ -59,7 +36,7 @@ async fn a_wait_that_comes_due_while_paused_stays_due_and_dispatches_on_resume()
     ];
     let (engine, profile) = engine_with(&dir, vec![sim("a", script, Some((1, 2)))]).await;
     let route = start(&engine, profile).await.unwrap();
-    let waiting = until(&engine, route.id, RouteState::RetryScheduled).await;
+    let waiting = until_state(&engine, route.id, RouteState::RetryScheduled).await;
     engine.set_paused(true);
     assert!(engine.is_paused());
     // Well past the 2 s deadline: nothing is dispatched.
@@ -87,7 +64,7 @@ async fn a_wait_that_comes_due_while_paused_stays_due_and_dispatches_on_resume()
     );
 
     engine.set_paused(false);
-    let done = until(&engine, route.id, RouteState::Succeeded).await;
+    let done = until_state(&engine, route.id, RouteState::Succeeded).await;
     assert_eq!(done.attempts, 2, "the held wait dispatched once on resume");
     engine.shutdown().await;
 }
@@ -108,7 +85,7 @@ async fn a_running_attempt_finishes_while_paused_and_a_skip_waits_for_resume() {
     engine.set_paused(true);
     // The first candidate's attempt runs to its end (a 529, no retries:
     // skip). The skip is recorded as a wait on the second candidate, due now.
-    let held = until(&engine, route.id, RouteState::RetryScheduled).await;
+    let held = until_state(&engine, route.id, RouteState::RetryScheduled).await;
     assert_eq!(held.candidate_index, 1, "the decision (skip) was recorded");
     assert_eq!(held.attempts, 1, "the second candidate did not start");
     assert_eq!(held.deadline, Some(held.updated_at), "due at once");
@@ -121,7 +98,7 @@ async fn a_running_attempt_finishes_while_paused_and_a_skip_waits_for_resume() {
     assert_eq!(engine.route_detail(route.id).unwrap().attempts.len(), 1);
 
     engine.set_paused(false);
-    let done = until(&engine, route.id, RouteState::Succeeded).await;
+    let done = until_state(&engine, route.id, RouteState::Succeeded).await;
     assert_eq!((done.candidate_index, done.attempts), (1, 2));
     engine.shutdown().await;
 }
@@ -132,7 +109,7 @@ async fn stop_and_cancel_wait_still_work_while_paused() {
     let script = vec![SimStep::Overloaded { after_ms: 10 }];
     let (engine, profile) = engine_with(&dir, vec![sim("a", script, Some((3, 60)))]).await;
     let route = start(&engine, profile).await.unwrap();
-    let waiting = until(&engine, route.id, RouteState::RetryScheduled).await;
+    let waiting = until_state(&engine, route.id, RouteState::RetryScheduled).await;
     engine.set_paused(true);
     let cancelled = act_on(
         &engine,

@@ -38,9 +38,15 @@ fn new_route(store: &mut Store, profile_id: u32) -> RouteRow {
         until: now + Duration::seconds(60),
     };
     let new = machine::start(&profile, "race".into(), None, lease, World::default(), now).unwrap();
-    store
-        .insert_route(&new, |id| new.first_attempt(id))
-        .unwrap()
+    let created = store
+        .create_route(&new, |row| {
+            machine::released(row, lease, World::default(), now)
+        })
+        .unwrap();
+    let Cas::Won(row) = created else {
+        panic!("nothing else writes");
+    };
+    row
 }
 
 /// A transient failure before delivery: the evaluator schedules a retry.
@@ -95,7 +101,12 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
     let mut setup = open(&path);
     let profile = setup.create_profile("race", Utc::now()).unwrap();
     setup
-        .save_candidates(profile, 1, &[candidate("a"), candidate("b")], Utc::now())
+        .save_candidates(
+            profile,
+            1,
+            &crate::common::with_accounts(&setup, &[candidate("a"), candidate("b")]),
+            Utc::now(),
+        )
         .unwrap()
         .unwrap();
     let mut row = new_route(&mut setup, profile);
@@ -132,7 +143,9 @@ fn timer_agent_and_manual_actions_racing_have_exactly_one_winner() {
         );
         let winner = match &results[winners[0]] {
             Some(Cas::Won(r)) => r.clone(),
-            Some(Cas::Lost(_)) | None => unreachable!("winner index points at a win"),
+            Some(Cas::Lost(_) | Cas::WorldChanged(_)) | None => {
+                unreachable!("winner index points at a win")
+            }
         };
         assert_eq!(
             winner.generation,
@@ -196,7 +209,12 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
     let mut store = open(&path);
     let profile = store.create_profile("p", Utc::now()).unwrap();
     store
-        .save_candidates(profile, 1, &[candidate("a"), candidate("b")], Utc::now())
+        .save_candidates(
+            profile,
+            1,
+            &crate::common::with_accounts(&store, &[candidate("a"), candidate("b")]),
+            Utc::now(),
+        )
         .unwrap()
         .unwrap();
     let row = new_route(&mut store, profile);

@@ -5,11 +5,12 @@
 //! its stored deadline, a route caught mid-dispatch goes to manual recovery
 //! and is never replayed.
 
+use crate::common::recourse_on;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::common::{seed_profile, uniform_policy};
+use crate::common::{seed_profile, spawn_run, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
@@ -17,28 +18,8 @@ use recourse::route::RouteRow;
 use recourse::route::{AttemptOutcome, RouteState};
 use recourse::store::Store;
 
-fn recourse(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("recourse runs")
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
-}
-
-fn spawn_run(db: &Path, profile: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
-        .arg(db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("recourse binary starts")
 }
 
 fn route(db: &Path, id: u32) -> Option<RouteRow> {
@@ -104,34 +85,34 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     kill_9(child);
     let deadline = waiting.deadline.unwrap();
 
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
     assert!(
         listed.starts_with("route 1 gen 2 waiting_reset") && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
-    let out = recourse(&db, &["route", "1"]);
+    let out = recourse_on(&db, &["route", "1"]);
     let first = text(&out.stdout)
         .lines()
         .next()
         .unwrap_or_default()
         .to_string();
     assert!(first.ends_with(ORPHANED), "{first}");
-    let out = recourse(&db, &["routes", "--json"]);
+    let out = recourse_on(&db, &["routes", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["orphaned"], true);
 
     // Another run says the orphan is there and how to take it over.
-    let out = recourse(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Quick", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
-        text(&out.stderr),
+        crate::common::said(&out.stderr),
         "note: route 1 (waiting_reset) was left by a process that is gone; \
          `recourse recover` takes it over\n"
     );
 
     // So does an action on another route.
-    let out = recourse(&db, &["action", "2", "stop", "--generation", "2"]);
+    let out = recourse_on(&db, &["action", "2", "stop", "--generation", "2"]);
     assert_eq!(
         text(&out.stderr),
         "note: route 1 (waiting_reset) was left by a process that is gone; \
@@ -139,7 +120,7 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
          error: stop is not possible while the route is succeeded\n"
     );
 
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 4, "{lines:?}");
@@ -158,13 +139,13 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
         attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
         "not before the stored deadline"
     );
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     assert!(
         !text(&out.stdout).contains("orphaned"),
         "{}",
         text(&out.stdout)
     );
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(text(&out.stdout), "no orphaned routes\n");
 }
@@ -183,13 +164,13 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
     wait_for(&db, &mut child, |r| r.state == RouteState::Running);
     kill_9(child);
 
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
     assert!(
         listed.starts_with("route 1 gen 1 running") && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
     assert!(printed.contains("route 1 gen 2 needs_manual"), "{printed}");
@@ -229,7 +210,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     assert_eq!(out.status.code(), Some(130));
     let deadline = waiting.deadline.unwrap();
     assert_eq!(
-        text(&out.stderr),
+        crate::common::said(&out.stderr),
         format!(
             "interrupted: route 1 stays waiting until {}; \
              `recourse recover` or the app will take it over\n",
@@ -241,14 +222,14 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     assert_eq!(row.deadline, Some(deadline), "at its deadline");
     assert_eq!(row.generation, waiting.generation);
     assert_eq!(row.owner, None, "handed over");
-    let out = recourse(&db, &["routes"]);
+    let out = recourse_on(&db, &["routes"]);
     assert!(
         text(&out.stdout).trim_end().ends_with(ORPHANED),
         "{}",
         text(&out.stdout)
     );
 
-    let out = recourse(&db, &["recover"]);
+    let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 4, "{lines:?}");
@@ -327,7 +308,7 @@ fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
     );
     assert_eq!(row.owner, None, "handed over");
     assert_eq!(
-        text(&out.stderr),
+        crate::common::said(&out.stderr),
         format!(
             "interrupted: stopping route 1's agent\n\
              interrupted: route 1's agent failed before it could be stopped; \
@@ -337,5 +318,52 @@ fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ),
         "the words match the stored state, not what was intended"
+    );
+}
+
+/// The second attack: `recourse run` stopped with Ctrl-Z (SIGTSTP: the run
+/// stops, its agent, in its own process group, works on) outlived its
+/// 15 s lease, and `recover` killed the live agent and called the attempt
+/// interrupted. A lapsed lease is not proof of death: the owner's process
+/// (pid and start time, this machine) is looked at first.
+#[test]
+fn a_run_stopped_past_its_lease_keeps_its_route_and_its_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let pidfile = dir.path().join("agent.pid");
+    seed_profile(&db, "Hangs", &[crate::common::hanging_agent(&pidfile)]);
+    let mut run = spawn_run(&db, "Hangs");
+    wait_for(&db, &mut run, |r| r.state == RouteState::Running);
+    let agent = (0..500)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            std::fs::read_to_string(&pidfile)
+                .ok()
+                .filter(|p| !p.trim().is_empty())
+        })
+        .expect("the agent wrote its pid");
+    let run_pid = i32::try_from(run.id()).unwrap();
+    crate::common::send_signal(run_pid, libc::SIGSTOP);
+    // Past the 15 s lease, with no renewal: the run is stopped.
+    std::thread::sleep(Duration::from_secs(17));
+    let routes = recourse_on(&db, &["routes"]);
+    assert!(
+        !text(&routes.stdout).contains("orphaned"),
+        "a stopped run is not gone: {}",
+        text(&routes.stdout)
+    );
+    let out = recourse_on(&db, &["recover"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let row = route(&db, 1).unwrap();
+    assert_eq!(row.state, RouteState::Running, "not taken over");
+    assert!(crate::common::alive(&agent), "the agent was not killed");
+    // Cleanup: the run continues and is stopped like Ctrl-C.
+    crate::common::send_signal(run_pid, libc::SIGCONT);
+    crate::common::send_signal(run_pid, libc::SIGINT);
+    let status = run.wait().unwrap();
+    assert!(!status.success(), "interrupted");
+    assert!(
+        !crate::common::alive(&agent),
+        "the run took its agent with it"
     );
 }

@@ -138,7 +138,10 @@ fn check_history(db: &Path) -> RouteRow {
                 "deadline lies after the failure it answers"
             );
         }
-        RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => {}
+        RouteState::Queued
+        | RouteState::NeedsManual
+        | RouteState::Stopped
+        | RouteState::Succeeded => {}
     }
     row
 }
@@ -188,6 +191,7 @@ async fn check_recovery(db: &Path, crashed: &RouteRow) {
                 next.started_at
             );
         }
+        RouteState::Queued => unreachable!("no limit is set here, so nothing queues"),
         RouteState::NeedsManual | RouteState::Stopped | RouteState::Succeeded => {}
     }
     engine.shutdown().await;

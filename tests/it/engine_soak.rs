@@ -193,7 +193,10 @@ fn next_action(plan: Plan, s: &RouteSnapshot, acted: u32) -> Option<ManualAction
 fn settled(state: RouteState) -> bool {
     match state {
         RouteState::Succeeded | RouteState::NeedsManual | RouteState::Stopped => true,
-        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => false,
+        RouteState::Running
+        | RouteState::WaitingReset
+        | RouteState::RetryScheduled
+        | RouteState::Queued => false,
     }
 }
 
@@ -461,9 +464,10 @@ fn check_attempts(s: &RouteSnapshot, attempts: &[AttemptView]) {
             s.id,
             s.state
         ),
-        RouteState::Running | RouteState::WaitingReset | RouteState::RetryScheduled => {
-            panic!("route {} did not settle: {:?}", s.id, s.state)
-        }
+        RouteState::Running
+        | RouteState::WaitingReset
+        | RouteState::RetryScheduled
+        | RouteState::Queued => panic!("route {} did not settle: {:?}", s.id, s.state),
     }
 }
 

@@ -29,6 +29,7 @@ enum Layer {
 
 /// Every top-level module of the library and its layer: the one table.
 const LAYERS: &[(&str, Layer)] = &[
+    ("account", Layer::Domain),
     ("agent", Layer::Domain),
     ("ascii_regex", Layer::Domain),
     ("catalogue", Layer::Domain),
@@ -77,7 +78,7 @@ type Reference = (usize, String);
 
 /// The source with comments, string and char literals blanked to spaces
 /// (newlines kept), so only code is scanned and line numbers still match.
-fn code_only(source: &str) -> String {
+pub(crate) fn code_only(source: &str) -> String {
     let chars: Vec<char> = source.chars().collect();
     let mut out = String::with_capacity(source.len());
     let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
@@ -383,7 +384,7 @@ fn declared_modules(lib: &str) -> Vec<String> {
         .collect()
 }
 
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
@@ -400,7 +401,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn root() -> &'static Path {
+pub(crate) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 

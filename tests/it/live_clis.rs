@@ -15,6 +15,11 @@
 //!
 //! The first failure's code and evidence are checked too.
 //!
+//! One more case runs two routes on one real Claude Code candidate against a
+//! usage window (`usage_limit_until_reset`): the second route never reaches
+//! the mock before the reset (`RECOURSE_LIVE=claude/two_routes` runs it
+//! alone).
+//!
 //! By default every scenario of Claude Code, Codex and Gemini CLI runs and
 //! two of OpenCode (it backs off for 70–110 s on every retryable failure, and
 //! its full matrix takes about 30 minutes); `RECOURSE_LIVE=all` runs
@@ -38,10 +43,33 @@ use recourse::store::Store;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const PROMPT: &str = "Reply with the single word done.";
 /// OpenCode scenarios in the default run: its quick ones.
-const OPENCODE_DEFAULT: [&str; 2] = ["ok", "unauthorized"];
+const OPENCODE_DEFAULT: [&str; 4] = [
+    "ok",
+    "unauthorized",
+    "write_file.edit",
+    "write_file.read_only",
+];
+
+/// The recording of `cli`/`scenario`'s meta.json: the access level and the
+/// candidate's own variables the scenario was recorded with.
+fn recorded_meta(cli: &str, scenario: &str) -> serde_json::Value {
+    let root = Path::new(ROOT).join("fixtures/agents/recorded");
+    let dir = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{cli}-")))
+        })
+        .expect("the CLI's recordings");
+    serde_json::from_str(&std::fs::read_to_string(dir.join(scenario).join("meta.json")).unwrap())
+        .unwrap()
+}
 
 /// The contract policy: candidate 0 is the CLI under test, 1 the fallback.
-fn candidates(cli: &str) -> Vec<CandidateInput> {
+/// The CLI gets the access level and variables its recording of `scenario`
+/// was made with (none for the scenarios recorded before access levels).
+fn candidates(cli: &str, scenario: &str) -> Vec<CandidateInput> {
     let doc = contract_policy();
     let bin = Path::new(ROOT).join("agents/node_modules/.bin").join(cli);
     assert!(
@@ -64,6 +92,22 @@ fn candidates(cli: &str) -> Vec<CandidateInput> {
             total_s: 180,
         },
     };
+    let meta = recorded_meta(cli, scenario);
+    agent.access = meta["access"]
+        .as_str()
+        .map(|a| serde_json::from_value(serde_json::json!(a)).unwrap());
+    let own: Vec<&str> = agent
+        .access
+        .and_then(|level| (agent.kind.descriptor().access?.flags)(level))
+        .map(|flags| flags.env.iter().map(|(name, _)| *name).collect())
+        .unwrap_or_default();
+    for (name, value) in meta["env"].as_object().into_iter().flatten() {
+        if !own.contains(&name.as_str()) {
+            agent
+                .env
+                .insert(name.clone(), value.as_str().unwrap().to_string());
+        }
+    }
     let fallback = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]);
     vec![
         CandidateInput::new(cli, agent, doc.candidates[0].policy.clone()),
@@ -73,7 +117,10 @@ fn candidates(cli: &str) -> Vec<CandidateInput> {
 
 struct Run {
     exit: Option<i32>,
-    stdout: String,
+    /// `recourse run`'s stdout: the agent's answer.
+    answer: String,
+    /// The sandbox's working directory after the run.
+    repo: std::path::PathBuf,
     /// The route as it was when the run came to rest (or was interrupted).
     row: recourse::route::RouteRow,
     mock_started: f64,
@@ -82,11 +129,13 @@ struct Run {
 fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("live.db");
-    seed_profile(&db, cli, &candidates(cli));
+    seed_profile(&db, cli, &candidates(cli, scenario));
     let work = dir.path().join("sandbox");
+    // `write_file.edit`: the mock's `write_file` scenario at access `edit`.
+    let mock_scenario = scenario.split('.').next().unwrap_or(scenario);
     let mut child = Command::new("bash")
         .arg(Path::new(ROOT).join("tests/live/sandbox.sh"))
-        .arg(scenario)
+        .arg(mock_scenario)
         .arg(&work)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_recourse"))
@@ -98,10 +147,17 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
         .spawn()
         .map_err(|e| format!("sandbox: {e}"))?;
     let group = child.id() as i32;
-    let stdout = child.stdout.take().unwrap();
+    // Transitions come on stderr; stdout is kept for the answer.
+    let progress = child.stderr.take().unwrap();
+    let mut answer_pipe = child.stdout.take().unwrap();
+    let answer = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut answer_pipe, &mut text).unwrap();
+        text
+    });
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in BufReader::new(progress).lines().map_while(Result::ok) {
             if tx.send(line).is_err() {
                 break;
             }
@@ -130,8 +186,8 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
         }
     }
     let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let answer = answer.join().unwrap();
+    let stderr = lines.join("\n");
     let row = match row {
         Some(r) => r,
         None => Store::open(&db)
@@ -146,14 +202,15 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
         .unwrap_or(0.0);
     let run = Run {
         exit: status.code(),
-        stdout: lines.join("\n"),
+        answer,
+        repo: work.join("repo"),
         row,
         mock_started,
     };
     check(&db, expect, &run).map_err(|p| {
         format!(
-            "{p}\n--- run output:\n{}\n--- stderr:\n{stderr}",
-            run.stdout
+            "{p}\n--- answer (stdout):\n{}\n--- stderr:\n{stderr}",
+            run.answer
         )
     })?;
     Ok(run)
@@ -212,6 +269,38 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
             .message;
         if !message.contains(excerpt.as_str()) {
             return Err(format!("evidence lacks {excerpt:?}: {message:?}"));
+        }
+    }
+    let transcript = store.transcript(1, 1).unwrap().map(|(t, _)| t);
+    let problems = match &transcript {
+        Some(t) => expect.transcript_problems(t),
+        None if expect.answer.is_some() || expect.tools.is_some() => {
+            vec!["no transcript was stored".to_string()]
+        }
+        None => Vec::new(),
+    };
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    if let Some(words) = &expect.answer {
+        if !run.answer.contains(words.as_str()) {
+            return Err(format!(
+                "recourse run printed {:?}, not the answer",
+                run.answer
+            ));
+        }
+    }
+    if let Some(written) = expect.written {
+        let there = run.repo.join("recourse-note.txt").exists();
+        if there != written {
+            return Err(format!(
+                "recourse-note.txt {} in the working directory",
+                if there {
+                    "was written"
+                } else {
+                    "was not written"
+                }
+            ));
         }
     }
     if let Some(reset_in) = expect.reset_in_s {
@@ -301,4 +390,97 @@ fn every_pinned_cli_comes_to_what_the_decision_requires() {
         cases.len(),
         failures.join("\n\n")
     );
+}
+
+/// Two routes on one real Claude Code candidate, so one account, and a
+/// subscription window the mock refuses until its reset 30 s after it
+/// starts (`usage_limit_until_reset`), then serves. The first route's
+/// attempt marks the account; the second, started while the first waits, is
+/// held back by the mark and never reaches the mock before the reset: every
+/// refused request is the first route's one attempt (as many as the
+/// recording of `claude/usage_limit` shows one attempt makes). At the reset
+/// one route probes, and both succeed.
+#[test]
+fn a_second_route_on_a_limited_claude_account_never_reaches_the_provider_before_the_reset() {
+    let choice = std::env::var("RECOURSE_LIVE").unwrap_or_default();
+    let listed = choice.is_empty() || choice == "all" || choice.contains("claude/two_routes");
+    if choice == "off" || !listed {
+        eprintln!("RECOURSE_LIVE={choice}: the two-route Claude Code case did not run");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("live.db");
+    seed_profile(&db, "claude", &candidates("claude", "usage_limit"));
+    let work = dir.path().join("sandbox");
+    let mut child = Command::new("bash")
+        .arg(Path::new(ROOT).join("tests/live/sandbox.sh"))
+        .arg("usage_limit_until_reset")
+        .arg(&work)
+        .arg("--")
+        .arg("bash")
+        .arg(Path::new(ROOT).join("tests/live/two_routes.sh"))
+        .arg(env!("CARGO_BIN_EXE_recourse"))
+        .arg(&db)
+        .arg("claude")
+        .env("MOCK_RESET_SOON_S", "30")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the sandbox starts");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            crate::common::send_signal(-(child.id() as i32), libc::SIGKILL);
+            let _ = child.wait();
+            panic!("the two routes did not rest within 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let runs = ["run1.out", "run2.out"]
+        .map(|f| std::fs::read_to_string(work.join("repo").join(f)).unwrap_or_default());
+    assert!(status.success(), "both routes succeed: {runs:#?}");
+    let store = Store::open(&db).unwrap();
+    let first = store.attempts(1).unwrap();
+    let reset = match first[0].result.as_ref().and_then(|r| r.decision.clone()) {
+        Some(recourse::route::Decided::Typed(recourse::evaluator::Decision::WaitForReset {
+            until,
+            ..
+        })) => until,
+        other => panic!("the first route waits for the provider's reset, not {other:?}"),
+    };
+    let second = store.attempts(2).unwrap();
+    let holds = store.holds(2).unwrap();
+    assert!(
+        !holds.is_empty() && holds[0].record.mark.until == Some(reset),
+        "the second route was held back by the first one's mark: {holds:?} {runs:#?}"
+    );
+    assert_eq!(second.len(), 1, "it ran once, after the reset: {runs:#?}");
+    assert!(second[0].attempt.started_at >= reset);
+    let requests = std::fs::read_to_string(work.join("mock.log")).unwrap();
+    let refused = requests
+        .lines()
+        .filter(|l| l.contains("\"note\": \"usage_limit\""))
+        .count();
+    let version = crate::common::pinned_version("claude");
+    let recorded = std::fs::read_to_string(Path::new(ROOT).join(format!(
+        "fixtures/agents/recorded/claude-{version}/usage_limit/requests.jsonl"
+    )))
+    .unwrap();
+    let one_attempt = recorded
+        .lines()
+        .filter(|l| l.contains("usage_limit"))
+        .count();
+    assert_eq!(
+        refused, one_attempt,
+        "only the first route's attempt reached the mock before the reset:\n{requests}"
+    );
+    let served = requests
+        .lines()
+        .filter(|l| l.contains("\"note\": \"ok"))
+        .count();
+    assert!(served >= 2, "both routes were served after it:\n{requests}");
 }

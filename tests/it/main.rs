@@ -4,6 +4,7 @@
 
 mod common;
 
+mod accounts_processes;
 mod adversarial_evidence;
 mod agent_lifetime;
 mod agents_replay;
@@ -11,6 +12,7 @@ mod bad_database;
 mod catalogue_fixtures;
 mod catalogue_overlay;
 mod catalogue_robustness;
+mod cli_accounts;
 mod cli_bad_input;
 mod cli_catalogue;
 mod cli_classify;
@@ -20,6 +22,7 @@ mod cli_terminal;
 mod corruption_trial;
 mod db_health;
 mod disk_full;
+mod engine_accounts;
 mod engine_actions;
 mod engine_adapters;
 mod engine_cli;
@@ -36,6 +39,7 @@ mod engine_restart;
 mod engine_route_list;
 mod engine_soak;
 mod engine_timeouts;
+mod engine_transcripts;
 mod evaluator;
 mod fuzz_regressions;
 mod keyring;
@@ -44,3 +48,4 @@ mod live_clis;
 mod private_files;
 mod profile_documents;
 mod runner;
+mod shape;

@@ -29,11 +29,15 @@ fn launch(agent: AgentSpec, prompt: &str) -> Launch {
         step: 0,
         clock: Clock::start(),
         spawned: None,
+        progress: None,
+        answered: None,
     }
 }
 
 async fn go(agent: AgentSpec) -> RunReport {
-    run(launch(agent, "p"), CancellationToken::new()).await
+    run(launch(agent, "p"), CancellationToken::new())
+        .await
+        .report
 }
 
 fn message(report: &RunReport) -> String {
@@ -111,7 +115,7 @@ async fn a_deleted_working_directory_is_reported_as_such() {
     let cwd = dir.path().join("gone");
     let mut l = launch(shell("exit 0"), "p");
     l.cwd = Some(cwd.clone());
-    let report = run(l, CancellationToken::new()).await;
+    let report = run(l, CancellationToken::new()).await.report;
     assert_eq!(
         message(&report),
         format!(
@@ -135,7 +139,7 @@ async fn cancel_kills_the_whole_process_group_and_reaps_the_agent() {
     let agent = read_pid(&pids).await;
     let tool = read_pid(&dir.path().join("pids.tool")).await;
     cancel.cancel();
-    assert_eq!(task.await.unwrap(), RunReport::Killed);
+    assert_eq!(task.await.unwrap().report, RunReport::Killed);
     assert!(
         !alive(&agent),
         "the agent {agent} is killed and reaped (no zombie)"
@@ -245,7 +249,9 @@ async fn a_large_prompt_is_written_while_the_agent_talks_first() {
         idle_s: 20,
         total_s: 30,
     };
-    let report = run(launch(agent, &prompt), CancellationToken::new()).await;
+    let report = run(launch(agent, &prompt), CancellationToken::new())
+        .await
+        .report;
     assert_eq!(
         report,
         RunReport::Succeeded,

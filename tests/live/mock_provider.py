@@ -15,13 +15,29 @@ Error bodies and headers follow the providers' public API references:
   Gemini     https://ai.google.dev/gemini-api/docs/troubleshooting and
              google.rpc QuotaFailure / RetryInfo details
 
-Every request is appended to `--log` as one JSON line (path, status sent),
-so a recording shows what the CLI asked for. Standard library only; it binds
+Scenarios that act rather than fail:
+  tool_then_error   the model runs a harmless shell command, then the
+                    provider fails (500) on every later request, until a
+                    request brings a new user message after the tool's
+                    result: a resumed session, answered with success;
+  write_file        the model writes recourse-note.txt in the CLI's working
+                    directory (`--workdir`) with the CLI's own file tool,
+                    then answers once the tool's result (done or refused)
+                    comes back;
+  write_file_shell  the same through the CLI's shell tool.
+
+Every request is appended to `--log` as one JSON line: path, status sent,
+the tools declared, and what the conversation held (`user_texts`,
+`earlier_turns`: whether assistant turns came before the last user message,
+`tool_results`, `last_tool_result`, `last_user`), so a recording shows what
+the CLI asked for and a test can tell a resumed session (earlier turns plus
+the continuation message) from a fresh prompt. Standard library only; it binds
 127.0.0.1 and is meant to run inside the test's own network namespace.
 """
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -31,7 +47,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # Reset instants are offsets from the mock's start (written to
 # `--port-file`.started), so the recorder can turn them into placeholders and
 # a replay months later sees a future reset at the same distance.
-RESET_SOON_S = 600  # a usage window about to reset: within a 15 min wait
+# A usage window about to reset: within a 15 min wait. MOCK_RESET_SOON_S
+# shortens it for a test that waits for the reset (usage_limit_until_reset).
+RESET_SOON_S = int(os.environ.get("MOCK_RESET_SOON_S", "600"))
 # CLIs print reset clock times to the minute; ten minutes keeps the rounded
 # time in the future.
 RESET_FAR_S = 4 * 3600 + 19 * 60  # a daily quota: beyond a short-throttle bound
@@ -225,12 +243,7 @@ def sse(event, data):
 
 def has_tool_result(family, req):
     """The CLI is sending back a tool's output: the tool ran."""
-    text = json.dumps(req)
-    if family == "anthropic":
-        return '"tool_result"' in text
-    if family == "openai":
-        return '"function_call_output"' in text or '"role": "tool"' in text
-    return '"functionResponse"' in text
+    return any(kind == "tool_result" for kind, _ in conversation(family, req))
 
 
 def tool_names(family, req):
@@ -246,6 +259,112 @@ def tool_names(family, req):
     return names
 
 
+def conversation(family, req):
+    """The request's conversation in order, as (kind, text) pairs: kind is
+    user_text, assistant_text, tool_call or tool_result."""
+    items = []
+    if family == "anthropic":
+        for m in req.get("messages", []):
+            role, content = m.get("role"), m.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            for b in content or []:
+                kind = b.get("type")
+                if kind == "text":
+                    items.append((role + "_text", b.get("text", "")))
+                elif kind == "tool_use":
+                    items.append(("tool_call", b.get("name", "")))
+                elif kind == "tool_result":
+                    items.append(("tool_result", json.dumps(b.get("content", ""))))
+    elif family == "openai" and "input" in req:
+        entries = req["input"]
+        if isinstance(entries, str):
+            entries = [{"type": "message", "role": "user", "content": entries}]
+        for e in entries:
+            kind = e.get("type", "message")
+            if kind == "message" and e.get("role") in ("user", "assistant"):
+                content = e.get("content")
+                if isinstance(content, str):
+                    content = [{"text": content}]
+                for c in content or []:
+                    if "text" in c:
+                        items.append((e["role"] + "_text", c["text"]))
+            elif kind.endswith("_call"):
+                items.append(("tool_call", e.get("name", kind)))
+            elif kind.endswith("_call_output"):
+                items.append(("tool_result", json.dumps(e.get("output", ""))))
+    elif family == "openai":  # Chat Completions
+        for m in req.get("messages", []):
+            role, content = m.get("role"), m.get("content")
+            if role == "tool":
+                items.append(("tool_result", json.dumps(content)))
+                continue
+            if isinstance(content, str):
+                content = [{"text": content}]
+            if role in ("user", "assistant"):
+                items += [(role + "_text", c["text"]) for c in content or [] if "text" in c]
+            items += [("tool_call", c.get("function", {}).get("name", ""))
+                      for c in m.get("tool_calls") or []]
+    else:
+        for c in req.get("contents", []):
+            role = "assistant" if c.get("role") == "model" else "user"
+            for part in c.get("parts", []):
+                if "text" in part:
+                    items.append((role + "_text", part["text"]))
+                elif "functionCall" in part:
+                    items.append(("tool_call", part["functionCall"].get("name", "")))
+                elif "functionResponse" in part:
+                    response = part["functionResponse"].get("response")
+                    items.append(("tool_result", json.dumps(response)))
+    return items
+
+
+def spoken(text):
+    """A user text a person (or Recourse) wrote, not one of the CLI's own
+    framing blocks (<system-reminder>, <environment_context>, …) nor Claude
+    Code's "(no content)" placeholder."""
+    return not text.lstrip().startswith("<") and text.strip() != "(no content)"
+
+
+def last_user_index(items):
+    return max((i for i, (k, t) in enumerate(items) if k == "user_text" and spoken(t)),
+               default=-1)
+
+
+def history(family, req):
+    """What the mock logs about the conversation it was sent."""
+    items = conversation(family, req)
+    users = [t for k, t in items if k == "user_text" and spoken(t)]
+    results = [t for k, t in items if k == "tool_result"]
+    last_user = last_user_index(items)
+    return {"user_texts": [t[:200] for t in users],
+            "earlier_turns": any(k in ("assistant_text", "tool_call")
+                                 for k, _ in items[:max(last_user, 0)]),
+            "tool_results": len(results),
+            "last_tool_result": results[-1][:300] if results else None,
+            "last_user": users[-1][:200] if users else None}
+
+
+def continues_after_tool(family, req):
+    """A resumed session: a new user message came after the tool results, so
+    the CLI is not retrying the failed request but continuing the task."""
+    items = conversation(family, req)
+    last_result = max((i for i, (k, _) in enumerate(items) if k == "tool_result"), default=-1)
+    return 0 <= last_result < last_user_index(items)
+
+
+def acted_since_user(family, req):
+    """The model already acted on the last user message (a tool call, its
+    result, or text): time to finish. A fresh prompt or a resumed session's
+    continuation message ends the conversation, and the model starts over.
+    (Claude Code replaces a refused tool call in a resumed session by
+    "[Tool use interrupted]" text, with no tool result: calling the tool
+    again on that would loop for ever.)"""
+    items = conversation(family, req)
+    return any(k in ("assistant_text", "tool_call", "tool_result")
+               for k, _ in items[last_user_index(items) + 1:])
+
+
 def pick_tool(family, req):
     """A harmless shell command through whatever shell tool the CLI declares."""
     names = tool_names(family, req)
@@ -254,6 +373,68 @@ def pick_tool(family, req):
         if candidate in names:
             return candidate
     return names[0] if names else "Bash"
+
+
+def shell_call(family, req):
+    """The tool call of `tool_then_error`: (name, arguments, custom)."""
+    name = pick_tool(family, req)
+    return name, tool_args(name), False
+
+
+# What `write_file` asks the CLI to write, relative to its working directory.
+NOTE_FILE = "recourse-note.txt"
+NOTE_TEXT = "written by the agent\n"
+NOTE_PATCH = f"*** Begin Patch\n*** Add File: {NOTE_FILE}\n+{NOTE_TEXT}*** End Patch\n"
+
+
+def write_call(family, req, workdir, shell_only=False):
+    """The tool call of `write_file`: (name, arguments, custom). Through the
+    tool each CLI declares for writing files (Claude Code `Write`, OpenCode
+    `write`, Gemini CLI `write_file`, Codex `apply_patch` where its model
+    metadata offers it), else through its shell (Codex 0.171 with an unknown
+    model offers only `exec_command`); `shell_only` skips the file tools. A
+    CLI that declares no such tool (a read-only mode may withhold them) is
+    asked for one anyway, as a model that read the task would, so the
+    recording shows how the CLI answers that."""
+    path = f"{workdir}/{NOTE_FILE}"
+    tools = req.get("tools", [])
+    declared = tool_names(family, req)
+    if shell_only:
+        declared = [n for n in declared if n in SHELL_TOOLS]
+    if "Write" in declared:
+        return "Write", {"file_path": path, "content": NOTE_TEXT}, False
+    if "write" in declared:
+        return "write", {"filePath": path, "content": NOTE_TEXT}, False
+    if "write_file" in declared:
+        return "write_file", {"file_path": path, "content": NOTE_TEXT}, False
+    if "apply_patch" in declared:
+        custom = any(t.get("name") == "apply_patch" and t.get("type") == "custom" for t in tools)
+        return "apply_patch", (NOTE_PATCH if custom else {"input": NOTE_PATCH}), custom
+    shell = f"printf '{NOTE_TEXT}' > {NOTE_FILE}"
+    if "exec_command" in declared:
+        return "exec_command", {"cmd": shell}, False
+    if "shell" in declared:
+        return "shell", {"command": ["bash", "-lc", shell]}, False
+    for name in ("Bash", "bash", "run_shell_command"):
+        if name in declared:
+            return name, {"command": shell, "description": "Write the note"}, False
+    # Nothing declared: ask anyway, as a model that read the task would, in
+    # the CLI's own naming (OpenCode names its tools in lower case).
+    lower = all(n[:1].islower() for n in tool_names(family, req))
+    if shell_only:
+        name = {"gemini": "run_shell_command", "openai": "exec_command"}.get(
+            family, "bash" if lower else "Bash")
+        args = {"cmd": shell} if name == "exec_command" else \
+            {"command": shell, "description": "Write the note"}
+        return name, args, False
+    if family == "anthropic":
+        if lower:
+            return "write", {"filePath": path, "content": NOTE_TEXT}, False
+        return "Write", {"file_path": path, "content": NOTE_TEXT}, False
+    return "write_file", {"file_path": path, "content": NOTE_TEXT}, False
+
+
+SHELL_TOOLS = ("exec_command", "shell", "Bash", "bash", "run_shell_command")
 
 
 def tool_args(name):
@@ -266,7 +447,7 @@ def tool_args(name):
     return {"command": "echo recourse-tool-ran", "description": "Print a marker"}
 
 
-def anthropic_stream(wfile, req, tool, cut):
+def anthropic_stream(wfile, req, call, cut):
     model = req.get("model", "claude-sonnet-4-5")
     wfile.write(sse("message_start", {"type": "message_start", "message": {
         "id": "msg_mock01", "type": "message", "role": "assistant", "model": model,
@@ -281,15 +462,15 @@ def anthropic_stream(wfile, req, tool, cut):
                                                           "text": "I will start by"}}))
         wfile.flush()
         return
-    if tool:
-        name = pick_tool("anthropic", req)
+    if call:
+        name, args, _ = call
         wfile.write(sse("content_block_start", {"type": "content_block_start", "index": 0,
                                                 "content_block": {"type": "tool_use",
                                                                   "id": "toolu_mock01",
                                                                   "name": name, "input": {}}}))
         wfile.write(sse("content_block_delta", {"type": "content_block_delta", "index": 0,
                                                 "delta": {"type": "input_json_delta",
-                                                          "partial_json": json.dumps(tool_args(name))}}))
+                                                          "partial_json": json.dumps(args)}}))
         stop = "tool_use"
     else:
         wfile.write(sse("content_block_start", {"type": "content_block_start", "index": 0,
@@ -311,7 +492,7 @@ def anthropic_message(req):
             "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 2}}
 
 
-def responses_stream(wfile, req, tool, cut):
+def responses_stream(wfile, req, call, cut):
     model = req.get("model", "gpt-5")
     base = {"id": "resp_mock01", "object": "response", "created_at": int(time.time()),
             "model": model, "status": "in_progress", "output": []}
@@ -327,11 +508,12 @@ def responses_stream(wfile, req, tool, cut):
             "output_index": 0, "content_index": 0, "delta": "I will start by"}))
         wfile.flush()
         return
-    if tool:
-        name = pick_tool("openai", req)
+    if call and call[2]:  # a freeform (custom) tool such as Codex's apply_patch
+        item = {"id": "ctc_mock01", "type": "custom_tool_call", "status": "completed",
+                "call_id": "call_mock01", "name": call[0], "input": call[1]}
+    elif call:
         item = {"id": "fc_mock01", "type": "function_call", "status": "completed",
-                "call_id": "call_mock01", "name": name,
-                "arguments": json.dumps(tool_args(name))}
+                "call_id": "call_mock01", "name": call[0], "arguments": json.dumps(call[1])}
     else:
         item = {"id": "msg_mock01", "type": "message", "role": "assistant",
                 "status": "completed",
@@ -351,7 +533,7 @@ def responses_stream(wfile, req, tool, cut):
     wfile.write(sse("response.completed", {"type": "response.completed", "response": done}))
 
 
-def chat_stream(wfile, req, tool, cut):
+def chat_stream(wfile, req, call, cut):
     model = req.get("model", "gpt-5")
 
     def chunk(delta, finish=None):
@@ -365,11 +547,10 @@ def chat_stream(wfile, req, tool, cut):
         wfile.write(chunk({"content": "I will start by"}))
         wfile.flush()
         return
-    if tool:
-        name = pick_tool("openai", req)
+    if call:
         wfile.write(chunk({"tool_calls": [{"index": 0, "id": "call_mock01", "type": "function",
-                                           "function": {"name": name,
-                                                        "arguments": json.dumps(tool_args(name))}}]}))
+                                           "function": {"name": call[0],
+                                                        "arguments": json.dumps(call[1])}}]}))
         wfile.write(chunk({}, "tool_calls"))
     else:
         wfile.write(chunk({"content": ANSWER}))
@@ -387,10 +568,9 @@ def gemini_chunk(parts, finish=None):
             "modelVersion": "gemini-2.5-pro", "responseId": "mock01"}
 
 
-def gemini_parts(req, tool):
-    if tool:
-        name = pick_tool("gemini", req)
-        return [{"functionCall": {"name": name, "args": tool_args(name)}}]
+def gemini_parts(call):
+    if call:
+        return [{"functionCall": {"name": call[0], "args": call[1]}}]
     return [{"text": ANSWER}]
 
 
@@ -405,7 +585,9 @@ class Handler(BaseHTTPRequestHandler):
         entry = {"method": self.command, "path": self.path, "family": family,
                  "status": status, "note": note}
         if req:
-            entry["tools"] = tool_names("openai" if family == "chat" else family, req)
+            family = "openai" if family == "chat" else family
+            entry["tools"] = tool_names(family, req)
+            entry.update(history(family, req))
         with self.server.log_lock, open(self.server.log_path, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -484,12 +666,27 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, family, path, req):
         scenario = self.server.scenario
-        tool = False
+        api = "openai" if family == "chat" else family
+        call = None
+        if scenario == "usage_limit_until_reset":
+            # The subscription window: refused until the reset it announces
+            # (whole seconds), then served.
+            scenario = "usage_limit" if time.time() < epoch(RESET_SOON_S) else "ok"
         if scenario == "tool_then_error":
-            if has_tool_result("openai" if family == "chat" else family, req):
+            if continues_after_tool(api, req):
+                scenario = "tool_then_error: continued"  # answered: the session resumed
+            elif has_tool_result(api, req):
                 scenario = "server_error"
             else:
-                tool = True
+                call = shell_call(api, req)
+        elif scenario in ("write_file", "write_file_shell"):
+            if not tool_names(api, req):
+                scenario += ": no tools (a side request such as a title)"
+            elif acted_since_user(api, req):
+                scenario += ": answered"
+            else:
+                call = write_call(api, req, self.server.workdir,
+                                  shell_only=scenario == "write_file_shell")
         errors = {"anthropic": anthropic_error, "openai": openai_error, "chat": openai_error,
                   "gemini": gemini_error}[family]
         failure = errors(scenario)
@@ -509,7 +706,7 @@ class Handler(BaseHTTPRequestHandler):
             elif family == "anthropic":
                 self.send_json(200, anthropic_message(req))
             elif family == "gemini":
-                self.send_json(200, gemini_chunk(gemini_parts(req, tool), "STOP"))
+                self.send_json(200, gemini_chunk(gemini_parts(call), "STOP"))
             else:
                 self.send_json(200, {"id": "chatcmpl-mock", "object": "chat.completion",
                                      "model": req.get("model"), "choices": [
@@ -518,25 +715,26 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.start_stream()
         if family == "anthropic":
-            anthropic_stream(self.wfile, req, tool, cut)
+            anthropic_stream(self.wfile, req, call, cut)
         elif family == "openai":
-            responses_stream(self.wfile, req, tool, cut)
+            responses_stream(self.wfile, req, call, cut)
         elif family == "chat":
-            chat_stream(self.wfile, req, tool, cut)
+            chat_stream(self.wfile, req, call, cut)
         else:
             if cut:
                 self.wfile.write(sse(None, gemini_chunk([{"text": "I will start by"}])))
             else:
-                self.wfile.write(sse(None, gemini_chunk(gemini_parts(req, tool), "STOP")))
+                self.wfile.write(sse(None, gemini_chunk(gemini_parts(call), "STOP")))
         if cut:
             self.cut()
             return
         self.wfile.flush()
 
 
-SCENARIOS = ["ok", "rate_limited", "usage_limit", "quota_day", "overloaded", "server_error",
-             "unavailable", "unauthorized", "forbidden", "credit_balance", "model_not_found",
-             "cut_stream", "tool_then_error", "secret_echo"]
+SCENARIOS = ["ok", "rate_limited", "usage_limit", "usage_limit_until_reset", "quota_day",
+             "overloaded", "server_error", "unavailable", "unauthorized", "forbidden",
+             "credit_balance", "model_not_found", "cut_stream", "tool_then_error", "secret_echo",
+             "write_file", "write_file_shell"]
 
 
 def main():
@@ -545,11 +743,14 @@ def main():
     ap.add_argument("--scenario", choices=SCENARIOS, required=True)
     ap.add_argument("--log", default="/dev/null")
     ap.add_argument("--port-file", help="write the bound port here once listening")
+    ap.add_argument("--workdir", default=".",
+                    help="the CLI's working directory: where `write_file` writes")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     server.scenario = args.scenario
     server.log_path = args.log
+    server.workdir = os.path.abspath(args.workdir)
     server.log_lock = threading.Lock()
     port = server.server_address[1]
     if args.port_file:
@@ -557,7 +758,6 @@ def main():
             f.write(repr(STARTED))
         with open(args.port_file + ".tmp", "w") as f:
             f.write(str(port))
-        import os
         os.replace(args.port_file + ".tmp", args.port_file)
     print(port, flush=True)
     try:

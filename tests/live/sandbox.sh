@@ -36,7 +36,7 @@ if [ "$scenario" = no_listener ]; then
   port=47019 # a fresh namespace: nothing listens anywhere
 else
   python3 "$here/mock_provider.py" --scenario "$scenario" --log "$work/mock.log" \
-    --port-file "$port_file" >/dev/null &
+    --port-file "$port_file" --workdir "$work/repo" >/dev/null &
   mock_pid=$!
   for _ in $(seq 200); do [ -s "$port_file" ] && break; sleep 0.05; done
   port=$(cat "$port_file")
@@ -54,7 +54,7 @@ mkdir -p "$HOME" "$TMPDIR" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
 export ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY="sk-ant-api03-mockkey-000000000000"
 export CLAUDE_CODE_MAX_RETRIES=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_ERROR_REPORTING=1
-if [ "$scenario" = usage_limit ]; then
+if [ "${scenario#usage_limit}" != "$scenario" ]; then
   # Usage windows belong to subscriptions: log in the way a subscriber does.
   unset ANTHROPIC_API_KEY
   export CLAUDE_CODE_OAUTH_TOKEN="sk-ant-oat01-mockkey-000000000000"
@@ -63,14 +63,14 @@ cat >"$HOME/.claude.json" <<'EOF'
 {"hasCompletedOnboarding": true, "autoUpdates": false, "bypassPermissionsModeAccepted": true}
 EOF
 
-# Codex
+# Codex. No sandbox_mode here: the command line's --sandbox decides the
+# access level (docs/agents.md), and without it `codex exec` is read-only.
 export CODEX_HOME="$HOME/.codex" MOCK_OPENAI_KEY="sk-mock-000000000000"
 mkdir -p "$CODEX_HOME"
 cat >"$CODEX_HOME/config.toml" <<EOF
 model = "gpt-5"
 model_provider = "mock"
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
 
 [model_providers.mock]
 name = "mock"
@@ -97,7 +97,8 @@ cat >"$HOME/.gemini/settings.json" <<'EOF'
  "telemetry": {"enabled": false}}
 EOF
 
-# OpenCode
+# OpenCode. No "permission" here: its defaults and what Recourse passes decide
+# the access level (docs/agents.md).
 export OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 \
   OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1
 mkdir -p "$XDG_CONFIG_HOME/opencode"
@@ -105,7 +106,6 @@ cat >"$XDG_CONFIG_HOME/opencode/opencode.json" <<EOF
 {"\$schema": "https://opencode.ai/config.json",
  "model": "anthropic/claude-sonnet-4-5",
  "autoupdate": false, "share": "disabled",
- "permission": {"bash": "allow", "edit": "allow"},
  "provider": {"anthropic": {"options": {"baseURL": "$base/v1", "apiKey": "sk-ant-api03-mockkey-000000000000"}}}}
 EOF
 

@@ -36,6 +36,11 @@ export const commands = {
 	 */
 	secretEnv: (env: { [key in string]: string }) => typedError<SecretEnv[], IpcError>(__TAURI_INVOKE("secret_env", { env })),
 	/**
+	 *  Whether a candidate can start: its program and version, and whether its
+	 *  credentials are present (their values are never read).
+	 */
+	readiness: (agent: AgentSpec_Deserialize) => __TAURI_INVOKE<Readiness_Serialize>("readiness", { agent }),
+	/**
 	 *  A candidate's policy in one line (`Transient: retry 3× from 5 s, then
 	 *  skip · Hard: stop`).
 	 */
@@ -82,6 +87,11 @@ export const commands = {
 	engineStatus: () => typedError<EngineStatus, IpcError>(__TAURI_INVOKE("engine_status")),
 	routeDetail: (id: number) => typedError<RouteDetail_Serialize, IpcError>(__TAURI_INVOKE("route_detail", { id })),
 	/**
+	 *  One attempt's whole transcript and changed files; while this engine
+	 *  runs the attempt, what its agent has said and done so far.
+	 */
+	attemptTranscript: (routeId: number, attempt: number) => typedError<AttemptTranscript_Serialize, IpcError>(__TAURI_INVOKE("attempt_transcript", { routeId, attempt })),
+	/**
 	 *  A manual action fenced by the generation the person saw; a stale one is
 	 *  refused with code `stale` and the UI reloads the route.
 	 */
@@ -95,6 +105,15 @@ export const commands = {
 	 *  first (not a directory: refused; not a git repository: a warning).
 	 */
 	inspectWorkdir: (path: string | null) => typedError<WorkdirCheck_Serialize, IpcError>(__TAURI_INVOKE("inspect_workdir", { path })),
+	/**  Every account with its state, marks, routes and last 24 hours. */
+	accounts: () => typedError<AccountsOverview_Serialize, IpcError>(__TAURI_INVOKE("accounts")),
+	/**  Removes every limit mark of `account` (its id); how many went. */
+	clearAccount: (account: string) => typedError<number, IpcError>(__TAURI_INVOKE("clear_account", { account })),
+	/**
+	 *  Sets the global maximum of running agents (`None`: no maximum), which
+	 *  every process on the database obeys.
+	 */
+	setMaxRunning: (max: number | null) => typedError<null, IpcError>(__TAURI_INVOKE("set_max_running", { max })),
 	catalogueRules: () => typedError<CatalogueView_Serialize, IpcError>(__TAURI_INVOKE("catalogue_rules")),
 	classifyText: (input: PlaygroundInput_Deserialize) => typedError<PlaygroundResult_Serialize, IpcError>(__TAURI_INVOKE("classify_text", { input })),
 	unclassifiedInbox: () => typedError<InboxItem_Serialize[], IpcError>(__TAURI_INVOKE("unclassified_inbox")),
@@ -149,6 +168,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	accountMarked: makeEvent<AccountMarked_Serialize, AccountMarked_Deserialize>("account-marked"),
 	closeRequested: makeEvent<CloseRequested_Serialize, CloseRequested_Deserialize>("close-requested"),
 	engineStatus: makeEvent<EngineStatus, EngineStatus>("engine-status"),
 	pauseChanged: makeEvent<PauseChanged, PauseChanged>("pause-changed"),
@@ -158,21 +178,163 @@ export const events = {
 /* Constants */
 export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
+export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;
+
 export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
 
 export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume"] as const;
 
 export const MAX_RETENTION_DAYS = 3650 as const;
 
+export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
+
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
-export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled"],"all":[],"archived":[],"finished":["succeeded"],"needs_you":["needs_manual"],"stopped":["stopped"]} as const;
+export const PROVIDERS_SEEING_EVERY_RULE = ["generic","simulated"] as const;
+
+export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled","queued"],"all":[],"archived":[],"finished":["succeeded"],"needs_you":["needs_manual"],"stopped":["stopped"]} as const;
 
 export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
 
 /* Types */
+/**  An access level. */
+export type Access = 
+/**  Read and answer; no file is changed, no command that could change one runs. */
+"read_only" | 
+/**  Change files in the working directory (what a coding agent is for). */
+"edit" | 
+/**  Everything the CLI can do, without asking: shell commands anywhere. */
+"full";
+
+export type AccountCandidateView = {
+	profile: string,
+	candidate: string,
+};
+
+/**  An account: a label (`work`) or a derived id (`claude-code#3f9a1c2b7d0e`). */
+export type AccountId = string;
+
+/**  An account was marked limited: the Accounts view reloads. */
+export type AccountMarked = AccountMarked_Serialize | AccountMarked_Deserialize;
+
+/**  An account was marked limited: the Accounts view reloads. */
+export type AccountMarked_Deserialize = AccountNotice_Deserialize;
+
+/**  An account was marked limited: the Accounts view reloads. */
+export type AccountMarked_Serialize = AccountNotice_Serialize;
+
+/**  A new limit mark, for one desktop notification. */
+export type AccountNotice = AccountNotice_Serialize | AccountNotice_Deserialize;
+
+/**  A new limit mark, for one desktop notification. */
+export type AccountNotice_Deserialize = {
+	account: string,
+	name: string,
+	code: SemanticCode,
+	/**  `None`: until cleared. */
+	until?: string | null,
+	/**  Routes waiting on the account when it was noticed. */
+	waiting: number,
+};
+
+/**  A new limit mark, for one desktop notification. */
+export type AccountNotice_Serialize = {
+	account: string,
+	name: string,
+	code: SemanticCode,
+	/**  `None`: until cleared. */
+	until: string | null,
+	/**  Routes waiting on the account when it was noticed. */
+	waiting: number,
+};
+
+/**  What an account's marks say now. */
+export type AccountStatus = { kind: "ready" } | 
+/**  Limited until `until`. */
+{ kind: "limited"; until: string } | 
+/**  Credentials or billing refused: limited until a person clears it. */
+{ kind: "refused" } | 
+/**  The reset has passed and route `route_id` is trying it. */
+{ kind: "probing"; route_id: number } | 
+/**  The reset has passed; the next dispatch tries it. */
+{ kind: "reset_passed" };
+
+/**  One account. */
+export type AccountView = AccountView_Serialize | AccountView_Deserialize;
+
+/**  One account. */
+export type AccountView_Deserialize = {
+	/**  What `recourse accounts clear` takes: the label, or the derived id. */
+	id: string,
+	/**
+	 *  The label, or the kind with its config dir (or the start of its
+	 *  hash): `Claude Code (~/.claude-work)`.
+	 */
+	name: string,
+	labelled: boolean,
+	kinds: AgentKind[],
+	candidates: AccountCandidateView[],
+	status: AccountStatus,
+	marks: MarkView_Deserialize[],
+	/**  Routes waiting on it (for a reset, a retry or a slot), by id. */
+	waiting: number[],
+	running: number,
+	/**  The smallest `max_concurrent` of its candidates; `None`: no limit. */
+	limit?: number | null,
+	/**  Attempts per hour over the last 24 hours, oldest first. */
+	chart: HourBar[],
+};
+
+/**  One account. */
+export type AccountView_Serialize = {
+	/**  What `recourse accounts clear` takes: the label, or the derived id. */
+	id: string,
+	/**
+	 *  The label, or the kind with its config dir (or the start of its
+	 *  hash): `Claude Code (~/.claude-work)`.
+	 */
+	name: string,
+	labelled: boolean,
+	kinds: AgentKind[],
+	candidates: AccountCandidateView[],
+	status: AccountStatus,
+	marks: MarkView_Serialize[],
+	/**  Routes waiting on it (for a reset, a retry or a slot), by id. */
+	waiting: number[],
+	running: number,
+	/**  The smallest `max_concurrent` of its candidates; `None`: no limit. */
+	limit: number | null,
+	/**  Attempts per hour over the last 24 hours, oldest first. */
+	chart: HourBar[],
+};
+
+/**  Every account, and the global maximum. */
+export type AccountsOverview = AccountsOverview_Serialize | AccountsOverview_Deserialize;
+
+/**  Every account, and the global maximum. */
+export type AccountsOverview_Deserialize = {
+	accounts: AccountView_Deserialize[],
+	/**  The global maximum of running agents; `None`: no maximum. */
+	max_running?: number | null,
+	/**  Agents running now, on every account. */
+	running: number,
+	/**  When this was read; the chart's last hour is the one holding it. */
+	at: string,
+};
+
+/**  Every account, and the global maximum. */
+export type AccountsOverview_Serialize = {
+	accounts: AccountView_Serialize[],
+	/**  The global maximum of running agents; `None`: no maximum. */
+	max_running: number | null,
+	/**  Agents running now, on every account. */
+	running: number,
+	/**  When this was read; the chart's last hour is the one holding it. */
+	at: string,
+};
+
 export type ActionRequest = {
 	route_id: number,
 	action: ManualAction,
@@ -212,6 +374,8 @@ export type AgentKindInfo_Deserialize = {
 	 *  or config dir.
 	 */
 	scripted: boolean,
+	/**  The access levels it can be held to (empty: it takes none). */
+	access_levels: Access[],
 	/**
 	 *  A new candidate of this kind in the editor: its agent settings and
 	 *  the policy fitted to how the kind fails.
@@ -250,6 +414,8 @@ export type AgentKindInfo_Serialize = {
 	 *  or config dir.
 	 */
 	scripted: boolean,
+	/**  The access levels it can be held to (empty: it takes none). */
+	access_levels: Access[],
 	/**
 	 *  A new candidate of this kind in the editor: its agent settings and
 	 *  the policy fitted to how the kind fails.
@@ -270,6 +436,12 @@ export type AgentSpec = AgentSpec_Serialize | AgentSpec_Deserialize;
 /**  How to launch a candidate. */
 export type AgentSpec_Deserialize = {
 	kind: AgentKind,
+	/**
+	 *  What the agent may do: mapped to the CLI's own flags. `None` (a
+	 *  candidate saved before access levels) passes no flag, so the CLI
+	 *  keeps its own default, which in print mode refuses most changes.
+	 */
+	access?: Access | null,
 	/**  Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`. */
 	program?: string | null,
 	/**  Extra arguments placed before the prompt. */
@@ -298,11 +470,28 @@ export type AgentSpec_Deserialize = {
 	config_dir?: string | null,
 	/**  When an attempt that has gone quiet, or runs too long, is ended. */
 	timeouts?: AttemptTimeouts,
+	/**
+	 *  The provider account it runs as, by name: candidates with the same
+	 *  label share one account (its limit marks and concurrency limit);
+	 *  none: derived from its kind, config dir and credentials.
+	 */
+	account?: string | null,
+	/**
+	 *  At most this many agents of its account run at once (an account's
+	 *  limit is the smallest one set on its candidates); none: no limit.
+	 */
+	max_concurrent?: number | null,
 };
 
 /**  How to launch a candidate. */
 export type AgentSpec_Serialize = {
 	kind: AgentKind,
+	/**
+	 *  What the agent may do: mapped to the CLI's own flags. `None` (a
+	 *  candidate saved before access levels) passes no flag, so the CLI
+	 *  keeps its own default, which in print mode refuses most changes.
+	 */
+	access: Access | null,
 	/**  Executable; defaults per kind (`claude`, `codex`, …). Required for `generic`. */
 	program: string | null,
 	/**  Extra arguments placed before the prompt. */
@@ -331,6 +520,17 @@ export type AgentSpec_Serialize = {
 	config_dir: string | null,
 	/**  When an attempt that has gone quiet, or runs too long, is ended. */
 	timeouts: AttemptTimeouts,
+	/**
+	 *  The provider account it runs as, by name: candidates with the same
+	 *  label share one account (its limit marks and concurrency limit);
+	 *  none: derived from its kind, config dir and credentials.
+	 */
+	account: string | null,
+	/**
+	 *  At most this many agents of its account run at once (an account's
+	 *  limit is the smallest one set on its candidates); none: no limit.
+	 */
+	max_concurrent: number | null,
 };
 
 export type AppInfo = {
@@ -352,6 +552,25 @@ export type AttemptTimeouts = {
 	idle_s: number,
 	/**  Seconds since the attempt started. */
 	total_s: number,
+};
+
+/**  One attempt's whole transcript and the files it changed. */
+export type AttemptTranscript = AttemptTranscript_Serialize | AttemptTranscript_Deserialize;
+
+/**  One attempt's whole transcript and the files it changed. */
+export type AttemptTranscript_Deserialize = {
+	route_id: number,
+	attempt: number,
+	transcript: Transcript_Deserialize,
+	files?: FilesChanged | null,
+};
+
+/**  One attempt's whole transcript and the files it changed. */
+export type AttemptTranscript_Serialize = {
+	route_id: number,
+	attempt: number,
+	transcript: Transcript_Serialize,
+	files: FilesChanged | null,
 };
 
 /**  One attempt of a route, with what was decided about it. */
@@ -381,6 +600,11 @@ export type AttemptView_Deserialize = {
 	 *  inbox, where a rule can be made from it.
 	 */
 	in_inbox: boolean,
+	/**
+	 *  What the agent said and did, in brief; `None` for an attempt that
+	 *  kept none (it is running, or ran before transcripts were kept).
+	 */
+	transcript?: TranscriptSummary_Deserialize | null,
 };
 
 /**  One attempt of a route, with what was decided about it. */
@@ -407,6 +631,11 @@ export type AttemptView_Serialize = {
 	 *  inbox, where a rule can be made from it.
 	 */
 	in_inbox: boolean,
+	/**
+	 *  What the agent said and did, in brief; `None` for an attempt that
+	 *  kept none (it is running, or ran before transcripts were kept).
+	 */
+	transcript: TranscriptSummary_Serialize | null,
 };
 
 /**  A candidate as stored. */
@@ -490,6 +719,11 @@ export type Candidate_Deserialize = {
 	policy: CandidatePolicy,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
+	/**
+	 *  The account it runs as (its label, or derived when it was saved);
+	 *  `None` in a route snapshot taken before accounts existed.
+	 */
+	account?: AccountId | null,
 };
 
 /**  A candidate as stored. */
@@ -501,6 +735,11 @@ export type Candidate_Serialize = {
 	policy: CandidatePolicy,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
+	/**
+	 *  The account it runs as (its label, or derived when it was saved);
+	 *  `None` in a route snapshot taken before accounts existed.
+	 */
+	account: AccountId | null,
 };
 
 export type CatalogueView = CatalogueView_Serialize | CatalogueView_Deserialize;
@@ -680,6 +919,14 @@ export type Correlation = {
 	invocation_id: string,
 };
 
+/**  Where a credential could be, and whether it is there. */
+export type CredentialPlace = {
+	/**  A variable's name, or a file's path. */
+	name: string,
+	file: boolean,
+	present: boolean,
+};
+
 /**  The next step of a route after a failed attempt. */
 export type Decision = 
 /**
@@ -736,6 +983,11 @@ export type EffectContext_Serialize = {
 	evidence_current: boolean | null,
 };
 
+export type Elided = {
+	entries: number,
+	bytes: number,
+};
+
 /**  Where the engine stands; emitted when it is open or has failed to open. */
 export type EngineStatus = 
 /**  Checking the database and taking over its routes. */
@@ -745,6 +997,38 @@ export type EngineStatus =
  *  command that needs the engine fails with this message.
  */
 { state: "failed"; message: string };
+
+export type Entry = Entry_Serialize | Entry_Deserialize;
+
+export type Entry_Deserialize = 
+/**  Text the model wrote. */
+{ kind: "assistant"; text: string } | 
+/**
+ *  A tool call: its id in the CLI's stream, its name, a short summary
+ *  of its arguments, and how it ended.
+ */
+{ kind: "tool"; id: string; name: string; summary: string; status: ToolStatus; 
+/**  Why it failed or was refused, as the CLI said. */
+detail?: string | null } | 
+/**  Output of a command that is not an agent CLI (its stdout and stderr). */
+{ kind: "output"; stream: string; text: string } | 
+/**  Where entries were left out to keep the transcript bounded. */
+{ kind: "elided"; entries: number; bytes: number };
+
+export type Entry_Serialize = 
+/**  Text the model wrote. */
+{ kind: "assistant"; text: string } | 
+/**
+ *  A tool call: its id in the CLI's stream, its name, a short summary
+ *  of its arguments, and how it ended.
+ */
+{ kind: "tool"; id: string; name: string; summary: string; status: ToolStatus; 
+/**  Why it failed or was refused, as the CLI said. */
+detail: string | null } | 
+/**  Output of a command that is not an agent CLI (its stdout and stderr). */
+{ kind: "output"; stream: string; text: string } | 
+/**  Where entries were left out to keep the transcript bounded. */
+{ kind: "elided"; entries: number; bytes: number };
 
 /**  The closed set of error codes the UI and the CLI branch on. */
 export type ErrorCode = "not_found" | "validation" | "stale" | "conflict" | "store" | "io";
@@ -828,6 +1112,26 @@ export type FieldError = {
 	message: string,
 };
 
+export type FileChange = {
+	path: string,
+	/**
+	 *  Its `git status --porcelain` code after the attempt (`M`, `??`,
+	 *  `D`, …); empty when the attempt left it as git has it committed.
+	 */
+	status: string,
+};
+
+/**  The files an attempt changed. */
+export type FilesChanged = {
+	/**  The working directory, as the attempt ran in it. */
+	dir: string,
+	files: FileChange[],
+	/**  Changed files beyond those listed. */
+	more: number,
+	/**  `git diff --stat` after the attempt, cut short. */
+	diff_stat: string,
+};
+
 export type FixtureExport = {
 	/**  Where the file was written. */
 	path: string,
@@ -881,6 +1185,58 @@ export type HintSource =
 "resets_in_field" | 
 /**  `try again in 4hr 19min`. */
 "relative";
+
+/**
+ *  A dispatch a limit mark held back: "not dispatched: work limited until
+ *  …", with what the candidate's policy decided instead.
+ */
+export type HoldView = HoldView_Serialize | HoldView_Deserialize;
+
+/**
+ *  A dispatch a limit mark held back: "not dispatched: work limited until
+ *  …", with what the candidate's policy decided instead.
+ */
+export type HoldView_Deserialize = {
+	generation: number,
+	candidate_index: number,
+	candidate_name: string,
+	at: string,
+	account: string,
+	classification: ClassificationSummary_Deserialize,
+	/**  `None`: limited until cleared. */
+	until?: string | null,
+	/**  The history's line: `not dispatched: work limited until …; wait for …`. */
+	text: string,
+};
+
+/**
+ *  A dispatch a limit mark held back: "not dispatched: work limited until
+ *  …", with what the candidate's policy decided instead.
+ */
+export type HoldView_Serialize = {
+	generation: number,
+	candidate_index: number,
+	candidate_name: string,
+	at: string,
+	account: string,
+	classification: ClassificationSummary_Serialize,
+	/**  `None`: limited until cleared. */
+	until: string | null,
+	/**  The history's line: `not dispatched: work limited until …; wait for …`. */
+	text: string,
+};
+
+/**
+ *  Attempts of one hour: succeeded, failed by class, and the rest (killed,
+ *  interrupted, unclassified failures).
+ */
+export type HourBar = {
+	start: string,
+	succeeded: number,
+	transient: number,
+	hard: number,
+	other: number,
+};
 
 /**  What importing a document would do. */
 export type ImportPreview = ImportPreview_Serialize | ImportPreview_Deserialize;
@@ -1002,6 +1358,17 @@ export type LastFailure_Serialize = {
 	decision: string | null,
 };
 
+/**  What kind of limit a code is, which decides the hold without a reset. */
+export type LimitKind = 
+/**  A short throttle: rate limits, a model's capacity. */
+"throttle" | 
+/**  A usage or quota window. */
+"window" | 
+/**  Credit or billing: lifts when someone pays. */
+"billing" | 
+/**  Credentials refused: lifts when someone fixes them. */
+"credentials";
+
 /**  What a person can do to a route. */
 export type ManualAction = "retry_now" | "skip_now" | "cancel_wait" | "stop" | "resume";
 
@@ -1017,6 +1384,49 @@ export type ManualReason =
 { kind: "no_eligible_candidate"; class: PolicyClass } | 
 /**  The route cycle points past the end of the candidate list. */
 { kind: "candidate_out_of_range"; index: number; count: number };
+
+/**  One limit mark. */
+export type MarkView = MarkView_Serialize | MarkView_Deserialize;
+
+/**  One limit mark. */
+export type MarkView_Deserialize = {
+	/**  `None`: the whole account. */
+	model?: string | null,
+	code: SemanticCode,
+	class: PolicyClass,
+	rule_id?: string | null,
+	limit: LimitKind,
+	/**  `None`: until cleared. */
+	until?: string | null,
+	/**  `until` is the provider's reset (else a default hold). */
+	trusted: boolean,
+	created_at: string,
+	/**  The failed attempt it came from. */
+	route_id: number,
+	attempt: number,
+	/**  The route probing it after its reset. */
+	probe_route?: number | null,
+};
+
+/**  One limit mark. */
+export type MarkView_Serialize = {
+	/**  `None`: the whole account. */
+	model: string | null,
+	code: SemanticCode,
+	class: PolicyClass,
+	rule_id: string | null,
+	limit: LimitKind,
+	/**  `None`: until cleared. */
+	until: string | null,
+	/**  `until` is the provider's reset (else a default hold). */
+	trusted: boolean,
+	created_at: string,
+	/**  The failed attempt it came from. */
+	route_id: number,
+	attempt: number,
+	/**  The route probing it after its reset. */
+	probe_route: number | null,
+};
 
 /**  What happened to one matching rule during selection. */
 export type MatchOutcome = 
@@ -1206,6 +1616,42 @@ export type PromptDelivery =
 /**  Which tool or API produced the evidence; scopes catalogue rules. */
 export type Provider = "anthropic-api" | "claude-code" | "codex" | "openai-api" | "gemini" | "opencode" | "generic" | "simulated";
 
+export type Readiness = Readiness_Serialize | Readiness_Deserialize;
+
+export type Readiness_Deserialize = {
+	/**  The program a run would start. */
+	program: string,
+	/**  Where it was found; `None`: not found. */
+	found?: string | null,
+	/**  Its first line of `--version`. */
+	version?: string | null,
+	/**  The version Recourse is verified with. */
+	verified?: string | null,
+	credentials: CredentialPlace[],
+	/**  How to install it, when it is missing. */
+	install?: string | null,
+	/**  Anything else that stops a run, in words. */
+	problems: string[],
+	ready: boolean,
+};
+
+export type Readiness_Serialize = {
+	/**  The program a run would start. */
+	program: string,
+	/**  Where it was found; `None`: not found. */
+	found: string | null,
+	/**  Its first line of `--version`. */
+	version: string | null,
+	/**  The version Recourse is verified with. */
+	verified: string | null,
+	credentials: CredentialPlace[],
+	/**  How to install it, when it is missing. */
+	install: string | null,
+	/**  Anything else that stops a run, in words. */
+	problems: string[],
+	ready: boolean,
+};
+
 /**  Wait for a trusted provider reset instant, at most `max_wait_seconds` ahead. */
 export type ResetWait = {
 	enabled: boolean,
@@ -1298,7 +1744,7 @@ export type RouteCounts = {
 	active: number,
 	/**  Running now. */
 	running: number,
-	/**  Waiting for a reset or a scheduled retry. */
+	/**  Waiting for a reset, a scheduled retry or a slot (queued). */
 	waiting: number,
 	stopped: number,
 	/**  Succeeded. */
@@ -1317,6 +1763,21 @@ export type RouteDetail_Deserialize = {
 	/**  The profile it ran on, while that profile exists. */
 	profile_id?: number | null,
 	attempts: AttemptView_Deserialize[],
+	/**  Tokens and cost of every attempt together. */
+	totals: Usage_Deserialize,
+	/**
+	 *  Said when a route succeeded although its agent was refused tool
+	 *  uses: `succeeded, but the agent was refused 2 tool uses (Edit,
+	 *  Bash): its access is read-only`.
+	 */
+	refused_notice?: string | null,
+	/**
+	 *  The working directory the agents run in, as it will be used (the
+	 *  route's own, else the directory Recourse was started in).
+	 */
+	cwd?: string | null,
+	/**  Dispatches held back by limit marks, oldest first. */
+	holds: HoldView_Deserialize[],
 	/**  The route drawn over time: attempts, the waits between them, marks. */
 	timeline: TimelineEntry_Deserialize[],
 };
@@ -1328,6 +1789,21 @@ export type RouteDetail_Serialize = {
 	/**  The profile it ran on, while that profile exists. */
 	profile_id: number | null,
 	attempts: AttemptView_Serialize[],
+	/**  Tokens and cost of every attempt together. */
+	totals: Usage_Serialize,
+	/**
+	 *  Said when a route succeeded although its agent was refused tool
+	 *  uses: `succeeded, but the agent was refused 2 tool uses (Edit,
+	 *  Bash): its access is read-only`.
+	 */
+	refused_notice: string | null,
+	/**
+	 *  The working directory the agents run in, as it will be used (the
+	 *  route's own, else the directory Recourse was started in).
+	 */
+	cwd: string | null,
+	/**  Dispatches held back by limit marks, oldest first. */
+	holds: HoldView_Serialize[],
 	/**  The route drawn over time: attempts, the waits between them, marks. */
 	timeline: TimelineEntry_Serialize[],
 };
@@ -1362,7 +1838,7 @@ export type RouteEvent_Serialize = {
 export type RouteFilter = 
 /**  `needs_manual`: nothing happens until a person acts. */
 "needs_you" | 
-/**  Running, or waiting for a timer the engine will fire. */
+/**  Running, waiting for a timer the engine will fire, or queued. */
 "active" | 
 /**  Stopped by a person: not finished (resume or archive it). */
 "stopped" | 
@@ -1467,6 +1943,10 @@ export type RouteSnapshot_Deserialize = {
 	 *  until the program or working directory is fixed.
 	 */
 	cannot_start: boolean,
+	/**  Why it waits for a slot, while it is queued. */
+	queued?: string | null,
+	/**  The account of the current candidate (its id). */
+	account?: string | null,
 	prompt_excerpt: string,
 	/**
 	 *  The directory the agent runs in; `None` only for a route started
@@ -1526,6 +2006,10 @@ export type RouteSnapshot_Serialize = {
 	 *  until the program or working directory is fixed.
 	 */
 	cannot_start: boolean,
+	/**  Why it waits for a slot, while it is queued. */
+	queued: string | null,
+	/**  The account of the current candidate (its id). */
+	account: string | null,
 	prompt_excerpt: string,
 	/**
 	 *  The directory the agent runs in; `None` only for a route started
@@ -1552,6 +2036,12 @@ export type RouteState =
 "waiting_reset" | 
 /**  A retry of the same candidate is due at the deadline. */
 "retry_scheduled" | 
+/**
+ *  Ready to dispatch, waiting for a slot: its account or the global
+ *  maximum runs as many agents as allowed, or its account's limit has
+ *  reset and another route is trying it. First in, first out.
+ */
+"queued" | 
 /**  Automatic recovery ended; a person decides. */
 "needs_manual" | 
 /**  Stopped by a person; `resume` starts a fresh cycle. */
@@ -2033,10 +2523,114 @@ export type TimingHint_Serialize = {
 	span: Span | null,
 };
 
+export type ToolStatus = "started" | "completed" | "failed" | 
+/**  Not run: the access level or the CLI's permissions refused it. */
+"refused";
+
+export type Transcript = Transcript_Serialize | Transcript_Deserialize;
+
+/**
+ *  An attempt's transcript as the attempt list shows it, without its
+ *  entries: read from the summary columns the store keeps beside it.
+ */
+export type TranscriptSummary = TranscriptSummary_Serialize | TranscriptSummary_Deserialize;
+
+/**
+ *  An attempt's transcript as the attempt list shows it, without its
+ *  entries: read from the summary columns the store keeps beside it.
+ */
+export type TranscriptSummary_Deserialize = {
+	session_id?: string | null,
+	/**  The answer's first 300 bytes. */
+	answer_excerpt?: string | null,
+	tool_calls: number,
+	/**  Names of the tool calls the access level or the CLI refused. */
+	refused: string[],
+	input_tokens: number,
+	output_tokens: number,
+	cost_usd?: number | null,
+	/**
+	 *  How many files of the working directory changed (`None`: not a git
+	 *  repository).
+	 */
+	files_changed?: number | null,
+};
+
+/**
+ *  An attempt's transcript as the attempt list shows it, without its
+ *  entries: read from the summary columns the store keeps beside it.
+ */
+export type TranscriptSummary_Serialize = {
+	session_id: string | null,
+	/**  The answer's first 300 bytes. */
+	answer_excerpt: string | null,
+	tool_calls: number,
+	/**  Names of the tool calls the access level or the CLI refused. */
+	refused: string[],
+	input_tokens: number,
+	output_tokens: number,
+	cost_usd: number | null,
+	/**
+	 *  How many files of the working directory changed (`None`: not a git
+	 *  repository).
+	 */
+	files_changed: number | null,
+};
+
+export type Transcript_Deserialize = {
+	/**
+	 *  The CLI's own session id (Claude `session_id`, Codex `thread_id`,
+	 *  Gemini `session_id`, OpenCode `sessionID`).
+	 */
+	session_id?: string | null,
+	model?: string | null,
+	entries: Entry_Deserialize[],
+	/**  The agent's final answer, when it gave one. */
+	answer?: string | null,
+	usage?: Usage_Deserialize | null,
+	/**  Entries and bytes left out of the middle to stay within the bound. */
+	elided: Elided,
+};
+
+export type Transcript_Serialize = {
+	/**
+	 *  The CLI's own session id (Claude `session_id`, Codex `thread_id`,
+	 *  Gemini `session_id`, OpenCode `sessionID`).
+	 */
+	session_id: string | null,
+	model: string | null,
+	entries: Entry_Serialize[],
+	/**  The agent's final answer, when it gave one. */
+	answer: string | null,
+	usage: Usage_Serialize | null,
+	/**  Entries and bytes left out of the middle to stay within the bound. */
+	elided: Elided,
+};
+
 /**  Why automatic recovery is not allowed for a failed attempt. */
 export type UnsafeReason = 
 /**  The evidence belongs to an older generation or another invocation. */
 "stale_evidence" | "evidence_currency_unknown" | "ambiguous_prompt_delivery" | "prompt_delivery_unknown" | "assistant_output_seen" | "assistant_output_unknown" | "tool_activity_seen" | "tool_activity_unknown" | "partial_result_seen" | "partial_result_unknown";
+
+export type Usage = Usage_Serialize | Usage_Deserialize;
+
+export type Usage_Deserialize = {
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	cache_write_tokens: number,
+	/**  In US dollars, where the CLI reports it. */
+	cost_usd?: number | null,
+};
+
+export type Usage_Serialize = {
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	cache_write_tokens: number,
+	/**  In US dollars, where the CLI reports it. */
+	cost_usd: number | null,
+};
 
 /**
  *  A classification reduced to what the checks compare: what a fixture

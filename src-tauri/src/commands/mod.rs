@@ -1,6 +1,6 @@
 //! The `#[tauri::command]` adapters, one module per area: profiles (with
-//! their live checks and previews), routes, the catalogue, and profiles as
-//! files. Each calls the engine (or a pure library function) once and maps
+//! their live checks and previews), routes, accounts, the catalogue, and
+//! profiles as files. Each calls the engine (or a pure library function) once and maps
 //! its error to [`IpcError`].
 //!
 //! One style: every command is `async` (Tauri runs a synchronous one on the
@@ -9,6 +9,7 @@
 //! blocking pool; the engine's two async calls (start a run, act on a
 //! route) are awaited; pure functions are called directly.
 
+pub mod accounts;
 pub mod catalogue;
 pub mod profile_files;
 pub mod profiles;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use recourse::agent::AgentSpec;
-use recourse::engine::{secret_places, AgentKindInfo, SecretEnv, TextPreview};
+use recourse::engine::{secret_places, AgentKindInfo, Readiness, SecretEnv, TextPreview};
 use recourse::evaluator::CandidateSlot;
 use recourse::evidence::Provider;
 use recourse::policy::validate::{validate_policy, FieldError};
@@ -103,6 +103,14 @@ pub async fn secret_env(env: BTreeMap<String, String>) -> Reply<Vec<SecretEnv>> 
     tauri::async_runtime::spawn_blocking(move || secret_places(&env))
         .await
         .map_err(|e| IpcError::io(&e))
+}
+
+/// Whether a candidate can start: its program and version, and whether its
+/// credentials are present (their values are never read).
+#[tauri::command]
+#[specta::specta]
+pub async fn readiness(agent: AgentSpec) -> Readiness {
+    recourse::engine::readiness(&agent).await
 }
 
 /// A candidate's policy in one line (`Transient: retry 3× from 5 s, then

@@ -3,8 +3,8 @@
 //! working directory before a run.
 
 use recourse::engine::{
-    ActionRequest, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot, StartRun,
-    WorkdirCheck,
+    ActionRequest, AttemptTranscript, RouteCounts, RouteDetail, RoutePage, RouteQuery,
+    RouteSnapshot, StartRun, WorkdirCheck,
 };
 use tauri::State;
 
@@ -43,6 +43,20 @@ pub async fn engine_status(state: State<'_, AppState>) -> Reply<EngineStatus> {
 #[specta::specta]
 pub async fn route_detail(state: State<'_, AppState>, id: u32) -> Reply<RouteDetail> {
     state.run(move |engine| Ok(engine.route_detail(id)?)).await
+}
+
+/// One attempt's whole transcript and changed files; while this engine
+/// runs the attempt, what its agent has said and done so far.
+#[tauri::command]
+#[specta::specta]
+pub async fn attempt_transcript(
+    state: State<'_, AppState>,
+    route_id: u32,
+    attempt: u32,
+) -> Reply<AttemptTranscript> {
+    state
+        .run(move |engine| Ok(engine.attempt_transcript(route_id, attempt)?))
+        .await
 }
 
 /// A manual action fenced by the generation the person saw; a stale one is

@@ -15,7 +15,10 @@ use crate::agent::kinds::{waits_for_window, HOUR};
 use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
+};
 use crate::evidence::{Phase, Provider};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -27,11 +30,49 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("claude"),
     config_dir_variable: Some("CLAUDE_CONFIG_DIR"),
     provider: Provider::ClaudeCode,
+    account: AccountFacts {
+        credentials: &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        base_urls: &["ANTHROPIC_BASE_URL"],
+    },
     policy_applies: true,
-    starter: || AgentSpec::default_for(AgentKind::ClaudeCode),
     starter_policy: || waits_for_window(6 * HOUR),
     starter_why: "Claude Code on a subscription stops at its 5-hour usage window: a hard failure waits for the window to reset (up to 6 h) before trying the next candidate; overloads and dropped connections are retried 3 times from 10 s.",
     hard_wait_s: 6 * HOUR,
+    access: Some(AccessMap {
+        flags: |level| {
+            Some(AccessFlags::args(match level {
+                Access::ReadOnly => &["--permission-mode", "plan"],
+                Access::Edit => &["--permission-mode", "acceptEdits"],
+                Access::Full => &["--permission-mode", "bypassPermissions"],
+            }))
+        },
+        own_flags: &[
+            "--permission-mode",
+            "--dangerously-skip-permissions",
+            "--allow-dangerously-skip-permissions",
+            "--allowedTools",
+            "--allowed-tools",
+        ],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "@anthropic-ai/claude-code",
+        credential_variables: &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        credential_files: &[".credentials.json"],
+        config_dir_default: "~/.claude",
+        full_as_root_needs: Some("IS_SANDBOX"),
+    }),
+    starter: || AgentSpec {
+        access: Some(Access::Edit),
+        ..AgentSpec::default_for(AgentKind::ClaudeCode)
+    },
     launch: Launch::Process {
         command: |agent, prompt| {
             CommandLine::cli(
@@ -96,8 +137,10 @@ impl StreamAdapter for Claude {
                 self.stream_event(&v);
             }
             Some("result") => {
+                let is_error = v.get("is_error").and_then(|b| b.as_bool()).unwrap_or(true);
+                self.record_result(&v, is_error);
                 self.result = Some(Outcome {
-                    is_error: v.get("is_error").and_then(|b| b.as_bool()).unwrap_or(true),
+                    is_error,
                     text: str_at(&v, &["result"]).unwrap_or_default().to_string(),
                     subtype: str_at(&v, &["subtype"]).unwrap_or_default().to_string(),
                     status: status_at(&v, &["api_error_status"]),
@@ -130,8 +173,15 @@ impl StreamAdapter for Claude {
             .and_then(|v| v.as_u64())
             .and_then(|n| u16::try_from(n).ok())
             .filter(|s| (100..600).contains(s));
+        let is_error = h.bool("is_error").unwrap_or(true);
+        if !is_error {
+            if let Some(answer) = h.str("result").or(h.cut_text.as_deref()) {
+                // What was kept of a huge answer: its head.
+                self.seen.transcript.answer(answer);
+            }
+        }
         self.result = Some(Outcome {
-            is_error: h.bool("is_error").unwrap_or(true),
+            is_error,
             text: h
                 .str("result")
                 .or(h.cut_text.as_deref())
@@ -207,6 +257,21 @@ impl StreamAdapter for Claude {
     }
 }
 
+/// A tool result's text: a string, or the text blocks of a list.
+fn result_text(b: &serde_json::Value) -> Option<String> {
+    match b.get("content")? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| str_at(p, &["text"]))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}
+
 /// The CLI's own rendering of an API error, dressed as an assistant message.
 fn is_synthetic(v: &serde_json::Value) -> bool {
     v.get("is_api_error_message").and_then(|b| b.as_bool()) == Some(true)
@@ -216,7 +281,19 @@ fn is_synthetic(v: &serde_json::Value) -> bool {
 impl Claude {
     fn system(&mut self, v: &serde_json::Value) {
         match str_at(v, &["subtype"]) {
-            Some("init") => self.seen.stream_started = true,
+            Some("init") => {
+                self.seen.stream_started = true;
+                let t = &mut self.seen.transcript;
+                t.session(str_at(v, &["session_id"]).unwrap_or_default());
+                t.model(str_at(v, &["model"]).unwrap_or_default());
+            }
+            // A tool the permission mode refused (2.1.332, recorded).
+            Some("permission_denied") => self.seen.transcript.tool_ended(
+                str_at(v, &["tool_use_id"]).unwrap_or_default(),
+                str_at(v, &["tool_name"]).unwrap_or_default(),
+                ToolStatus::Refused,
+                str_at(v, &["message"]),
+            ),
             Some("api_retry") => {
                 self.retry_status = status_at(v, &["error_status"]).or(self.retry_status);
             }
@@ -254,6 +331,84 @@ impl Claude {
         };
         for b in blocks {
             self.block(b, is_user);
+            self.record(b, is_user);
+        }
+    }
+
+    /// A whole message's block in the transcript (partial messages are not
+    /// recorded: the whole message follows them).
+    fn record(&mut self, b: &serde_json::Value, is_user: bool) {
+        let t = &mut self.seen.transcript;
+        match (str_at(b, &["type"]), is_user) {
+            (Some("text"), false) => t.say(str_at(b, &["text"]).unwrap_or_default(), false),
+            (Some("tool_use" | "server_tool_use" | "mcp_tool_use"), _) => t.tool(
+                str_at(b, &["id"]).unwrap_or_default(),
+                str_at(b, &["name"]).unwrap_or_default(),
+                b.get("input"),
+                ToolStatus::Started,
+            ),
+            (Some("tool_result" | "mcp_tool_result"), _) => {
+                let failed = b.get("is_error").and_then(|e| e.as_bool()) == Some(true);
+                let detail = failed.then(|| result_text(b)).flatten();
+                t.tool_ended(
+                    str_at(b, &["tool_use_id"]).unwrap_or_default(),
+                    "",
+                    if failed {
+                        ToolStatus::Failed
+                    } else {
+                        ToolStatus::Completed
+                    },
+                    detail.as_deref(),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// What the `result` event says of the run: answer, session, usage, cost,
+    /// model, and the tools the permission mode refused.
+    fn record_result(&mut self, v: &serde_json::Value, is_error: bool) {
+        let t = &mut self.seen.transcript;
+        if let Some(id) = str_at(v, &["session_id"]) {
+            t.session(id);
+        }
+        if !is_error {
+            if let Some(answer) = str_at(v, &["result"]) {
+                t.answer(answer);
+            }
+        }
+        if let Some(models) = v.get("modelUsage").and_then(|m| m.as_object()) {
+            if let Some(model) = models.keys().next() {
+                t.model(model);
+            }
+        }
+        if let Some(u) = v.get("usage") {
+            let n = |k: &str| {
+                u.get(k)
+                    .and_then(|n| n.as_u64())
+                    .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+            };
+            t.add_usage(Usage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                cache_read_tokens: n("cache_read_input_tokens"),
+                cache_write_tokens: n("cache_creation_input_tokens"),
+                // On a resumed session this is the session's total so far.
+                cost_usd: v.get("total_cost_usd").and_then(|c| c.as_f64()),
+            });
+        }
+        for denial in v
+            .get("permission_denials")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten()
+        {
+            t.tool_ended(
+                str_at(denial, &["tool_use_id"]).unwrap_or_default(),
+                str_at(denial, &["tool_name"]).unwrap_or_default(),
+                ToolStatus::Refused,
+                None,
+            );
         }
     }
 

@@ -21,7 +21,10 @@ use crate::agent::kinds::{waits_for_window, HOUR};
 use crate::agent::stream::{
     raw, status_at, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
+};
 use crate::evidence::{Phase, Provider};
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
@@ -32,8 +35,37 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("gemini"),
     config_dir_variable: Some("GEMINI_CLI_HOME"),
     provider: Provider::Gemini,
+    account: AccountFacts {
+        credentials: &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"],
+        base_urls: &["GOOGLE_GEMINI_BASE_URL"],
+    },
     policy_applies: true,
-    starter: || AgentSpec::default_for(AgentKind::Gemini),
+    access: Some(AccessMap {
+        flags: |level| {
+            Some(AccessFlags::args(match level {
+                Access::ReadOnly => &["--approval-mode", "plan"],
+                Access::Edit => &["--approval-mode", "auto_edit"],
+                Access::Full => &["--approval-mode", "yolo"],
+            }))
+        },
+        own_flags: &["--approval-mode", "-y", "--yolo", "--allowed-tools"],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "@google/gemini-cli",
+        credential_variables: &[
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ],
+        // GEMINI_CLI_HOME stands for the home its `.gemini` folder is in.
+        credential_files: &[".gemini/oauth_creds.json"],
+        config_dir_default: "~",
+        full_as_root_needs: None,
+    }),
+    starter: || AgentSpec {
+        access: Some(Access::Edit),
+        ..AgentSpec::default_for(AgentKind::Gemini)
+    },
     starter_policy: || waits_for_window(24 * HOUR),
     starter_why: "Gemini CLI's free quota is counted per day and resets at midnight Pacific time: a hard failure waits for that reset (up to 1 d) before trying the next candidate; per-minute limits and overloads are retried 3 times from 10 s.",
     hard_wait_s: 24 * HOUR,
@@ -66,16 +98,24 @@ impl StreamAdapter for Gemini {
             return;
         };
         match str_at(&v, &["type"]) {
-            Some("init") => {}
+            Some("init") => {
+                let t = &mut self.seen.transcript;
+                t.session(str_at(&v, &["session_id"]).unwrap_or_default());
+                t.model(str_at(&v, &["model"]).unwrap_or_default());
+            }
             Some("message") => {
                 self.seen.stream_started = true;
                 if str_at(&v, &["role"]) == Some("assistant") {
                     self.seen.assistant = true;
+                    let delta = v.get("delta").and_then(|d| d.as_bool()) == Some(true);
+                    let text = str_at(&v, &["content"]).unwrap_or_default();
+                    self.seen.transcript.say(text, delta);
                 }
             }
-            Some("tool_use" | "tool_result") => {
+            Some(kind @ ("tool_use" | "tool_result")) => {
                 self.seen.stream_started = true;
                 self.seen.tool = true;
+                self.record_tool(&v, kind);
             }
             Some("error") => self.last_error = str_at(&v, &["message"]).map(str::to_string),
             Some("result") => {
@@ -83,6 +123,7 @@ impl StreamAdapter for Gemini {
                 if tool_calls.unwrap_or(0) > 0 {
                     self.seen.tool = true;
                 }
+                self.record_result(&v);
                 self.result = Some(match str_at(&v, &["status"]) {
                     Some("success") => None,
                     _ => Some(
@@ -145,6 +186,54 @@ impl StreamAdapter for Gemini {
 
     fn seen_mut(&mut self) -> &mut Seen {
         &mut self.seen
+    }
+}
+
+impl Gemini {
+    /// `tool_use` starts a call; `tool_result` ends it. Gemini withholds a
+    /// tool rather than refusing it: a call the approval mode does not
+    /// allow ends `invalid_tool_params` (plan mode) or `tool_not_registered`
+    /// (a tool the level leaves out), recorded as refused (docs/agents.md).
+    fn record_tool(&mut self, v: &serde_json::Value, kind: &str) {
+        let id = str_at(v, &["tool_id"]).unwrap_or_default();
+        let t = &mut self.seen.transcript;
+        if kind == "tool_use" {
+            let name = str_at(v, &["tool_name"]).unwrap_or_default();
+            t.tool(id, name, v.get("parameters"), ToolStatus::Started);
+            return;
+        }
+        let status = match (str_at(v, &["status"]), str_at(v, &["error", "type"])) {
+            (Some("success"), _) => ToolStatus::Completed,
+            (_, Some("invalid_tool_params" | "tool_not_registered")) => ToolStatus::Refused,
+            _ => ToolStatus::Failed,
+        };
+        t.tool_ended(id, "", status, str_at(v, &["error", "message"]));
+    }
+
+    /// The result's stats (tokens, no cost) and, on success, the answer:
+    /// the text after the last tool call (Gemini prints none of its own).
+    fn record_result(&mut self, v: &serde_json::Value) {
+        let t = &mut self.seen.transcript;
+        if let Some(stats) = v.get("stats") {
+            let n = |k: &str| {
+                stats
+                    .get(k)
+                    .and_then(|n| n.as_u64())
+                    .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+            };
+            t.add_usage(Usage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                cache_read_tokens: n("cached"),
+                cache_write_tokens: 0,
+                cost_usd: None,
+            });
+        }
+        if str_at(v, &["status"]) == Some("success") {
+            if let Some(answer) = t.text_after_last_tool() {
+                t.answer(&answer);
+            }
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 
 use crate::agent::kinds::HOUR;
 use crate::agent::stream::{raw, CommandLine, Exit, Finished, Seen, StreamAdapter};
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::Transcript;
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch};
 use crate::evidence::{Phase, Provider};
 use crate::policy::CandidatePolicy;
 use crate::safety::EffectContext;
@@ -17,8 +18,11 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: None,
     config_dir_variable: None,
     provider: Provider::Generic,
+    account: AccountFacts::NONE,
     policy_applies: false,
+    access: None,
     // A document must be valid as written: a placeholder the person replaces.
+    readiness: None,
     starter: || AgentSpec {
         program: Some("your-agent".into()),
         ..AgentSpec::default_for(AgentKind::Generic)
@@ -40,11 +44,37 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
 #[derive(Default)]
 pub struct Generic {
     seen: Seen,
+    /// The last lines of stdout, for the transcript.
+    stdout: Lines,
+}
+
+/// The last [`Lines::KEEP`] bytes of lines, whole lines only.
+#[derive(Default)]
+struct Lines {
+    lines: std::collections::VecDeque<String>,
+    bytes: usize,
+}
+
+impl Lines {
+    const KEEP: usize = 16 * 1024;
+
+    fn push(&mut self, line: &str) {
+        let line = crate::agent::transcript::cut(line, Self::KEEP);
+        self.bytes += line.len() + 1;
+        self.lines.push_back(line);
+        while self.bytes > Self::KEEP {
+            match self.lines.pop_front() {
+                Some(gone) => self.bytes -= gone.len() + 1,
+                None => break,
+            }
+        }
+    }
 }
 
 impl StreamAdapter for Generic {
     fn on_stdout_line(&mut self, line: &str) {
         self.seen.assistant |= !line.trim().is_empty();
+        self.stdout.push(line.trim_end_matches(['\n', '\r']));
     }
 
     fn on_oversized_line(&mut self, _head: &str) {
@@ -63,6 +93,20 @@ impl StreamAdapter for Generic {
             raw: raw(Provider::Generic, None, &exit, Phase::Exit),
             effect: EffectContext::unknown(exit.stdout_seen),
         }
+    }
+
+    /// A command's transcript is the tail of what it printed.
+    fn take_transcript(&mut self, exit: &Exit) -> Transcript {
+        let mut t = std::mem::take(&mut self.seen.transcript);
+        let stdout: Vec<String> = self.stdout.lines.drain(..).collect();
+        if !stdout.is_empty() {
+            t.output("stdout", &stdout.join("\n"));
+        }
+        let stderr = String::from_utf8_lossy(&exit.stderr_tail);
+        if !stderr.trim().is_empty() {
+            t.output("stderr", &stderr);
+        }
+        t
     }
 
     fn seen(&self) -> &Seen {

@@ -12,7 +12,7 @@ mod opencode;
 mod simulated;
 
 use super::stream::{CommandLine, StreamAdapter};
-use super::{AgentKind, AgentSpec};
+use super::{AccessMap, AgentKind, AgentSpec};
 use crate::evidence::Provider;
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
@@ -31,9 +31,15 @@ pub struct Descriptor {
     pub config_dir_variable: Option<&'static str>,
     /// Whose wording its evidence is in, for the catalogue.
     pub provider: Provider,
+    /// Which of its variables say what account it runs as (see
+    /// [`crate::account`]).
+    pub account: AccountFacts,
     /// Whether its stream tells effects apart, so a failure can be
     /// recovered by the class policy; `false`: every failure needs a person.
     pub policy_applies: bool,
+    /// How it takes access levels; `None`: it cannot be held to one (any
+    /// command, the simulated provider).
+    pub access: Option<AccessMap>,
     /// A new candidate's agent settings.
     pub starter: fn() -> AgentSpec,
     /// A new candidate's policy in the editor, fitted to how this kind
@@ -46,7 +52,45 @@ pub struct Descriptor {
     /// The longest reset wait a hard failure of this kind is worth (its
     /// usage window), offered when that wait is switched on.
     pub hard_wait_s: u32,
+    /// How to tell before a run whether it can start: its npm package (the
+    /// install command names it), and where its credentials would be.
+    pub readiness: Option<ReadinessFacts>,
     pub launch: Launch,
+}
+
+/// What a readiness check looks for. Credential values are never read:
+/// only whether a variable is set or a file exists.
+pub struct ReadinessFacts {
+    /// The npm package the CLI ships in (pinned in `agents/package.json`).
+    pub package: &'static str,
+    /// Variables the CLI documents for its credentials.
+    pub credential_variables: &'static [&'static str],
+    /// Credential files it writes when a person logs in: `~/…` from the
+    /// home directory, anything else from its config dir (the candidate's,
+    /// else `config_dir_default`).
+    pub credential_files: &'static [&'static str],
+    /// Its config dir when neither the candidate nor the environment names one.
+    pub config_dir_default: &'static str,
+    /// A variable without which it refuses `full` access to root (Claude
+    /// Code: `IS_SANDBOX`, which says it runs in a sandbox; docs/agents.md).
+    pub full_as_root_needs: Option<&'static str>,
+}
+
+/// The variables that make one candidate's account differ from another's:
+/// its credentials and the endpoint they are sent to. Their values are
+/// hashed with the install's key, never stored.
+pub struct AccountFacts {
+    pub credentials: &'static [&'static str],
+    pub base_urls: &'static [&'static str],
+}
+
+impl AccountFacts {
+    /// A kind with no variables of its own (its account is its config dir,
+    /// program or script).
+    pub const NONE: AccountFacts = AccountFacts {
+        credentials: &[],
+        base_urls: &[],
+    };
 }
 
 /// How an attempt of a kind runs.

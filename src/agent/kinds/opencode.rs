@@ -11,7 +11,10 @@ use crate::agent::kinds::HOUR;
 use crate::agent::stream::{
     raw, status_at, status_in, str_at, CommandLine, Exit, Finished, Seen, StreamAdapter,
 };
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch};
+use crate::agent::{
+    Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
+    ReadinessFacts, ToolStatus, Usage,
+};
 use crate::evidence::{Phase, Provider};
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
@@ -23,8 +26,51 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: Some("opencode"),
     config_dir_variable: Some("OPENCODE_CONFIG_DIR"),
     provider: Provider::Opencode,
+    account: AccountFacts {
+        credentials: &[
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "OPENROUTER_API_KEY",
+        ],
+        base_urls: &[],
+    },
     policy_applies: true,
-    starter: || AgentSpec::default_for(AgentKind::Opencode),
+    // No flag below `--auto` (docs/agents.md): its default agent edits the
+    // working directory; read-only is the plan agent with edit, bash and
+    // task denied, which together withhold every writing tool.
+    access: Some(AccessMap {
+        flags: |level| {
+            Some(match level {
+                Access::ReadOnly => AccessFlags {
+                    args: &["--agent", "plan"],
+                    env: &[(
+                        "OPENCODE_CONFIG_CONTENT",
+                        r#"{"permission":{"edit":"deny","bash":"deny","task":"deny"}}"#,
+                    )],
+                },
+                Access::Edit => AccessFlags::NONE,
+                Access::Full => AccessFlags::args(&["--auto"]),
+            })
+        },
+        own_flags: &["--auto", "--agent"],
+    }),
+    readiness: Some(ReadinessFacts {
+        package: "opencode-ai",
+        credential_variables: &[
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GEMINI_API_KEY",
+        ],
+        credential_files: &["~/.local/share/opencode/auth.json", "opencode.json"],
+        config_dir_default: "~/.config/opencode",
+        full_as_root_needs: None,
+    }),
+    starter: || AgentSpec {
+        access: Some(Access::Edit),
+        ..AgentSpec::default_for(AgentKind::Opencode)
+    },
     starter_policy: || CandidatePolicy {
         transient: ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
         hard: ClassPolicy::new(None, None, Exhausted::Skip),
@@ -64,15 +110,30 @@ impl StreamAdapter for Opencode {
         let Some(v) = self.seen.read(line) else {
             return;
         };
+        if let Some(id) = str_at(&v, &["sessionID"]) {
+            self.seen.transcript.session(id);
+        }
         match str_at(&v, &["type"]) {
-            Some("step_start" | "step_finish") => self.seen.stream_started = true,
-            Some("text" | "reasoning") => {
+            Some("step_start") => self.seen.stream_started = true,
+            Some("step_finish") => {
+                self.seen.stream_started = true;
+                if let Some(part) = v.get("part") {
+                    self.seen.transcript.add_usage(step_usage(part));
+                }
+            }
+            Some(kind @ ("text" | "reasoning")) => {
                 self.seen.stream_started = true;
                 self.seen.assistant = true;
+                if kind == "text" {
+                    let text = str_at(&v, &["part", "text"]).unwrap_or_default();
+                    self.seen.transcript.say(text, false);
+                    self.seen.transcript.answer(text);
+                }
             }
             Some("tool_use") => {
                 self.seen.stream_started = true;
                 self.seen.tool = true;
+                self.record_tool(&v);
             }
             Some("error") => self.error = Some(error_event(&v)),
             other => self.seen.unknown_type(other),
@@ -114,6 +175,51 @@ impl StreamAdapter for Opencode {
 
     fn seen_mut(&mut self) -> &mut Seen {
         &mut self.seen
+    }
+}
+
+impl Opencode {
+    /// A `tool_use` event carries the call's state. A tool the access level
+    /// withholds comes back as the tool `invalid` ("Model tried to call
+    /// unavailable tool 'write'"), `completed` (sic): recorded as the tool
+    /// it was meant to be, refused (docs/agents.md).
+    fn record_tool(&mut self, v: &serde_json::Value) {
+        let Some(part) = v.get("part") else { return };
+        let id = str_at(part, &["callID"]).unwrap_or_default();
+        let state = &part["state"];
+        let input = state.get("input");
+        let t = &mut self.seen.transcript;
+        if str_at(part, &["tool"]) == Some("invalid") {
+            let meant = input
+                .and_then(|i| str_at(i, &["tool"]))
+                .unwrap_or("invalid");
+            let why = input.and_then(|i| str_at(i, &["error"]));
+            t.tool_ended(id, meant, ToolStatus::Refused, why);
+            return;
+        }
+        let name = str_at(part, &["tool"]).unwrap_or_default();
+        t.tool(id, name, input, ToolStatus::Started);
+        match str_at(state, &["status"]) {
+            Some("completed") => t.tool_ended(id, name, ToolStatus::Completed, None),
+            Some("error") => t.tool_ended(id, name, ToolStatus::Failed, str_at(state, &["error"])),
+            _ => {}
+        }
+    }
+}
+
+/// One step's tokens and cost (`step_finish`); the attempt's are their sum.
+fn step_usage(part: &serde_json::Value) -> Usage {
+    let n = |path: &str| {
+        part.pointer(path)
+            .and_then(|n| n.as_u64())
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+    };
+    Usage {
+        input_tokens: n("/tokens/input"),
+        output_tokens: n("/tokens/output"),
+        cache_read_tokens: n("/tokens/cache/read"),
+        cache_write_tokens: n("/tokens/cache/write"),
+        cost_usd: part.get("cost").and_then(|c| c.as_f64()),
     }
 }
 

@@ -2,7 +2,7 @@
 //! successes, played inside Recourse by the runner (`runner::simulated`);
 //! no process, no network, no keys.
 
-use crate::agent::{AgentKind, AgentSpec, Descriptor, Launch, SimStep};
+use crate::agent::{AccountFacts, AgentKind, AgentSpec, Descriptor, Launch, SimStep};
 use crate::evidence::Provider;
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
@@ -14,7 +14,10 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     default_program: None,
     config_dir_variable: None,
     provider: Provider::Simulated,
+    account: AccountFacts::NONE,
     policy_applies: true,
+    access: None,
+    readiness: None,
     starter: || AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1500 }]),
     starter_policy: || CandidatePolicy {
         transient: ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip),

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use chrono::TimeZone;
 
 use super::*;
+use crate::account::{AccountState, Mark, MarkState, StoredMark};
 use crate::agent::{AgentSpec, SimStep};
 use crate::classification::SemanticCode;
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
@@ -23,6 +24,7 @@ fn candidate(id: u32, enabled: bool) -> Candidate {
         agent: AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1 }]),
         policy: CandidatePolicy::default_for_new_candidate(),
         policy_revision: 1,
+        account: None,
     }
 }
 
@@ -47,6 +49,7 @@ fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
             .then(|| now() + chrono::Duration::seconds(30)),
         pending_outcome: None,
         manual_reason: None,
+        queued: None,
         owner: Some("me".into()),
         lease_until: None,
         attempts: 3,
@@ -340,59 +343,138 @@ fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
         occurred_at: now(),
         correlation: None,
     };
+    let mut classification = simulated.classification(now());
+    // As a catalogue rule for the code would say.
+    classification.scope = code.scope();
     Failure {
         number: 3,
         evidence,
-        classification: simulated.classification(now()),
+        classification,
         effect: simulated.effect_context(),
     }
 }
 
 /// Every target of `event` from a route in `state` that the machine
-/// reaches: the failure cases between them cover each decision.
+/// reaches: the failure cases between them cover each decision, and each is
+/// tried in every world (clear, full, limited three ways) so a dispatch
+/// reaches each of its ends.
 fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
     let waiting = CandidatePolicy {
         transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
         hard: ClassPolicy::new(Some(600), None, Exhausted::Stop),
     };
-    let mut r = row(state, vec![candidate(1, true), candidate(2, true)]);
-    r.0.candidates[0].policy = waiting;
-    let reached: Vec<Option<RouteState>> = match event {
-        Event::TimerFired => {
-            vec![timer_fired(&r, lease(), World::default(), now()).map(|p| p.next.state)]
-        }
-        Event::AttemptSucceeded => vec![succeeded(&r, 3, now()).map(|p| p.next.state)],
-        Event::Interrupted => {
-            vec![interrupted(&r, Interruption::EngineStopped, now()).map(|p| p.next.state)]
-        }
-        Event::AttemptFailed => {
-            let skipping = row(state, vec![candidate(1, true), candidate(2, true)]);
-            [
-                (&r, failure_of(SemanticCode::ProviderOverloaded, None)),
-                (&r, failure_of(SemanticCode::UsageLimitReached, Some(60))),
-                (&r, failure_of(SemanticCode::TaskFailed, None)),
-                (
-                    &skipping,
-                    failure_of(SemanticCode::ProviderOverloaded, None),
-                ),
-            ]
-            .into_iter()
-            .map(|(r, f)| failed(r, f, lease(), World::default(), now()).map(|p| p.next.state))
-            .collect()
-        }
-        Event::Manual(action) => {
-            vec![
-                manual(&r, action, r.generation, lease(), World::default(), now())
+    let on_account = |mut c: Candidate| {
+        c.policy = waiting.clone();
+        c.account = Some(acct());
+        c
+    };
+    let r = row(
+        state,
+        vec![
+            on_account(candidate(1, true)),
+            on_account(candidate(2, true)),
+        ],
+    );
+    let skipping = row(
+        state,
+        vec![candidate(1, true), on_account(candidate(2, true))],
+    );
+    let worlds = [
+        vec![],
+        vec![account_state(vec![], true)],
+        vec![account_state(
+            vec![limit(SemanticCode::UsageLimitReached, Some(60), true)],
+            false,
+        )],
+        vec![account_state(
+            vec![limit(SemanticCode::RateLimited, Some(30), false)],
+            false,
+        )],
+        vec![account_state(
+            vec![limit(SemanticCode::AuthInvalid, None, false)],
+            false,
+        )],
+    ];
+    let mut reached: Vec<Option<RouteState>> = Vec::new();
+    for accounts in &worlds {
+        let world = World {
+            accounts,
+            ..World::default()
+        };
+        match event {
+            Event::TimerFired => {
+                reached.push(timer_fired(&r, lease(), world, now()).map(|p| p.next.state))
+            }
+            Event::AttemptSucceeded => reached.push(succeeded(&r, 3, now()).map(|p| p.next.state)),
+            Event::Interrupted => reached
+                .push(interrupted(&r, Interruption::EngineStopped, now()).map(|p| p.next.state)),
+            Event::Released => {
+                reached.push(released(&r, lease(), world, now()).map(|p| p.next.state))
+            }
+            Event::AttemptFailed => reached.extend(
+                [
+                    (&r, failure_of(SemanticCode::ProviderOverloaded, None)),
+                    (&r, failure_of(SemanticCode::UsageLimitReached, Some(60))),
+                    (&r, failure_of(SemanticCode::TaskFailed, None)),
+                    (
+                        &skipping,
+                        failure_of(SemanticCode::ProviderOverloaded, None),
+                    ),
+                ]
+                .into_iter()
+                .map(|(r, f)| failed(r, f, lease(), world, now()).map(|p| p.next.state)),
+            ),
+            Event::Manual(action) => reached.push(
+                manual(&r, action, r.generation, lease(), world, now())
                     .ok()
                     .map(|p| p.next.state),
-            ]
+            ),
         }
-    };
+    }
     reached
         .into_iter()
         .flatten()
         .map(RouteState::as_str)
         .collect()
+}
+
+fn acct() -> crate::account::AccountId {
+    crate::account::AccountId::parse("work").unwrap()
+}
+
+/// A mark of `code` on account `work`: until `until_s` from now (`None`:
+/// until cleared), its reset trusted or a default hold.
+fn limit(code: SemanticCode, until_s: Option<i64>, trusted: bool) -> MarkState {
+    MarkState {
+        mark: StoredMark {
+            id: 1,
+            mark: Mark {
+                account: acct(),
+                model: None,
+                code,
+                class: code.class().policy_class().unwrap(),
+                confidence: crate::classification::Confidence::High,
+                rule_id: Some("test.rule.v1".into()),
+                catalogue_version: "test".into(),
+                until: until_s.map(|s| now() + chrono::Duration::seconds(s)),
+                trusted,
+                streak: 1,
+                route_id: 1,
+                attempt: 1,
+                created_at: now(),
+            },
+            probe: None,
+        },
+        probe_live: false,
+    }
+}
+
+fn account_state(marks: Vec<MarkState>, full: bool) -> AccountState {
+    AccountState {
+        account: acct(),
+        marks,
+        full,
+    }
 }
 
 #[test]
@@ -437,7 +519,16 @@ fn a_new_route_runs_its_first_enabled_candidate_and_numbers_attempts_like_any_di
         (1, 1),
         "a disabled first candidate is passed over"
     );
-    let first = new.first_attempt(7);
+    // As the store creates it: queued at generation 0, then released.
+    let mut inserted = row(RouteState::Queued, new.candidates.clone());
+    inserted.0.generation = 0;
+    inserted.0.attempts = 0;
+    inserted.0.candidate_index = new.candidate_index;
+    inserted.0.cycle = new.cycle.clone();
+    let plan = released(&inserted, lease(), World::default(), now()).expect("it dispatches");
+    let Effect::Dispatch(first) = plan.effect().clone() else {
+        panic!("nothing limits it: it runs");
+    };
     assert_eq!((first.number, first.generation), (1, 1));
     assert_eq!(
         first.invocation_id, "r7-a1-me",
@@ -455,4 +546,246 @@ fn excerpt_is_cut_on_a_char_boundary() {
     assert!(cut.ends_with('…'));
     assert!(cut.len() <= 300 + '…'.len_utf8());
     assert_eq!(excerpt("short"), "short");
+}
+
+/// A route whose candidates both run on account `work` under `policy`.
+fn on_work(state: RouteState, policy: CandidatePolicy) -> RouteRow {
+    let mut candidates = vec![candidate(1, true), candidate(2, true)];
+    for c in &mut candidates {
+        c.account = Some(acct());
+        c.policy = policy.clone();
+    }
+    row(state, candidates)
+}
+
+fn wait_then_stop() -> CandidatePolicy {
+    CandidatePolicy::both(ClassPolicy::new(Some(600), None, Exhausted::Stop))
+}
+
+#[test]
+fn a_limited_account_is_not_dispatched_and_its_policy_decides_as_if_it_had_failed() {
+    let r = on_work(RouteState::RetryScheduled, wait_then_stop());
+    let accounts = [account_state(
+        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
+        false,
+    )];
+    let world = World {
+        accounts: &accounts,
+        ..World::default()
+    };
+    let plan = timer_fired(&r, lease(), world, now()).expect("a wait came due");
+    let until = now() + chrono::Duration::seconds(120);
+    assert_eq!(plan.write().dispatch(), None, "no agent is started");
+    assert_eq!(
+        (plan.next().state, plan.next().deadline),
+        (RouteState::WaitingReset, Some(until)),
+        "the hard policy waits for the mark's trusted reset"
+    );
+    assert!(
+        plan.next()
+            .cycle
+            .usage_of(0, crate::classification::PolicyClass::Hard)
+            .reset_wait_used,
+        "that uses the cycle's reset wait, as a failure would"
+    );
+    let text = plan.next().decision.as_ref().unwrap().text().into_owned();
+    assert_eq!(
+        text,
+        "not dispatched: work limited until 2026-12-02T12:02:00Z; wait for the hard reset until \
+         2026-12-02T12:02:00Z"
+    );
+    let holds = plan.write().holds();
+    assert_eq!(holds.len(), 1, "the history keeps a not-dispatched line");
+    assert_eq!(holds[0].candidate_index, 0);
+}
+
+#[test]
+fn a_mark_after_the_cycles_reset_wait_is_decided_by_the_rest_of_the_policy() {
+    let mut r = on_work(RouteState::RetryScheduled, wait_then_stop());
+    r.0.cycle = r.cycle.apply(&crate::evaluator::Decision::WaitForReset {
+        class: crate::classification::PolicyClass::Hard,
+        until: now(),
+    });
+    let accounts = [account_state(
+        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
+        false,
+    )];
+    let world = World {
+        accounts: &accounts,
+        ..World::default()
+    };
+    let plan = timer_fired(&r, lease(), world, now()).unwrap();
+    assert_eq!(
+        plan.next().state,
+        RouteState::NeedsManual,
+        "the one reset wait of the cycle is used: the policy says stop"
+    );
+}
+
+#[test]
+fn a_failure_marks_its_account_and_the_skip_to_a_candidate_on_it_is_held() {
+    let r = on_work(
+        RouteState::Running,
+        CandidatePolicy::default_for_new_candidate(),
+    );
+    let plan = failed(
+        &r,
+        failure_of(SemanticCode::UsageLimitReached, Some(60)),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let mark = plan.write().mark().expect("an account window makes a mark");
+    assert_eq!(
+        (mark.account.as_str(), mark.until, mark.trusted),
+        ("work", Some(now() + chrono::Duration::seconds(60)), true)
+    );
+    assert_eq!(
+        plan.write().dispatch(),
+        None,
+        "the next candidate runs on the same account, limited by the new mark"
+    );
+    assert_eq!(plan.write().holds().len(), 1);
+    assert_eq!(plan.next().state, RouteState::NeedsManual, "nothing left");
+}
+
+#[test]
+fn unknown_evidence_makes_no_mark() {
+    let r = on_work(RouteState::Running, wait_then_stop());
+    for code in [SemanticCode::Unknown, SemanticCode::TaskFailed] {
+        let plan = failed(
+            &r,
+            failure_of(code, Some(60)),
+            lease(),
+            World::default(),
+            now(),
+        );
+        assert_eq!(plan.unwrap().write().mark(), None, "{code:?}");
+    }
+}
+
+#[test]
+fn the_gate_still_decides_the_failed_route_when_its_failure_marks_the_account() {
+    let r = on_work(RouteState::Running, wait_then_stop());
+    let mut f = failure_of(SemanticCode::UsageLimitReached, Some(60));
+    f.effect.tool_activity_seen = Some(true);
+    let plan = failed(&r, f, lease(), World::default(), now()).unwrap();
+    assert_eq!(
+        plan.next().state,
+        RouteState::NeedsManual,
+        "a tool ran: not replayed"
+    );
+    assert!(
+        plan.write().mark().is_some(),
+        "the account is limited all the same: other routes must not hit it"
+    );
+}
+
+#[test]
+fn after_the_reset_one_dispatch_probes_and_the_others_queue_for_it() {
+    let r = on_work(RouteState::WaitingReset, wait_then_stop());
+    let reset = [account_state(
+        vec![limit(SemanticCode::UsageLimitReached, Some(-1), true)],
+        false,
+    )];
+    let world = World {
+        accounts: &reset,
+        ..World::default()
+    };
+    let plan = timer_fired(&r, lease(), world, now()).unwrap();
+    assert_eq!(plan.next().state, RouteState::Running);
+    assert_eq!(
+        plan.write().probe().map(|p| p.marks.clone()),
+        Some(vec![(1, None)]),
+        "the first dispatch after the reset is its probe"
+    );
+    let mut probed = limit(SemanticCode::UsageLimitReached, Some(-1), true);
+    probed.mark.probe = Some(crate::account::Probe {
+        route_id: 3,
+        generation: 9,
+    });
+    probed.probe_live = true;
+    let probing = [account_state(vec![probed], false)];
+    let world = World {
+        accounts: &probing,
+        ..World::default()
+    };
+    let plan = timer_fired(&r, lease(), world, now()).unwrap();
+    assert_eq!(plan.next().state, RouteState::Queued);
+    assert_eq!(plan.write().dispatch(), None);
+    assert_eq!(
+        plan.next().queued.as_ref().unwrap().reason.text(),
+        "queued: work's limit has reset and route 3 is trying it; this one starts once that \
+         answers"
+    );
+}
+
+#[test]
+fn a_full_account_queues_and_its_turn_keeps_the_place() {
+    let r = on_work(RouteState::RetryScheduled, wait_then_stop());
+    let full = [account_state(vec![], true)];
+    let world = World {
+        accounts: &full,
+        ..World::default()
+    };
+    let plan = timer_fired(&r, lease(), world, now()).unwrap();
+    let queued = plan.next().clone();
+    assert_eq!(queued.state, RouteState::Queued);
+    assert_eq!(queued.queued.as_ref().unwrap().since, now());
+    let mut queued = queued;
+    queued.0.generation += 1;
+    assert!(
+        released(&queued, lease(), world, now()).is_none(),
+        "still full: nothing changes"
+    );
+    let later = now() + chrono::Duration::seconds(5);
+    let global = World {
+        global_full: true,
+        ..World::default()
+    };
+    let requeued = released(&queued, lease(), global, later).expect("another reason");
+    assert_eq!(
+        requeued.next().queued.as_ref().unwrap().since,
+        now(),
+        "first in, first out: the place is kept"
+    );
+    let run = released(&queued, lease(), World::default(), later).expect("room now");
+    assert_eq!(run.next().state, RouteState::Running);
+    assert_eq!(run.next().queued, None);
+    let paused = World {
+        paused: true,
+        ..World::default()
+    };
+    assert!(released(&queued, lease(), paused, later).is_none());
+}
+
+#[test]
+fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
+    let r = on_work(RouteState::Running, wait_then_stop());
+    assert_eq!(
+        succeeded(&r, 3, now()).unwrap().write().probe_end(),
+        Some(ProbeEnd::Answered)
+    );
+    let failed = failed(
+        &r,
+        failure_of(SemanticCode::ProviderOverloaded, None),
+        lease(),
+        World::default(),
+        now(),
+    );
+    assert_eq!(
+        failed.unwrap().write().probe_end(),
+        Some(ProbeEnd::Released)
+    );
+    let stopped = manual(&r, ManualAction::Stop, 4, lease(), World::default(), now());
+    assert_eq!(
+        stopped.unwrap().write().probe_end(),
+        Some(ProbeEnd::Released)
+    );
+    let interrupted = interrupted(&r, Interruption::EngineStopped, now());
+    assert_eq!(
+        interrupted.unwrap().write().probe_end(),
+        Some(ProbeEnd::Released)
+    );
 }

@@ -4,6 +4,7 @@
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::{decided, decided_columns, opt_json};
+use crate::account::AccountId;
 use crate::classification::SemanticCode;
 use crate::route::{AttemptOutcome, AttemptRecord, AttemptResultRecord};
 use crate::store::{parse_ts, to_json, ts, Store, StoreError};
@@ -28,8 +29,8 @@ impl StoredAttempt {
 
 /// What a read of the `attempts` table selects; [`RawAttempt::read`] takes
 /// the columns by these names, which the `attempt_results` ones never share.
-const ATTEMPT_COLUMNS: &str =
-    "number, generation, candidate_index, candidate_id, candidate_name, invocation_id, started_at";
+const ATTEMPT_COLUMNS: &str = "number, generation, candidate_index, candidate_id, candidate_name, \
+    invocation_id, started_at, account";
 
 /// What a read of the `attempt_results` table selects.
 const RESULT_COLUMNS: &str = "finished_at, outcome, classification_json, effect_json, \
@@ -166,7 +167,8 @@ pub(super) fn insert_attempt(
 ) -> Result<(), StoreError> {
     tx.prepare_cached(
         "INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_id, \
-         candidate_name, invocation_id, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         candidate_name, invocation_id, started_at, account) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         route_id,
@@ -176,7 +178,8 @@ pub(super) fn insert_attempt(
         a.candidate_id,
         a.candidate_name,
         a.invocation_id,
-        ts(a.started_at)
+        ts(a.started_at),
+        a.account.as_ref().map(|a| a.as_str())
     ])?;
     Ok(())
 }
@@ -225,6 +228,7 @@ struct RawAttempt {
     candidate_name: String,
     invocation_id: String,
     started_at: String,
+    account: Option<String>,
     finished_at: Option<String>,
     outcome: Option<String>,
     classification: Option<String>,
@@ -248,6 +252,7 @@ impl RawAttempt {
             candidate_name: r.get("candidate_name")?,
             invocation_id: r.get("invocation_id")?,
             started_at: r.get("started_at")?,
+            account: r.get("account")?,
             finished_at: r.get("finished_at")?,
             outcome: r.get("outcome")?,
             classification: r.get("classification_json")?,
@@ -270,6 +275,7 @@ impl RawAttempt {
             candidate_name: self.candidate_name,
             invocation_id: self.invocation_id,
             started_at: parse_ts(&self.started_at)?,
+            account: self.account.as_deref().and_then(AccountId::parse),
         };
         let (Some(finished), Some(outcome)) = (self.finished_at, self.outcome) else {
             return Ok(StoredAttempt {

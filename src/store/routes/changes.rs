@@ -127,10 +127,13 @@ mod tests {
             store.routes_changed_since(mark).unwrap().rows.is_empty(),
             "renewing a lease changes nothing another engine acts on"
         );
-        let taken = store
-            .take_ownership(row.id, 1, Some("me"), "other", now())
-            .unwrap();
-        assert!(taken);
+        let claim = super::super::Claim {
+            id: row.id,
+            expected_generation: 1,
+            expected_owner: Some("me"),
+        };
+        let taken = store.take_ownerships(&[claim], "other", now()).unwrap();
+        assert_eq!(taken, [true]);
         let changed = store.routes_changed_since(mark).unwrap();
         assert_eq!(ids(&changed.rows), vec![row.id]);
         assert_eq!(changed.rows[0].owner.as_deref(), Some("other"));

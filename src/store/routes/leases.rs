@@ -76,26 +76,8 @@ impl Store {
         Ok(())
     }
 
-    /// Takes ownership if the route still has `expected_owner` at
-    /// `expected_generation`; `false` when someone else changed it first.
-    pub fn take_ownership(
-        &self,
-        id: u32,
-        expected_generation: u32,
-        expected_owner: Option<&str>,
-        owner: &str,
-        until: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        let claim = Claim {
-            id,
-            expected_generation,
-            expected_owner,
-        };
-        let taken = self.take_ownerships(&[claim], owner, until)?;
-        Ok(taken == [true])
-    }
-
-    /// [`Store::take_ownership`] of many routes in one transaction (one
+    /// Takes ownership of each route still at its claim's owner and
+    /// generation, in one transaction (one
     /// commit for a whole restart's adoptions); one answer per claim, in
     /// order. Each claim is still its own compare-and-set.
     pub fn take_ownerships(
@@ -149,8 +131,9 @@ mod tests {
     fn routes_need_an_owner_while_running_or_waiting() {
         assert_eq!(
             active(),
-            "state IN ('running', 'waiting_reset', 'retry_scheduled')",
-            "a route stopped, succeeded or waiting for a person has no timer to keep"
+            "state IN ('running', 'waiting_reset', 'retry_scheduled', 'queued')",
+            "a route stopped, succeeded or waiting for a person has no timer, agent or turn \
+             in the queue to keep"
         );
     }
 

@@ -13,15 +13,15 @@ mod cas;
 mod changes;
 mod housekeeping;
 mod leases;
+mod transcripts;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
 use crate::policy::Exhausted;
-use crate::route::{
-    AttemptRecord, Decided, HoldReason, NewRoute, RouteRecord, RouteRow, RouteState,
-};
+use crate::route::machine::Plan;
+use crate::route::{Decided, HoldReason, NewRoute, RouteRecord, RouteRow, RouteState};
 
 pub use attempts::StoredAttempt;
 pub use cas::Cas;
@@ -66,49 +66,77 @@ pub type RouteRead = (u32, Result<RouteRow, StoreError>);
 
 /// What every read of a whole route selects; [`RawRoute::read`] takes the
 /// columns by these names.
+/// The failed candidate is the one of the latest failed attempt or held
+/// dispatch (an attempt wins a tie: it was dispatched after the hold).
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
     decision_json, deadline, pending_outcome, manual_reason, manual_reason_code, manual_reason_json, \
-    owner, lease_until, created_at, updated_at, archived_at, \
+    owner, lease_until, created_at, updated_at, queued_json, archived_at, \
     (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
-    (SELECT a.candidate_index FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
-     WHERE a.route_id = routes.id AND r.outcome = 'failed' ORDER BY a.number DESC LIMIT 1) \
-     AS failed_candidate";
+    (SELECT candidate_index FROM ( \
+       SELECT a.candidate_index, a.generation AS g, 1 AS k FROM attempts a \
+       JOIN attempt_results r ON r.attempt_id = a.id \
+       WHERE a.route_id = routes.id AND r.outcome = 'failed' \
+       UNION ALL SELECT h.candidate_index, h.generation, 0 FROM dispatch_holds h \
+       WHERE h.route_id = routes.id) ORDER BY g DESC, k DESC LIMIT 1) AS failed_candidate";
 
 impl Store {
-    /// Creates a route already `Running` its first attempt (generation 1),
-    /// route and attempt in one transaction.
-    pub fn insert_route(
+    /// Creates a route queued at generation 0 and, in the same transaction,
+    /// commits `first` (its first dispatch, [`crate::route::machine::released`],
+    /// planned from the row as inserted): nothing of the route is written
+    /// unless the plan commits. `None` leaves it queued.
+    pub fn create_route(
         &mut self,
         r: &NewRoute,
-        first_attempt: impl FnOnce(u32) -> AttemptRecord,
-    ) -> Result<RouteRow, StoreError> {
+        first: impl FnOnce(&RouteRow) -> Option<Plan>,
+    ) -> Result<Cas, StoreError> {
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let account = r
+            .candidates
+            .get(r.candidate_index as usize)
+            .and_then(|c| c.account.as_ref().map(|a| a.as_str().to_string()));
         tx.execute(
             "INSERT INTO routes (profile_id, profile_name, prompt, cwd, state, generation, \
-             candidate_index, candidates_json, cycle_json, owner, lease_until, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+             candidate_index, candidates_json, cycle_json, owner, lease_until, created_at, \
+             updated_at, account) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)",
             params![
                 r.profile_id,
                 r.profile_name,
                 r.prompt,
                 r.cwd,
-                RouteState::Running.as_str(),
+                RouteState::Queued.as_str(),
                 r.candidate_index,
                 to_json(&r.candidates),
                 to_json(&r.cycle),
                 r.owner,
                 ts(r.lease_until),
-                ts(r.now)
+                ts(r.now),
+                account
             ],
         )?;
         let id = tx.last_insert_rowid() as u32;
-        attempts::insert_attempt(&tx, id, &first_attempt(id))?;
+        let inserted = read_route(&tx, id)?.ok_or(StoreError::Malformed {
+            what: "route",
+            detail: format!("route {id} vanished after insert"),
+        })?;
+        if let Some(plan) = first(&inserted) {
+            match cas::apply(&tx, &plan)? {
+                cas::Applied::Done => {}
+                cas::Applied::WorldChanged => return Ok(Cas::WorldChanged(inserted)),
+                cas::Applied::Moved => {
+                    return Err(StoreError::Malformed {
+                        what: "route",
+                        detail: format!("route {id} moved while it was being created"),
+                    })
+                }
+            }
+        }
         let stored = read_route(&tx, id)?;
         tx.commit()?;
-        stored.ok_or(StoreError::Malformed {
+        stored.map(Cas::Won).ok_or(StoreError::Malformed {
             what: "route",
             detail: format!("route {id} vanished after insert"),
         })
@@ -186,7 +214,7 @@ impl Store {
     }
 
     /// Whole routes matching `rest` (a `WHERE` and/or `ORDER BY` clause).
-    fn select_routes(
+    pub(crate) fn select_routes(
         &self,
         rest: &str,
         params: impl rusqlite::Params,
@@ -287,6 +315,7 @@ struct RawRoute {
     created_at: String,
     updated_at: String,
     archived_at: Option<String>,
+    queued: Option<String>,
     attempts: u32,
     failed_candidate: Option<u32>,
 }
@@ -319,6 +348,7 @@ impl RawRoute {
             created_at: r.get("created_at")?,
             updated_at: r.get("updated_at")?,
             archived_at: r.get("archived_at")?,
+            queued: r.get("queued_json")?,
             attempts: r.get("attempts")?,
             failed_candidate: r.get("failed_candidate")?,
         })
@@ -369,6 +399,7 @@ impl RawRoute {
             deadline: opt_ts(self.deadline)?,
             pending_outcome,
             manual_reason,
+            queued: opt_json("route queue", self.queued)?,
             owner: self.owner,
             lease_until: opt_ts(self.lease_until)?,
             attempts: self.attempts,
@@ -418,30 +449,39 @@ mod fixtures {
             profile_name: "p".into(),
             prompt: "do it".into(),
             cwd: None,
-            candidates: Vec::new(),
+            candidates: vec![crate::profile::Candidate {
+                id: 1,
+                name: "c".into(),
+                enabled: true,
+                agent: crate::agent::AgentSpec::simulated(Vec::new()),
+                policy: crate::policy::CandidatePolicy::default_for_new_candidate(),
+                policy_revision: 1,
+                account: None,
+            }],
             cycle: RouteCycle::new(0),
             candidate_index: 0,
             owner: owner.to_string(),
             lease_until: now() + Duration::seconds(15),
             now: now(),
         };
-        store
-            .insert_route(&new, |id| AttemptRecord {
-                number: 1,
-                generation: 1,
-                candidate_index: 0,
-                candidate_id: 1,
-                candidate_name: "c".into(),
-                invocation_id: format!("r{id}-a1-{owner}"),
-                started_at: now(),
-            })
-            .unwrap()
+        let lease = machine::Lease {
+            owner,
+            until: now() + Duration::seconds(15),
+        };
+        let first =
+            |row: &RouteRow| machine::released(row, lease, machine::World::default(), now());
+        match store.create_route(&new, first).unwrap() {
+            Cas::Won(row) => row,
+            other => panic!("no other writer, yet {other:?}"),
+        }
     }
 
     pub(super) fn commit(store: &mut Store, plan: machine::Plan) -> RouteRow {
         match store.commit_transition(&plan).unwrap() {
             Cas::Won(row) => row,
-            Cas::Lost(row) => panic!("no other writer, yet route {} moved", row.id),
+            Cas::Lost(row) | Cas::WorldChanged(row) => {
+                panic!("no other writer, yet route {} moved", row.id)
+            }
         }
     }
 

@@ -1,6 +1,15 @@
 // Editable copies of a profile's candidates, and the conversions between
 // them and what the backend stores and accepts.
-import type { AgentKind, AgentKindInfo, AgentSpec, Candidate, CandidateInput, CandidatePolicy, SimStep } from "./types";
+import type {
+  Access,
+  AgentKind,
+  AgentKindInfo,
+  AgentSpec,
+  Candidate,
+  CandidateInput,
+  CandidatePolicy,
+  SimStep,
+} from "./types";
 
 export type DraftCandidate = {
   /** Stable client-side key for keyed lists (ids are null until saved). */
@@ -9,6 +18,8 @@ export type DraftCandidate = {
   name: string;
   enabled: boolean;
   kind: AgentKind;
+  /** Null: a candidate saved before access levels (the CLI's own default). */
+  access: Access | null;
   program: string;
   model: string;
   /** One row per argument, passed to the program exactly as typed (spaces and quotes included). */
@@ -20,6 +31,10 @@ export type DraftCandidate = {
   timeouts: { idle_s: number; total_s: number };
   env: DraftVariable[];
   configDir: string;
+  /** The account label; blank: derived from kind, config dir and credentials. */
+  account: string;
+  /** Most agents of its account at once; null: no limit. */
+  maxConcurrent: number | null;
   policy: CandidatePolicy;
 };
 
@@ -54,6 +69,7 @@ function draftFrom(
     name,
     enabled,
     kind: agent.kind,
+    access: agent.access ?? null,
     program: agent.program ?? "",
     model: agent.model ?? "",
     args: agent.args.map((value) => ({ key: nextKey(), value })),
@@ -62,6 +78,8 @@ function draftFrom(
     timeouts: { ...agent.timeouts },
     env: Object.entries(agent.env ?? {}).map(([name, value]) => ({ key: nextKey(), name, value: value ?? "" })),
     configDir: agent.config_dir ?? "",
+    account: agent.account ?? "",
+    maxConcurrent: agent.max_concurrent ?? null,
     policy: clone(policy),
   };
 }
@@ -70,6 +88,7 @@ function draftFrom(
 export function agentOf(d: DraftCandidate): AgentSpec {
   return {
     kind: d.kind,
+    access: d.access,
     program: d.program.trim() || null,
     // Each row is one argument as typed; only a row left empty is dropped.
     args: d.args.map((a) => a.value).filter((a) => a !== ""),
@@ -81,6 +100,8 @@ export function agentOf(d: DraftCandidate): AgentSpec {
     ),
     config_dir: d.configDir.trim() || null,
     timeouts: { ...d.timeouts },
+    account: d.account.trim() || null,
+    max_concurrent: d.maxConcurrent,
   };
 }
 

@@ -1,7 +1,7 @@
 // Hash navigation between areas, a guard that stops unsaved edits from being
 // dropped silently, and the text of the polite live region.
-export type Area = "routes" | "profiles" | "catalogue" | "settings";
-const AREAS: readonly Area[] = ["routes", "profiles", "catalogue", "settings"];
+export type Area = "routes" | "profiles" | "accounts" | "catalogue" | "settings";
+const AREAS: readonly Area[] = ["routes", "profiles", "accounts", "catalogue", "settings"];
 
 function areaFromHash(): Area {
   const id = location.hash.replace(/^#\/?/, "").split("/")[0];

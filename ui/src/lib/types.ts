@@ -6,10 +6,20 @@
 import type * as B from "../bindings";
 
 // Received from the backend.
+export type AccountsOverview = B.AccountsOverview_Serialize;
+export type AccountView = B.AccountView_Serialize;
 export type AgentKindInfo = B.AgentKindInfo_Serialize;
+export type AttemptTranscript = B.AttemptTranscript_Serialize;
+export type Readiness = B.Readiness_Serialize;
+export type Transcript = B.Transcript_Serialize;
+export type TranscriptEntry = B.Entry_Serialize;
+export type TranscriptSummary = B.TranscriptSummary_Serialize;
+export type FilesChanged = B.FilesChanged;
 export type AttemptView = B.AttemptView_Serialize;
 export type Candidate = B.Candidate_Serialize;
 export type ClassificationSummary = B.ClassificationSummary_Serialize;
+export type HoldView = B.HoldView_Serialize;
+export type MarkView = B.MarkView_Serialize;
 export type ImportPreview = B.ImportPreview_Serialize;
 export type InboxItem = B.InboxItem_Serialize;
 export type PlaygroundResult = B.PlaygroundResult_Serialize;
@@ -42,7 +52,10 @@ export type CandidateSlot = B.CandidateSlot_Deserialize;
 
 // The same shape both ways.
 export type {
+  Access,
+  AccountStatus,
   ActionRequest,
+  HourBar,
   AgentKind,
   AttemptOutcome,
   CandidatePolicy,
@@ -69,6 +82,7 @@ export type {
   SecretEnv,
   SimStep,
   Span,
+  ToolStatus,
 } from "../bindings";
 
 // Background mode.

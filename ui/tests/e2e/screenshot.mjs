@@ -8,7 +8,7 @@ import { startApp } from "./webdriver.mjs";
 
 const out = resolve(process.argv[2] ?? "docs/screenshots");
 mkdirSync(out, { recursive: true });
-const views = (process.env.RECOURSE_SCREENSHOT_VIEWS ?? "routes,profiles,catalogue,settings").split(",");
+const views = (process.env.RECOURSE_SCREENSHOT_VIEWS ?? "routes,profiles,accounts,catalogue,settings").split(",");
 const app = await startApp();
 try {
   await app.waitForText("[data-testid=app-ready]", () => true, 30000);

@@ -15,7 +15,10 @@
 //   - then each list filter and search, from the click (or Enter in the
 //     search field) to the new list painted: the same mark, set again after
 //     every load. The searches are the worst case, text no route holds (the
-//     whole table is scanned), and a route id.
+//     whole table is scanned), and a route id;
+//   - then opening the newest route (it holds the longest transcript kept)
+//     and its transcript: from the click on "Transcript" to the transcript
+//     painted (the UI's `recourse:transcript-painted` mark), with its size.
 // Process start is read from /proc, so WebDriver's own start-up is not counted.
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -140,6 +143,35 @@ async function timeListChange(app, action) {
   throw new Error("the list was not painted again within 30 s");
 }
 
+/**
+ * Opens the newest route and its first attempt's transcript; milliseconds
+ * from the click to the transcript painted, and how many entries it shows.
+ */
+async function timeTranscriptOpen(app, index) {
+  await timeListChange(app, search(""));
+  await app.execute(`document.querySelector("[data-route]").click();`);
+  const deadline = Date.now() + 30_000;
+  let started = null;
+  while (started === null && Date.now() < deadline) {
+    started = await app.execute(`
+      const summary = document.querySelector("[data-testid=attempt-agent] summary");
+      if (!summary) return null;
+      const t0 = performance.now();
+      summary.click();
+      return t0;`);
+    if (started === null) await sleep(20);
+  }
+  if (started === null) throw new Error(`run ${index}: the newest route shows no transcript`);
+  while (Date.now() < deadline) {
+    const painted = await app.execute(`
+      const m = performance.getEntriesByName("recourse:transcript-painted")[0];
+      return m ? { at: m.startTime, entries: document.querySelectorAll("[data-testid=transcript] .entry").length } : null;`);
+    if (painted !== null) return { ms: painted.at - started, entries: painted.entries };
+    await sleep(10);
+  }
+  throw new Error(`run ${index}: the transcript was not painted within 30 s`);
+}
+
 async function oneRun(index, expectedRoutes) {
   const dir = mkdtempSync(join(tmpdir(), "recourse-startup-"));
   const db = join(dir, "recourse.db");
@@ -171,8 +203,10 @@ async function oneRun(index, expectedRoutes) {
     const memory = members.map((p) => ({ comm: p.comm, ...memoryKiB(p.pid) }));
     const lists = {};
     for (const [name, action] of LIST_ACTIONS) lists[name] = await timeListChange(app, action);
+    const transcript = await timeTranscriptOpen(app, index);
     return {
       lists,
+      transcript,
       fcpMs: marks.firstContentfulPaint === null ? null : marks.timeOrigin + marks.firstContentfulPaint - startedAt,
       listMs: marks.timeOrigin + marks.listPainted - startedAt,
       readyMs: marks.timeOrigin + readyAt - startedAt,
@@ -221,3 +255,7 @@ for (const [name] of LIST_ACTIONS) {
   const each = results.map((r) => r.lists[name]);
   console.log(`| ${name} | ${each.map((x) => fmt(x)).join(" | ")} | ${fmt(median(each))} |`);
 }
+const opened = results.map((r) => r.transcript);
+console.log(
+  `\n| open the longest transcript (${opened[0].entries} entries) → painted (ms) | ${opened.map((t) => fmt(t.ms)).join(" | ")} | ${fmt(median(opened.map((t) => t.ms)))} |`,
+);

@@ -62,8 +62,6 @@ export const demoProfile = () => ({
   ],
 });
 
-const isoFromNow = (ms) => new Date(Date.now() + ms).toISOString();
-
 /** A route snapshot as the backend sends one; `extra` overrides any field. */
 export function routeSnapshot(id, state, extra = {}) {
   return {
@@ -83,14 +81,48 @@ export function routeSnapshot(id, state, extra = {}) {
     provider_reset_at: null,
     manual_reason: null,
     cannot_start: false,
+    queued: null,
+    account: null,
     prompt_excerpt: `Fix the flaky test in module ${id}`,
     cwd: "/home/me/project",
     archived_at: null,
     attempts: 1,
     owner: "engine-1",
-    created_at: isoFromNow(-(100 - id) * 60e3),
-    updated_at: isoFromNow(-1000),
+    created_at: iso(-(100 - id) * 60e3),
+    updated_at: iso(-1000),
     actions: [],
+    ...extra,
+  };
+}
+
+const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
+const hourStart = (hoursAgo) => {
+  const d = new Date();
+  d.setUTCMinutes(0, 0, 0);
+  return new Date(d.getTime() - hoursAgo * 3600e3).toISOString();
+};
+
+/** 24 hourly bars, the last with some attempts. */
+function chart(last = { succeeded: 3, transient: 1, hard: 2, other: 0 }) {
+  return Array.from({ length: 24 }, (_, i) => ({
+    start: hourStart(23 - i),
+    ...(i === 23 ? last : { succeeded: 0, transient: 0, hard: 0, other: 0 }),
+  }));
+}
+
+function account(id, extra = {}) {
+  return {
+    id,
+    name: id,
+    labelled: true,
+    kinds: ["claude_code"],
+    candidates: [{ profile: "Everyday", candidate: "opus" }],
+    status: { kind: "ready" },
+    marks: [],
+    waiting: [],
+    running: 0,
+    limit: null,
+    chart: chart({ succeeded: 0, transient: 0, hard: 0, other: 0 }),
     ...extra,
   };
 }
@@ -103,8 +135,8 @@ export function routeAttempt(number, extra = {}) {
     candidate_index: 0,
     candidate_name: "Claude",
     invocation_id: `inv-${number}`,
-    started_at: isoFromNow(-120e3),
-    finished_at: isoFromNow(-110e3),
+    started_at: iso(-120e3),
+    finished_at: iso(-110e3),
     outcome: "failed",
     classification: null,
     decision: null,
@@ -113,5 +145,48 @@ export function routeAttempt(number, extra = {}) {
     exit_code: null,
     in_inbox: false,
     ...extra,
+  };
+}
+
+/** When the `work` account's mark of `accountsOverview` ends: 65 min from the module's load. */
+export const limitedUntil = iso(65 * 60e3);
+
+/** Two accounts as the backend's `accounts` answers: `work` limited by a
+ * usage window (routes waiting, 1 of 2 running, attempts in the last hour),
+ * and a derived one whose limit reset and which route 9 probes. */
+export function accountsOverview() {
+  return {
+    accounts: [
+      account("work", {
+        status: { kind: "limited", until: limitedUntil },
+        marks: [
+          {
+            model: null,
+            code: "usage_limit_reached",
+            class: "hard",
+            rule_id: "claude_code.usage_limit_epoch.v1",
+            limit: "window",
+            until: limitedUntil,
+            trusted: true,
+            created_at: iso(-60e3),
+            route_id: 3,
+            attempt: 1,
+            probe_route: null,
+          },
+        ],
+        waiting: [3, 4, 5],
+        running: 1,
+        limit: 2,
+        chart: chart(),
+      }),
+      account("claude-code#3f9a1c2b7d0e", {
+        name: "Claude Code (#3f9a1c)",
+        labelled: false,
+        status: { kind: "probing", route_id: 9 },
+      }),
+    ],
+    max_running: 4,
+    running: 1,
+    at: iso(0),
   };
 }

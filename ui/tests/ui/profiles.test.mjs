@@ -887,3 +887,71 @@ test("the preview classifies pasted error text with the backend's catalogue and 
     await app.close();
   }
 });
+
+test("a new agent candidate starts with edit access, full warns, and one saved before levels says it has none", async () => {
+  const profile = demoProfile();
+  // Codex as a profile saved before access levels holds it: no `access`.
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles" });
+  try {
+    const rows = app.page.getByTestId("candidate-row");
+    await rows.nth(1).getByRole("button", { name: "Edit policy" }).click();
+    const legacy = rows.nth(1).getByTestId("access-legacy");
+    await legacy.waitFor();
+    assert.match(await legacy.textContent(), /No level is set, so no flag is passed/);
+
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    await app.page.getByLabel("Add a candidate: search agent kinds").fill("claude code");
+    await app.page.keyboard.press("Enter");
+    const added = rows.nth(2);
+    await added.getByRole("button", { name: "Edit policy" }).click();
+    const select = added.getByLabel("Access");
+    await select.waitFor();
+    assert.equal(await select.inputValue(), "edit", "the backend's starter for a new candidate");
+    assert.equal(await added.getByTestId("access-full-warning").count(), 0);
+    await select.selectOption("full");
+    assert.match(await added.getByTestId("access-full-warning").textContent(), /runs any command anywhere/);
+    const saved = await (async () => {
+      await app.page.getByRole("button", { name: "Save" }).first().click();
+      const call = (await app.calls()).findLast((c) => c.cmd === "save_candidates");
+      return call.args.candidates[2].agent.access;
+    })();
+    assert.equal(saved, "full", "the level is saved with the agent");
+  } finally {
+    await app.close();
+  }
+});
+
+test("Check says whether a candidate's program and credentials are there", async () => {
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      readiness: {
+        program: "codex",
+        found: null,
+        version: null,
+        verified: "0.171.0",
+        credentials: [{ name: "OPENAI_API_KEY", file: false, present: false }],
+        install: "npm install -g @openai/codex@0.171.0",
+        problems: ["codex is not found on PATH"],
+        ready: false,
+      },
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    const codex = app.page.getByTestId("candidate-row").nth(1);
+    await codex.getByRole("button", { name: "Edit policy" }).click();
+    await codex.getByRole("button", { name: "Check" }).click();
+    const result = codex.getByTestId("readiness").getByRole("status");
+    await result.waitFor();
+    const text = await result.textContent();
+    assert.match(text, /Not ready/);
+    assert.match(text, /codex: not found/);
+    assert.match(text, /Credentials: none found/);
+    assert.match(text, /Install: npm install -g @openai\/codex@0\.171\.0/);
+    const call = (await app.calls()).find((c) => c.cmd === "readiness");
+    assert.equal(call.args.agent.kind, "codex", "the row's draft is what is checked");
+  } finally {
+    await app.close();
+  }
+});

@@ -1101,3 +1101,156 @@ test("a database that failed to open before the window loaded shows why at once"
     await app.close();
   }
 });
+
+/** A transcript as the backend keeps one: a refused write, then the answer. */
+function refusedWrite(routeId, attemptNo) {
+  return {
+    route_id: routeId,
+    attempt: attemptNo,
+    transcript: {
+      session_id: "00000000-0000-4000-8000-000000000001",
+      model: "claude-opus-5-5",
+      entries: [
+        {
+          kind: "tool",
+          id: "toolu_1",
+          name: "Write",
+          summary: "src/app.py",
+          status: "refused",
+          detail: "Cannot write to src/app.py while in plan mode.",
+        },
+        { kind: "assistant", text: "I could not write the file." },
+      ],
+      answer: "I could not write the file.",
+      usage: { input_tokens: 24, output_tokens: 10, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0.0003 },
+      elided: { entries: 0, bytes: 0 },
+    },
+    files: { dir: "/work/repo", files: [], more: 0, diff_stat: "" },
+  };
+}
+
+test("an attempt shows what its agent did, and its whole transcript opens on demand", async () => {
+  const scenario = richScenario();
+  const summary = {
+    session_id: "00000000-0000-4000-8000-000000000001",
+    answer_excerpt: "I could not write the file.",
+    tool_calls: 1,
+    refused: ["Write"],
+    input_tokens: 24,
+    output_tokens: 10,
+    cost_usd: 0.0003,
+    files_changed: 0,
+  };
+  scenario.routes.push({
+    snapshot: snapshot(9, "succeeded", { generation: 2 }),
+    attempts: [
+      attempt(1, { outcome: "succeeded", classification: null, decision: null, excerpt: null, transcript: summary }),
+    ],
+    totals: { input_tokens: 24, output_tokens: 10, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0.0003 },
+    refused_notice: "succeeded, but the agent was refused 1 tool use (Write): its access is read-only",
+    cwd: "/work/repo",
+  });
+  scenario.transcripts = { "9/1": refusedWrite(9, 1) };
+  const app = await openApp(scenario);
+  try {
+    await row(app.page, 9).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByTestId("refused-notice").waitFor();
+    assert.equal(
+      await detail.getByTestId("refused-notice").textContent(),
+      "Note: succeeded, but the agent was refused 1 tool use (Write): its access is read-only",
+    );
+    assert.equal(
+      await detail.getByTestId("attempt-figures").textContent(),
+      "1 tool call · 1 refused (Write) · 0 files changed · 24 in / 10 out tokens · $0.0003",
+    );
+    assert.equal(await detail.getByTestId("attempt-answer").textContent(), "I could not write the file.");
+    assert.match(await detail.getByTestId("route-totals").textContent(), /24 in \/ 10 out tokens, \$0\.0003/);
+    assert.match(await detail.textContent(), /Working directory\s*\/work\/repo/);
+    assert.equal(await detail.getByTestId("transcript").count(), 0, "read only when opened");
+    await detail.getByText("Transcript", { exact: true }).click();
+    const tool = detail.getByTestId("transcript-tool");
+    await tool.waitFor();
+    assert.match(await tool.textContent(), /Write\s*src\/app\.py\s*Refused/);
+    assert.match(await tool.textContent(), /while in plan mode/);
+    assert.match(await detail.getByTestId("files-changed").textContent(), /No file of \/work\/repo changed/);
+    const calls = (await app.calls()).filter((c) => c.cmd === "attempt_transcript");
+    assert.deepEqual(calls[0].args, { routeId: 9, attempt: 1 });
+  } finally {
+    await app.close();
+  }
+});
+
+test("the question before a repeat shows what the attempt ran and changed", async () => {
+  const scenario = richScenario();
+  scenario.transcripts = {
+    "7/3": {
+      route_id: 7,
+      attempt: 3,
+      transcript: {
+        session_id: "t1",
+        model: null,
+        entries: [{ kind: "tool", id: "i1", name: "shell", summary: "npm test", status: "completed", detail: null }],
+        answer: null,
+        usage: null,
+        elided: { entries: 0, bytes: 0 },
+      },
+      files: { dir: "/work/repo", files: [{ path: "src/app.py", status: "M" }], more: 0, diff_stat: "" },
+    },
+  };
+  const app = await openApp(scenario);
+  try {
+    await row(app.page, 7).click();
+    await app.page.getByRole("button", { name: "Retry now" }).click();
+    const what = app.page.getByRole("dialog").getByTestId("what-ran");
+    await what.getByTestId("transcript-tool").waitFor();
+    assert.match(await what.textContent(), /What attempt 3 did[\s\S]*shell\s*npm test\s*Completed/);
+    assert.match(await what.textContent(), /This attempt changed 1 file[\s\S]*src\/app\.py/);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a queued route says why, and a held dispatch is listed under Not dispatched in the backend's words", async () => {
+  const held = {
+    generation: 4,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    at: iso(-30e3),
+    account: "work",
+    classification: {
+      code: "usage_limit_reached",
+      class: "hard",
+      rule_id: "claude_code.usage_limit_epoch.v1",
+      catalogue_version: "2026.12.5",
+    },
+    until: iso(-1e3),
+    text: "not dispatched: work limited until 2026-12-05T13:02:00Z; wait for the hard reset until 2026-12-05T13:02:00Z",
+  };
+  const queued = snapshot(8, "queued", {
+    generation: 5,
+    queued: "queued: work's limit has reset and route 3 is trying it; this one starts once that answers",
+    account: "work",
+    actions: ["skip_now", "cancel_wait", "stop"],
+  });
+  const app = await openApp({ routes: [{ snapshot: queued, attempts: [], holds: [held] }] });
+  try {
+    assert.equal(await row(app.page, 8).locator(".badge.state-queued").textContent(), "Queued");
+    assert.equal(await row(app.page, 8).locator("[data-testid=queued]").textContent(), queued.queued);
+    await row(app.page, 8).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("heading", { name: "Not dispatched" }).waitFor();
+    assert.equal(await detail.locator("[data-testid=hold-text]").textContent(), held.text);
+    assert.deepEqual(
+      await detail
+        .locator("button")
+        .allTextContents()
+        .then((t) => t.filter((x) => /Skip now|Cancel wait|Stop/.test(x))),
+      ["Skip now", "Cancel wait", "Stop"],
+      "a queued route can be skipped, cancelled or stopped",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp } from "./lib.mjs";
-import { demoProfile } from "./fixtures.mjs";
+import { accountsOverview, demoProfile } from "./fixtures.mjs";
 
 const theme = (page) => page.evaluate(() => document.documentElement.dataset.theme);
 
@@ -134,6 +134,10 @@ async function auditViews(app) {
   await audit("profiles (errors, disabled row, unsaved)");
   await page.getByRole("button", { name: "Discard" }).click();
 
+  await go("accounts");
+  await page.locator("[data-testid=account]").first().waitFor();
+  await audit("accounts");
+
   await go("catalogue");
   await audit("catalogue");
 
@@ -154,7 +158,8 @@ async function auditViews(app) {
 for (const scheme of ["light", "dark"]) {
   for (const width of [1280, 390]) {
     test(`the ${scheme} theme passes WCAG AA contrast in every view at ${width} px`, async () => {
-      const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/routes", width, height: 844 });
+      const scenario = { profiles: [demoProfile()], accounts: accountsOverview() };
+      const app = await openApp(scenario, { hash: "#/routes", width, height: 844 });
       try {
         await app.page.emulateMedia({ colorScheme: scheme });
         await app.page.waitForFunction((s) => document.documentElement.dataset.theme === s, scheme);

@@ -1,12 +1,12 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
-import { PROVIDERS } from "../../bindings";
+import { PASTABLE_PROVIDERS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
 import type { Class, HintSource, MatchOutcome, Provider, RuleView, Scope, Span } from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal),
  * from the backend's own list. */
-export const PLAYGROUND_PROVIDERS: readonly Provider[] = PROVIDERS.filter((p) => p !== "simulated");
+export const PLAYGROUND_PROVIDERS: readonly Provider[] = PASTABLE_PROVIDERS;
 
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
@@ -58,14 +58,10 @@ export const HINT_SOURCE_WORDS: Record<HintSource, string> = {
   relative: "a relative delay in the text (“try again in …”)",
 };
 
-/** Whether evidence from `provider` is matched against `rule` (generic sees every rule). */
+/** Whether evidence from `provider` is matched against `rule`: the backend's `Rule::applies_to`. */
 export function ruleAppliesTo(rule: RuleView, provider: Provider): boolean {
-  return (
-    provider === "generic" ||
-    provider === "simulated" ||
-    rule.providers.length === 0 ||
-    rule.providers.includes(provider)
-  );
+  const everyRule: readonly Provider[] = PROVIDERS_SEEING_EVERY_RULE;
+  return everyRule.includes(provider) || rule.providers.length === 0 || rule.providers.includes(provider);
 }
 
 export type RuleFilter = { query: string; cls: Class | "all"; provider: Provider | "all" };

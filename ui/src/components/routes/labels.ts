@@ -1,5 +1,5 @@
 // Words for route states, actions and outcomes, shared by the route views.
-import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState } from "../../lib/types";
+import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState, ToolStatus } from "../../lib/types";
 import { countdown, dateTime } from "../../lib/format";
 import { DISPATCHING_ACTIONS } from "../../bindings";
 
@@ -8,6 +8,7 @@ export const STATE_TEXT: Record<RouteState, string> = {
   running: "running",
   waiting_reset: "waiting for provider reset",
   retry_scheduled: "retry scheduled",
+  queued: "queued",
   needs_manual: "needs manual recovery",
   stopped: "stopped",
   succeeded: "succeeded",
@@ -110,6 +111,13 @@ export const OUTCOME_LABEL: Record<AttemptOutcome, string> = {
   failed: "Failed",
   killed: "Killed",
   interrupted: "Interrupted",
+};
+
+export const TOOL_STATUS_LABEL: Record<ToolStatus, string> = {
+  started: "Running",
+  completed: "Completed",
+  failed: "Failed",
+  refused: "Refused",
 };
 
 /** `Candidate 2 of 3: Codex`. */

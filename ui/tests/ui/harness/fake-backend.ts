@@ -6,8 +6,10 @@
 // marked as the fake's, so a test sees whether the UI shows them as given.
 import { POLICY_LIMITS, ROUTE_FILTER_STATES } from "../../../src/bindings";
 import type {
+  AccountsOverview,
   ActionRequest,
   AgentKindInfo,
+  AttemptTranscript,
   AgentSpec,
   CandidateInput,
   CandidatePolicy,
@@ -20,6 +22,7 @@ import type {
   IpcError,
   PlaygroundResult,
   PreviewStep,
+  Readiness,
   Profile,
   RuleDraft,
   RuleProposal,
@@ -56,6 +59,10 @@ export type Scenario = {
   /** What `classify_text` answers once a local rule has been saved. */
   playgroundAfterSave?: PlaygroundResult;
   preview?: PreviewStep[];
+  /** What `attempt_transcript` answers, by `route/attempt`. */
+  transcripts?: Record<string, AttemptTranscript>;
+  /** What `readiness` answers. */
+  readiness?: Readiness;
   /** The path the native save / open dialog returns; null: cancelled. */
   savePath?: string | null;
   openPath?: string | null;
@@ -90,6 +97,8 @@ export type Scenario = {
   workdirs?: Record<string, WorkdirCheck>;
   /** The app's settings (defaults otherwise). */
   settings?: Partial<Settings>;
+  /** What `accounts` answers; `clear_account` removes an account's marks and makes it ready. */
+  accounts?: AccountsOverview;
 };
 
 const NOW = () => new Date().toISOString();
@@ -170,6 +179,7 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
 export class FakeBackend {
   profiles: Profile[];
   routes: RouteDetail[];
+  accounts: AccountsOverview;
   autostart: boolean;
   paused: boolean;
   closeChoice: "keep_running" | "quit" | null;
@@ -198,7 +208,9 @@ export class FakeBackend {
       timeline: r.timeline ?? [],
       prompt: r.prompt ?? r.snapshot.prompt_excerpt,
       profile_id: r.profile_id ?? null,
+      holds: r.holds ?? [],
     }));
+    this.accounts = structuredClone(scenario.accounts ?? { accounts: [], max_running: null, running: 0, at: NOW() });
     this.autostart = scenario.autostart ?? false;
     this.paused = scenario.paused ?? false;
     this.closeChoice = scenario.closeChoice ?? null;
@@ -352,8 +364,46 @@ export class FakeBackend {
         return this.listRoutes(args.query as RouteQuery);
       case "route_detail":
         return this.route(Number(args.id));
+      case "attempt_transcript": {
+        const found = this.scenario.transcripts?.[`${args.routeId}/${args.attempt}`];
+        if (!found)
+          throw {
+            code: "not_found",
+            message: `transcript of route/attempt ${args.routeId}/${args.attempt} does not exist`,
+            fields: [],
+          };
+        return found;
+      }
+      case "readiness":
+        return (
+          this.scenario.readiness ?? {
+            program: "claude",
+            found: "/usr/bin/claude",
+            version: "2.1.332 (Claude Code)",
+            verified: "2.1.332",
+            credentials: [{ name: "ANTHROPIC_API_KEY", file: false, present: true }],
+            install: null,
+            problems: [],
+            ready: true,
+          }
+        );
       case "route_action":
         return this.act(args.request as ActionRequest);
+      case "accounts":
+        return structuredClone(this.accounts);
+      case "clear_account":
+        return this.clearAccount(String(args.account));
+      case "set_max_running": {
+        const max = args.max as number | null;
+        if (max !== null && (max < 1 || max > 256))
+          throw {
+            code: "validation",
+            message: `max_running: must be 1 to 256 running agents, got ${max}`,
+            fields: [{ path: "max_running", message: `must be 1 to 256 running agents, got ${max}` }],
+          };
+        this.accounts.max_running = max;
+        return null;
+      }
       case "catalogue_rules":
         return (
           this.scenario.rules ?? {
@@ -582,8 +632,18 @@ export class FakeBackend {
       updated_at: NOW(),
       actions: ["stop"],
     };
-    this.routes.unshift({ snapshot, attempts: [], timeline: [], prompt: req.prompt, profile_id: p.id });
+    this.routes.unshift({ snapshot, attempts: [], timeline: [], prompt: req.prompt, profile_id: p.id, holds: [] });
     return snapshot;
+  }
+
+  /** Removes an account's marks, as the engine does; an unknown one is `not_found`. */
+  private clearAccount(id: string): number {
+    const a = this.accounts.accounts.find((x) => x.id === id || x.name === id);
+    if (!a) throw { code: "not_found", message: `account ${JSON.stringify(id)} does not exist`, fields: [] };
+    const cleared = a.marks.length;
+    a.marks = [];
+    a.status = { kind: "ready" };
+    return cleared;
   }
 
   /** The store's paged query: filter, search (id, profile, prompt; case ignored), newest id first. */
@@ -623,10 +683,23 @@ export class FakeBackend {
     };
   }
 
-  private route(id: number): RouteDetail {
+  /** The stored route, to change. */
+  private stored(id: number): RouteDetail {
     const r = this.routes.find((x) => x.snapshot.id === id);
     if (!r) throw { code: "not_found", message: `route ${id} does not exist`, fields: [] };
     return r;
+  }
+
+  private route(id: number): RouteDetail {
+    const r = this.stored(id);
+    // Fields a scenario may leave out take the backend's "nothing" values.
+    return {
+      totals: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: null },
+      refused_notice: null,
+      cwd: null,
+      ...r,
+      attempts: r.attempts.map((a) => ({ transcript: null, ...a })),
+    };
   }
 
   /**
@@ -634,7 +707,7 @@ export class FakeBackend {
    * and returns the snapshot, ready to emit as a `route-changed` payload.
    */
   revise(id: number, patch: Partial<RouteSnapshot>, attempts?: RouteDetail["attempts"]): RouteSnapshot {
-    const r = this.route(id);
+    const r = this.stored(id);
     r.snapshot = { ...r.snapshot, ...patch, generation: r.snapshot.generation + 1, updated_at: NOW() };
     if (attempts) r.attempts = attempts;
     return r.snapshot;
@@ -684,7 +757,7 @@ export class FakeBackend {
   }
 
   private act(req: ActionRequest): RouteSnapshot {
-    const r = this.route(req.route_id);
+    const r = this.stored(req.route_id);
     const s = r.snapshot;
     if (s.generation !== req.expected_generation) {
       throw {

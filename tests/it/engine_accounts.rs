@@ -1,0 +1,302 @@
+//! Accounts in one engine: a limit hit by one route holds every other route
+//! on the account until one probe at the reset answers; the history says
+//! why nothing was dispatched; `max_concurrent` queues routes first in,
+//! first out; a person's clear lets routes through; restart keeps the
+//! marks and the queue. (Several processes: `accounts_processes.rs`.)
+
+use std::time::{Duration, Instant};
+
+use recourse::agent::{AgentSpec, SimStep};
+use recourse::engine::{AccountStatus, Engine, RouteDetail};
+use recourse::policy::Exhausted;
+use recourse::profile::CandidateInput;
+use recourse::route::RouteState;
+
+use crate::common::{engine_profile, open_engine, start_route, uniform_policy};
+
+/// A candidate of account `label` playing `script`, waiting up to an hour
+/// for a reset and stopping after that.
+pub fn on_account(name: &str, label: &str, script: Vec<SimStep>) -> CandidateInput {
+    let mut agent = AgentSpec::simulated(script);
+    agent.account = Some(label.into());
+    CandidateInput::new(
+        name,
+        agent,
+        uniform_policy(Some(3600), None, Exhausted::Stop),
+    )
+}
+
+async fn profile(engine: &Engine, name: &str, candidates: Vec<CandidateInput>) -> u32 {
+    engine_profile(engine, name, candidates)
+}
+
+async fn start(engine: &Engine, profile_id: u32) -> u32 {
+    start_route(engine, profile_id).await.unwrap().id
+}
+
+/// A usage window on `label` resetting in `resets_in_s`, then success.
+fn limited_then_ok(name: &str, label: &str, resets_in_s: u32) -> CandidateInput {
+    let limit = SimStep::UsageLimit {
+        after_ms: 10,
+        resets_in_s,
+    };
+    on_account(name, label, vec![limit, SimStep::Succeed { after_ms: 600 }])
+}
+
+/// Waits until route `id` is in a state `done` accepts.
+pub async fn until(
+    engine: &Engine,
+    id: u32,
+    within: Duration,
+    done: impl Fn(RouteState) -> bool,
+) -> RouteDetail {
+    let start = Instant::now();
+    loop {
+        let d = engine.route_detail(id).unwrap();
+        if done(d.snapshot.state) {
+            return d;
+        }
+        assert!(
+            start.elapsed() < within,
+            "route {id} still {:?} after {within:?}",
+            d.snapshot.state
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn is(state: RouteState) -> impl Fn(RouteState) -> bool {
+    move |s| s == state
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_limit_one_route_hit_holds_the_others_on_its_account_until_one_probe_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let hits = profile(&engine, "Hits", vec![limited_then_ok("claude", "work", 3)]).await;
+    let later = profile(
+        &engine,
+        "Later",
+        vec![on_account(
+            "claude too",
+            "work",
+            vec![SimStep::Succeed { after_ms: 10 }],
+        )],
+    )
+    .await;
+    let first = start(&engine, hits).await;
+    let waiting = until(
+        &engine,
+        first,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    let reset = waiting.snapshot.deadline.unwrap();
+
+    let second = start(&engine, later).await;
+    let held = engine.route_detail(second).unwrap();
+    assert_eq!(held.snapshot.state, RouteState::WaitingReset);
+    assert_eq!(
+        held.snapshot.deadline,
+        Some(reset),
+        "its policy waits for the same reset, as if it had hit the limit itself"
+    );
+    assert!(held.attempts.is_empty(), "nothing was dispatched");
+    assert_eq!(held.holds.len(), 1);
+    let text = &held.holds[0].text;
+    assert!(
+        text.starts_with("not dispatched: work limited until ")
+            && text.contains("; wait for the hard reset until "),
+        "{text}"
+    );
+    let all = engine.accounts().unwrap();
+    let work = all.accounts.iter().find(|a| a.id == "work").unwrap();
+    assert_eq!(work.status, AccountStatus::Limited { until: reset });
+    assert_eq!(work.waiting, vec![first, second], "both routes wait on it");
+
+    // At the reset the oldest route probes; the other waits for its answer.
+    let probing = until(&engine, second, Duration::from_secs(6), |s| {
+        s != RouteState::WaitingReset
+    })
+    .await;
+    assert_eq!(
+        probing.snapshot.state,
+        RouteState::Queued,
+        "route {first} (the oldest) probes; this one queues behind it"
+    );
+    assert!(
+        probing.snapshot.queued.unwrap().contains("is trying it"),
+        "the queue says why"
+    );
+    let done_first = until(
+        &engine,
+        first,
+        Duration::from_secs(5),
+        is(RouteState::Succeeded),
+    )
+    .await;
+    let done_second = until(
+        &engine,
+        second,
+        Duration::from_secs(5),
+        is(RouteState::Succeeded),
+    )
+    .await;
+    let probe_answered = done_first.attempts[1].finished_at.unwrap();
+    let next = done_second.attempts[0].started_at;
+    assert!(
+        next >= probe_answered,
+        "the second route reached the provider only after the probe answered \
+         ({next} < {probe_answered})"
+    );
+    assert_eq!(
+        engine.accounts().unwrap().accounts[0].status,
+        AccountStatus::Ready,
+        "the probe's success cleared the mark"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_concurrent_queues_routes_first_in_first_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let mut one = on_account("slow", "work", vec![SimStep::Succeed { after_ms: 400 }]);
+    one.agent.max_concurrent = Some(1);
+    let p = profile(&engine, "One at a time", vec![one]).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(start(&engine, p).await);
+    }
+    let states: Vec<RouteState> = ids
+        .iter()
+        .map(|id| engine.route_detail(*id).unwrap().snapshot.state)
+        .collect();
+    assert_eq!(
+        states,
+        [RouteState::Running, RouteState::Queued, RouteState::Queued]
+    );
+    let queued = engine
+        .route_detail(ids[1])
+        .unwrap()
+        .snapshot
+        .queued
+        .unwrap();
+    assert_eq!(
+        queued,
+        "queued: work runs as many agents as its limit allows; it starts when one ends"
+    );
+    let mut starts = Vec::new();
+    for id in &ids {
+        let d = until(
+            &engine,
+            *id,
+            Duration::from_secs(10),
+            is(RouteState::Succeeded),
+        )
+        .await;
+        starts.push((d.attempts[0].started_at, d.attempts[0].finished_at.unwrap()));
+    }
+    for pair in starts.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].1,
+            "one at a time, in the order they queued: {starts:?}"
+        );
+    }
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cleared_account_lets_new_routes_through_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let p = profile(&engine, "P", vec![limited_then_ok("claude", "work", 3000)]).await;
+    let first = start(&engine, p).await;
+    until(
+        &engine,
+        first,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    assert_eq!(
+        engine.clear_account("nobody").unwrap_err().to_string(),
+        "account \"nobody\" does not exist"
+    );
+    assert_eq!(engine.clear_account("work").unwrap(), 1, "one mark cleared");
+    let second = start(&engine, p).await;
+    let d = engine.route_detail(second).unwrap();
+    assert_eq!(
+        d.snapshot.state,
+        RouteState::Running,
+        "nothing holds it now"
+    );
+    assert_eq!(
+        engine.route_detail(first).unwrap().snapshot.state,
+        RouteState::WaitingReset,
+        "a wait already decided keeps its deadline (retry-now brings it forward)"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn restart_keeps_the_marks_and_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let engine = open_engine(&db, false).await;
+    let mut slow = on_account("slow", "busy", vec![SimStep::Succeed { after_ms: 300 }]);
+    slow.agent.max_concurrent = Some(1);
+    let busy = profile(&engine, "Busy", vec![slow]).await;
+    let limited = profile(
+        &engine,
+        "Limited",
+        vec![limited_then_ok("claude", "limited", 3000)],
+    )
+    .await;
+    let marked = start(&engine, limited).await;
+    until(
+        &engine,
+        marked,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    let running = start(&engine, busy).await;
+    let queued = [start(&engine, busy).await, start(&engine, busy).await];
+    engine.shutdown().await;
+
+    let engine = open_engine(&db, false).await;
+    let all = engine.accounts().unwrap();
+    let limited_account = all.accounts.iter().find(|a| a.id == "limited").unwrap();
+    assert!(
+        matches!(limited_account.status, AccountStatus::Limited { .. }),
+        "the mark outlived the engine"
+    );
+    let held = start(&engine, limited).await;
+    assert!(
+        engine.route_detail(held).unwrap().attempts.is_empty(),
+        "a new route is held by it"
+    );
+    assert_eq!(
+        engine.route_detail(running).unwrap().snapshot.state,
+        RouteState::NeedsManual,
+        "the agent running at shutdown was stopped"
+    );
+    let mut finished = Vec::new();
+    for id in queued {
+        let d = until(
+            &engine,
+            id,
+            Duration::from_secs(10),
+            is(RouteState::Succeeded),
+        )
+        .await;
+        finished.push(d.attempts[0].started_at);
+    }
+    assert!(
+        finished[0] < finished[1],
+        "the queue kept its order across the restart"
+    );
+    engine.shutdown().await;
+}
