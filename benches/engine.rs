@@ -307,8 +307,12 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
         }
         RouteState::NeedsManual => machine::manual(
             row,
-            ManualAction::RetryNow,
-            row.generation,
+            recourse::route::Ask::new(
+                ManualAction::RetryNow,
+                row.generation,
+                recourse::route::Actor::Cli,
+            )
+            .accepting_repeat(),
             lease("bench"),
             World::default(),
             now,
@@ -671,8 +675,12 @@ fn template(
             let waiting = retry(store, &running);
             let plan = machine::manual(
                 &waiting,
-                ManualAction::Stop,
-                waiting.generation,
+                recourse::route::Ask::new(
+                    ManualAction::Stop,
+                    waiting.generation,
+                    recourse::route::Actor::Cli,
+                )
+                .accepting_repeat(),
                 dead,
                 World::default(),
                 now,
@@ -871,8 +879,12 @@ fn steady_state(
         let row = other.route(id).expect("read").expect("exists");
         let plan = machine::manual(
             &row,
-            ManualAction::CancelWait,
-            row.generation,
+            recourse::route::Ask::new(
+                ManualAction::CancelWait,
+                row.generation,
+                recourse::route::Actor::Cli,
+            )
+            .accepting_repeat(),
             lease("other"),
             World::default(),
             Utc::now(),

@@ -14,7 +14,7 @@ use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, Start
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
-use crate::route::{AttemptRecord, Interruption, RouteRow, RouteState};
+use crate::route::{Actor, Ask, AttemptRecord, Interruption, RouteRow, RouteState};
 use crate::runner::{self, Launch, Ran, RunReport};
 use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
@@ -69,11 +69,16 @@ impl Engine {
         ))
     }
 
-    /// Applies a manual action fenced by the generation the person saw.
-    pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
+    /// Applies a manual action fenced by the generation the person saw,
+    /// recorded in the route's history as asked `by` the app or the CLI.
+    pub async fn act(&self, req: ActionRequest, by: Actor) -> Result<RouteSnapshot, EngineError> {
         let row = self.with_current_policies(self.route_row(req.route_id)?)?;
+        let mut ask = Ask::new(req.action, req.expected_generation, by);
+        if req.confirm_repeat {
+            ask = ask.accepting_repeat();
+        }
         // Refused before anything is killed or written.
-        let kills = match self.manual_plan(&req, &row, self.world()) {
+        let kills = match self.manual_plan(ask, &row, self.world()) {
             Ok(p) => *p.effect() == Effect::Kill,
             Err(Refusal::AlreadyDone) => return Ok(snapshot(&row)),
             Err(Refusal::Stale) => return Err(stale(&row)),
@@ -90,6 +95,14 @@ impl Engine {
                 ))
             }
             Err(Refusal::Paused) => return Err(paused(req.action.as_str())),
+            Err(Refusal::RepeatRisk(risk)) => {
+                return Err(EngineError::Conflict(format!(
+                    "{} sends the prompt to an agent again and may repeat work: {}; confirm \
+                     that you want it",
+                    req.action.as_str(),
+                    risk.text()
+                )))
+            }
         };
         let run_here = self.run_at(row.id).is_some();
         if kills && !run_here {
@@ -98,7 +111,7 @@ impl Engine {
             self.make_sure_agent_gone(&row).await?;
         }
         match self.advance(row.clone(), |row, world| {
-            self.manual_plan(&req, row, world).ok()
+            self.manual_plan(ask, row, world).ok()
         })? {
             Some(Cas::Won(row)) => {
                 if kills && run_here {
@@ -113,19 +126,12 @@ impl Engine {
 
     fn manual_plan(
         &self,
-        req: &ActionRequest,
+        ask: Ask,
         row: &RouteRow,
         world: machine::World<'_>,
     ) -> Result<Plan, Refusal> {
         let now = self.inner.clock.now();
-        machine::manual(
-            row,
-            req.action,
-            req.expected_generation,
-            self.lease(),
-            world,
-            now,
-        )
+        machine::manual(row, ask, self.lease(), world, now)
     }
 
     /// Kills the process group of the route's latest attempt if it still

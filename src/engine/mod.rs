@@ -19,6 +19,7 @@ mod account_views;
 mod accounts;
 mod book;
 mod catalogue;
+mod detail;
 mod error;
 mod flow;
 mod housekeeping;
@@ -55,6 +56,7 @@ pub use account_views::{
     MarkView, MAX_RUNNING,
 };
 pub use catalogue::{CatalogueState, TextPreview};
+pub use detail::*;
 pub use error::{EngineError, ErrorCode};
 pub use housekeeping::{inspect_workdir, AT_REST};
 pub use paths::default_db_path;

@@ -6,10 +6,12 @@
 //! engine commits what [`machine`] plans.
 
 pub mod machine;
+mod manual;
 mod row;
 mod state;
 pub mod transitions;
 
+pub use manual::{ActionRecord, Actor, Ask, LedTo, RepeatRisk};
 pub use row::{
     AttemptRecord, AttemptResultRecord, Decided, HoldRecord, NewRoute, ProbeClaim, ProbeEnd,
     QueueReason, Queued, RouteRecord, RouteRow, TransitionWrite,

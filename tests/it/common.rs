@@ -224,11 +224,36 @@ pub async fn act_on(
     expected_generation: u32,
 ) -> Result<RouteSnapshot, EngineError> {
     engine
-        .act(ActionRequest {
-            route_id,
-            action,
-            expected_generation,
-        })
+        .act(
+            ActionRequest {
+                route_id,
+                action,
+                expected_generation,
+                confirm_repeat: false,
+            },
+            recourse::route::Actor::App,
+        )
+        .await
+}
+
+/// As [`act_on`], the person having confirmed that it may repeat work an
+/// agent already did (the app's question, `recourse action --yes`).
+pub async fn act_confirmed(
+    engine: &Engine,
+    route_id: u32,
+    action: ManualAction,
+    expected_generation: u32,
+) -> Result<RouteSnapshot, EngineError> {
+    engine
+        .act(
+            ActionRequest {
+                route_id,
+                action,
+                expected_generation,
+                confirm_repeat: true,
+            },
+            recourse::route::Actor::App,
+        )
         .await
 }
 

@@ -85,7 +85,15 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
     let valid = machine::valid_actions(row);
     let click = |pick: usize| {
         let action = *valid.get(pick % valid.len().max(1))?;
-        machine::manual(row, action, row.generation, lease, World::default(), now).ok()
+        machine::manual(
+            row,
+            recourse::route::Ask::new(action, row.generation, recourse::route::Actor::App)
+                .accepting_repeat(),
+            lease,
+            World::default(),
+            now,
+        )
+        .ok()
     };
     vec![timer, agent, click(round), click(round + 1)]
 }
@@ -225,8 +233,12 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
     };
     let stop = machine::manual(
         &row,
-        ManualAction::Stop,
-        row.generation,
+        recourse::route::Ask::new(
+            ManualAction::Stop,
+            row.generation,
+            recourse::route::Actor::App,
+        )
+        .accepting_repeat(),
         lease,
         World::default(),
         now,

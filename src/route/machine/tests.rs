@@ -59,6 +59,11 @@ fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
     })
 }
 
+/// A person's `action` from the app, as seen at `generation`.
+fn ask(action: ManualAction, generation: u32) -> Ask {
+    Ask::new(action, generation, crate::route::Actor::App)
+}
+
 fn lease() -> Lease<'static> {
     Lease {
         owner: "me",
@@ -103,8 +108,7 @@ fn action_with_an_old_generation_is_stale() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
     let refusal = manual(
         &r,
-        ManualAction::RetryNow,
-        3,
+        ask(ManualAction::RetryNow, 3),
         lease(),
         World::default(),
         now(),
@@ -119,8 +123,7 @@ fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
     r.0.manual_reason = Some(HoldReason::WaitCancelled);
     let refusal = manual(
         &r,
-        ManualAction::CancelWait,
-        1,
+        ask(ManualAction::CancelWait, 1),
         lease(),
         World::default(),
         now(),
@@ -130,8 +133,7 @@ fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
     let stopped = row(RouteState::Stopped, vec![candidate(1, true)]);
     let refusal = manual(
         &stopped,
-        ManualAction::Stop,
-        1,
+        ask(ManualAction::Stop, 1),
         lease(),
         World::default(),
         now(),
@@ -143,7 +145,14 @@ fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
 #[test]
 fn stopping_a_running_route_kills_and_records_the_attempt() {
     let r = row(RouteState::Running, vec![candidate(1, true)]);
-    let plan = manual(&r, ManualAction::Stop, 4, lease(), World::default(), now()).unwrap();
+    let plan = manual(
+        &r,
+        ask(ManualAction::Stop, 4),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
     assert_eq!(*plan.effect(), Effect::Kill);
     assert_eq!(plan.next().state, RouteState::Stopped);
     let result = plan
@@ -177,8 +186,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
     r.0.cycle.excluded.insert(1);
     let plan = manual(
         &r,
-        ManualAction::RetryNow,
-        4,
+        ask(ManualAction::RetryNow, 4),
         lease(),
         World::default(),
         now(),
@@ -216,8 +224,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
     waiting.0.state = RouteState::RetryScheduled;
     let plan = manual(
         &waiting,
-        ManualAction::RetryNow,
-        4,
+        ask(ManualAction::RetryNow, 4),
         lease(),
         World::default(),
         now(),
@@ -244,8 +251,7 @@ fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
     });
     let plan = manual(
         &r,
-        ManualAction::RetryNow,
-        4,
+        ask(ManualAction::RetryNow, 4),
         lease(),
         World::default(),
         now(),
@@ -275,8 +281,7 @@ fn retry_now_dispatches_the_next_attempt_and_clears_the_deadline() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
     let plan = manual(
         &r,
-        ManualAction::RetryNow,
-        4,
+        ask(ManualAction::RetryNow, 4),
         lease(),
         World::default(),
         now(),
@@ -307,8 +312,7 @@ fn skip_now_excludes_the_current_candidate() {
     );
     let plan = manual(
         &r,
-        ManualAction::SkipNow,
-        4,
+        ask(ManualAction::SkipNow, 4),
         lease(),
         World::default(),
         now(),
@@ -319,8 +323,7 @@ fn skip_now_excludes_the_current_candidate() {
     assert_eq!(
         manual(
             plan.next(),
-            ManualAction::SkipNow,
-            4,
+            ask(ManualAction::SkipNow, 4),
             lease(),
             World::default(),
             now()
@@ -491,7 +494,7 @@ fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
                 .map(|(r, f)| failed(r, f, lease(), world, now()).map(|p| p.next.state)),
             ),
             Event::Manual(action) => reached.push(
-                manual(&r, action, r.generation, lease(), world, now())
+                manual(&r, ask(action, r.generation), lease(), world, now())
                     .ok()
                     .map(|p| p.next.state),
             ),
@@ -844,7 +847,13 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
         failed.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
     );
-    let stopped = manual(&r, ManualAction::Stop, 4, lease(), World::default(), now());
+    let stopped = manual(
+        &r,
+        ask(ManualAction::Stop, 4),
+        lease(),
+        World::default(),
+        now(),
+    );
     assert_eq!(
         stopped.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
@@ -853,5 +862,176 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
     assert_eq!(
         interrupted.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
+    );
+}
+
+#[test]
+fn sending_work_again_after_the_gate_or_a_stop_mid_run_needs_the_persons_yes() {
+    use crate::safety::UnsafeReason;
+    let two = || vec![candidate(1, true), candidate(2, true)];
+    let mut gated = row(RouteState::NeedsManual, two());
+    gated.0.manual_reason = Some(HoldReason::UnsafeEffect {
+        reason: UnsafeReason::ToolActivitySeen,
+    });
+    let running = row(RouteState::Running, two());
+    let stopped = manual(
+        &running,
+        ask(ManualAction::Stop, 4),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let stopped = RouteRow(RouteRecord {
+        generation: 5,
+        ..stopped.next().0.clone()
+    });
+    let mut gated_then_stopped = manual(
+        &gated,
+        ask(ManualAction::Stop, 4),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap()
+    .next()
+    .clone();
+    gated_then_stopped.0.generation = 5;
+    let cases = [
+        (&gated, ManualAction::RetryNow, 4, "the gate refused"),
+        (&gated, ManualAction::SkipNow, 4, "the gate refused"),
+        (&stopped, ManualAction::Resume, 5, "stopped mid-run"),
+        (
+            &gated_then_stopped,
+            ManualAction::Resume,
+            5,
+            "stop then resume",
+        ),
+    ];
+    for (r, action, generation, why) in cases {
+        let refusal = manual(r, ask(action, generation), lease(), World::default(), now());
+        assert!(
+            matches!(refusal, Err(Refusal::RepeatRisk(_))),
+            "{action:?} after {why} asks first: {refusal:?}"
+        );
+        let plan = manual(
+            r,
+            ask(action, generation).accepting_repeat(),
+            lease(),
+            World::default(),
+            now(),
+        )
+        .unwrap();
+        let record = plan.write().action().expect("recorded");
+        assert!(
+            record.accepted.is_some(),
+            "the history says the person accepted it ({why})"
+        );
+        assert_eq!(record.dispatched(), Some(4), "it started attempt 4");
+    }
+    assert_eq!(
+        repeat_risk(&stopped),
+        Some(RepeatRisk::StoppedWhileRunning { attempt: 3 })
+    );
+    assert_eq!(
+        repeat_risk(&gated_then_stopped),
+        repeat_risk(&gated),
+        "a stop keeps the gate's reason"
+    );
+    // Actions that send nothing again never ask.
+    assert!(manual(
+        &gated,
+        ask(ManualAction::Stop, 4),
+        lease(),
+        World::default(),
+        now()
+    )
+    .is_ok());
+    let quiet = row(RouteState::RetryScheduled, two());
+    let stopped_quietly = manual(
+        &quiet,
+        ask(ManualAction::Stop, 4),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        repeat_risk(stopped_quietly.next()),
+        None,
+        "stopped while nothing ran: resume need not ask"
+    );
+}
+
+#[test]
+fn every_manual_action_plans_its_history_entry_with_who_and_what_it_led_to() {
+    let two = || vec![candidate(1, true), candidate(2, true)];
+    let waiting = row(RouteState::WaitingReset, two());
+    let by_cli = |action| Ask::new(action, 4, crate::route::Actor::Cli);
+    let cancel = manual(
+        &waiting,
+        by_cli(ManualAction::CancelWait),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let record = cancel.write().action().unwrap();
+    assert_eq!(
+        (record.action, record.by, record.at, record.from),
+        (
+            ManualAction::CancelWait,
+            crate::route::Actor::Cli,
+            now(),
+            RouteState::WaitingReset
+        )
+    );
+    assert_eq!(
+        record.led_to,
+        LedTo::WaitCancelled {
+            was: RouteState::WaitingReset,
+            deadline: waiting.deadline
+        }
+    );
+    let stop = manual(
+        &row(RouteState::Running, two()),
+        by_cli(ManualAction::Stop),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        stop.write().action().unwrap().led_to,
+        LedTo::Stopped { killed: Some(3) },
+        "the stop names the attempt whose agent it stopped"
+    );
+    let skip = manual(
+        &waiting,
+        by_cli(ManualAction::SkipNow),
+        lease(),
+        World {
+            global_full: true,
+            ..World::default()
+        },
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        skip.write().action().unwrap().led_to,
+        LedTo::NotDispatched {
+            state: RouteState::Queued,
+            candidate_index: 1,
+            candidate_name: "c2".into()
+        },
+        "no slot: the skip queued the next candidate instead of starting it"
+    );
+    assert!(
+        timer_fired(&waiting, lease(), World::default(), now())
+            .unwrap()
+            .write()
+            .action()
+            .is_none(),
+        "only a person's action is recorded as one"
     );
 }

@@ -209,6 +209,7 @@ export class FakeBackend {
       prompt: r.prompt ?? r.snapshot.prompt_excerpt,
       profile_id: r.profile_id ?? null,
       holds: r.holds ?? [],
+      manual_actions: r.manual_actions ?? [],
     }));
     this.accounts = structuredClone(scenario.accounts ?? { accounts: [], max_running: null, running: 0, at: NOW() });
     this.autostart = scenario.autostart ?? false;
@@ -632,7 +633,15 @@ export class FakeBackend {
       updated_at: NOW(),
       actions: ["stop"],
     };
-    this.routes.unshift({ snapshot, attempts: [], timeline: [], prompt: req.prompt, profile_id: p.id, holds: [] });
+    this.routes.unshift({
+      snapshot,
+      attempts: [],
+      timeline: [],
+      prompt: req.prompt,
+      profile_id: p.id,
+      holds: [],
+      manual_actions: [],
+    });
     return snapshot;
   }
 
@@ -766,12 +775,29 @@ export class FakeBackend {
         fields: [],
       };
     }
+    const action = req.action.replace("_", "-");
+    const dispatches = req.action === "retry_now" || req.action === "skip_now" || req.action === "resume";
+    // As the engine: sending work again after an agent may have done work needs the person's yes.
+    if (dispatches && s.repeat_risk && !req.confirm_repeat)
+      throw {
+        code: "conflict",
+        message: `${action} sends the prompt to an agent again and may repeat work: ${s.repeat_risk}; confirm that you want it`,
+        fields: [],
+      };
+    const from = s.state;
+    const risk = s.repeat_risk;
     s.generation += 1;
     s.deadline = null;
-    // Every action replaces the reason the route was held for.
+    // Every action replaces the reason the route was held for; a stop keeps its risk.
     s.repeat_risk = null;
+    let text: string;
     switch (req.action) {
       case "stop":
+        s.repeat_risk =
+          from === "running"
+            ? `attempt ${s.attempts} was stopped while its agent ran, so it may already have run tools or changed files`
+            : risk;
+        text = from === "running" ? `stopped the route and the agent of attempt ${s.attempts}` : "stopped the route";
         s.state = "stopped";
         s.actions = ["resume"];
         break;
@@ -779,6 +805,7 @@ export class FakeBackend {
         s.state = "needs_manual";
         s.manual_reason = "the wait was cancelled";
         s.actions = ["retry_now", "stop"];
+        text = "cancelled the scheduled retry; the route waits for you";
         break;
       case "retry_now":
       case "skip_now":
@@ -786,8 +813,21 @@ export class FakeBackend {
         s.state = "running";
         s.actions = ["stop"];
         s.attempts += 1;
+        text = `started attempt ${s.attempts} on ${s.candidate_name} (candidate ${s.candidate_index + 1})`;
         break;
     }
+    r.manual_actions = [
+      ...(r.manual_actions ?? []),
+      {
+        generation: s.generation,
+        action: req.action,
+        by: "app",
+        at: NOW(),
+        from,
+        attempt: dispatches ? s.attempts : null,
+        text: req.confirm_repeat && risk ? `${text}, after you confirmed it may repeat work (${risk})` : text,
+      },
+    ];
     return s;
   }
 }
