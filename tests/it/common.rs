@@ -223,17 +223,7 @@ pub async fn act_on(
     action: ManualAction,
     expected_generation: u32,
 ) -> Result<RouteSnapshot, EngineError> {
-    engine
-        .act(
-            ActionRequest {
-                route_id,
-                action,
-                expected_generation,
-                confirm_repeat: false,
-            },
-            recourse::route::Actor::App,
-        )
-        .await
+    act_as(engine, route_id, action, expected_generation, false).await
 }
 
 /// As [`act_on`], the person having confirmed that it may repeat work an
@@ -244,17 +234,23 @@ pub async fn act_confirmed(
     action: ManualAction,
     expected_generation: u32,
 ) -> Result<RouteSnapshot, EngineError> {
-    engine
-        .act(
-            ActionRequest {
-                route_id,
-                action,
-                expected_generation,
-                confirm_repeat: true,
-            },
-            recourse::route::Actor::App,
-        )
-        .await
+    act_as(engine, route_id, action, expected_generation, true).await
+}
+
+async fn act_as(
+    engine: &Engine,
+    route_id: u32,
+    action: ManualAction,
+    expected_generation: u32,
+    confirm_repeat: bool,
+) -> Result<RouteSnapshot, EngineError> {
+    let request = ActionRequest {
+        route_id,
+        action,
+        expected_generation,
+        confirm_repeat,
+    };
+    engine.act(request, recourse::route::Actor::App).await
 }
 
 /// One CLI × scenario entry of `fixtures/agents/contract.toml`: what the

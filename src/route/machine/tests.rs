@@ -64,6 +64,17 @@ fn ask(action: ManualAction, generation: u32) -> Ask {
     Ask::new(action, generation, crate::route::Actor::App)
 }
 
+/// `action` from the app at `generation`, in a clear world, now.
+fn act(r: &RouteRow, action: ManualAction, generation: u32) -> Result<Plan, Refusal> {
+    manual(r, ask(action, generation), lease(), World::default(), now())
+}
+
+/// As [`act`], the person having accepted that it may repeat work.
+fn act_accepting(r: &RouteRow, action: ManualAction, generation: u32) -> Result<Plan, Refusal> {
+    let asked = ask(action, generation).accepting_repeat();
+    manual(r, asked, lease(), World::default(), now())
+}
+
 fn lease() -> Lease<'static> {
     Lease {
         owner: "me",
@@ -106,14 +117,7 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
 #[test]
 fn action_with_an_old_generation_is_stale() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
-    let refusal = manual(
-        &r,
-        ask(ManualAction::RetryNow, 3),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap_err();
+    let refusal = act(&r, ManualAction::RetryNow, 3).unwrap_err();
     assert_eq!(refusal, Refusal::Stale);
 }
 
@@ -121,38 +125,17 @@ fn action_with_an_old_generation_is_stale() {
 fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
     let mut r = row(RouteState::NeedsManual, vec![candidate(1, true)]);
     r.0.manual_reason = Some(HoldReason::WaitCancelled);
-    let refusal = manual(
-        &r,
-        ask(ManualAction::CancelWait, 1),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap_err();
+    let refusal = act(&r, ManualAction::CancelWait, 1).unwrap_err();
     assert_eq!(refusal, Refusal::AlreadyDone);
     let stopped = row(RouteState::Stopped, vec![candidate(1, true)]);
-    let refusal = manual(
-        &stopped,
-        ask(ManualAction::Stop, 1),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap_err();
+    let refusal = act(&stopped, ManualAction::Stop, 1).unwrap_err();
     assert_eq!(refusal, Refusal::AlreadyDone);
 }
 
 #[test]
 fn stopping_a_running_route_kills_and_records_the_attempt() {
     let r = row(RouteState::Running, vec![candidate(1, true)]);
-    let plan = manual(
-        &r,
-        ask(ManualAction::Stop, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::Stop, 4).unwrap();
     assert_eq!(*plan.effect(), Effect::Kill);
     assert_eq!(plan.next().state, RouteState::Stopped);
     let result = plan
@@ -184,14 +167,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
             until: now(),
         });
     r.0.cycle.excluded.insert(1);
-    let plan = manual(
-        &r,
-        ask(ManualAction::RetryNow, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::RetryNow, 4).unwrap();
     assert_eq!(
         plan.next().cycle,
         r.cycle,
@@ -222,14 +198,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
 
     let mut waiting = r.clone();
     waiting.0.state = RouteState::RetryScheduled;
-    let plan = manual(
-        &waiting,
-        ask(ManualAction::RetryNow, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&waiting, ManualAction::RetryNow, 4).unwrap();
     assert_eq!(
         plan.next().cycle,
         r.cycle,
@@ -249,14 +218,7 @@ fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
         max_retries: 2,
         delay_seconds: 5,
     });
-    let plan = manual(
-        &r,
-        ask(ManualAction::RetryNow, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::RetryNow, 4).unwrap();
     let running = RouteRow(RouteRecord {
         state: RouteState::Running,
         ..plan.next().0.clone()
@@ -279,14 +241,7 @@ fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
 #[test]
 fn retry_now_dispatches_the_next_attempt_and_clears_the_deadline() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
-    let plan = manual(
-        &r,
-        ask(ManualAction::RetryNow, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::RetryNow, 4).unwrap();
     let Effect::Dispatch(a) = plan.effect().clone() else {
         panic!("retry-now dispatches");
     };
@@ -310,25 +265,11 @@ fn skip_now_excludes_the_current_candidate() {
         RouteState::NeedsManual,
         vec![candidate(1, true), candidate(2, true)],
     );
-    let plan = manual(
-        &r,
-        ask(ManualAction::SkipNow, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::SkipNow, 4).unwrap();
     assert_eq!(plan.next().candidate_index, 1);
     assert!(plan.next().cycle.excluded.contains(&0));
     assert_eq!(
-        manual(
-            plan.next(),
-            ask(ManualAction::SkipNow, 4),
-            lease(),
-            World::default(),
-            now()
-        )
-        .unwrap_err(),
+        act(plan.next(), ManualAction::SkipNow, 4).unwrap_err(),
         Refusal::NoCandidateLeft
     );
 }
@@ -847,13 +788,7 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
         failed.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
     );
-    let stopped = manual(
-        &r,
-        ask(ManualAction::Stop, 4),
-        lease(),
-        World::default(),
-        now(),
-    );
+    let stopped = act(&r, ManualAction::Stop, 4);
     assert_eq!(
         stopped.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
@@ -874,28 +809,12 @@ fn sending_work_again_after_the_gate_or_a_stop_mid_run_needs_the_persons_yes() {
         reason: UnsafeReason::ToolActivitySeen,
     });
     let running = row(RouteState::Running, two());
-    let stopped = manual(
-        &running,
-        ask(ManualAction::Stop, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let stopped = act(&running, ManualAction::Stop, 4).unwrap();
     let stopped = RouteRow(RouteRecord {
         generation: 5,
         ..stopped.next().0.clone()
     });
-    let mut gated_then_stopped = manual(
-        &gated,
-        ask(ManualAction::Stop, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap()
-    .next()
-    .clone();
+    let mut gated_then_stopped = act(&gated, ManualAction::Stop, 4).unwrap().next().clone();
     gated_then_stopped.0.generation = 5;
     let cases = [
         (&gated, ManualAction::RetryNow, 4, "the gate refused"),
@@ -909,19 +828,12 @@ fn sending_work_again_after_the_gate_or_a_stop_mid_run_needs_the_persons_yes() {
         ),
     ];
     for (r, action, generation, why) in cases {
-        let refusal = manual(r, ask(action, generation), lease(), World::default(), now());
+        let refusal = act(r, action, generation);
         assert!(
             matches!(refusal, Err(Refusal::RepeatRisk(_))),
             "{action:?} after {why} asks first: {refusal:?}"
         );
-        let plan = manual(
-            r,
-            ask(action, generation).accepting_repeat(),
-            lease(),
-            World::default(),
-            now(),
-        )
-        .unwrap();
+        let plan = act_accepting(r, action, generation).unwrap();
         let record = plan.write().action().expect("recorded");
         assert!(
             record.accepted.is_some(),
@@ -939,23 +851,9 @@ fn sending_work_again_after_the_gate_or_a_stop_mid_run_needs_the_persons_yes() {
         "a stop keeps the gate's reason"
     );
     // Actions that send nothing again never ask.
-    assert!(manual(
-        &gated,
-        ask(ManualAction::Stop, 4),
-        lease(),
-        World::default(),
-        now()
-    )
-    .is_ok());
+    assert!(act(&gated, ManualAction::Stop, 4).is_ok());
     let quiet = row(RouteState::RetryScheduled, two());
-    let stopped_quietly = manual(
-        &quiet,
-        ask(ManualAction::Stop, 4),
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let stopped_quietly = act(&quiet, ManualAction::Stop, 4).unwrap();
     assert_eq!(
         repeat_risk(stopped_quietly.next()),
         None,
