@@ -104,6 +104,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::routes::engine_status,
             commands::routes::route_detail,
             commands::routes::attempt_transcript,
+            commands::routes::continuation_preview,
             commands::routes::route_action,
             commands::routes::archive_route,
             commands::routes::delete_routes,

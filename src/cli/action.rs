@@ -23,6 +23,11 @@ pub struct ActionArgs {
     /// The generation you saw (`recourse route ID`)
     #[arg(long)]
     generation: u32,
+    /// `continue` only: what to say in the resumed session, in place of the
+    /// candidate's continuation message (by default: check the current state
+    /// before repeating any action, then finish the task)
+    #[arg(long)]
+    message: Option<String>,
     #[command(flatten)]
     db: DbArg,
 }
@@ -32,26 +37,24 @@ pub async fn run(args: ActionArgs) -> Result<Exit> {
     let mut interrupts = Interrupts::listen()?;
     let engine = open_viewer(&args.db).await?;
     super::run::note_orphans(&engine, Some(args.id));
-    let result = act(&engine, args.id, action, args.generation, &mut interrupts).await;
+    let request = ActionRequest {
+        route_id: args.id,
+        action,
+        expected_generation: args.generation,
+        message: args.message,
+    };
+    let result = act(&engine, request, &mut interrupts).await;
     engine.shutdown().await;
     result
 }
 
-async fn act(
-    engine: &Engine,
-    route_id: u32,
-    action: ManualAction,
-    generation: u32,
-    interrupts: &mut Interrupts,
-) -> Result<Exit> {
+async fn act(engine: &Engine, request: ActionRequest, interrupts: &mut Interrupts) -> Result<Exit> {
+    let route_id = request.route_id;
     let mut events = engine.subscribe();
-    let s = engine
-        .act(ActionRequest {
-            route_id,
-            action,
-            expected_generation: generation,
-        })
-        .await?;
+    if request.message.is_some() && request.action != ManualAction::Continue {
+        anyhow::bail!("--message goes with continue only");
+    }
+    let s = engine.act(request).await?;
     let owned_here = s.owner.as_deref() == Some(engine.instance());
     if s.state == RouteState::Running && owned_here {
         // The dispatch is printed from its event, like every later one.

@@ -14,8 +14,8 @@ use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, Start
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
-use crate::route::{AttemptRecord, Interruption, RouteRow, RouteState};
-use crate::runner::{self, Launch, Ran, RunReport};
+use crate::route::{AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState};
+use crate::runner::{self, Launch, Ran, ResumeSession, RunReport};
 use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
 use crate::timing;
@@ -72,24 +72,23 @@ impl Engine {
     /// Applies a manual action fenced by the generation the person saw.
     pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
         let row = self.with_current_policies(self.route_row(req.route_id)?)?;
+        let input = match req.action {
+            ManualAction::Continue | ManualAction::Handover => {
+                // Admitted first, so a stale or invalid request is told so
+                // rather than why its session could not be resumed.
+                if let Err(r) =
+                    machine::admit(&row, req.action, req.expected_generation, self.world())
+                {
+                    return refused(r, &row, req.action);
+                }
+                self.continuation_input(&row, &req)?
+            }
+            _ => AttemptInput::Prompt,
+        };
         // Refused before anything is killed or written.
-        let kills = match self.manual_plan(&req, &row, self.world()) {
+        let kills = match self.manual_plan(&req, &input, &row, self.world()) {
             Ok(p) => *p.effect() == Effect::Kill,
-            Err(Refusal::AlreadyDone) => return Ok(snapshot(&row)),
-            Err(Refusal::Stale) => return Err(stale(&row)),
-            Err(Refusal::NotValid { action, state }) => {
-                return Err(EngineError::Conflict(format!(
-                    "{} is not possible while the route is {}",
-                    action.as_str(),
-                    state.as_str()
-                )))
-            }
-            Err(Refusal::NoCandidateLeft) => {
-                return Err(EngineError::Conflict(
-                    "no candidate is left to skip to in this cycle".to_string(),
-                ))
-            }
-            Err(Refusal::Paused) => return Err(paused(req.action.as_str())),
+            Err(r) => return refused(r, &row, req.action),
         };
         let run_here = self.run_at(row.id).is_some();
         if kills && !run_here {
@@ -98,7 +97,7 @@ impl Engine {
             self.make_sure_agent_gone(&row).await?;
         }
         match self.advance(row.clone(), |row, world| {
-            self.manual_plan(&req, row, world).ok()
+            self.manual_plan(&req, &input, row, world).ok()
         })? {
             Some(Cas::Won(row)) => {
                 if kills && run_here {
@@ -114,18 +113,18 @@ impl Engine {
     fn manual_plan(
         &self,
         req: &ActionRequest,
+        input: &AttemptInput,
         row: &RouteRow,
         world: machine::World<'_>,
     ) -> Result<Plan, Refusal> {
         let now = self.inner.clock.now();
-        machine::manual(
-            row,
-            req.action,
-            req.expected_generation,
-            self.lease(),
-            world,
-            now,
-        )
+        let (generation, lease) = (req.expected_generation, self.lease());
+        match input {
+            AttemptInput::Prompt => machine::manual(row, req.action, generation, lease, world, now),
+            sends => {
+                machine::manual_continuation(row, sends.clone(), generation, lease, world, now)
+            }
+        }
     }
 
     /// Kills the process group of the route's latest attempt if it still
@@ -201,9 +200,21 @@ impl Engine {
         };
         let (spawned, mut started) = tokio::sync::mpsc::unbounded_channel();
         let (progress, live) = tokio::sync::watch::channel(crate::agent::Transcript::default());
+        let resume = match &attempt.input {
+            AttemptInput::Continue {
+                session_id,
+                message,
+                ..
+            } => Some(ResumeSession {
+                session_id: session_id.clone(),
+                message: message.clone(),
+            }),
+            AttemptInput::Prompt | AttemptInput::Handover { .. } => None,
+        };
         let launch = Launch {
             agent: row.candidates[index].agent.clone(),
-            prompt: row.prompt.clone(),
+            prompt: attempt.input.prompt(&row.prompt),
+            resume,
             cwd: row.cwd.as_ref().map(PathBuf::from),
             step,
             clock: self.inner.clock,
@@ -405,6 +416,29 @@ impl Engine {
             snapshot: snapshot(row),
         });
     }
+}
+
+/// What a refused manual action answers: the route as it is (an action
+/// already done), or why not.
+fn refused(
+    refusal: Refusal,
+    row: &RouteRow,
+    action: ManualAction,
+) -> Result<RouteSnapshot, EngineError> {
+    Err(match refusal {
+        Refusal::AlreadyDone => return Ok(snapshot(row)),
+        Refusal::Stale => stale(row),
+        Refusal::NotValid { action, state } => EngineError::Conflict(format!(
+            "{} is not possible while the route is {}",
+            action.as_str(),
+            state.as_str()
+        )),
+        Refusal::NoCandidateLeft => {
+            EngineError::Conflict("no candidate is left to skip to in this cycle".to_string())
+        }
+        Refusal::Paused => paused(action.as_str()),
+        Refusal::Unavailable(why) => EngineError::Conflict(why),
+    })
 }
 
 fn stale(current: &RouteRow) -> EngineError {

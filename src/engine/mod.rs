@@ -19,6 +19,7 @@ mod account_views;
 mod accounts;
 mod book;
 mod catalogue;
+mod continuation;
 mod error;
 mod flow;
 mod housekeeping;

@@ -334,6 +334,9 @@ pub struct AttemptView {
     /// What the agent said and did, in brief; `None` for an attempt that
     /// kept none (it is running, or ran before transcripts were kept).
     pub transcript: Option<TranscriptSummary>,
+    /// What it sent: the prompt, a continuation of an earlier attempt's
+    /// session, or a hand-over with its package.
+    pub input: crate::route::AttemptInput,
 }
 
 /// A dispatch a limit mark held back: "not dispatched: work limited until
@@ -479,6 +482,40 @@ pub struct ActionRequest {
     pub route_id: u32,
     pub action: ManualAction,
     pub expected_generation: u32,
+    /// Continue only: the message to send in the resumed session, in place
+    /// of the candidate's (or the default one).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// What Continue and Hand over would send now, or why each cannot: shown
+/// before either is sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ContinuationPreview {
+    pub continue_offer: Option<ContinueOffer>,
+    /// Why Continue cannot be sent (no session id, the kind changed, the
+    /// session is gone, …).
+    pub continue_refused: Option<String>,
+    pub handover: Option<HandoverOffer>,
+    pub handover_refused: Option<String>,
+}
+
+/// The session Continue resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ContinueOffer {
+    pub of_attempt: u32,
+    pub session_id: String,
+    pub candidate_name: String,
+    /// The candidate's continuation message, else the default one.
+    pub message: String,
+}
+
+/// Where Hand over goes, and the package it sends after the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct HandoverOffer {
+    pub from_attempt: u32,
+    pub to_candidate: String,
+    pub package: String,
 }
 
 /// Published after every committed transition. Drop an event whose

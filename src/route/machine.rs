@@ -9,13 +9,14 @@
 
 use chrono::{DateTime, Utc};
 
+mod continuation;
 mod dispatch;
 
 use super::row::RouteRecord;
 use super::transitions::{self, Event};
 use super::{
-    AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason, Interruption,
-    ManualAction, NewRoute, ProbeEnd, RouteRow, RouteState, TransitionWrite,
+    AttemptInput, AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason,
+    Interruption, ManualAction, NewRoute, ProbeEnd, RouteRow, RouteState, TransitionWrite,
 };
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
@@ -25,6 +26,7 @@ use crate::policy::CandidatePolicy;
 use crate::profile::{Candidate, Profile};
 use crate::safety::{self, EffectContext};
 
+pub use continuation::manual as manual_continuation;
 use dispatch::dispatch;
 pub use dispatch::released;
 
@@ -114,6 +116,8 @@ pub enum Refusal {
     NoCandidateLeft,
     /// The action would start an agent while new dispatches are paused.
     Paused,
+    /// A continue or hand-over that cannot be made, and why.
+    Unavailable(String),
 }
 
 /// Why a route was not started.
@@ -128,7 +132,7 @@ pub enum StartRefusal {
 pub fn valid_actions(row: &RouteRow) -> Vec<ManualAction> {
     let skip = next_eligible(row).is_some();
     transitions::actions(row.state)
-        .filter(|a| skip || *a != ManualAction::SkipNow)
+        .filter(|a| skip || !matches!(a, ManualAction::SkipNow | ManualAction::Handover))
         .collect()
 }
 
@@ -181,6 +185,7 @@ fn attempt_record(
         invocation_id: format!("r{route_id}-a{number}-{owner}"),
         started_at: now,
         account: candidate.account.clone(),
+        input: super::AttemptInput::Prompt,
     }
 }
 
@@ -254,24 +259,7 @@ pub fn manual(
     world: World<'_>,
     now: DateTime<Utc>,
 ) -> Result<Plan, Refusal> {
-    if already_done(row, action) {
-        return Err(Refusal::AlreadyDone);
-    }
-    if row.generation != expected_generation {
-        return Err(Refusal::Stale);
-    }
-    if !valid_actions(row).contains(&action) {
-        if action == ManualAction::SkipNow && next_eligible(row).is_none() {
-            return Err(Refusal::NoCandidateLeft);
-        }
-        return Err(Refusal::NotValid {
-            action,
-            state: row.state,
-        });
-    }
-    if world.paused && transitions::dispatches(action) {
-        return Err(Refusal::Paused);
-    }
+    admit(row, action, expected_generation, world)?;
     let mut next = base(row, now);
     // A person's action ends the pending wait's schedule, except retry-now
     // during a wait: that runs the scheduled attempt early.
@@ -305,7 +293,48 @@ pub fn manual(
             next.cycle = RouteCycle::new(row.candidate_index);
             dispatch(row, next, write, lease, world, now)
         }
+        // What they send is found by the engine: `manual_continuation`.
+        ManualAction::Continue | ManualAction::Handover => {
+            return continuation::manual(
+                row,
+                AttemptInput::Prompt,
+                expected_generation,
+                lease,
+                world,
+                now,
+            )
+        }
     })
+}
+
+/// Whether `action` may be planned at all: not done already, asked at the
+/// current generation, valid in the route's state, not paused.
+pub fn admit(
+    row: &RouteRow,
+    action: ManualAction,
+    expected_generation: u32,
+    world: World<'_>,
+) -> Result<(), Refusal> {
+    if already_done(row, action) {
+        return Err(Refusal::AlreadyDone);
+    }
+    if row.generation != expected_generation {
+        return Err(Refusal::Stale);
+    }
+    if !valid_actions(row).contains(&action) {
+        let skips = matches!(action, ManualAction::SkipNow | ManualAction::Handover);
+        if skips && next_eligible(row).is_none() {
+            return Err(Refusal::NoCandidateLeft);
+        }
+        return Err(Refusal::NotValid {
+            action,
+            state: row.state,
+        });
+    }
+    if world.paused && transitions::dispatches(action) {
+        return Err(Refusal::Paused);
+    }
+    Ok(())
 }
 
 /// Cancelling a cancelled wait and stopping a stopped route change nothing.
@@ -316,7 +345,11 @@ fn already_done(row: &RouteRow, action: ManualAction) -> bool {
                 && row.manual_reason == Some(HoldReason::WaitCancelled)
         }
         ManualAction::Stop => row.state == RouteState::Stopped,
-        ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume => false,
+        ManualAction::RetryNow
+        | ManualAction::SkipNow
+        | ManualAction::Resume
+        | ManualAction::Continue
+        | ManualAction::Handover => false,
     }
 }
 

@@ -5,11 +5,15 @@
 //! Nothing here does IO or reads a clock: `now` is an argument, and the
 //! engine commits what [`machine`] plans.
 
+mod input;
 pub mod machine;
 mod row;
 mod state;
 pub mod transitions;
 
+pub use input::{
+    continue_message_problem, AttemptInput, DEFAULT_CONTINUE_MESSAGE, MAX_CONTINUE_MESSAGE,
+};
 pub use row::{
     AttemptRecord, AttemptResultRecord, Decided, HoldRecord, NewRoute, ProbeClaim, ProbeEnd,
     QueueReason, Queued, RouteRecord, RouteRow, TransitionWrite,

@@ -89,15 +89,23 @@ pub enum ManualAction {
     CancelWait,
     Stop,
     Resume,
+    /// Resumes the last attempt's own CLI session with a continuation
+    /// message, never the original prompt.
+    Continue,
+    /// Skips to the next candidate with the original prompt and a bounded
+    /// package of what the last attempt said and did.
+    Handover,
 }
 
 impl ManualAction {
-    pub const ALL: [ManualAction; 5] = [
+    pub const ALL: [ManualAction; 7] = [
         ManualAction::RetryNow,
         ManualAction::SkipNow,
         ManualAction::CancelWait,
         ManualAction::Stop,
         ManualAction::Resume,
+        ManualAction::Continue,
+        ManualAction::Handover,
     ];
 
     /// The CLI spelling (`retry-now`).
@@ -108,6 +116,8 @@ impl ManualAction {
             ManualAction::CancelWait => "cancel-wait",
             ManualAction::Stop => "stop",
             ManualAction::Resume => "resume",
+            ManualAction::Continue => "continue",
+            ManualAction::Handover => "handover",
         }
     }
 

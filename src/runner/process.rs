@@ -348,6 +348,16 @@ fn spawn_error(program: &str, e: &std::io::Error) -> String {
     }
 }
 
+/// A continuation for a kind that cannot resume a session: nothing starts.
+pub(super) fn cannot_resume(launch: &Launch) -> RunReport {
+    let label = launch.agent.kind.descriptor().label;
+    spawn_failed(
+        launch,
+        label,
+        "it cannot resume a session, and the prompt is not sent in its place".to_string(),
+    )
+}
+
 fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
     let name = Path::new(program)
         .file_name()

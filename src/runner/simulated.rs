@@ -235,6 +235,7 @@ mod tests {
             spawned: None,
             progress: None,
             answered: None,
+            resume: None,
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {

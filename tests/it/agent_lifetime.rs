@@ -178,6 +178,7 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
             route_id: 1,
             action: ManualAction::Stop,
             expected_generation: generation,
+            message: None,
         })
         .await
         .unwrap();
@@ -201,6 +202,7 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
             route_id: 1,
             action: ManualAction::Resume,
             expected_generation: stopped.generation,
+            message: None,
         })
         .await
         .unwrap();

@@ -228,6 +228,7 @@ pub async fn act_on(
             route_id,
             action,
             expected_generation,
+            message: None,
         })
         .await
 }

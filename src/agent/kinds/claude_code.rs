@@ -17,7 +17,7 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -85,6 +85,26 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         },
         adapter: || Box::<Claude>::default(),
     },
+    resume: Some(Resume {
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "claude",
+                &["--output-format", "stream-json", "--verbose"],
+                "--model",
+                &["--resume", session, "-p", message],
+            )
+        },
+        // `projects/<working directory>/<session id>.jsonl` (docs/agents.md).
+        sessions: Sessions {
+            root: SessionRoot::ConfigDir,
+            folder: "projects",
+            file: SessionFile::Named {
+                depth: 2,
+                prefix: None,
+            },
+        },
+    }),
 };
 
 #[derive(Default)]

@@ -12,7 +12,7 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::Provider;
 
@@ -65,6 +65,28 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         },
         adapter: || Box::<Codex>::default(),
     },
+    resume: Some(Resume {
+        // Options before `resume` apply to the resumed run; `resume` itself
+        // refuses `--sandbox`.
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "codex",
+                &["exec", "--json"],
+                "--model",
+                &["resume", session, message],
+            )
+        },
+        // `sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`.
+        sessions: Sessions {
+            root: SessionRoot::ConfigDir,
+            folder: "sessions",
+            file: SessionFile::Named {
+                depth: 4,
+                prefix: None,
+            },
+        },
+    }),
 };
 
 #[derive(Default)]

@@ -23,7 +23,7 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 
@@ -81,6 +81,26 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         },
         adapter: || Box::<Gemini>::default(),
     },
+    resume: Some(Resume {
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "gemini",
+                &["--output-format", "stream-json"],
+                "--model",
+                &["--resume", session, "-p", message],
+            )
+        },
+        // `.gemini/tmp/<project>/chats/session-<date>-<first 8 of id>.jsonl`.
+        sessions: Sessions {
+            root: SessionRoot::ConfigDir,
+            folder: ".gemini/tmp",
+            file: SessionFile::Named {
+                depth: 3,
+                prefix: Some(8),
+            },
+        },
+    }),
 };
 
 #[derive(Default)]

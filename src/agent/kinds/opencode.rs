@@ -13,7 +13,7 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
@@ -89,6 +89,23 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         },
         adapter: || Box::<Opencode>::default(),
     },
+    resume: Some(Resume {
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "opencode",
+                &["run", "--format", "json"],
+                "--model",
+                &["--session", session, message],
+            )
+        },
+        // One SQLite file holds every session.
+        sessions: Sessions {
+            root: SessionRoot::DataHome,
+            folder: "opencode",
+            file: SessionFile::Database("opencode.db"),
+        },
+    }),
 };
 
 #[derive(Default)]

@@ -26,4 +26,5 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     starter_why: "The built-in simulated provider plays short failures so you can watch the policy work: retries from 2 s and a reset wait of up to 2 min.",
     hard_wait_s: 120,
     launch: Launch::InProcess,
+    resume: None,
 };

@@ -80,8 +80,11 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
             RouteState::RetryScheduled,
             vec![RetryNow, SkipNow, CancelWait, Stop],
         ),
-        (RouteState::NeedsManual, vec![RetryNow, SkipNow, Stop]),
-        (RouteState::Stopped, vec![Resume]),
+        (
+            RouteState::NeedsManual,
+            vec![RetryNow, SkipNow, Stop, Continue, Handover],
+        ),
+        (RouteState::Stopped, vec![Resume, Continue, Handover]),
         (RouteState::Succeeded, vec![]),
     ];
     for (state, actions) in expected {
@@ -93,8 +96,8 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
     );
     assert_eq!(
         valid_actions(&lone),
-        vec![RetryNow, Stop],
-        "a disabled candidate is not a skip target"
+        vec![RetryNow, Stop, Continue],
+        "a disabled candidate is not a skip or hand-over target"
     );
 }
 
@@ -358,6 +361,22 @@ fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
 /// reaches: the failure cases between them cover each decision, and each is
 /// tried in every world (clear, full, limited three ways) so a dispatch
 /// reaches each of its ends.
+/// What a continue or hand-over of attempt 1 sends.
+fn sends(action: ManualAction) -> AttemptInput {
+    match action {
+        ManualAction::Continue => AttemptInput::Continue {
+            of_attempt: 1,
+            session_id: "s-1".into(),
+            message: "go on".into(),
+            automatic: false,
+        },
+        _ => AttemptInput::Handover {
+            from_attempt: 1,
+            package: "PACKAGE".into(),
+        },
+    }
+}
+
 fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
     let waiting = CandidatePolicy {
         transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
@@ -424,6 +443,12 @@ fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
                 .into_iter()
                 .map(|(r, f)| failed(r, f, lease(), world, now()).map(|p| p.next.state)),
             ),
+            Event::Manual(action @ (ManualAction::Continue | ManualAction::Handover)) => reached
+                .push(
+                    manual_continuation(&r, sends(action), r.generation, lease(), world, now())
+                        .ok()
+                        .map(|p| p.next.state),
+                ),
             Event::Manual(action) => reached.push(
                 manual(&r, action, r.generation, lease(), world, now())
                     .ok()
@@ -787,5 +812,108 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
     assert_eq!(
         interrupted.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
+    );
+}
+
+#[test]
+fn continue_dispatches_the_same_candidate_with_its_session_and_keeps_the_cycle() {
+    let r = row(
+        RouteState::NeedsManual,
+        vec![candidate(1, true), candidate(2, true)],
+    );
+    let input = sends(ManualAction::Continue);
+    let plan = manual_continuation(
+        &r,
+        input.clone(),
+        r.generation,
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let Effect::Dispatch(attempt) = plan.effect() else {
+        panic!("a continue starts an agent: {:?}", plan.effect());
+    };
+    assert_eq!(attempt.input, input, "the launch resumes the session");
+    assert_eq!(
+        plan.write().dispatch().map(|a| &a.input),
+        Some(&input),
+        "and the stored attempt says it continues attempt 1"
+    );
+    assert_eq!(attempt.candidate_index, 0, "the same candidate");
+    assert_eq!(
+        plan.next().cycle,
+        r.cycle,
+        "one more attempt in the same cycle: no budget is renewed by a continue"
+    );
+}
+
+#[test]
+fn handover_dispatches_the_next_candidate_with_the_package() {
+    let r = row(
+        RouteState::Stopped,
+        vec![candidate(1, true), candidate(2, true)],
+    );
+    let input = sends(ManualAction::Handover);
+    let plan = manual_continuation(
+        &r,
+        input.clone(),
+        r.generation,
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let Effect::Dispatch(attempt) = plan.effect() else {
+        panic!("a hand-over starts an agent");
+    };
+    assert_eq!(attempt.candidate_index, 1, "the next candidate");
+    assert_eq!(attempt.input, input);
+    assert_eq!(
+        plan.next().cycle,
+        r.cycle.skip_to(1),
+        "the first is skipped"
+    );
+}
+
+#[test]
+fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_prompt() {
+    let mut first = candidate(1, true);
+    first.account = Some(acct());
+    let r = row(RouteState::NeedsManual, vec![first, candidate(2, true)]);
+    let accounts = [account_state(vec![], true)];
+    let world = World {
+        accounts: &accounts,
+        ..World::default()
+    };
+    let refused = manual_continuation(
+        &r,
+        sends(ManualAction::Continue),
+        r.generation,
+        lease(),
+        world,
+        now(),
+    )
+    .unwrap_err();
+    let Refusal::Unavailable(why) = refused else {
+        panic!("{refused:?}");
+    };
+    assert!(
+        why.starts_with("continue would not start an agent now (queued: work runs as many"),
+        "{why}"
+    );
+    assert!(
+        matches!(
+            manual(
+                &r,
+                ManualAction::Continue,
+                r.generation,
+                lease(),
+                World::default(),
+                now()
+            ),
+            Err(Refusal::Unavailable(_))
+        ),
+        "without a session to resume, continue sends nothing (never the prompt)"
     );
 }
