@@ -26,6 +26,7 @@ mod engine_accounts;
 mod engine_actions;
 mod engine_adapters;
 mod engine_cli;
+mod engine_continuation;
 mod engine_flow;
 mod engine_housekeeping;
 mod engine_locks;
