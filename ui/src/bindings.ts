@@ -92,10 +92,15 @@ export const commands = {
 	 */
 	attemptTranscript: (routeId: number, attempt: number) => typedError<AttemptTranscript_Serialize, IpcError>(__TAURI_INVOKE("attempt_transcript", { routeId, attempt })),
 	/**
+	 *  What Continue would resume and Hand over would send (its package), or
+	 *  why each cannot: shown before either is sent.
+	 */
+	continuationPreview: (routeId: number) => typedError<ContinuationPreview_Serialize, IpcError>(__TAURI_INVOKE("continuation_preview", { routeId })),
+	/**
 	 *  A manual action fenced by the generation the person saw; a stale one is
 	 *  refused with code `stale` and the UI reloads the route.
 	 */
-	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
+	routeAction: (request: ActionRequest_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
 	/**  Archives a route at rest (`archived = false` brings it back). */
 	archiveRoute: (id: number, archived: boolean) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("archive_route", { id, archived })),
 	/**  Deletes routes at rest with their whole history; the ids deleted. */
@@ -180,9 +185,9 @@ export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
 export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;
 
-export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
+export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume","continue","handover"] as const;
 
-export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume"] as const;
+export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume","continue","handover"] as const;
 
 export const MAX_RETENTION_DAYS = 3650 as const;
 
@@ -335,10 +340,28 @@ export type AccountsOverview_Serialize = {
 	at: string,
 };
 
-export type ActionRequest = {
+export type ActionRequest = ActionRequest_Serialize | ActionRequest_Deserialize;
+
+export type ActionRequest_Deserialize = {
 	route_id: number,
 	action: ManualAction,
 	expected_generation: number,
+	/**
+	 *  Continue only: the message to send in the resumed session, in place
+	 *  of the candidate's (or the default one).
+	 */
+	message?: string | null,
+};
+
+export type ActionRequest_Serialize = {
+	route_id: number,
+	action: ManualAction,
+	expected_generation: number,
+	/**
+	 *  Continue only: the message to send in the resumed session, in place
+	 *  of the candidate's (or the default one).
+	 */
+	message: string | null,
 };
 
 /**  Which agent CLI a candidate runs. */
@@ -481,6 +504,11 @@ export type AgentSpec_Deserialize = {
 	 *  limit is the smallest one set on its candidates); none: no limit.
 	 */
 	max_concurrent?: number | null,
+	/**
+	 *  What Continue sends when it resumes this candidate's session, in
+	 *  place of the default message (the person may still edit it per press).
+	 */
+	continue_message?: string | null,
 };
 
 /**  How to launch a candidate. */
@@ -531,6 +559,11 @@ export type AgentSpec_Serialize = {
 	 *  limit is the smallest one set on its candidates); none: no limit.
 	 */
 	max_concurrent: number | null,
+	/**
+	 *  What Continue sends when it resumes this candidate's session, in
+	 *  place of the default message (the person may still edit it per press).
+	 */
+	continue_message: string | null,
 };
 
 export type AppInfo = {
@@ -538,6 +571,27 @@ export type AppInfo = {
 	db_path: string,
 	log_dir: string,
 };
+
+/**
+ *  What an attempt sends; stored with the attempt (migration 0010) unless
+ *  it is the plain prompt.
+ */
+export type AttemptInput = 
+/**  The route's prompt, in a fresh session. */
+{ kind: "prompt" } | 
+/**
+ *  Resumes the CLI session attempt `of_attempt` ran in and sends
+ *  `message` in it; the original prompt is not sent again.
+ */
+{ kind: "continue"; of_attempt: number; session_id: string; message: string; 
+/**  Started by the candidate's automatic-continuation policy, not a person. */
+automatic: boolean } | 
+/**
+ *  A fresh session on the next candidate: the route's prompt followed
+ *  by `package`, what attempt `from_attempt` said and did, headed as
+ *  reference data.
+ */
+{ kind: "handover"; from_attempt: number; package: string };
 
 /**  How an attempt ended. */
 export type AttemptOutcome = "succeeded" | "failed" | 
@@ -605,6 +659,11 @@ export type AttemptView_Deserialize = {
 	 *  kept none (it is running, or ran before transcripts were kept).
 	 */
 	transcript?: TranscriptSummary_Deserialize | null,
+	/**
+	 *  What it sent: the prompt, a continuation of an earlier attempt's
+	 *  session, or a hand-over with its package.
+	 */
+	input: AttemptInput,
 };
 
 /**  One attempt of a route, with what was decided about it. */
@@ -636,6 +695,11 @@ export type AttemptView_Serialize = {
 	 *  kept none (it is running, or ran before transcripts were kept).
 	 */
 	transcript: TranscriptSummary_Serialize | null,
+	/**
+	 *  What it sent: the prompt, a continuation of an earlier attempt's
+	 *  session, or a hand-over with its package.
+	 */
+	input: AttemptInput,
 };
 
 /**  A candidate as stored. */
@@ -909,6 +973,51 @@ export type CloseRequested_Serialize = {
 export type Confidence = "low" | "medium" | "high";
 
 /**
+ *  What Continue and Hand over would send now, or why each cannot: shown
+ *  before either is sent.
+ */
+export type ContinuationPreview = ContinuationPreview_Serialize | ContinuationPreview_Deserialize;
+
+/**
+ *  What Continue and Hand over would send now, or why each cannot: shown
+ *  before either is sent.
+ */
+export type ContinuationPreview_Deserialize = {
+	continue_offer?: ContinueOffer | null,
+	/**
+	 *  Why Continue cannot be sent (no session id, the kind changed, the
+	 *  session is gone, …).
+	 */
+	continue_refused?: string | null,
+	handover?: HandoverOffer | null,
+	handover_refused?: string | null,
+};
+
+/**
+ *  What Continue and Hand over would send now, or why each cannot: shown
+ *  before either is sent.
+ */
+export type ContinuationPreview_Serialize = {
+	continue_offer: ContinueOffer | null,
+	/**
+	 *  Why Continue cannot be sent (no session id, the kind changed, the
+	 *  session is gone, …).
+	 */
+	continue_refused: string | null,
+	handover: HandoverOffer | null,
+	handover_refused: string | null,
+};
+
+/**  The session Continue resumes. */
+export type ContinueOffer = {
+	of_attempt: number,
+	session_id: string,
+	candidate_name: string,
+	/**  The candidate's continuation message, else the default one. */
+	message: string,
+};
+
+/**
  *  Ties evidence to the exact attempt that produced it, so stale evidence is
  *  recognisable.
  */
@@ -1157,6 +1266,13 @@ export type GapReason =
 /**  The gate's answer. No policy setting can turn `Manual` into `Allowed`. */
 export type GateVerdict = "allowed" | { manual: UnsafeReason };
 
+/**  Where Hand over goes, and the package it sends after the prompt. */
+export type HandoverOffer = {
+	from_attempt: number,
+	to_candidate: string,
+	package: string,
+};
+
 /**  Which extractor produced a hint; shown in explanations. */
 export type HintSource = 
 /**  `retry-after: <seconds>`. */
@@ -1370,7 +1486,17 @@ export type LimitKind =
 "credentials";
 
 /**  What a person can do to a route. */
-export type ManualAction = "retry_now" | "skip_now" | "cancel_wait" | "stop" | "resume";
+export type ManualAction = "retry_now" | "skip_now" | "cancel_wait" | "stop" | "resume" | 
+/**
+ *  Resumes the last attempt's own CLI session with a continuation
+ *  message, never the original prompt.
+ */
+"continue" | 
+/**
+ *  Skips to the next candidate with the original prompt and a bounded
+ *  package of what the last attempt said and did.
+ */
+"handover";
 
 /**  Why automatic recovery is not possible at all. */
 export type ManualReason = 

@@ -26,6 +26,8 @@ export const ACTION_LABEL: Record<ManualAction, string> = {
   cancel_wait: "Cancel wait",
   stop: "Stop",
   resume: "Resume",
+  continue: "Continue",
+  handover: "Skip with context",
 };
 
 /** Help for each action; `actionHint` words it for the route's state. */
@@ -38,6 +40,10 @@ const ACTION_HINT: Record<ManualAction, string> = {
   // (RouteCycle::new(candidate_index)), not at the first one.
   resume:
     "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
+  continue:
+    "Resume the last attempt's own session with a message asking the agent to check the current state and finish; the prompt is not sent again.",
+  handover:
+    "Run the next candidate with the prompt and what the last attempt said, ran and changed, as reference data (shown before it is sent).",
 };
 
 /** Actions that start an agent (the backend's transition table), and so may repeat work already done. */

@@ -15,6 +15,7 @@ import type {
   CandidatePolicy,
   CatalogueView,
   ClassPolicy,
+  ContinuationPreview,
   EngineStatus,
   FieldError,
   ImportPreview,
@@ -99,6 +100,8 @@ export type Scenario = {
   settings?: Partial<Settings>;
   /** What `accounts` answers; `clear_account` removes an account's marks and makes it ready. */
   accounts?: AccountsOverview;
+  /** What `continuation_preview` answers, by route id (default: neither is possible). */
+  continuations?: Record<number, ContinuationPreview>;
 };
 
 const NOW = () => new Date().toISOString();
@@ -389,6 +392,15 @@ export class FakeBackend {
         );
       case "route_action":
         return this.act(args.request as ActionRequest);
+      case "continuation_preview":
+        return (
+          this.scenario.continuations?.[Number(args.routeId)] ?? {
+            continue_offer: null,
+            continue_refused: "attempt 1's Claude Code reported no session id, so there is no session to resume",
+            handover: null,
+            handover_refused: "no candidate is left to hand over to in this cycle",
+          }
+        );
       case "accounts":
         return structuredClone(this.accounts);
       case "clear_account":
@@ -783,6 +795,8 @@ export class FakeBackend {
       case "retry_now":
       case "skip_now":
       case "resume":
+      case "continue":
+      case "handover":
         s.state = "running";
         s.actions = ["stop"];
         s.attempts += 1;
