@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{ActionRequest, ContinueOffer, Engine, EngineError, HandoverOffer};
+use serde::{Deserialize, Serialize};
+
+use super::{ActionRequest, Engine, EngineError};
 use crate::agent::handover::{package, HandoverFacts};
 use crate::route::machine::next_eligible;
 use crate::route::{
@@ -20,14 +22,11 @@ type Offer<T> = Result<T, String>;
 impl Engine {
     /// What Continue would resume and Hand over would send on route
     /// `route_id` now, or why each cannot: the app shows it before sending.
-    pub fn continuation_preview(
-        &self,
-        route_id: u32,
-    ) -> Result<super::ContinuationPreview, EngineError> {
+    pub fn continuation_preview(&self, route_id: u32) -> Result<ContinuationPreview, EngineError> {
         let row = self.route_row(route_id)?;
         let (continue_refused, continue_offer) = split(self.continue_offer(&row)?);
         let (handover_refused, handover) = split(self.handover_offer(&row)?);
-        Ok(super::ContinuationPreview {
+        Ok(ContinuationPreview {
             continue_offer,
             continue_refused,
             handover,
@@ -194,4 +193,34 @@ fn split<T>(offer: Offer<T>) -> (Option<String>, Option<T>) {
         Ok(t) => (None, Some(t)),
         Err(why) => (Some(why), None),
     }
+}
+
+/// What Continue and Hand over would send now, or why each cannot: shown
+/// before either is sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ContinuationPreview {
+    pub continue_offer: Option<ContinueOffer>,
+    /// Why Continue cannot be sent (no session id, the kind changed, the
+    /// session is gone, …).
+    pub continue_refused: Option<String>,
+    pub handover: Option<HandoverOffer>,
+    pub handover_refused: Option<String>,
+}
+
+/// The session Continue resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ContinueOffer {
+    pub of_attempt: u32,
+    pub session_id: String,
+    pub candidate_name: String,
+    /// The candidate's continuation message, else the default one.
+    pub message: String,
+}
+
+/// Where Hand over goes, and the package it sends after the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct HandoverOffer {
+    pub from_attempt: u32,
+    pub to_candidate: String,
+    pub package: String,
 }

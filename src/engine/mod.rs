@@ -56,6 +56,7 @@ pub use account_views::{
     MarkView, MAX_RUNNING,
 };
 pub use catalogue::{CatalogueState, TextPreview};
+pub use continuation::{ContinuationPreview, ContinueOffer, HandoverOffer};
 pub use error::{EngineError, ErrorCode};
 pub use housekeeping::{inspect_workdir, AT_REST};
 pub use paths::default_db_path;

@@ -488,36 +488,6 @@ pub struct ActionRequest {
     pub message: Option<String>,
 }
 
-/// What Continue and Hand over would send now, or why each cannot: shown
-/// before either is sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct ContinuationPreview {
-    pub continue_offer: Option<ContinueOffer>,
-    /// Why Continue cannot be sent (no session id, the kind changed, the
-    /// session is gone, …).
-    pub continue_refused: Option<String>,
-    pub handover: Option<HandoverOffer>,
-    pub handover_refused: Option<String>,
-}
-
-/// The session Continue resumes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct ContinueOffer {
-    pub of_attempt: u32,
-    pub session_id: String,
-    pub candidate_name: String,
-    /// The candidate's continuation message, else the default one.
-    pub message: String,
-}
-
-/// Where Hand over goes, and the package it sends after the prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct HandoverOffer {
-    pub from_attempt: u32,
-    pub to_candidate: String,
-    pub package: String,
-}
-
 /// Published after every committed transition. Drop an event whose
 /// generation is not above the last one seen for its route.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]

@@ -128,11 +128,17 @@ pub enum StartRefusal {
 }
 
 /// Actions valid in the row's current state, in display order: the
-/// [`transitions`] table's, less a skip when no candidate is left to skip to.
+/// [`transitions`] table's, less a skip or hand-over when no candidate is
+/// left to skip to, and Continue when the current kind cannot resume.
 pub fn valid_actions(row: &RouteRow) -> Vec<ManualAction> {
     let skip = next_eligible(row).is_some();
+    let resumes = row
+        .candidates
+        .get(row.candidate_index as usize)
+        .is_some_and(|c| c.agent.kind.descriptor().resume.is_some());
     transitions::actions(row.state)
         .filter(|a| skip || !matches!(a, ManualAction::SkipNow | ManualAction::Handover))
+        .filter(|a| resumes || *a != ManualAction::Continue)
         .collect()
 }
 

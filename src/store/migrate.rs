@@ -81,6 +81,34 @@ pub(super) fn check_not_newer(path: &Path, found: u32) -> Result<(), StoreError>
     Ok(())
 }
 
+/// A schema as `sqlite_master` holds it: each table, index and trigger with
+/// its SQL text.
+pub(super) type Schema = Vec<(String, String, Option<String>)>;
+
+/// The schema of `conn`, less SQLite's own objects.
+pub(super) fn schema_of(conn: &Connection) -> Result<Schema, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' \
+         ORDER BY type, name",
+    )?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The schema the first `version` migrations make, built in memory: what a
+/// file at that version must hold. Damage to the schema's text (a flipped
+/// bit in a column name) passes SQLite's integrity check, and would then
+/// fail every statement that names the column.
+pub(super) fn made_by(version: u32) -> Result<Schema, StoreError> {
+    let conn = Connection::open_in_memory()?;
+    for (_name, sql) in MIGRATIONS.iter().take(version as usize) {
+        conn.execute_batch(sql)?;
+    }
+    schema_of(&conn)
+}
+
 fn apply_pending(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let found: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     check_not_newer(path, found)?;

@@ -174,6 +174,7 @@ impl Store {
         migrate::check_not_newer(path, found)?;
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
+        check_schema(&conn, path, found)?;
         check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
@@ -197,6 +198,7 @@ impl Store {
         }
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
+        check_schema(&conn, path, found)?;
         Ok(Store::at(conn, path))
     }
 
@@ -498,6 +500,34 @@ fn check_integrity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     Err(StoreError::Corrupt {
         path: path.to_path_buf(),
         detail: "database disk image is malformed".to_string(),
+    })
+}
+
+/// Refuses a database whose schema is not the one its migrations made (see
+/// [`migrate::made_by`]), naming the first object that differs. A new,
+/// empty file (version 0, no objects) passes.
+fn check_schema(conn: &Connection, path: &Path, found: u32) -> Result<(), StoreError> {
+    let (have, want) = (
+        migrate::schema_of(conn).map_err(|e| e.opening(path))?,
+        migrate::made_by(found).map_err(|e| e.opening(path))?,
+    );
+    if have == want {
+        return Ok(());
+    }
+    let differs = have
+        .iter()
+        .zip(&want)
+        .find(|(a, b)| a != b)
+        .map(|(a, _)| a.1.clone())
+        .or_else(|| {
+            have.get(want.len())
+                .or(want.get(have.len()))
+                .map(|o| o.1.clone())
+        })
+        .unwrap_or_default();
+    Err(StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: format!("its schema is not the one its migrations made, starting at {differs:?}"),
     })
 }
 

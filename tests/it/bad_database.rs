@@ -66,6 +66,26 @@ fn cases() -> Vec<Case> {
             error: DAMAGED.to_string(),
         },
         Case {
+            // Found by the corruption trial: one flipped bit in a column's
+            // name in the schema's text passes integrity_check, then every
+            // statement naming the column fails, and a run never ends.
+            name: "a column's name damaged in the schema text (integrity_check passes)",
+            make: |p| {
+                damage(p, |_| {});
+                let c = rusqlite::Connection::open(p).unwrap();
+                c.execute_batch(
+                    "PRAGMA writable_schema = ON; \
+                     UPDATE sqlite_schema SET sql = replace(sql, 'effect_json', 'effecu_json') \
+                     WHERE name = 'attempt_results';",
+                )
+                .unwrap();
+            },
+            error: "{} is damaged (its schema is not the one its migrations made, starting at \
+                    \"attempt_results\"); the file was left untouched: restore it from a backup, \
+                    or move it aside to start a new database"
+                .to_string(),
+        },
+        Case {
             name: "truncated to half",
             make: |p| damage(p, |bytes| bytes.truncate(bytes.len() / 2)),
             error: DAMAGED.to_string(),

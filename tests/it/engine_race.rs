@@ -15,7 +15,7 @@ use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::route::machine::{self, Effect, Failure, Lease, Plan, World};
-use recourse::route::{ManualAction, RouteRow, RouteState};
+use recourse::route::{AttemptInput, ManualAction, RouteRow, RouteState};
 use recourse::safety::EffectContext;
 use recourse::store::{Cas, Store};
 use recourse::timing::machine_local_tz;
@@ -85,6 +85,16 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
     let valid = machine::valid_actions(row);
     let click = |pick: usize| {
         let action = *valid.get(pick % valid.len().max(1))?;
+        // A hand-over sends what the engine found; the race is the same.
+        if action == ManualAction::Handover {
+            let input = AttemptInput::Handover {
+                from_attempt: row.attempts,
+                package: "PACKAGE".into(),
+            };
+            let world = World::default();
+            return machine::manual_continuation(row, input, row.generation, lease, world, now)
+                .ok();
+        }
         machine::manual(row, action, row.generation, lease, World::default(), now).ok()
     };
     vec![timer, agent, click(round), click(round + 1)]

@@ -21,6 +21,9 @@ use crate::agent::{
 };
 use crate::evidence::{Phase, Provider};
 
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["--output-format", "stream-json", "--verbose"];
+
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::ClaudeCode,
     slug: "claude-code",
@@ -78,7 +81,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "claude",
-                &["--output-format", "stream-json", "--verbose"],
+                FIXED,
                 "--model",
                 &["-p", prompt],
             )
@@ -90,7 +93,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "claude",
-                &["--output-format", "stream-json", "--verbose"],
+                FIXED,
                 "--model",
                 &["--resume", session, "-p", message],
             )

@@ -16,6 +16,9 @@ use crate::agent::{
 };
 use crate::evidence::Provider;
 
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["exec", "--json"];
+
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Codex,
     slug: "codex",
@@ -61,7 +64,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     hard_wait_s: 6 * HOUR,
     launch: Launch::Process {
         command: |agent, prompt| {
-            CommandLine::cli(agent, "codex", &["exec", "--json"], "--model", &[prompt])
+            CommandLine::cli(agent, "codex", FIXED, "--model", &[prompt])
         },
         adapter: || Box::<Codex>::default(),
     },
@@ -72,7 +75,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "codex",
-                &["exec", "--json"],
+                FIXED,
                 "--model",
                 &["resume", session, message],
             )

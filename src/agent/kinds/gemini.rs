@@ -27,6 +27,9 @@ use crate::agent::{
 };
 use crate::evidence::{Phase, Provider};
 
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["--output-format", "stream-json"];
+
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Gemini,
     slug: "gemini",
@@ -74,7 +77,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "gemini",
-                &["--output-format", "stream-json"],
+                FIXED,
                 "--model",
                 &["-p", prompt],
             )
@@ -86,7 +89,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "gemini",
-                &["--output-format", "stream-json"],
+                FIXED,
                 "--model",
                 &["--resume", session, "-p", message],
             )

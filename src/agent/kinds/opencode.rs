@@ -18,6 +18,9 @@ use crate::agent::{
 use crate::evidence::{Phase, Provider};
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["run", "--format", "json"];
+
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Opencode,
     slug: "opencode",
@@ -82,7 +85,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "opencode",
-                &["run", "--format", "json"],
+                FIXED,
                 "--model",
                 &[prompt],
             )
@@ -94,7 +97,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "opencode",
-                &["run", "--format", "json"],
+                FIXED,
                 "--model",
                 &["--session", session, message],
             )

@@ -28,6 +28,13 @@ fn candidate(id: u32, enabled: bool) -> Candidate {
     }
 }
 
+/// A candidate whose CLI can resume its sessions (Claude Code).
+fn resuming(id: u32) -> Candidate {
+    let mut c = candidate(id, true);
+    c.agent = AgentSpec::default_for(crate::agent::AgentKind::ClaudeCode);
+    c
+}
+
 fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
     RouteRow(RouteRecord {
         id: 7,
@@ -69,7 +76,7 @@ fn lease() -> Lease<'static> {
 #[test]
 fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
     use ManualAction::*;
-    let two = || vec![candidate(1, true), candidate(2, true)];
+    let two = || vec![resuming(1), resuming(2)];
     let expected = [
         (RouteState::Running, vec![Stop]),
         (
@@ -92,12 +99,18 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
     }
     let lone = row(
         RouteState::NeedsManual,
-        vec![candidate(1, true), candidate(2, false)],
+        vec![resuming(1), candidate(2, false)],
     );
     assert_eq!(
         valid_actions(&lone),
         vec![RetryNow, Stop, Continue],
         "a disabled candidate is not a skip or hand-over target"
+    );
+    let simulated = row(RouteState::Stopped, vec![candidate(1, true)]);
+    assert_eq!(
+        valid_actions(&simulated),
+        vec![Resume],
+        "a kind that cannot resume a session is not offered Continue"
     );
 }
 
@@ -389,10 +402,7 @@ fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
     };
     let r = row(
         state,
-        vec![
-            on_account(candidate(1, true)),
-            on_account(candidate(2, true)),
-        ],
+        vec![on_account(resuming(1)), on_account(resuming(2))],
     );
     let skipping = row(
         state,
@@ -817,10 +827,7 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
 
 #[test]
 fn continue_dispatches_the_same_candidate_with_its_session_and_keeps_the_cycle() {
-    let r = row(
-        RouteState::NeedsManual,
-        vec![candidate(1, true), candidate(2, true)],
-    );
+    let r = row(RouteState::NeedsManual, vec![resuming(1), resuming(2)]);
     let input = sends(ManualAction::Continue);
     let plan = manual_continuation(
         &r,
@@ -878,7 +885,7 @@ fn handover_dispatches_the_next_candidate_with_the_package() {
 
 #[test]
 fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_prompt() {
-    let mut first = candidate(1, true);
+    let mut first = resuming(1);
     first.account = Some(acct());
     let r = row(RouteState::NeedsManual, vec![first, candidate(2, true)]);
     let accounts = [account_state(vec![], true)];
