@@ -503,31 +503,24 @@ fn check_integrity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     })
 }
 
-/// Refuses a database whose schema is not the one its migrations made (see
-/// [`migrate::made_by`]), naming the first object that differs. A new,
-/// empty file (version 0, no objects) passes.
+/// Refuses a database in which an object its migrations made (see
+/// [`migrate::made_by`]) is missing or has other text, naming the first such
+/// object. Objects of one's own beside them (a log table, a trigger) are
+/// left alone: they change none of Recourse's statements.
 fn check_schema(conn: &Connection, path: &Path, found: u32) -> Result<(), StoreError> {
     let (have, want) = (
         migrate::schema_of(conn).map_err(|e| e.opening(path))?,
         migrate::made_by(found).map_err(|e| e.opening(path))?,
     );
-    if have == want {
+    let Some(differs) = want.iter().find(|w| !have.contains(w)) else {
         return Ok(());
-    }
-    let differs = have
-        .iter()
-        .zip(&want)
-        .find(|(a, b)| a != b)
-        .map(|(a, _)| a.1.clone())
-        .or_else(|| {
-            have.get(want.len())
-                .or(want.get(have.len()))
-                .map(|o| o.1.clone())
-        })
-        .unwrap_or_default();
+    };
     Err(StoreError::Corrupt {
         path: path.to_path_buf(),
-        detail: format!("its schema is not the one its migrations made, starting at {differs:?}"),
+        detail: format!(
+            "its schema is not the one its migrations made, starting at {:?}",
+            differs.1
+        ),
     })
 }
 
