@@ -743,10 +743,10 @@ fn populate(
 fn copy_route(tx: &rusqlite::Transaction<'_>, template_id: u32, deadline: &str) -> u32 {
     tx.prepare_cached(
         "INSERT INTO main.routes (profile_id, profile_name, prompt, cwd, state, generation, \
-         candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
+         candidate_index, cycle_json, classification_json, policy_json, decision, \
          deadline, pending_outcome, manual_reason, owner, lease_until, created_at, updated_at) \
          SELECT profile_id, profile_name, prompt, cwd, state, generation, candidate_index, \
-         candidates_json, cycle_json, classification_json, policy_json, decision, \
+         cycle_json, classification_json, policy_json, decision, \
          CASE WHEN deadline IS NULL THEN NULL ELSE ?2 END, pending_outcome, manual_reason, owner, \
          lease_until, created_at, updated_at FROM tpl.routes WHERE id = ?1",
     )
@@ -754,6 +754,13 @@ fn copy_route(tx: &rusqlite::Transaction<'_>, template_id: u32, deadline: &str) 
     .execute(params![template_id, deadline])
     .expect("route copied");
     let id = tx.last_insert_rowid() as u32;
+    tx.prepare_cached(
+        "INSERT INTO main.route_snapshots (route_id, candidates_json) \
+         SELECT ?2, candidates_json FROM tpl.route_snapshots WHERE route_id = ?1",
+    )
+    .expect("prepared")
+    .execute(params![template_id, id])
+    .expect("snapshot copied");
     tx.prepare_cached(
         "INSERT INTO main.attempts (route_id, number, generation, candidate_index, candidate_id, \
          candidate_name, invocation_id, started_at) \

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use chrono_tz::Tz;
 use tracing::{error, warn};
 
 use super::accounts::REPLANS;
@@ -201,8 +202,11 @@ impl Engine {
         };
         let (spawned, mut started) = tokio::sync::mpsc::unbounded_channel();
         let (progress, live) = tokio::sync::watch::channel(crate::agent::Transcript::default());
+        let (agent, cannot_start) = super::dispatch_env::agent_at_dispatch(store, row, index);
+        // Clock times the agent prints without a zone are in its own `TZ`.
+        let zone = timing::agent_local_tz(Some(&agent.env));
         let launch = Launch {
-            agent: row.candidates[index].agent.clone(),
+            agent,
             prompt: row.prompt.clone(),
             cwd: row.cwd.as_ref().map(PathBuf::from),
             step,
@@ -230,8 +234,11 @@ impl Engine {
         let token = cancel.clone();
         let generation = attempt.generation;
         let task = tokio::spawn(async move {
-            let ran = runner::run(launch, token).await;
-            engine.on_report(route_id, attempt, ran);
+            let ran = match cannot_start {
+                Some(why) => runner::cannot_start(&launch, &why),
+                None => runner::run(launch, token).await,
+            };
+            engine.on_report(route_id, attempt, ran, zone);
         });
         self.book().runs.insert(
             route_id,
@@ -247,10 +254,10 @@ impl Engine {
     /// An attempt ended. Only the route's current attempt drives a
     /// transition; anything else is recorded as a late result. The report
     /// is held until it is recorded (see [`super::pending`]).
-    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran) {
+    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran, zone: Tz) {
         let key = (route_id, attempt.generation);
         let generation = attempt.generation;
-        self.hold(key, Work::Report(Box::new((attempt, report))));
+        self.hold(key, Work::Report(Box::new((attempt, report, zone))));
         {
             let mut book = self.book();
             if book
@@ -269,6 +276,7 @@ impl Engine {
         route_id: u32,
         attempt: &AttemptRecord,
         ran: Ran,
+        zone: Tz,
     ) -> Result<(), EngineError> {
         // What the agent said and did is kept first, however the attempt
         // is judged (and again harmlessly if this work is retried).
@@ -280,7 +288,7 @@ impl Engine {
         let now = self.inner.clock.now();
         let current = row.state == RouteState::Running && row.generation == attempt.generation;
         if !current {
-            return self.record_late(&row, attempt, report, now);
+            return self.record_late(&row, attempt, report, zone, now);
         }
         let failure = match report {
             RunReport::Succeeded => {
@@ -292,13 +300,13 @@ impl Engine {
                 return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
             }
             RunReport::Failed { raw, effect } => {
-                self.failure(&row, attempt, raw, effect, None, true)
+                self.failure(&row, attempt, raw, effect, None, zone, true)
             }
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } => self.failure(&row, attempt, raw, effect, Some(failure), true),
+            } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
@@ -320,7 +328,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Sanitizes, correlates and classifies a failed attempt's evidence.
+    /// Sanitizes, correlates and classifies a failed attempt's evidence;
+    /// `zone` is the one the agent ran in.
+    #[allow(clippy::too_many_arguments)]
     fn failure(
         &self,
         row: &RouteRow,
@@ -328,6 +338,7 @@ impl Engine {
         mut raw: RawEvidence,
         mut effect: EffectContext,
         runtime: Option<RuntimeFailure>,
+        zone: Tz,
         current: bool,
     ) -> Failure {
         raw.correlation = Some(Correlation {
@@ -341,11 +352,7 @@ impl Engine {
         let catalogue = self.catalogue();
         let classification = match runtime {
             Some(failure) => failure.classify(&catalogue.version),
-            None => {
-                let candidate = row.candidates.get(attempt.candidate_index as usize);
-                let zone = timing::agent_local_tz(candidate.map(|c| &c.agent.env));
-                catalogue.classify(&evidence, zone)
-            }
+            None => catalogue.classify(&evidence, zone),
         };
         Failure {
             number: attempt.number,
@@ -362,12 +369,13 @@ impl Engine {
         row: &RouteRow,
         attempt: &AttemptRecord,
         report: RunReport,
+        zone: Tz,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), EngineError> {
         let late = match report {
             RunReport::Succeeded => Late::Succeeded,
             RunReport::Failed { raw, effect } => Late::Failed(Box::new(
-                self.failure(row, attempt, raw, effect, None, false),
+                self.failure(row, attempt, raw, effect, None, zone, false),
             )),
             RunReport::Runtime {
                 failure,
@@ -379,6 +387,7 @@ impl Engine {
                 raw,
                 effect,
                 Some(failure),
+                zone,
                 false,
             ))),
             RunReport::Killed => Late::Killed,

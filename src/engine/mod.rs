@@ -19,6 +19,7 @@ mod account_views;
 mod accounts;
 mod book;
 mod catalogue;
+mod dispatch_env;
 mod error;
 mod flow;
 mod housekeeping;

@@ -43,6 +43,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0009_route_housekeeping",
         include_str!("migrations/0009_route_housekeeping.sql"),
     ),
+    (
+        "0010_route_snapshots",
+        include_str!("migrations/0010_route_snapshots.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -770,8 +770,8 @@ mod append_only_tests {
         let c = store.conn();
         c.execute_batch(
             "INSERT INTO routes (id, profile_name, prompt, state, generation, candidate_index, \
-             candidates_json, cycle_json, created_at, updated_at) \
-             VALUES (1, 'p', 'x', 'running', 1, 0, '[]', '{}', 't', 't');
+             cycle_json, created_at, updated_at) \
+             VALUES (1, 'p', 'x', 'running', 1, 0, '{}', 't', 't');
              INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_name, \
              invocation_id, started_at) VALUES (1, 1, 1, 0, 'c', 'i1', 't');
              INSERT INTO attempt_results (attempt_id, finished_at, outcome) VALUES (1, 't', 'failed');",

@@ -54,8 +54,8 @@ fn cases() -> Vec<Case> {
                 let c = rusqlite::Connection::open(p).unwrap();
                 c.execute_batch(
                     "INSERT INTO routes (id, profile_name, prompt, state, generation, \
-                     candidate_index, candidates_json, cycle_json, created_at, updated_at) \
-                     VALUES (1, 'Work', 'x', 'succeeded', 1, 0, '[]', '{}', 't', 't'); \
+                     candidate_index, cycle_json, created_at, updated_at) \
+                     VALUES (1, 'Work', 'x', 'succeeded', 1, 0, '{}', 't', 't'); \
                      PRAGMA writable_schema = ON; \
                      UPDATE sqlite_schema \
                      SET sql = 'CREATE INDEX routes_by_state ON routes (profile_name)' \
