@@ -47,5 +47,6 @@ mod layers;
 mod live_clis;
 mod private_files;
 mod profile_documents;
+mod route_env;
 mod runner;
 mod shape;
