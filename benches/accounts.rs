@@ -286,7 +286,9 @@ async fn latency(trials: usize) {
 }
 
 async fn release(routes: usize) {
-    println!("== release: {routes} routes on one account, one reset, no max_concurrent, 2 s agents");
+    println!(
+        "== release: {routes} routes on one account, one reset, no max_concurrent, 2 s agents"
+    );
     let setup_s = 6 + (routes as u32) / 60;
     let b = reset(routes, None, 2_000, setup_s).await;
     assert_eq!(b.before_answer, 1, "one probe until it answered");

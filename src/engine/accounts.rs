@@ -52,6 +52,17 @@ impl Engine {
         candidates: &[Candidate],
         queued_since: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Result<Facts, EngineError> {
+        self.facts_in(&self.store(), route_id, candidates, queued_since)
+    }
+
+    /// [`Engine::facts`] read from `store` (a batch's, say).
+    pub(super) fn facts_in(
+        &self,
+        store: &crate::store::Store,
+        route_id: u32,
+        candidates: &[Candidate],
+        queued_since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Facts, EngineError> {
         let ids: BTreeSet<&AccountId> = candidates
             .iter()
             .filter_map(|c| c.account.as_ref())
@@ -59,9 +70,7 @@ impl Engine {
         let ids: Vec<&AccountId> = ids.into_iter().collect();
         let now = self.inner.clock.now();
         let alive = |owner: Option<&str>, lease| !owner_gone(owner, lease, now);
-        let facts = self
-            .store()
-            .dispatch_facts(route_id, &ids, queued_since, &alive)?;
+        let facts = store.dispatch_facts(route_id, &ids, queued_since, &alive)?;
         Ok(Facts {
             paused: self.is_paused(),
             accounts: facts.accounts,
@@ -105,36 +114,47 @@ impl Engine {
             return Ok(());
         }
         let rows = self.store().queued_routes_owned_by(&self.inner.instance)?;
-        let mut blocked: BTreeSet<AccountId> = BTreeSet::new();
-        for row in rows {
-            let row = self.with_current_policies(row)?;
-            if row.account().is_some_and(|a| blocked.contains(a)) {
-                continue;
-            }
-            let id = row.id;
-            let account = row.account().cloned();
-            let outcome = self.advance(row, |row, world| {
-                crate::route::machine::released(row, self.lease(), world, self.inner.clock.now())
-            })?;
-            let stays = match outcome {
-                None => true,
-                Some(Cas::Won(now)) => now.state == RouteState::Queued,
-                Some(Cas::Lost(_) | Cas::WorldChanged(_)) => false,
-            };
-            if !stays {
-                continue;
-            }
-            let global = self
-                .store()
-                .route(id)?
-                .and_then(|r| r.queued.clone())
-                .is_some_and(|q| matches!(q.reason, crate::route::QueueReason::GlobalFull));
-            if global {
-                break;
-            }
-            blocked.extend(account);
+        if rows.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        // One burst: a probe's answer may release a thousand routes.
+        self.in_burst(|burst| {
+            let mut blocked: BTreeSet<AccountId> = BTreeSet::new();
+            for row in rows {
+                let row = super::flow::current_policies(burst.store(), row)?;
+                if row.account().is_some_and(|a| blocked.contains(a)) {
+                    continue;
+                }
+                let id = row.id;
+                let account = row.account().cloned();
+                let outcome = burst.advance(row, |row, world| {
+                    crate::route::machine::released(
+                        row,
+                        self.lease(),
+                        world,
+                        self.inner.clock.now(),
+                    )
+                })?;
+                let stays = match outcome {
+                    None => true,
+                    Some(Cas::Won(now)) => now.state == RouteState::Queued,
+                    Some(Cas::Lost(_) | Cas::WorldChanged(_)) => false,
+                };
+                if !stays {
+                    continue;
+                }
+                let global = burst
+                    .store()
+                    .route(id)?
+                    .and_then(|r| r.queued.clone())
+                    .is_some_and(|q| matches!(q.reason, crate::route::QueueReason::GlobalFull));
+                if global {
+                    break;
+                }
+                blocked.extend(account);
+            }
+            Ok(())
+        })
     }
 
     /// Asks the release task to give queued routes their turn: a slot may

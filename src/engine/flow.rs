@@ -176,7 +176,7 @@ impl Engine {
         Ok(Cas::Won(row))
     }
 
-    fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
+    pub(super) fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
         match effect {
             Effect::Arm(at) => self.arm(row.id, row.generation, at),
             Effect::Dispatch(attempt) => {
@@ -400,9 +400,7 @@ impl Engine {
     /// The row with its candidates' policies as they are now, read by
     /// candidate id (see [`machine::with_policies`]).
     pub(super) fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
-        let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
-        let current = self.store().candidates_by_id(&ids)?;
-        Ok(machine::with_policies(row, &current))
+        Ok(current_policies(&self.store(), row)?)
     }
 
     pub(super) fn publish(&self, row: &RouteRow) {
@@ -414,6 +412,16 @@ impl Engine {
             snapshot: snapshot(row),
         });
     }
+}
+
+/// `row` with its candidates' policies as `store` has them now.
+pub(super) fn current_policies(
+    store: &Store,
+    row: RouteRow,
+) -> Result<RouteRow, crate::store::StoreError> {
+    let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
+    let current = store.candidates_by_id(&ids)?;
+    Ok(machine::with_policies(row, &current))
 }
 
 fn stale(current: &RouteRow) -> EngineError {

@@ -18,6 +18,7 @@
 mod account_views;
 mod accounts;
 mod book;
+mod burst;
 mod catalogue;
 mod dispatch_env;
 mod error;

@@ -21,7 +21,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
+pub use routes::{Batch, Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
 
 /// How long a statement waits for another process's write lock before
 /// failing. Opening for writing waits at most this long too, so a command

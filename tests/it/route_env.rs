@@ -95,7 +95,8 @@ async fn a_removed_variable_fails_the_next_dispatch_by_name_and_leaves_no_value_
     assert!(s.cannot_start, "a dispatch that could not start: {s:?}");
     let reason = s.manual_reason.expect("why a person is needed");
     assert!(
-        reason.contains("PLANTED_SETTING is no longer set on candidate \"own\" of profile \"Work\""),
+        reason
+            .contains("PLANTED_SETTING is no longer set on candidate \"own\" of profile \"Work\""),
         "the reason names the variable and where it was: {reason}"
     );
     assert!(!out.exists(), "the agent did not run without its variable");

@@ -25,7 +25,7 @@ use crate::route::machine::Plan;
 use crate::route::{Decided, HoldReason, NewRoute, RouteRecord, RouteRow, RouteState};
 
 pub use attempts::StoredAttempt;
-pub use cas::Cas;
+pub use cas::{Batch, Cas};
 pub use changes::{ChangeSeq, Generations, RouteChanges};
 pub use housekeeping::{PruneCount, RouteScope};
 pub use leases::Claim;

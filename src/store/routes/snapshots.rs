@@ -80,7 +80,10 @@ mod tests {
         let names = |c: &Candidate| c.agent.env.clone();
         assert_eq!(
             names(&kept[0]),
-            BTreeMap::from([("HTTPS_PROXY".into(), String::new()), ("TZ".into(), String::new())]),
+            BTreeMap::from([
+                ("HTTPS_PROXY".into(), String::new()),
+                ("TZ".into(), String::new())
+            ]),
             "which variables were set, each value left empty"
         );
         assert!(kept[1].agent.env.is_empty());
@@ -135,7 +138,10 @@ mod tests {
         )
         .unwrap();
         let resumed = commit(&mut store, resume);
-        assert_eq!(resumed.candidates, row.candidates, "read back from the snapshot");
+        assert_eq!(
+            resumed.candidates, row.candidates,
+            "read back from the snapshot"
+        );
         let writes: u32 = store
             .conn()
             .query_row("SELECT COUNT(*) FROM snapshot_writes", [], |r| r.get(0))
@@ -148,7 +154,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let old = vec![
-            candidate(1, &[("ANTHROPIC_BASE_URL", "https://gw.example/planted-9f2c")]),
+            candidate(
+                1,
+                &[("ANTHROPIC_BASE_URL", "https://gw.example/planted-9f2c")],
+            ),
             candidate(2, &[]),
             candidate(3, &[("PLANTED_A", "planted-value-a"), ("TZ", "Asia/Tokyo")]),
         ];
@@ -176,8 +185,7 @@ mod tests {
         }
         let store = Store::open(&path).unwrap();
         for route in store.routes().unwrap() {
-            let expected: Vec<Candidate> =
-                serde_json::from_str(&snapshot_json(&old)).unwrap();
+            let expected: Vec<Candidate> = serde_json::from_str(&snapshot_json(&old)).unwrap();
             assert_eq!(
                 route.candidates, expected,
                 "route {}: the same candidates in the same order, values gone",
