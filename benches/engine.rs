@@ -394,7 +394,8 @@ fn row_line(what: &str, per: Duration) {
 fn written_bytes(plan: &Plan) -> usize {
     let r = plan.next();
     let mut n = r.profile_name.len() + r.prompt.len() + 200;
-    n += json(&r.candidates) + json(&r.cycle) + json(&r.classification) + json(&r.policy);
+    // The candidate snapshot is not rewritten: it is written once per route.
+    n += json(&r.cycle) + json(&r.classification) + json(&r.policy);
     n += r.decision.as_ref().map_or(0, |d| d.text().len());
     n += r.manual_reason.as_ref().map_or(0, |m| m.text().len());
     if let Some(a) = plan.write().dispatch() {

@@ -117,44 +117,50 @@ impl Engine {
         if rows.is_empty() {
             return Ok(());
         }
-        // One burst: a probe's answer may release a thousand routes.
-        self.in_burst(|burst| {
-            let mut blocked: BTreeSet<AccountId> = BTreeSet::new();
-            for row in rows {
-                let row = super::flow::current_policies(burst.store(), row)?;
-                if row.account().is_some_and(|a| blocked.contains(a)) {
-                    continue;
+        // In bursts: a probe's answer may release a thousand routes.
+        let mut blocked: BTreeSet<AccountId> = BTreeSet::new();
+        for rows in rows.chunks(super::burst::BURST_MOST) {
+            let ended = self.in_burst(|burst| {
+                for row in rows {
+                    let row = super::flow::current_policies(burst.store(), row.clone())?;
+                    if row.account().is_some_and(|a| blocked.contains(a)) {
+                        continue;
+                    }
+                    let id = row.id;
+                    let account = row.account().cloned();
+                    let outcome = burst.advance(row, |row, world| {
+                        crate::route::machine::released(
+                            row,
+                            self.lease(),
+                            world,
+                            self.inner.clock.now(),
+                        )
+                    })?;
+                    let stays = match outcome {
+                        None => true,
+                        Some(Cas::Won(now)) => now.state == RouteState::Queued,
+                        Some(Cas::Lost(_) | Cas::WorldChanged(_)) => false,
+                    };
+                    if !stays {
+                        continue;
+                    }
+                    let global = burst
+                        .store()
+                        .route(id)?
+                        .and_then(|r| r.queued.clone())
+                        .is_some_and(|q| matches!(q.reason, crate::route::QueueReason::GlobalFull));
+                    if global {
+                        return Ok(true);
+                    }
+                    blocked.extend(account);
                 }
-                let id = row.id;
-                let account = row.account().cloned();
-                let outcome = burst.advance(row, |row, world| {
-                    crate::route::machine::released(
-                        row,
-                        self.lease(),
-                        world,
-                        self.inner.clock.now(),
-                    )
-                })?;
-                let stays = match outcome {
-                    None => true,
-                    Some(Cas::Won(now)) => now.state == RouteState::Queued,
-                    Some(Cas::Lost(_) | Cas::WorldChanged(_)) => false,
-                };
-                if !stays {
-                    continue;
-                }
-                let global = burst
-                    .store()
-                    .route(id)?
-                    .and_then(|r| r.queued.clone())
-                    .is_some_and(|q| matches!(q.reason, crate::route::QueueReason::GlobalFull));
-                if global {
-                    break;
-                }
-                blocked.extend(account);
+                Ok(false)
+            })?;
+            if ended {
+                break;
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
 
     /// Asks the release task to give queued routes their turn: a slot may

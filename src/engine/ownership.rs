@@ -240,18 +240,14 @@ impl Engine {
     pub(super) fn spawn_background(&self, mut fired: mpsc::UnboundedReceiver<Fired>) {
         let engine = self.clone();
         let stop = self.inner.stop.clone();
-        // Every timer due by the time the last burst committed fires in
-        // the next one; off the async workers, as a commit may wait.
         let timers = tokio::spawn(async move {
             loop {
-                let mut due = Vec::new();
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    n = fired.recv_many(&mut due, usize::MAX) => if n == 0 { return },
-                }
-                let e = engine.clone();
-                if let Err(e) = tokio::task::spawn_blocking(move || e.on_timers(&due)).await {
-                    error!("firing due timers failed: {e}");
+                    f = fired.recv() => match f {
+                        Some(f) => engine.on_timer(f),
+                        None => return,
+                    },
                 }
             }
         });

@@ -16,6 +16,7 @@ use super::{Engine, EngineError};
 use crate::route::machine;
 use crate::route::{AttemptRecord, Interruption, RouteState};
 use crate::runner::Ran;
+use crate::scheduler::Fired;
 
 /// Delays between retries of work whose commit failed: about a minute in
 /// all, after which it is retried on each lease heartbeat.
@@ -56,11 +57,6 @@ impl Pending {
     pub(super) fn work(&self) -> &Work {
         &self.work
     }
-
-    /// Nobody tries it now: it may be tried again.
-    pub(super) fn release(&mut self) {
-        self.in_flight = false;
-    }
 }
 
 impl Engine {
@@ -74,20 +70,17 @@ impl Engine {
         });
     }
 
-    /// Marks the held work of `keys` as being tried, leaving out work
-    /// someone else is trying now; the keys it marked.
-    pub(super) fn claim(&self, keys: &[WorkKey]) -> Vec<WorkKey> {
-        let mut book = self.book();
-        keys.iter()
-            .copied()
-            .filter(|key| match book.pending.get_mut(key) {
-                Some(p) if !p.in_flight => {
-                    p.in_flight = true;
-                    true
-                }
-                _ => false,
-            })
-            .collect()
+    /// A wait came due; the firing is held until its transition commits.
+    pub(super) fn on_timer(&self, fired: Fired) {
+        let key = (fired.key, fired.generation);
+        self.hold(key, Work::Timer);
+        {
+            let mut book = self.book();
+            if book.armed.get(&fired.key) == Some(&fired.generation) {
+                book.armed.remove(&fired.key);
+            }
+        }
+        self.perform(key);
     }
 
     /// Tries held work now; if it cannot be committed it stays held and the
