@@ -98,11 +98,7 @@ impl Engine {
                 done => return Ok(Some(done)),
             }
         }
-        Err(EngineError::Conflict(format!(
-            "route {}: the limits of its accounts kept changing while it was being dispatched; \
-             it is left as it was",
-            row.id
-        )))
+        Err(kept_changing(row.id))
     }
 
     /// Gives queued routes of this engine their turn, first queued first,
@@ -242,6 +238,14 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// A route replanned [`REPLANS`] times, its world moving under each plan.
+pub(super) fn kept_changing(route_id: u32) -> EngineError {
+    EngineError::Conflict(format!(
+        "route {route_id}: the limits of its accounts kept changing while it was being \
+         dispatched; it is left as it was"
+    ))
 }
 
 /// `agent`'s account; credentials kept in the keyring are read back for

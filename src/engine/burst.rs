@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 
-use super::accounts::REPLANS;
+use super::accounts::{kept_changing, REPLANS};
 use super::flow::current_policies;
 use super::{Engine, EngineError};
 use crate::route::machine::{Plan, World};
@@ -56,11 +56,7 @@ impl Burst<'_> {
                 lost => return Ok(Some(lost)),
             }
         }
-        Err(EngineError::Conflict(format!(
-            "route {}: the limits of its accounts kept changing while it was being dispatched; \
-             it is left as it was",
-            row.id
-        )))
+        Err(kept_changing(row.id))
     }
 }
 

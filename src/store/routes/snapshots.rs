@@ -28,7 +28,7 @@ mod tests {
 
     use rusqlite::{params, Connection};
 
-    use super::super::fixtures::{commit, now, open, running_route};
+    use super::super::fixtures::{commit, now, open, stopped};
     use super::*;
     use crate::agent::AgentSpec;
     use crate::evaluator::RouteCycle;
@@ -105,7 +105,6 @@ mod tests {
             !columns.iter().any(|c| c == "candidates_json"),
             "the route row a transition rewrites holds no snapshot: {columns:?}"
         );
-        let row = running_route(&mut store, "me");
         store
             .conn()
             .execute_batch(
@@ -114,20 +113,11 @@ mod tests {
                  BEGIN INSERT INTO snapshot_writes VALUES (new.route_id); END;",
             )
             .unwrap();
+        let stopped = stopped(&mut store);
         let lease = machine::Lease {
             owner: "me",
             until: now(),
         };
-        let stop = machine::manual(
-            &row,
-            crate::route::ManualAction::Stop,
-            row.generation,
-            lease,
-            machine::World::default(),
-            now(),
-        )
-        .unwrap();
-        let stopped = commit(&mut store, stop);
         let resume = machine::manual(
             &stopped,
             crate::route::ManualAction::Resume,
@@ -139,14 +129,17 @@ mod tests {
         .unwrap();
         let resumed = commit(&mut store, resume);
         assert_eq!(
-            resumed.candidates, row.candidates,
+            resumed.candidates, stopped.candidates,
             "read back from the snapshot"
         );
         let writes: u32 = store
             .conn()
             .query_row("SELECT COUNT(*) FROM snapshot_writes", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(writes, 0, "two transitions, the snapshot untouched");
+        assert_eq!(
+            writes, 0,
+            "a create, a stop and a resume: the snapshot never rewritten"
+        );
     }
 
     #[test]
