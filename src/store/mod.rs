@@ -174,6 +174,7 @@ impl Store {
         migrate::check_not_newer(path, found)?;
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
+        migrate::check_schema(&conn, path, found).map_err(|e| e.opening(path))?;
         check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
@@ -197,6 +198,7 @@ impl Store {
         }
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
+        migrate::check_schema(&conn, path, found).map_err(|e| e.opening(path))?;
         Ok(Store::at(conn, path))
     }
 

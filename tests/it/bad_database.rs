@@ -66,6 +66,25 @@ fn cases() -> Vec<Case> {
             error: DAMAGED.to_string(),
         },
         Case {
+            // What the corruption trial met: integrity_check passes, and
+            // every write of an attempt result would then fail.
+            name: "a bit flipped in the schema text: a column renamed",
+            make: |p| {
+                damage(p, |bytes| {
+                    let at = bytes
+                        .windows(11)
+                        .position(|w| w == b"effect_json")
+                        .expect("the schema text is in the file");
+                    bytes[at + 7] ^= 0x10; // effect_json -> effect_zson
+                })
+            },
+            error: format!(
+                "{{}} is damaged (attempt_results is not as schema version {SCHEMA_VERSION} \
+                 defines it); the file was left untouched: restore it from a backup, or move it \
+                 aside to start a new database"
+            ),
+        },
+        Case {
             name: "truncated to half",
             make: |p| damage(p, |bytes| bytes.truncate(bytes.len() / 2)),
             error: DAMAGED.to_string(),
