@@ -67,6 +67,7 @@ pub use profile_files::{
 pub use profiles::readiness;
 pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
+pub use timeline::{GapReason, TimelineEntry};
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 
