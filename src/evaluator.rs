@@ -78,8 +78,9 @@ impl CandidateUsage {
     }
 }
 
-/// Recovery state of one route cycle (from the first attempt until the route
-/// succeeds, stops or goes manual). Candidate indexes are positions in the
+/// Recovery state of one route cycle: from the route's start, or a person's
+/// resume, until it succeeds or is stopped. A person's retry-now or skip-now
+/// stays in the cycle, so nothing it used is renewed. Candidate indexes are positions in the
 /// route's candidate list. Persisted by the engine as JSON.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct RouteCycle {
@@ -309,16 +310,6 @@ impl RouteCycle {
             .get(&candidate)
             .map(|usage| usage.class(class))
             .unwrap_or_default()
-    }
-
-    /// The same cycle with `candidate`'s retries and reset waits unused
-    /// (both classes); exclusions stay. What a person's retry-now gives a
-    /// route that left automatic recovery: the candidate's policy applies
-    /// afresh to the attempt they asked for.
-    pub fn with_fresh_budget(&self, candidate: u32) -> RouteCycle {
-        let mut next = self.clone();
-        next.usage.remove(&candidate);
-        next
     }
 
     /// The cycle after `decision`: a reset wait is marked used, a retry

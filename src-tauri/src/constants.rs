@@ -86,12 +86,23 @@ pub fn route_filter_states(
 ) -> std::collections::BTreeMap<String, &'static [recourse::route::RouteState]> {
     recourse::engine::RouteFilter::ALL
         .into_iter()
-        .map(|filter| {
-            let name = serde_json::to_value(filter)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            (name, filter.states())
-        })
+        .map(|filter| (ipc_name(filter), filter.states()))
+        .collect()
+}
+
+/// A unit enum value's name as it crosses IPC (`needs_you`, `retry_now`).
+fn ipc_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// What each manual action does (`ManualAction::help`, the words of
+/// `recourse action --help`), by the action's name as it crosses IPC.
+pub fn action_help() -> std::collections::BTreeMap<String, &'static str> {
+    recourse::route::ManualAction::ALL
+        .into_iter()
+        .map(|action| (ipc_name(action), action.help()))
         .collect()
 }

@@ -154,6 +154,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             recourse::route::transitions::dispatching_actions(),
         )
         .constant("MANUAL_ACTIONS", recourse::route::ManualAction::ALL)
+        .constant("ACTION_HELP", constants::action_help())
         .constant("AT_REST", recourse::engine::AT_REST)
         .constant("MAX_RETENTION_DAYS", crate::settings::MAX_RETENTION_DAYS)
         .constant("ROUTE_FILTER_STATES", constants::route_filter_states())

@@ -14,6 +14,7 @@ use super::routes::{line, open_viewer, DbArg};
 use super::run::{follow, Progress};
 
 #[derive(Args)]
+#[command(after_help = actions_help())]
 pub struct ActionArgs {
     /// Route id
     id: u32,
@@ -30,6 +31,15 @@ pub struct ActionArgs {
     message: Option<String>,
     #[command(flatten)]
     db: DbArg,
+}
+
+/// Each action and what it does, below the options of `--help`.
+fn actions_help() -> String {
+    let mut text = String::from("Actions:");
+    for action in ManualAction::ALL {
+        text += &format!("\n  {:<12} {}", action.as_str(), action.help());
+    }
+    text
 }
 
 pub async fn run(args: ActionArgs) -> Result<Exit> {

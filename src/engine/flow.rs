@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use chrono_tz::Tz;
 use tracing::{error, warn};
 
 use super::accounts::REPLANS;
@@ -174,7 +175,7 @@ impl Engine {
         Ok(Cas::Won(row))
     }
 
-    fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
+    pub(super) fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
         match effect {
             Effect::Arm(at) => self.arm(row.id, row.generation, at),
             Effect::Dispatch(attempt) => {
@@ -211,8 +212,11 @@ impl Engine {
             }),
             AttemptInput::Prompt | AttemptInput::Handover { .. } => None,
         };
+        let (agent, cannot_start) = super::dispatch_env::agent_at_dispatch(store, row, index);
+        // Clock times the agent prints without a zone are in its own `TZ`.
+        let zone = timing::agent_local_tz(Some(&agent.env));
         let launch = Launch {
-            agent: row.candidates[index].agent.clone(),
+            agent,
             prompt: attempt.input.prompt(&row.prompt),
             resume,
             cwd: row.cwd.as_ref().map(PathBuf::from),
@@ -241,8 +245,11 @@ impl Engine {
         let token = cancel.clone();
         let generation = attempt.generation;
         let task = tokio::spawn(async move {
-            let ran = runner::run(launch, token).await;
-            engine.on_report(route_id, attempt, ran);
+            let ran = match cannot_start {
+                Some(why) => runner::cannot_start(&launch, &why),
+                None => runner::run(launch, token).await,
+            };
+            engine.on_report(route_id, attempt, ran, zone);
         });
         self.book().runs.insert(
             route_id,
@@ -258,10 +265,10 @@ impl Engine {
     /// An attempt ended. Only the route's current attempt drives a
     /// transition; anything else is recorded as a late result. The report
     /// is held until it is recorded (see [`super::pending`]).
-    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran) {
+    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran, zone: Tz) {
         let key = (route_id, attempt.generation);
         let generation = attempt.generation;
-        self.hold(key, Work::Report(Box::new((attempt, report))));
+        self.hold(key, Work::Report(Box::new((attempt, report, zone))));
         {
             let mut book = self.book();
             if book
@@ -280,6 +287,7 @@ impl Engine {
         route_id: u32,
         attempt: &AttemptRecord,
         ran: Ran,
+        zone: Tz,
     ) -> Result<(), EngineError> {
         // What the agent said and did is kept first, however the attempt
         // is judged (and again harmlessly if this work is retried).
@@ -291,7 +299,7 @@ impl Engine {
         let now = self.inner.clock.now();
         let current = row.state == RouteState::Running && row.generation == attempt.generation;
         if !current {
-            return self.record_late(&row, attempt, report, now);
+            return self.record_late(&row, attempt, report, zone, now);
         }
         let failure = match report {
             RunReport::Succeeded => {
@@ -303,13 +311,13 @@ impl Engine {
                 return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
             }
             RunReport::Failed { raw, effect } => {
-                self.failure(&row, attempt, raw, effect, None, true)
+                self.failure(&row, attempt, raw, effect, None, zone, true)
             }
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } => self.failure(&row, attempt, raw, effect, Some(failure), true),
+            } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
@@ -331,7 +339,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Sanitizes, correlates and classifies a failed attempt's evidence.
+    /// Sanitizes, correlates and classifies a failed attempt's evidence;
+    /// `zone` is the one the agent ran in.
+    #[allow(clippy::too_many_arguments)]
     fn failure(
         &self,
         row: &RouteRow,
@@ -339,6 +349,7 @@ impl Engine {
         mut raw: RawEvidence,
         mut effect: EffectContext,
         runtime: Option<RuntimeFailure>,
+        zone: Tz,
         current: bool,
     ) -> Failure {
         raw.correlation = Some(Correlation {
@@ -352,11 +363,7 @@ impl Engine {
         let catalogue = self.catalogue();
         let classification = match runtime {
             Some(failure) => failure.classify(&catalogue.version),
-            None => {
-                let candidate = row.candidates.get(attempt.candidate_index as usize);
-                let zone = timing::agent_local_tz(candidate.map(|c| &c.agent.env));
-                catalogue.classify(&evidence, zone)
-            }
+            None => catalogue.classify(&evidence, zone),
         };
         Failure {
             number: attempt.number,
@@ -373,12 +380,13 @@ impl Engine {
         row: &RouteRow,
         attempt: &AttemptRecord,
         report: RunReport,
+        zone: Tz,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), EngineError> {
         let late = match report {
             RunReport::Succeeded => Late::Succeeded,
             RunReport::Failed { raw, effect } => Late::Failed(Box::new(
-                self.failure(row, attempt, raw, effect, None, false),
+                self.failure(row, attempt, raw, effect, None, zone, false),
             )),
             RunReport::Runtime {
                 failure,
@@ -390,6 +398,7 @@ impl Engine {
                 raw,
                 effect,
                 Some(failure),
+                zone,
                 false,
             ))),
             RunReport::Killed => Late::Killed,
@@ -402,9 +411,7 @@ impl Engine {
     /// The row with its candidates' policies as they are now, read by
     /// candidate id (see [`machine::with_policies`]).
     pub(super) fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
-        let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
-        let current = self.store().candidates_by_id(&ids)?;
-        Ok(machine::with_policies(row, &current))
+        Ok(current_policies(&self.store(), row)?)
     }
 
     pub(super) fn publish(&self, row: &RouteRow) {
@@ -439,6 +446,16 @@ fn refused(
         Refusal::Paused => paused(action.as_str()),
         Refusal::Unavailable(why) => EngineError::Conflict(why),
     })
+}
+
+/// `row` with its candidates' policies as `store` has them now.
+pub(super) fn current_policies(
+    store: &Store,
+    row: RouteRow,
+) -> Result<RouteRow, crate::store::StoreError> {
+    let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
+    let current = store.candidates_by_id(&ids)?;
+    Ok(machine::with_policies(row, &current))
 }
 
 fn stale(current: &RouteRow) -> EngineError {

@@ -18,8 +18,10 @@
 mod account_views;
 mod accounts;
 mod book;
+mod burst;
 mod catalogue;
 mod continuation;
+mod dispatch_env;
 mod error;
 mod flow;
 mod housekeeping;
@@ -67,6 +69,7 @@ pub use profile_files::{
 pub use profiles::readiness;
 pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
+pub use timeline::{GapReason, TimelineEntry};
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 

@@ -7,10 +7,47 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{GapReason, TimelineEntry};
 use crate::evaluator::Decision;
 use crate::route::{AttemptOutcome, Decided, HoldReason, RouteRow, RouteState};
 use crate::store::routes::StoredAttempt;
+use serde::{Deserialize, Serialize};
+
+/// One piece of a route's timeline, in time order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TimelineEntry {
+    /// An attempt from its start to its end (`None`: still running).
+    Attempt {
+        number: u32,
+        candidate_name: String,
+        start: DateTime<Utc>,
+        end: Option<DateTime<Utc>>,
+        outcome: Option<AttemptOutcome>,
+    },
+    /// Time between attempts, and why; `end` is `None` while it lasts (a
+    /// pending wait ends at `due`, a person's turn has no end known).
+    Gap {
+        start: DateTime<Utc>,
+        end: Option<DateTime<Utc>>,
+        due: Option<DateTime<Utc>>,
+        why: GapReason,
+        label: String,
+    },
+    /// Something that happened at one instant (a skip, a stop).
+    Mark { at: DateTime<Utc>, label: String },
+}
+
+/// Why a route was between attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum GapReason {
+    /// Waiting for the provider's reset.
+    ResetWait,
+    /// A scheduled retry.
+    Retry,
+    /// Waiting for a person.
+    Person,
+}
 
 /// The timeline of `row` from its attempts, oldest first.
 pub(crate) fn timeline(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntry> {

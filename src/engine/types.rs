@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::TimelineEntry;
 use crate::agent::{
     Access, AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary, Usage,
 };
@@ -376,43 +377,6 @@ pub struct RouteDetail {
     pub holds: Vec<HoldView>,
     /// The route drawn over time: attempts, the waits between them, marks.
     pub timeline: Vec<TimelineEntry>,
-}
-
-/// One piece of a route's timeline, in time order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum TimelineEntry {
-    /// An attempt from its start to its end (`None`: still running).
-    Attempt {
-        number: u32,
-        candidate_name: String,
-        start: DateTime<Utc>,
-        end: Option<DateTime<Utc>>,
-        outcome: Option<AttemptOutcome>,
-    },
-    /// Time between attempts, and why; `end` is `None` while it lasts (a
-    /// pending wait ends at `due`, a person's turn has no end known).
-    Gap {
-        start: DateTime<Utc>,
-        end: Option<DateTime<Utc>>,
-        due: Option<DateTime<Utc>>,
-        why: GapReason,
-        label: String,
-    },
-    /// Something that happened at one instant (a skip, a stop).
-    Mark { at: DateTime<Utc>, label: String },
-}
-
-/// Why a route was between attempts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum GapReason {
-    /// Waiting for the provider's reset.
-    ResetWait,
-    /// A scheduled retry.
-    Retry,
-    /// Waiting for a person.
-    Person,
 }
 
 /// One attempt's whole transcript and the files it changed.

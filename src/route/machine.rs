@@ -274,15 +274,13 @@ pub fn manual(
     }
     let write = TransitionWrite::default();
     Ok(match action {
-        ManualAction::RetryNow => {
-            // From a wait it only brings the scheduled attempt forward; once
-            // automatic recovery has ended, a person's retry renews the
-            // candidate's budget (a fresh cycle for all is stop + resume).
-            if row.state == RouteState::NeedsManual {
-                next.cycle = row.cycle.with_fresh_budget(row.candidate_index);
-            }
-            dispatch(row, next, write, lease, world, now)
-        }
+        // One more attempt in the same cycle: from a wait it brings the
+        // scheduled attempt forward, and after automatic recovery ended the
+        // candidate's retries and reset wait stay used, so when it fails
+        // the candidate's exhausted outcome applies (the decision: each
+        // candidate and class uses them once per cycle; only resume starts
+        // a fresh cycle).
+        ManualAction::RetryNow => dispatch(row, next, write, lease, world, now),
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
             next.cycle = row.cycle.skip_to(index);

@@ -108,6 +108,35 @@ impl ManualAction {
         ManualAction::Handover,
     ];
 
+    /// What the action does, for `recourse action --help` and the app's
+    /// action hints: one text, so both say the same.
+    pub fn help(self) -> &'static str {
+        match self {
+            ManualAction::RetryNow => {
+                "Run the current candidate again now, as one more attempt in the same cycle: \
+                 the retries and reset wait it used are not renewed, so if it fails the \
+                 candidate's exhausted outcome (skip or stop) applies."
+            }
+            ManualAction::SkipNow => "Leave this candidate and run the next one.",
+            ManualAction::CancelWait => "Stop waiting; the route waits for you instead.",
+            ManualAction::Stop => {
+                "End the route (a running agent is stopped); Resume starts a fresh cycle."
+            }
+            ManualAction::Resume => {
+                "Send the prompt to the current candidate again, in a fresh cycle: its retries \
+                 and reset wait renewed, skipped candidates eligible again."
+            }
+            ManualAction::Continue => {
+                "Resume the last attempt's own session with a message asking the agent to check \
+                 the current state and finish; the prompt is not sent again."
+            }
+            ManualAction::Handover => {
+                "Run the next candidate with the prompt and what the last attempt said, ran and \
+                 changed, as reference data (shown before it is sent)."
+            }
+        }
+    }
+
     /// The CLI spelling (`retry-now`).
     pub fn as_str(self) -> &'static str {
         match self {

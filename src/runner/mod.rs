@@ -54,6 +54,21 @@ pub struct ResumeSession {
     pub message: String,
 }
 
+/// An attempt that could not start for a reason found before its agent
+/// was launched (`why`, in words): recorded as a spawn failure of its
+/// program, with nothing delivered.
+pub fn cannot_start(launch: &Launch, why: &str) -> Ran {
+    let program = match launch.agent.kind.descriptor().launch {
+        KindLaunch::InProcess => launch.agent.kind.descriptor().slug.to_string(),
+        KindLaunch::Process { command, .. } => command(&launch.agent, "").program,
+    };
+    Ran {
+        report: process::not_startable(launch, &program, why),
+        transcript: Transcript::default(),
+        files: None,
+    }
+}
+
 /// An attempt, ended: how, what the agent said and did, and which files of
 /// its working directory (a git repository) it changed.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
+pub use routes::{Batch, Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
 
 /// How long a statement waits for another process's write lock before
 /// failing. Opening for writing waits at most this long too, so a command
@@ -174,7 +174,7 @@ impl Store {
         migrate::check_not_newer(path, found)?;
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
-        check_schema(&conn, path, found)?;
+        migrate::check_schema(&conn, path, found).map_err(|e| e.opening(path))?;
         check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
@@ -198,7 +198,7 @@ impl Store {
         }
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
-        check_schema(&conn, path, found)?;
+        migrate::check_schema(&conn, path, found).map_err(|e| e.opening(path))?;
         Ok(Store::at(conn, path))
     }
 
@@ -503,27 +503,6 @@ fn check_integrity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     })
 }
 
-/// Refuses a database in which an object its migrations made (see
-/// [`migrate::made_by`]) is missing or has other text, naming the first such
-/// object. Objects of one's own beside them (a log table, a trigger) are
-/// left alone: they change none of Recourse's statements.
-fn check_schema(conn: &Connection, path: &Path, found: u32) -> Result<(), StoreError> {
-    let (have, want) = (
-        migrate::schema_of(conn).map_err(|e| e.opening(path))?,
-        migrate::made_by(found).map_err(|e| e.opening(path))?,
-    );
-    let Some(differs) = want.iter().find(|w| !have.contains(w)) else {
-        return Ok(());
-    };
-    Err(StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: format!(
-            "its schema is not the one its migrations made, starting at {:?}",
-            differs.1
-        ),
-    })
-}
-
 /// The rows of an integrity pragma other than the single `ok`.
 fn integrity_problems(conn: &Connection, pragma: &str) -> Result<Vec<String>, StoreError> {
     let mut stmt = conn.prepare(pragma)?;
@@ -793,8 +772,8 @@ mod append_only_tests {
         let c = store.conn();
         c.execute_batch(
             "INSERT INTO routes (id, profile_name, prompt, state, generation, candidate_index, \
-             candidates_json, cycle_json, created_at, updated_at) \
-             VALUES (1, 'p', 'x', 'running', 1, 0, '[]', '{}', 't', 't');
+             cycle_json, created_at, updated_at) \
+             VALUES (1, 'p', 'x', 'running', 1, 0, '{}', 't', 't');
              INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_name, \
              invocation_id, started_at) VALUES (1, 1, 1, 0, 'c', 'i1', 't');
              INSERT INTO attempt_results (attempt_id, finished_at, outcome) VALUES (1, 't', 'failed');",

@@ -133,19 +133,28 @@ fn stubborn(overloads: usize) -> CandidateInput {
 }
 
 #[tokio::test(start_paused = true)]
-async fn retry_now_after_a_stop_gives_the_candidate_a_fresh_budget() {
-    let (_dir, engine, _, s) = started(vec![stubborn(3)]).await;
+async fn retry_now_after_a_policy_stop_is_one_attempt_and_resume_starts_a_fresh_cycle() {
+    let (_dir, engine, _, s) = started(vec![stubborn(4)]).await;
     let stopped = until_state(&engine, s.id, RouteState::NeedsManual).await;
     assert_eq!(stopped.attempts, 2, "the first attempt and its one retry");
     act(&engine, &stopped, ManualAction::RetryNow).await;
+    let again = until_state(&engine, s.id, RouteState::NeedsManual).await;
+    assert_eq!(
+        again.attempts, 3,
+        "the manual attempt failed and the exhausted outcome (stop) applied at once: no new \
+         round of automatic retries"
+    );
+    assert_eq!(again.retry.map(|r| (r.ordinal, r.max)), Some((1, 1)));
+    let stopped = act(&engine, &again, ManualAction::Stop).await;
+    act(&engine, &stopped, ManualAction::Resume).await;
     let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
     assert_eq!(
-        waiting.attempts, 3,
-        "the manual attempt failed and is retried by policy again, not stopped at once"
+        (waiting.attempts, waiting.retry.map(|r| r.ordinal)),
+        (4, Some(1)),
+        "resume starts a fresh cycle: its failure is retried by policy again"
     );
-    assert_eq!(waiting.retry.map(|r| (r.ordinal, r.max)), Some((1, 1)));
     let done = until_state(&engine, s.id, RouteState::Succeeded).await;
-    assert_eq!(done.attempts, 4);
+    assert_eq!(done.attempts, 5);
     engine.shutdown().await;
 }
 

@@ -301,6 +301,16 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
         ),
         "{help}"
     );
+    assert!(
+        help.contains(
+            "  retry-now    Run the current candidate again now, as one more attempt in the \
+             same cycle: the retries and reset wait it used are not renewed, so if it fails the \
+             candidate's exhausted outcome (skip or stop) applies."
+        ) && help.contains(
+            "  resume       Send the prompt to the current candidate again, in a fresh cycle"
+        ),
+        "the help says what each action does, and that a retry renews no budget: {help}"
+    );
     let help = stdout(&recourse_on(&db, &["classify", "--help"]));
     assert!(
         help.contains("[possible values: anthropic-api, claude-code, codex, openai-api, gemini, opencode, generic, simulated]"),

@@ -48,5 +48,6 @@ mod layers;
 mod live_clis;
 mod private_files;
 mod profile_documents;
+mod route_env;
 mod runner;
 mod shape;

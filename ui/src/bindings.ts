@@ -181,6 +181,8 @@ export const events = {
 };
 
 /* Constants */
+export const ACTION_HELP = {"cancel_wait":"Stop waiting; the route waits for you instead.","continue":"Resume the last attempt's own session with a message asking the agent to check the current state and finish; the prompt is not sent again.","handover":"Run the next candidate with the prompt and what the last attempt said, ran and changed, as reference data (shown before it is sent).","resume":"Send the prompt to the current candidate again, in a fresh cycle: its retries and reset wait renewed, skipped candidates eligible again.","retry_now":"Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails the candidate's exhausted outcome (skip or stop) applies.","skip_now":"Leave this candidate and run the next one.","stop":"End the route (a running agent is stopped); Resume starts a fresh cycle."} as const;
+
 export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
 export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;

@@ -11,6 +11,8 @@ mod generic;
 mod opencode;
 mod simulated;
 
+pub use simulated::{usage_limit_words, SimulatedWords};
+
 use super::stream::{CommandLine, StreamAdapter};
 use super::{AccessMap, AgentKind, AgentSpec};
 use crate::evidence::Provider;

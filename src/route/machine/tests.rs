@@ -171,18 +171,25 @@ fn stopping_a_running_route_kills_and_records_the_attempt() {
 }
 
 #[test]
-fn retry_now_from_needs_manual_renews_only_the_current_candidates_budget() {
-    let mut r = row(
-        RouteState::NeedsManual,
-        vec![candidate(1, true), candidate(2, true)],
-    );
-    r.0.cycle = r.cycle.apply(&crate::evaluator::Decision::Retry {
-        class: crate::classification::PolicyClass::Transient,
-        at: now(),
-        ordinal: 1,
-        max_retries: 1,
-        delay_seconds: 5,
-    });
+fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
+    use crate::classification::PolicyClass;
+    let mut c = candidate(1, true);
+    // One transient retry, a reset wait, then stop.
+    c.policy = CandidatePolicy::both(ClassPolicy::new(Some(600), Some((1, 5)), Exhausted::Stop));
+    let mut r = row(RouteState::NeedsManual, vec![c, candidate(2, true)]);
+    r.0.cycle = r
+        .cycle
+        .apply(&crate::evaluator::Decision::Retry {
+            class: PolicyClass::Transient,
+            at: now(),
+            ordinal: 1,
+            max_retries: 1,
+            delay_seconds: 5,
+        })
+        .apply(&crate::evaluator::Decision::WaitForReset {
+            class: PolicyClass::Transient,
+            until: now(),
+        });
     r.0.cycle.excluded.insert(1);
     let plan = manual(
         &r,
@@ -193,15 +200,34 @@ fn retry_now_from_needs_manual_renews_only_the_current_candidates_budget() {
         now(),
     )
     .unwrap();
-    assert!(
-        plan.next().cycle.usage.is_empty(),
-        "retries used are cleared"
+    assert_eq!(
+        plan.next().cycle,
+        r.cycle,
+        "retries and the reset wait used stay used, and a skipped candidate stays skipped: \
+         only resume starts a new cycle"
+    );
+    assert!(matches!(plan.effect(), Effect::Dispatch(_)), "it runs now");
+    // The person's attempt fails the same way: the budget is spent, so the
+    // candidate's exhausted outcome applies at once, no new round of retries.
+    let running = RouteRow(RouteRecord {
+        state: RouteState::Running,
+        generation: 5,
+        attempts: 4,
+        ..plan.next().0.clone()
+    });
+    let mut failure = failure_of(SemanticCode::ProviderOverloaded, Some(60));
+    failure.number = 4;
+    let after = failed(&running, failure, lease(), World::default(), now()).unwrap();
+    assert_eq!(
+        after.next().state,
+        RouteState::NeedsManual,
+        "neither a retry nor a second reset wait: the policy says stop"
     );
     assert_eq!(
-        plan.next().cycle.excluded,
-        r.cycle.excluded,
-        "a skipped candidate stays skipped: only resume starts a new cycle"
+        after.next().decision.as_ref().unwrap().text(),
+        "stop: transient recovery is exhausted and the candidate's policy says stop"
     );
+
     let mut waiting = r.clone();
     waiting.0.state = RouteState::RetryScheduled;
     let plan = manual(
@@ -217,6 +243,46 @@ fn retry_now_from_needs_manual_renews_only_the_current_candidates_budget() {
         plan.next().cycle,
         r.cycle,
         "from a wait the attempt was already counted"
+    );
+}
+
+#[test]
+fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
+    let mut c = candidate(1, true);
+    c.policy = CandidatePolicy::both(ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop));
+    let mut r = row(RouteState::NeedsManual, vec![c]);
+    r.0.cycle = r.cycle.apply(&crate::evaluator::Decision::Retry {
+        class: crate::classification::PolicyClass::Transient,
+        at: now(),
+        ordinal: 1,
+        max_retries: 2,
+        delay_seconds: 5,
+    });
+    let plan = manual(
+        &r,
+        ManualAction::RetryNow,
+        4,
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let running = RouteRow(RouteRecord {
+        state: RouteState::Running,
+        ..plan.next().0.clone()
+    });
+    let after = failed(
+        &running,
+        failure_of(SemanticCode::ProviderOverloaded, None),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        after.next().decision.as_ref().unwrap().text(),
+        "transient retry 2 of 2 in 10 s, at 2026-12-02T12:00:10Z",
+        "the retry left in the cycle is the next one, not the first of a renewed budget"
     );
 }
 

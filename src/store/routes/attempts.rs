@@ -161,7 +161,7 @@ impl Store {
 }
 
 pub(super) fn insert_attempt(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     route_id: u32,
     a: &AttemptRecord,
 ) -> Result<(), StoreError> {

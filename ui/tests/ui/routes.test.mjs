@@ -231,7 +231,7 @@ test("after a skip the route names the candidate that failed and shows no retrie
   }
 });
 
-test("retry now says what it does: renewed retries after a stop, the scheduled attempt early during a wait", async () => {
+test("retry now says what it does: one more attempt in the same cycle after a stop, the scheduled attempt early during a wait", async () => {
   const scenario = richScenario();
   scenario.routes[0].snapshot.repeat_risk = null;
   const app = await openApp(scenario);
@@ -241,7 +241,8 @@ test("retry now says what it does: renewed retries after a stop, the scheduled a
     await detail.locator("[data-testid=action-hint]").first().waitFor();
     assert.equal(
       await detail.locator("[data-testid=action-hint]").first().textContent(),
-      "Run the current candidate again now, with its retries and reset wait renewed.",
+      "Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails the candidate's exhausted outcome (skip or stop) applies.",
+      "a person's retry does not buy a new round of automatic retries",
     );
     assert.equal(
       await detail.locator("[data-testid=action-hint]").nth(1).textContent(),
@@ -282,7 +283,7 @@ test("the primary action fits the state: none while waiting for a reset, retry w
     assert.deepEqual(await primaries(), ["Resume"]);
     assert.equal(
       await detail.locator("#action-hint-resume").textContent(),
-      "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
+      "Send the prompt to the current candidate again, in a fresh cycle: its retries and reset wait renewed, skipped candidates eligible again.",
       "resume re-runs the current candidate (the engine's fresh cycle starts there), not the first one",
     );
     assert.deepEqual(app.errors, []);

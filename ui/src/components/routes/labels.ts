@@ -1,7 +1,7 @@
 // Words for route states, actions and outcomes, shared by the route views.
 import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState, ToolStatus } from "../../lib/types";
 import { countdown, dateTime } from "../../lib/format";
-import { DISPATCHING_ACTIONS } from "../../bindings";
+import { ACTION_HELP, DISPATCHING_ACTIONS } from "../../bindings";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
 export const STATE_TEXT: Record<RouteState, string> = {
@@ -30,21 +30,8 @@ export const ACTION_LABEL: Record<ManualAction, string> = {
   handover: "Skip with context",
 };
 
-/** Help for each action; `actionHint` words it for the route's state. */
-const ACTION_HINT: Record<ManualAction, string> = {
-  retry_now: "Run the current candidate again now, with its retries and reset wait renewed.",
-  skip_now: "Leave this candidate and run the next one.",
-  cancel_wait: "Stop waiting; the route waits for you instead.",
-  stop: "End the route; Resume starts a fresh cycle.",
-  // The engine's resume starts a new cycle at the route's current candidate
-  // (RouteCycle::new(candidate_index)), not at the first one.
-  resume:
-    "Send the prompt to the current candidate again, in a fresh cycle: its retries renewed, skipped candidates eligible again.",
-  continue:
-    "Resume the last attempt's own session with a message asking the agent to check the current state and finish; the prompt is not sent again.",
-  handover:
-    "Run the next candidate with the prompt and what the last attempt said, ran and changed, as reference data (shown before it is sent).",
-};
+/** Help for each action, written by the backend (`recourse action --help` says the same); `actionHint` words it for the route's state. */
+const ACTION_HINT: Readonly<Record<ManualAction, string>> = ACTION_HELP;
 
 /** Actions that start an agent (the backend's transition table), and so may repeat work already done. */
 const REPEATS: readonly ManualAction[] = DISPATCHING_ACTIONS;
