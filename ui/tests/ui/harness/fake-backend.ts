@@ -741,7 +741,8 @@ export class FakeBackend {
   }
 
   private archive(id: number, archived: boolean): RouteSnapshot {
-    const r = this.route(id);
+    // The stored route, not `route`'s filled-in copy: the mark must outlive this call.
+    const r = this.stored(id);
     this.refuseBusy(r.snapshot, "archived");
     r.snapshot = { ...r.snapshot, archived_at: archived ? NOW() : null };
     return r.snapshot;
