@@ -8,14 +8,19 @@
 //!    answer → next spawn delays, and the drain time against its ideal.
 //! 2. `latency`: the same with 5 routes, repeated (30 times), for p50 / p99
 //!    of the reset → probe spawn and probe answer → next spawn delays.
-//! 3. `check`: what the account check costs a dispatch — the facts a
+//! 3. `release`: 1 000 routes on one account, no `max_concurrent`, wait for
+//!    one reset; the probe's answer releases the other 999 at once. Prints
+//!    each released route's lateness (its attempt's stored start − the
+//!    probe's answer) p50 / p99 / max: the burst issue 32 asks to be
+//!    dispatched in batches.
+//! 4. `check`: what the account check costs a dispatch — the facts a
 //!    dispatch is planned from (`Store::dispatch_facts`: marks, probes,
 //!    slots) and the plan (`machine::released`), with no mark, with a live
 //!    mark, and beside the commit of a transition.
 //!
 //! Run: `cargo bench --bench accounts` (about 3 min on 2 cores);
 //! `-- --quick` uses 100 routes and 5 repetitions; naming sections
-//! (`-- burst latency check`) runs only those. Times are the engine's own
+//! (`-- burst latency release check`) runs only those. Times are the engine's own
 //! (attempt start and end as stored, to the millisecond). The simulated
 //! provider's "first answer" is its success, so the probe answers when its
 //! attempt ends.
@@ -56,6 +61,9 @@ fn main() {
     }
     if wants("latency") {
         rt.block_on(latency(if quick { 5 } else { 30 }));
+    }
+    if wants("release") {
+        rt.block_on(release(if quick { 100 } else { 1_000 }));
     }
     if wants("check") {
         check(if quick { 2_000 } else { 20_000 });
@@ -174,6 +182,9 @@ fn most_at_once(runs: &[(DateTime<Utc>, DateTime<Utc>)]) -> usize {
 }
 
 struct Burst {
+    /// Each attempt's start, and the probe's answer.
+    starts: Vec<DateTime<Utc>>,
+    answer: DateTime<Utc>,
     before_answer: usize,
     most: usize,
     reset_to_probe: f64,
@@ -182,8 +193,8 @@ struct Burst {
 }
 
 /// `routes` routes wait on one mark; after its reset they run, at most
-/// `limit` at a time, each for `work_ms`.
-async fn reset(routes: usize, limit: u32, work_ms: u32, setup_s: u32) -> Burst {
+/// `limit` at a time (no limit: `None`), each for `work_ms`.
+async fn reset(routes: usize, limit: Option<u32>, work_ms: u32, setup_s: u32) -> Burst {
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = engine(dir.path()).await;
     let mut marker = candidate(
@@ -201,7 +212,7 @@ async fn reset(routes: usize, limit: u32, work_ms: u32, setup_s: u32) -> Burst {
         vec![SimStep::Succeed { after_ms: work_ms }],
         waits(),
     );
-    waiter.agent.max_concurrent = Some(limit);
+    waiter.agent.max_concurrent = limit;
     let waiter = profile(&engine, "Waiters", waiter).await;
     let reset_at = mark(&engine, marker).await;
     let mut ids = Vec::with_capacity(routes);
@@ -217,6 +228,8 @@ async fn reset(routes: usize, limit: u32, work_ms: u32, setup_s: u32) -> Burst {
     engine.shutdown().await;
     let (probe_start, answer) = runs[0];
     Burst {
+        starts: runs.iter().map(|(s, _)| *s).collect(),
+        answer,
         before_answer: runs.iter().filter(|(s, _)| *s < answer).count(),
         most: most_at_once(&runs),
         reset_to_probe: ms(probe_start - reset_at),
@@ -228,7 +241,7 @@ async fn reset(routes: usize, limit: u32, work_ms: u32, setup_s: u32) -> Burst {
 async fn burst(routes: usize, limit: u32, work_ms: u32) {
     println!("== burst: {routes} routes on one account, one reset, max_concurrent {limit}, {work_ms} ms agents");
     let setup_s = 6 + (routes as u32) / 60;
-    let b = reset(routes, limit, work_ms, setup_s).await;
+    let b = reset(routes, Some(limit), work_ms, setup_s).await;
     let ideal = (routes - 1).div_ceil(limit as usize) as f64 * f64::from(work_ms);
     println!(
         "agents started before the probe answered: {} (must be 1)",
@@ -253,7 +266,7 @@ async fn latency(trials: usize) {
     println!("== latency: 5 routes on one account, one reset, repeated {trials} times");
     let (mut to_probe, mut to_next) = (Vec::new(), Vec::new());
     for _ in 0..trials {
-        let b = reset(5, 2, 20, 2).await;
+        let b = reset(5, Some(2), 20, 2).await;
         assert_eq!(b.before_answer, 1, "one probe until it answered");
         to_probe.push(b.reset_to_probe);
         to_next.push(b.answer_to_next);
@@ -270,6 +283,26 @@ async fn latency(trials: usize) {
             values[values.len() - 1]
         );
     }
+}
+
+async fn release(routes: usize) {
+    println!(
+        "== release: {routes} routes on one account, one reset, no max_concurrent, 2 s agents"
+    );
+    let setup_s = 6 + (routes as u32) / 60;
+    let b = reset(routes, None, 2_000, setup_s).await;
+    assert_eq!(b.before_answer, 1, "one probe until it answered");
+    let mut late: Vec<f64> = b.starts[1..].iter().map(|s| ms(*s - b.answer)).collect();
+    late.sort_by(f64::total_cmp);
+    println!(
+        "reset → probe spawn: {:.1} ms; {} routes released by the probe's answer, \
+         spawn lateness p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        b.reset_to_probe,
+        late.len(),
+        percentile(&late, 0.5),
+        percentile(&late, 0.99),
+        late[late.len() - 1]
+    );
 }
 
 /// The check a dispatch runs, in microseconds per dispatch.

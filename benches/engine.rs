@@ -188,19 +188,31 @@ fn store_with_profile(path: &Path) -> (Store, recourse::profile::Profile) {
     (store, profile)
 }
 
+/// The world a plan is made in: no marks and no limits, at the marks'
+/// version as stored, which saving the candidates moved (a plan from an
+/// older version is refused as made from a world that changed).
+fn world(store: &Store) -> World<'static> {
+    let facts = store
+        .dispatch_facts(0, &[], None, &|_, _| true)
+        .expect("facts read");
+    World {
+        stamp: facts.stamp,
+        ..World::default()
+    }
+}
+
 fn new_route(store: &mut Store, profile: &recourse::profile::Profile, owner: &str) -> RouteRow {
     let now = Utc::now();
+    let world = world(store);
     let lease = Lease {
         owner,
         until: now - chrono::Duration::minutes(1),
     };
     let prompt = "Fix the flaky integration test and open a pull request".to_string();
-    let new = machine::start(profile, prompt, None, lease, World::default(), now)
-        .expect("an enabled candidate");
+    let new =
+        machine::start(profile, prompt, None, lease, world, now).expect("an enabled candidate");
     let created = store
-        .create_route(&new, |row| {
-            machine::released(row, lease, World::default(), now)
-        })
+        .create_route(&new, |row| machine::released(row, lease, world, now))
         .expect("route inserted");
     match created {
         Cas::Won(row) => row,
@@ -288,7 +300,7 @@ fn lease(owner: &str) -> Lease<'_> {
 /// The next transition of a route in the transitions loop: a failure when
 /// it runs (with `failed`'s 4 KiB evidence), the dispatch of the retry when
 /// it waits, retry-now when it needs a person.
-fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
+fn next_plan(world: World<'_>, row: &RouteRow, failed: &Failure) -> Plan {
     let now = Utc::now();
     match row.state {
         RouteState::Running => {
@@ -299,11 +311,10 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
                 c.generation = row.generation;
                 c.attempt = row.attempts;
             }
-            machine::failed(row, f, lease("bench"), World::default(), now).expect("running")
+            machine::failed(row, f, lease("bench"), world, now).expect("running")
         }
         RouteState::WaitingReset | RouteState::RetryScheduled => {
-            machine::timer_fired(row, lease("bench"), World::default(), now)
-                .expect("waiting routes dispatch")
+            machine::timer_fired(row, lease("bench"), world, now).expect("waiting routes dispatch")
         }
         RouteState::NeedsManual => machine::manual(
             row,
@@ -314,7 +325,7 @@ fn next_plan(row: &RouteRow, failed: &Failure) -> Plan {
             )
             .accepting_repeat(),
             lease("bench"),
-            World::default(),
+            world,
             now,
         )
         .expect("retry-now is valid in needs_manual"),
@@ -337,7 +348,7 @@ fn transitions(dir: &Path, n: usize) {
     let started = Instant::now();
     for i in 0..n {
         let slot = i % rows.len();
-        let plan = next_plan(&rows[slot], &classified);
+        let plan = next_plan(world(&store), &rows[slot], &classified);
         kinds[0] += usize::from(plan.write().result().is_some());
         kinds[1] += usize::from(plan.write().dispatch().is_some());
         sizes.push(written_bytes(&plan));
@@ -387,7 +398,8 @@ fn row_line(what: &str, per: Duration) {
 fn written_bytes(plan: &Plan) -> usize {
     let r = plan.next();
     let mut n = r.profile_name.len() + r.prompt.len() + 200;
-    n += json(&r.candidates) + json(&r.cycle) + json(&r.classification) + json(&r.policy);
+    // The candidate snapshot is not rewritten: it is written once per route.
+    n += json(&r.cycle) + json(&r.classification) + json(&r.policy);
     n += r.decision.as_ref().map_or(0, |d| d.text().len());
     n += r.manual_reason.as_ref().map_or(0, |m| m.text().len());
     if let Some(a) = plan.write().dispatch() {
@@ -650,11 +662,11 @@ fn template(
         until: now - chrono::Duration::minutes(1),
     };
     let running = new_route(store, profile, DEAD_OWNER);
+    let world = world(store);
     let retry = |store: &mut Store, row: &RouteRow| {
         commit(
             store,
-            machine::failed(row, failure(row, short), dead, World::default(), now)
-                .expect("running"),
+            machine::failed(row, failure(row, short), dead, world, now).expect("running"),
         )
     };
     let row = match kind {
@@ -664,7 +676,7 @@ fn template(
             let f = failure(&running, &usage_limit(later));
             commit(
                 store,
-                machine::failed(&running, f, dead, World::default(), now).expect("running"),
+                machine::failed(&running, f, dead, world, now).expect("running"),
             )
         }
         Kind::NeedsManual => commit(
@@ -682,7 +694,7 @@ fn template(
                 )
                 .accepting_repeat(),
                 dead,
-                World::default(),
+                world,
                 now,
             )
             .expect("stop is valid while waiting");
@@ -692,7 +704,7 @@ fn template(
             let waiting = retry(store, &running);
             let again = commit(
                 store,
-                machine::timer_fired(&waiting, dead, World::default(), now).expect("waiting"),
+                machine::timer_fired(&waiting, dead, world, now).expect("waiting"),
             );
             commit(
                 store,
@@ -751,10 +763,10 @@ fn populate(
 fn copy_route(tx: &rusqlite::Transaction<'_>, template_id: u32, deadline: &str) -> u32 {
     tx.prepare_cached(
         "INSERT INTO main.routes (profile_id, profile_name, prompt, cwd, state, generation, \
-         candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
+         candidate_index, cycle_json, classification_json, policy_json, decision, \
          deadline, pending_outcome, manual_reason, owner, lease_until, created_at, updated_at) \
          SELECT profile_id, profile_name, prompt, cwd, state, generation, candidate_index, \
-         candidates_json, cycle_json, classification_json, policy_json, decision, \
+         cycle_json, classification_json, policy_json, decision, \
          CASE WHEN deadline IS NULL THEN NULL ELSE ?2 END, pending_outcome, manual_reason, owner, \
          lease_until, created_at, updated_at FROM tpl.routes WHERE id = ?1",
     )
@@ -762,6 +774,13 @@ fn copy_route(tx: &rusqlite::Transaction<'_>, template_id: u32, deadline: &str) 
     .execute(params![template_id, deadline])
     .expect("route copied");
     let id = tx.last_insert_rowid() as u32;
+    tx.prepare_cached(
+        "INSERT INTO main.route_snapshots (route_id, candidates_json) \
+         SELECT ?2, candidates_json FROM tpl.route_snapshots WHERE route_id = ?1",
+    )
+    .expect("prepared")
+    .execute(params![template_id, id])
+    .expect("snapshot copied");
     tx.prepare_cached(
         "INSERT INTO main.attempts (route_id, number, generation, candidate_index, candidate_id, \
          candidate_name, invocation_id, started_at) \
@@ -886,7 +905,7 @@ fn steady_state(
             )
             .accepting_repeat(),
             lease("other"),
-            World::default(),
+            world(&other),
             Utc::now(),
         )
         .expect("cancel-wait is valid");

@@ -98,31 +98,73 @@ fn local_time(at: DateTime<Utc>, now: DateTime<Local>) -> String {
     }
 }
 
+/// How long a burst of route events gathers after its first one before
+/// the tray and the desktop notifications catch up with it: an adoption or
+/// a reset releases hundreds of routes within a few hundred milliseconds.
+const BURST_GATHERS: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Forwards every route event to the window as it comes; the tray's counts
+/// and the desktop notifications follow once per burst (one count query,
+/// "12 routes need you"), not once per event.
 pub fn forward(app: AppHandle, mut events: Receiver<RouteEvent>) {
     tauri::async_runtime::spawn(async move {
         let mut last_state = HashMap::new();
         loop {
-            match events.recv().await {
-                Ok(event) => {
-                    let wanted = app
-                        .try_state::<crate::background::Background>()
-                        .map(|b| b.settings().notify)
-                        .unwrap_or_default();
-                    if let Some(note) = notice(&mut last_state, &event, wanted) {
-                        notify(&app, &event, note);
-                    }
-                    if let Err(err) = RouteChanged(event).emit(&app) {
-                        tracing::warn!(%err, "could not emit route event");
-                    }
-                    crate::background::refresh_tray(&app);
+            let emit = |event: &RouteEvent| {
+                if let Err(err) = RouteChanged(event.clone()).emit(&app) {
+                    tracing::warn!(%err, "could not emit route event");
                 }
-                // Each event carries a full snapshot, so the next one for a
-                // route (or the Refresh button) catches the UI up.
-                Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "route events lagged"),
-                Err(RecvError::Closed) => break,
+            };
+            let Some(burst) = gather(&mut events, BURST_GATHERS, emit).await else {
+                break;
+            };
+            let wanted = app
+                .try_state::<crate::background::Background>()
+                .map(|b| b.settings().notify)
+                .unwrap_or_default();
+            let notes: Vec<(Notice, &RouteEvent)> = burst
+                .iter()
+                .filter_map(|event| notice(&mut last_state, event, wanted).map(|n| (n, event)))
+                .collect();
+            for (title, body) in notifications(&notes) {
+                notify(&app, &title, &body);
             }
+            crate::background::refresh_tray(&app);
         }
     });
+}
+
+/// The next burst: the first event, then every other that arrives within
+/// `window` of it, each passed to `each` as it comes. `None` once the
+/// engine is gone.
+async fn gather(
+    events: &mut Receiver<RouteEvent>,
+    window: std::time::Duration,
+    mut each: impl FnMut(&RouteEvent),
+) -> Option<Vec<RouteEvent>> {
+    let mut burst = Vec::new();
+    let mut until = None;
+    loop {
+        let next = match until {
+            None => events.recv().await,
+            Some(at) => match tokio::time::timeout_at(at, events.recv()).await {
+                Ok(next) => next,
+                Err(_) => return Some(burst),
+            },
+        };
+        match next {
+            Ok(event) => {
+                each(&event);
+                burst.push(event);
+                until.get_or_insert_with(|| tokio::time::Instant::now() + window);
+            }
+            // Each event carries a full snapshot, so the next one for a
+            // route (or the Refresh button) catches the UI up.
+            Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "route events lagged"),
+            Err(RecvError::Closed) if burst.is_empty() => return None,
+            Err(RecvError::Closed) => return Some(burst),
+        }
+    }
 }
 
 /// What a desktop notification is about.
@@ -160,9 +202,29 @@ fn notice(
     }
 }
 
-fn notify(app: &AppHandle, event: &RouteEvent, notice: Notice) {
+/// The desktop notifications of one burst's notices: one per kind of
+/// notice, naming the route when it is alone ("Route 4 needs you
+/// (claude)") and counting them when not ("12 routes need you").
+fn notifications(notes: &[(Notice, &RouteEvent)]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for kind in [Notice::NeedsYou, Notice::Waiting, Notice::Succeeded] {
+        let of_kind: Vec<&RouteEvent> = notes
+            .iter()
+            .filter(|(n, _)| *n == kind)
+            .map(|(_, e)| *e)
+            .collect();
+        match of_kind.as_slice() {
+            [] => {}
+            [one] => out.push(one_route(one, kind)),
+            many => out.push(many_routes(many, kind)),
+        }
+    }
+    out
+}
+
+fn one_route(event: &RouteEvent, notice: Notice) -> (String, String) {
     let snap = &event.snapshot;
-    let (title, body) = match notice {
+    match notice {
         Notice::NeedsYou => (
             format!("Route {} needs you ({})", snap.id, snap.candidate_name),
             snap.manual_reason
@@ -183,11 +245,36 @@ fn notify(app: &AppHandle, event: &RouteEvent, notice: Notice) {
                 |at| format!("Its next attempt runs at {}.", at.format("%H:%M:%S UTC")),
             ),
         ),
+    }
+}
+
+/// Routes listed by id, the first few, newest last.
+const NAMED: usize = 5;
+
+fn many_routes(events: &[&RouteEvent], notice: Notice) -> (String, String) {
+    let n = events.len();
+    let title = match notice {
+        Notice::NeedsYou => format!("{n} routes need you"),
+        Notice::Succeeded => format!("{n} routes succeeded"),
+        Notice::Waiting => format!("{n} routes wait for a provider reset"),
     };
+    let ids: Vec<String> = events
+        .iter()
+        .take(NAMED)
+        .map(|e| e.route_id.to_string())
+        .collect();
+    let more = match n.saturating_sub(NAMED) {
+        0 => String::new(),
+        rest => format!(" and {rest} more"),
+    };
+    (title, format!("Routes {}{more}.", ids.join(", ")))
+}
+
+fn notify(app: &AppHandle, title: &str, body: &str) {
     let shown = app.notification().builder().title(title).body(body).show();
     match shown {
-        Ok(()) => tracing::info!(route = snap.id, "desktop notification sent"),
-        Err(err) => tracing::info!(%err, route = snap.id, "desktop notification unavailable"),
+        Ok(()) => tracing::info!(title, "desktop notification sent"),
+        Err(err) => tracing::info!(%err, "desktop notification unavailable"),
     }
 }
 
@@ -329,6 +416,62 @@ mod tests {
             limited_text(&cleared, 1, now),
             "work limited until cleared; 1 route waiting"
         );
+    }
+
+    #[test]
+    fn a_burst_gives_one_notification_per_kind_counting_its_routes() {
+        let needs: Vec<RouteEvent> = (1..=12)
+            .map(|id| event(id, 2, RouteState::NeedsManual))
+            .collect();
+        let done = event(40, 3, RouteState::Succeeded);
+        let mut notes: Vec<(Notice, &RouteEvent)> =
+            needs.iter().map(|e| (Notice::NeedsYou, e)).collect();
+        notes.push((Notice::Succeeded, &done));
+        assert_eq!(
+            notifications(&notes),
+            vec![
+                (
+                    "12 routes need you".to_string(),
+                    "Routes 1, 2, 3, 4, 5 and 7 more.".to_string()
+                ),
+                ("Route 40 succeeded (sim)".to_string(), String::new()),
+            ],
+            "twelve routes needing you are one notification, a lone success names its route"
+        );
+        assert_eq!(
+            notifications(&[(Notice::NeedsYou, &needs[0])]),
+            vec![(
+                "Route 1 needs you (sim)".to_string(),
+                "Automatic recovery ended.".to_string()
+            )]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn events_arriving_together_are_one_burst_each_forwarded_as_it_comes() {
+        let (tx, mut rx) = tokio::sync::broadcast::channel(64);
+        for id in 1..=12 {
+            tx.send(event(id, 1, RouteState::NeedsManual)).unwrap();
+        }
+        let late = tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            late.send(event(99, 1, RouteState::NeedsManual)).unwrap();
+        });
+        let mut forwarded = 0;
+        let burst = gather(&mut rx, BURST_GATHERS, |_| forwarded += 1)
+            .await
+            .unwrap();
+        assert_eq!(burst.len(), 12, "the twelve sent together");
+        assert_eq!(forwarded, 12, "each forwarded to the window on arrival");
+        let next = gather(&mut rx, BURST_GATHERS, |_| {}).await.unwrap();
+        assert_eq!(
+            next.iter().map(|e| e.route_id).collect::<Vec<_>>(),
+            vec![99],
+            "an event a second later starts the next burst"
+        );
+        drop(tx);
+        assert!(gather(&mut rx, BURST_GATHERS, |_| {}).await.is_none());
     }
 
     #[test]

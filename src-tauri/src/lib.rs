@@ -104,6 +104,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::routes::engine_status,
             commands::routes::route_detail,
             commands::routes::attempt_transcript,
+            commands::routes::continuation_preview,
             commands::routes::route_action,
             commands::routes::archive_route,
             commands::routes::delete_routes,
@@ -151,6 +152,13 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         .constant(
             "DISPATCHING_ACTIONS",
             recourse::route::transitions::dispatching_actions(),
+        )
+        .constant(
+            "PROMPT_RESENDING_ACTIONS",
+            recourse::route::ManualAction::ALL
+                .into_iter()
+                .filter(|a| a.resends_prompt())
+                .collect::<Vec<_>>(),
         )
         .constant("MANUAL_ACTIONS", recourse::route::ManualAction::ALL)
         .constant("ACTION_HELP", constants::action_help())

@@ -5,6 +5,7 @@
 //! into a process, the engine and the UI read its facts.
 
 mod access;
+pub mod handover;
 mod json_head;
 pub mod kinds;
 mod line;
@@ -18,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use crate::safety::EffectContext;
 
 pub use access::{Access, AccessFlags, AccessMap};
-pub use kinds::{AccountFacts, Descriptor, Launch, ReadinessFacts};
+pub use kinds::{
+    AccountFacts, Descriptor, Launch, ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions,
+};
 pub use spec::{
     is_secret_value, keyring_reference, keyring_value, looks_secret, masked_args, AgentSpec,
     AttemptTimeouts, SimStep, MASKED,

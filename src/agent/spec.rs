@@ -90,6 +90,10 @@ pub struct AgentSpec {
     /// limit is the smallest one set on its candidates); none: no limit.
     #[serde(default)]
     pub max_concurrent: Option<u32>,
+    /// What Continue sends when it resumes this candidate's session, in
+    /// place of the default message (the person may still edit it per press).
+    #[serde(default)]
+    pub continue_message: Option<String>,
 }
 
 /// Attempt deadlines: the process group is killed when one passes.
@@ -273,6 +277,19 @@ impl AgentSpec {
                 err("account", why);
             }
         }
+        if let Some(message) = &agent.continue_message {
+            if agent.kind.descriptor().resume.is_none() {
+                err(
+                    "continue_message",
+                    format!(
+                        "a {} candidate cannot resume a session, so it takes no continuation message",
+                        agent.kind.slug()
+                    ),
+                );
+            } else if let Some(problem) = crate::route::continue_message_problem(message) {
+                err("continue_message", problem);
+            }
+        }
         if let Some(n) = agent.max_concurrent {
             let range = Self::MAX_CONCURRENT;
             if !range.contains(&n) {
@@ -328,6 +345,7 @@ impl AgentSpec {
             timeouts: AttemptTimeouts::default(),
             account: None,
             max_concurrent: None,
+            continue_message: None,
         }
     }
 }
@@ -397,6 +415,7 @@ impl fmt::Debug for AgentSpec {
             timeouts,
             account,
             max_concurrent,
+            continue_message,
         } = self;
         f.debug_struct("AgentSpec")
             .field("kind", kind)
@@ -411,6 +430,7 @@ impl fmt::Debug for AgentSpec {
             .field("timeouts", timeouts)
             .field("account", account)
             .field("max_concurrent", max_concurrent)
+            .field("continue_message", continue_message)
             .finish()
     }
 }

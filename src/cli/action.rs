@@ -10,7 +10,6 @@ use chrono::Utc;
 use clap::Args;
 use recourse::controls::escape;
 use recourse::engine::{ActionRequest, Engine};
-use recourse::route::transitions::dispatches;
 use recourse::route::{Actor, ManualAction, RouteState};
 use std::io::IsTerminal;
 
@@ -35,6 +34,11 @@ pub struct ActionArgs {
     /// (needed when standard input is not a terminal to ask on)
     #[arg(long)]
     yes: bool,
+    /// `continue` only: what to say in the resumed session, in place of the
+    /// candidate's continuation message (by default: check the current state
+    /// before repeating any action, then finish the task)
+    #[arg(long)]
+    message: Option<String>,
     #[command(flatten)]
     db: DbArg,
 }
@@ -54,16 +58,15 @@ pub async fn run(args: ActionArgs) -> Result<Exit> {
     let engine = open_viewer(&args.db).await?;
     super::run::note_orphans(&engine, Some(args.id));
     let result = match repeat_confirmed(&engine, &args) {
-        Ok(Some(confirm)) => {
-            act(
-                &engine,
-                args.id,
+        Ok(Some(confirm_repeat)) => {
+            let request = ActionRequest {
+                route_id: args.id,
                 action,
-                args.generation,
-                confirm,
-                &mut interrupts,
-            )
-            .await
+                expected_generation: args.generation,
+                confirm_repeat,
+                message: args.message,
+            };
+            act(&engine, request, &mut interrupts).await
         }
         Ok(None) => Ok(not_confirmed(args.id, action)),
         Err(e) => Err(e),
@@ -76,7 +79,7 @@ pub async fn run(args: ActionArgs) -> Result<Exit> {
 /// sends work again after an agent may have done work and the person did
 /// not confirm (with `--yes`, or on a terminal).
 fn repeat_confirmed(engine: &Engine, args: &ActionArgs) -> Result<Option<bool>> {
-    if args.yes || !dispatches(args.action) {
+    if args.yes || !args.action.resends_prompt() {
         return Ok(Some(args.yes));
     }
     let s = engine.route_detail(args.id)?.snapshot;
@@ -112,26 +115,13 @@ fn not_confirmed(route_id: u32, action: ManualAction) -> Exit {
     }
 }
 
-async fn act(
-    engine: &Engine,
-    route_id: u32,
-    action: ManualAction,
-    generation: u32,
-    confirm_repeat: bool,
-    interrupts: &mut Interrupts,
-) -> Result<Exit> {
+async fn act(engine: &Engine, request: ActionRequest, interrupts: &mut Interrupts) -> Result<Exit> {
+    let route_id = request.route_id;
     let mut events = engine.subscribe();
-    let s = engine
-        .act(
-            ActionRequest {
-                route_id,
-                action,
-                expected_generation: generation,
-                confirm_repeat,
-            },
-            Actor::Cli,
-        )
-        .await?;
+    if request.message.is_some() && request.action != ManualAction::Continue {
+        anyhow::bail!("--message goes with continue only");
+    }
+    let s = engine.act(request, Actor::Cli).await?;
     let owned_here = s.owner.as_deref() == Some(engine.instance());
     if s.state == RouteState::Running && owned_here {
         // The dispatch is printed from its event, like every later one.

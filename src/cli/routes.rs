@@ -377,6 +377,9 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
                 ))
                 .unwrap_or_default()
         );
+        if let Some(sent) = a.input.describe() {
+            println!("      sent: {}", escape(&sent));
+        }
         if let Some(decision) = &a.decision {
             println!("      decision: {}", escape(decision));
         }

@@ -52,6 +52,17 @@ impl Engine {
         candidates: &[Candidate],
         queued_since: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Result<Facts, EngineError> {
+        self.facts_in(&self.store(), route_id, candidates, queued_since)
+    }
+
+    /// [`Engine::facts`] read from `store` (a batch's, say).
+    pub(super) fn facts_in(
+        &self,
+        store: &crate::store::Store,
+        route_id: u32,
+        candidates: &[Candidate],
+        queued_since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Facts, EngineError> {
         let ids: BTreeSet<&AccountId> = candidates
             .iter()
             .filter_map(|c| c.account.as_ref())
@@ -59,9 +70,7 @@ impl Engine {
         let ids: Vec<&AccountId> = ids.into_iter().collect();
         let now = self.inner.clock.now();
         let alive = |owner: Option<&str>, lease| !owner_gone(owner, lease, now);
-        let facts = self
-            .store()
-            .dispatch_facts(route_id, &ids, queued_since, &alive)?;
+        let facts = store.dispatch_facts(route_id, &ids, queued_since, &alive)?;
         Ok(Facts {
             paused: self.is_paused(),
             accounts: facts.accounts,
@@ -89,11 +98,7 @@ impl Engine {
                 done => return Ok(Some(done)),
             }
         }
-        Err(EngineError::Conflict(format!(
-            "route {}: the limits of its accounts kept changing while it was being dispatched; \
-             it is left as it was",
-            row.id
-        )))
+        Err(kept_changing(row.id))
     }
 
     /// Gives queued routes of this engine their turn, first queued first,
@@ -105,34 +110,51 @@ impl Engine {
             return Ok(());
         }
         let rows = self.store().queued_routes_owned_by(&self.inner.instance)?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        // In bursts: a probe's answer may release a thousand routes.
         let mut blocked: BTreeSet<AccountId> = BTreeSet::new();
-        for row in rows {
-            let row = self.with_current_policies(row)?;
-            if row.account().is_some_and(|a| blocked.contains(a)) {
-                continue;
-            }
-            let id = row.id;
-            let account = row.account().cloned();
-            let outcome = self.advance(row, |row, world| {
-                crate::route::machine::released(row, self.lease(), world, self.inner.clock.now())
+        for rows in rows.chunks(super::burst::BURST_MOST) {
+            let ended = self.in_burst(|burst| {
+                for row in rows {
+                    let row = super::flow::current_policies(burst.store(), row.clone())?;
+                    if row.account().is_some_and(|a| blocked.contains(a)) {
+                        continue;
+                    }
+                    let id = row.id;
+                    let account = row.account().cloned();
+                    let outcome = burst.advance(row, |row, world| {
+                        crate::route::machine::released(
+                            row,
+                            self.lease(),
+                            world,
+                            self.inner.clock.now(),
+                        )
+                    })?;
+                    let stays = match outcome {
+                        None => true,
+                        Some(Cas::Won(now)) => now.state == RouteState::Queued,
+                        Some(Cas::Lost(_) | Cas::WorldChanged(_)) => false,
+                    };
+                    if !stays {
+                        continue;
+                    }
+                    let global = burst
+                        .store()
+                        .route(id)?
+                        .and_then(|r| r.queued.clone())
+                        .is_some_and(|q| matches!(q.reason, crate::route::QueueReason::GlobalFull));
+                    if global {
+                        return Ok(true);
+                    }
+                    blocked.extend(account);
+                }
+                Ok(false)
             })?;
-            let stays = match outcome {
-                None => true,
-                Some(Cas::Won(now)) => now.state == RouteState::Queued,
-                Some(Cas::Lost(_) | Cas::WorldChanged(_)) => false,
-            };
-            if !stays {
-                continue;
-            }
-            let global = self
-                .store()
-                .route(id)?
-                .and_then(|r| r.queued.clone())
-                .is_some_and(|q| matches!(q.reason, crate::route::QueueReason::GlobalFull));
-            if global {
+            if ended {
                 break;
             }
-            blocked.extend(account);
         }
         Ok(())
     }
@@ -216,6 +238,14 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// A route replanned [`REPLANS`] times, its world moving under each plan.
+pub(super) fn kept_changing(route_id: u32) -> EngineError {
+    EngineError::Conflict(format!(
+        "route {route_id}: the limits of its accounts kept changing while it was being \
+         dispatched; it is left as it was"
+    ))
 }
 
 /// `agent`'s account; credentials kept in the keyring are read back for

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use chrono_tz::Tz;
 use tracing::{error, warn};
 
 use super::accounts::REPLANS;
@@ -14,8 +15,10 @@ use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, Start
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
-use crate::route::{Actor, Ask, AttemptRecord, Interruption, RouteRow, RouteState};
-use crate::runner::{self, Launch, Ran, RunReport};
+use crate::route::{
+    Actor, Ask, AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState,
+};
+use crate::runner::{self, Launch, Ran, ResumeSession, RunReport};
 use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
 use crate::timing;
@@ -77,32 +80,23 @@ impl Engine {
         if req.confirm_repeat {
             ask = ask.accepting_repeat();
         }
+        let input = match req.action {
+            ManualAction::Continue | ManualAction::Handover => {
+                // Admitted first, so a stale or invalid request is told so
+                // rather than why its session could not be resumed.
+                if let Err(r) =
+                    machine::admit(&row, req.action, req.expected_generation, self.world())
+                {
+                    return refused(r, &row, req.action);
+                }
+                self.continuation_input(&row, &req)?
+            }
+            _ => AttemptInput::Prompt,
+        };
         // Refused before anything is killed or written.
-        let kills = match self.manual_plan(ask, &row, self.world()) {
+        let kills = match self.manual_plan(ask, &input, &row, self.world()) {
             Ok(p) => *p.effect() == Effect::Kill,
-            Err(Refusal::AlreadyDone) => return Ok(snapshot(&row)),
-            Err(Refusal::Stale) => return Err(stale(&row)),
-            Err(Refusal::NotValid { action, state }) => {
-                return Err(EngineError::Conflict(format!(
-                    "{} is not possible while the route is {}",
-                    action.as_str(),
-                    state.as_str()
-                )))
-            }
-            Err(Refusal::NoCandidateLeft) => {
-                return Err(EngineError::Conflict(
-                    "no candidate is left to skip to in this cycle".to_string(),
-                ))
-            }
-            Err(Refusal::Paused) => return Err(paused(req.action.as_str())),
-            Err(Refusal::RepeatRisk(risk)) => {
-                return Err(EngineError::Conflict(format!(
-                    "{} sends the prompt to an agent again and may repeat work: {}; confirm \
-                     that you want it",
-                    req.action.as_str(),
-                    risk.text()
-                )))
-            }
+            Err(r) => return refused(r, &row, req.action),
         };
         let run_here = self.run_at(row.id).is_some();
         if kills && !run_here {
@@ -111,7 +105,7 @@ impl Engine {
             self.make_sure_agent_gone(&row).await?;
         }
         match self.advance(row.clone(), |row, world| {
-            self.manual_plan(ask, row, world).ok()
+            self.manual_plan(ask, &input, row, world).ok()
         })? {
             Some(Cas::Won(row)) => {
                 if kills && run_here {
@@ -127,11 +121,17 @@ impl Engine {
     fn manual_plan(
         &self,
         ask: Ask,
+        input: &AttemptInput,
         row: &RouteRow,
         world: machine::World<'_>,
     ) -> Result<Plan, Refusal> {
         let now = self.inner.clock.now();
-        machine::manual(row, ask, self.lease(), world, now)
+        match input {
+            AttemptInput::Prompt => machine::manual(row, ask, self.lease(), world, now),
+            sends => {
+                machine::manual_continuation(row, sends.clone(), ask, self.lease(), world, now)
+            }
+        }
     }
 
     /// Kills the process group of the route's latest attempt if it still
@@ -181,7 +181,7 @@ impl Engine {
         Ok(Cas::Won(row))
     }
 
-    fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
+    pub(super) fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
         match effect {
             Effect::Arm(at) => self.arm(row.id, row.generation, at),
             Effect::Dispatch(attempt) => {
@@ -207,9 +207,24 @@ impl Engine {
         };
         let (spawned, mut started) = tokio::sync::mpsc::unbounded_channel();
         let (progress, live) = tokio::sync::watch::channel(crate::agent::Transcript::default());
+        let resume = match &attempt.input {
+            AttemptInput::Continue {
+                session_id,
+                message,
+                ..
+            } => Some(ResumeSession {
+                session_id: session_id.clone(),
+                message: message.clone(),
+            }),
+            AttemptInput::Prompt | AttemptInput::Handover { .. } => None,
+        };
+        let (agent, cannot_start) = super::dispatch_env::agent_at_dispatch(store, row, index);
+        // Clock times the agent prints without a zone are in its own `TZ`.
+        let zone = timing::agent_local_tz(Some(&agent.env));
         let launch = Launch {
-            agent: row.candidates[index].agent.clone(),
-            prompt: row.prompt.clone(),
+            agent,
+            prompt: attempt.input.prompt(&row.prompt),
+            resume,
             cwd: row.cwd.as_ref().map(PathBuf::from),
             step,
             clock: self.inner.clock,
@@ -236,8 +251,11 @@ impl Engine {
         let token = cancel.clone();
         let generation = attempt.generation;
         let task = tokio::spawn(async move {
-            let ran = runner::run(launch, token).await;
-            engine.on_report(route_id, attempt, ran);
+            let ran = match cannot_start {
+                Some(why) => runner::cannot_start(&launch, &why),
+                None => runner::run(launch, token).await,
+            };
+            engine.on_report(route_id, attempt, ran, zone);
         });
         self.book().runs.insert(
             route_id,
@@ -253,10 +271,10 @@ impl Engine {
     /// An attempt ended. Only the route's current attempt drives a
     /// transition; anything else is recorded as a late result. The report
     /// is held until it is recorded (see [`super::pending`]).
-    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran) {
+    fn on_report(&self, route_id: u32, attempt: AttemptRecord, report: Ran, zone: Tz) {
         let key = (route_id, attempt.generation);
         let generation = attempt.generation;
-        self.hold(key, Work::Report(Box::new((attempt, report))));
+        self.hold(key, Work::Report(Box::new((attempt, report, zone))));
         {
             let mut book = self.book();
             if book
@@ -275,6 +293,7 @@ impl Engine {
         route_id: u32,
         attempt: &AttemptRecord,
         ran: Ran,
+        zone: Tz,
     ) -> Result<(), EngineError> {
         // What the agent said and did is kept first, however the attempt
         // is judged (and again harmlessly if this work is retried).
@@ -286,7 +305,7 @@ impl Engine {
         let now = self.inner.clock.now();
         let current = row.state == RouteState::Running && row.generation == attempt.generation;
         if !current {
-            return self.record_late(&row, attempt, report, now);
+            return self.record_late(&row, attempt, report, zone, now);
         }
         let failure = match report {
             RunReport::Succeeded => {
@@ -298,13 +317,13 @@ impl Engine {
                 return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
             }
             RunReport::Failed { raw, effect } => {
-                self.failure(&row, attempt, raw, effect, None, true)
+                self.failure(&row, attempt, raw, effect, None, zone, true)
             }
             RunReport::Runtime {
                 failure,
                 raw,
                 effect,
-            } => self.failure(&row, attempt, raw, effect, Some(failure), true),
+            } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
@@ -326,7 +345,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Sanitizes, correlates and classifies a failed attempt's evidence.
+    /// Sanitizes, correlates and classifies a failed attempt's evidence;
+    /// `zone` is the one the agent ran in.
+    #[allow(clippy::too_many_arguments)]
     fn failure(
         &self,
         row: &RouteRow,
@@ -334,6 +355,7 @@ impl Engine {
         mut raw: RawEvidence,
         mut effect: EffectContext,
         runtime: Option<RuntimeFailure>,
+        zone: Tz,
         current: bool,
     ) -> Failure {
         raw.correlation = Some(Correlation {
@@ -347,11 +369,7 @@ impl Engine {
         let catalogue = self.catalogue();
         let classification = match runtime {
             Some(failure) => failure.classify(&catalogue.version),
-            None => {
-                let candidate = row.candidates.get(attempt.candidate_index as usize);
-                let zone = timing::agent_local_tz(candidate.map(|c| &c.agent.env));
-                catalogue.classify(&evidence, zone)
-            }
+            None => catalogue.classify(&evidence, zone),
         };
         Failure {
             number: attempt.number,
@@ -368,12 +386,13 @@ impl Engine {
         row: &RouteRow,
         attempt: &AttemptRecord,
         report: RunReport,
+        zone: Tz,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), EngineError> {
         let late = match report {
             RunReport::Succeeded => Late::Succeeded,
             RunReport::Failed { raw, effect } => Late::Failed(Box::new(
-                self.failure(row, attempt, raw, effect, None, false),
+                self.failure(row, attempt, raw, effect, None, zone, false),
             )),
             RunReport::Runtime {
                 failure,
@@ -385,6 +404,7 @@ impl Engine {
                 raw,
                 effect,
                 Some(failure),
+                zone,
                 false,
             ))),
             RunReport::Killed => Late::Killed,
@@ -397,9 +417,7 @@ impl Engine {
     /// The row with its candidates' policies as they are now, read by
     /// candidate id (see [`machine::with_policies`]).
     pub(super) fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
-        let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
-        let current = self.store().candidates_by_id(&ids)?;
-        Ok(machine::with_policies(row, &current))
+        Ok(current_policies(&self.store(), row)?)
     }
 
     pub(super) fn publish(&self, row: &RouteRow) {
@@ -411,6 +429,45 @@ impl Engine {
             snapshot: snapshot(row),
         });
     }
+}
+
+/// What a refused manual action answers: the route as it is (an action
+/// already done), or why not.
+fn refused(
+    refusal: Refusal,
+    row: &RouteRow,
+    action: ManualAction,
+) -> Result<RouteSnapshot, EngineError> {
+    Err(match refusal {
+        Refusal::AlreadyDone => return Ok(snapshot(row)),
+        Refusal::Stale => stale(row),
+        Refusal::NotValid { action, state } => EngineError::Conflict(format!(
+            "{} is not possible while the route is {}",
+            action.as_str(),
+            state.as_str()
+        )),
+        Refusal::NoCandidateLeft => {
+            EngineError::Conflict("no candidate is left to skip to in this cycle".to_string())
+        }
+        Refusal::Paused => paused(action.as_str()),
+        Refusal::RepeatRisk(risk) => EngineError::Conflict(format!(
+            "{} sends the prompt to an agent again and may repeat work: {}; confirm that you \
+             want it",
+            action.as_str(),
+            risk.text()
+        )),
+        Refusal::Unavailable(why) => EngineError::Conflict(why),
+    })
+}
+
+/// `row` with its candidates' policies as `store` has them now.
+pub(super) fn current_policies(
+    store: &Store,
+    row: RouteRow,
+) -> Result<RouteRow, crate::store::StoreError> {
+    let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
+    let current = store.candidates_by_id(&ids)?;
+    Ok(machine::with_policies(row, &current))
 }
 
 fn stale(current: &RouteRow) -> EngineError {

@@ -18,8 +18,11 @@
 mod account_views;
 mod accounts;
 mod book;
+mod burst;
 mod catalogue;
+mod continuation;
 mod detail;
+mod dispatch_env;
 mod error;
 mod flow;
 mod housekeeping;
@@ -56,6 +59,7 @@ pub use account_views::{
     MarkView, MAX_RUNNING,
 };
 pub use catalogue::{CatalogueState, TextPreview};
+pub use continuation::{ContinuationPreview, ContinueOffer, HandoverOffer};
 pub use detail::*;
 pub use error::{EngineError, ErrorCode};
 pub use housekeeping::{inspect_workdir, AT_REST};

@@ -41,8 +41,8 @@ pub(super) type WorkKey = (u32, u32);
 pub(super) enum Work {
     /// The route's wait came due.
     Timer,
-    /// The route's attempt ended.
-    Report(Box<(AttemptRecord, Ran)>),
+    /// The route's attempt ended, in the zone its agent ran in.
+    Report(Box<(AttemptRecord, Ran, chrono_tz::Tz)>),
 }
 
 #[derive(Debug)]
@@ -111,7 +111,7 @@ impl Engine {
         let (route_id, generation) = key;
         let result = match &work {
             Work::Timer => self.fire(route_id, generation),
-            Work::Report(r) => self.handle_report(route_id, &r.0, r.1.clone()),
+            Work::Report(r) => self.handle_report(route_id, &r.0, r.1.clone(), r.2),
         };
         let what = match work {
             Work::Timer => "the timer's transition",

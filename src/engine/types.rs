@@ -334,6 +334,9 @@ pub struct AttemptView {
     /// What the agent said and did, in brief; `None` for an attempt that
     /// kept none (it is running, or ran before transcripts were kept).
     pub transcript: Option<TranscriptSummary>,
+    /// What it sent: the prompt, a continuation of an earlier attempt's
+    /// session, or a hand-over with its package.
+    pub input: crate::route::AttemptInput,
 }
 
 /// One attempt's whole transcript and the files it changed.
@@ -406,6 +409,10 @@ pub struct ActionRequest {
     /// The person was told the route's `repeat_risk` and still wants this
     /// action, which sends work again: without it such an action is refused.
     pub confirm_repeat: bool,
+    /// Continue only: the message to send in the resumed session, in place
+    /// of the candidate's (or the default one).
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// Published after every committed transition. Drop an event whose

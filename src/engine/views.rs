@@ -122,6 +122,7 @@ fn attempt_view(a: StoredAttempt, transcript: Option<TranscriptSummary>) -> Atte
     let in_inbox = a.in_inbox();
     let r = a.result;
     AttemptView {
+        input: a.attempt.input,
         number: a.attempt.number,
         generation: a.attempt.generation,
         candidate_index: a.attempt.candidate_index,

@@ -435,6 +435,7 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
                 simulates: a.simulates,
                 account: a.account.as_deref(),
                 max_concurrent: a.max_concurrent,
+                continue_message: a.continue_message.as_deref(),
             },
             transient: &c.transient,
             hard: &c.hard,
@@ -469,6 +470,8 @@ struct AgentOut<'a> {
     account: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_concurrent: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    continue_message: Option<&'a str>,
 }
 
 /// The JSON Schema of the current document, generated from the Rust types

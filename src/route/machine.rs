@@ -9,14 +9,15 @@
 
 use chrono::{DateTime, Utc};
 
+mod continuation;
 mod dispatch;
 
 use super::row::RouteRecord;
 use super::transitions::{self, Event};
 use super::{
-    ActionRecord, Ask, AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason,
-    Interruption, LedTo, ManualAction, NewRoute, ProbeEnd, RepeatRisk, RouteRow, RouteState,
-    TransitionWrite,
+    ActionRecord, Ask, AttemptInput, AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided,
+    HoldReason, Interruption, LedTo, ManualAction, NewRoute, ProbeEnd, RepeatRisk, RouteRow,
+    RouteState, TransitionWrite,
 };
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
@@ -26,6 +27,7 @@ use crate::policy::CandidatePolicy;
 use crate::profile::{Candidate, Profile};
 use crate::safety::{self, EffectContext};
 
+pub use continuation::manual as manual_continuation;
 use dispatch::dispatch;
 pub use dispatch::released;
 
@@ -118,6 +120,8 @@ pub enum Refusal {
     /// The action sends work again and may repeat what an agent already
     /// did; the person has not accepted that.
     RepeatRisk(RepeatRisk),
+    /// A continue or hand-over that cannot be made, and why.
+    Unavailable(String),
 }
 
 /// Why a route was not started.
@@ -128,11 +132,17 @@ pub enum StartRefusal {
 }
 
 /// Actions valid in the row's current state, in display order: the
-/// [`transitions`] table's, less a skip when no candidate is left to skip to.
+/// [`transitions`] table's, less a skip or hand-over when no candidate is
+/// left to skip to, and Continue when the current kind cannot resume.
 pub fn valid_actions(row: &RouteRow) -> Vec<ManualAction> {
     let skip = next_eligible(row).is_some();
+    let resumes = row
+        .candidates
+        .get(row.candidate_index as usize)
+        .is_some_and(|c| c.agent.kind.descriptor().resume.is_some());
     transitions::actions(row.state)
-        .filter(|a| skip || *a != ManualAction::SkipNow)
+        .filter(|a| skip || !matches!(a, ManualAction::SkipNow | ManualAction::Handover))
+        .filter(|a| resumes || *a != ManualAction::Continue)
         .collect()
 }
 
@@ -185,6 +195,7 @@ fn attempt_record(
         invocation_id: format!("r{route_id}-a{number}-{owner}"),
         started_at: now,
         account: candidate.account.clone(),
+        input: super::AttemptInput::Prompt,
     }
 }
 
@@ -261,26 +272,8 @@ pub fn manual(
     now: DateTime<Utc>,
 ) -> Result<Plan, Refusal> {
     let action = ask.action;
-    if already_done(row, action) {
-        return Err(Refusal::AlreadyDone);
-    }
-    if row.generation != ask.expected_generation {
-        return Err(Refusal::Stale);
-    }
-    if !valid_actions(row).contains(&action) {
-        if action == ManualAction::SkipNow && next_eligible(row).is_none() {
-            return Err(Refusal::NoCandidateLeft);
-        }
-        return Err(Refusal::NotValid {
-            action,
-            state: row.state,
-        });
-    }
-    let dispatches = transitions::dispatches(action);
-    if world.paused && dispatches {
-        return Err(Refusal::Paused);
-    }
-    let risk = repeat_risk(row).filter(|_| dispatches);
+    admit(row, action, ask.expected_generation, world)?;
+    let risk = repeat_risk(row).filter(|_| action.resends_prompt());
     if let (Some(risk), false) = (&risk, ask.accepts_repeat) {
         return Err(Refusal::RepeatRisk(risk.clone()));
     }
@@ -315,6 +308,10 @@ pub fn manual(
             next.cycle = RouteCycle::new(row.candidate_index);
             dispatch(row, next, write, lease, world, now)
         }
+        // What they send is found by the engine: `manual_continuation`.
+        ManualAction::Continue | ManualAction::Handover => {
+            return continuation::manual(row, AttemptInput::Prompt, ask, lease, world, now)
+        }
     };
     plan.write.action = Some(action_record(row, ask, &plan, risk, now));
     Ok(plan)
@@ -348,17 +345,22 @@ fn action_record(
         (ManualAction::Stop, None) => LedTo::Stopped {
             killed: plan.write.result().map(|r| r.number),
         },
-        (ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume, None) => {
-            LedTo::NotDispatched {
-                state: next.state,
-                candidate_index: next.candidate_index,
-                candidate_name: next
-                    .candidates
-                    .get(next.candidate_index as usize)
-                    .map(|c| c.name.clone())
-                    .unwrap_or_default(),
-            }
-        }
+        (
+            ManualAction::RetryNow
+            | ManualAction::SkipNow
+            | ManualAction::Resume
+            | ManualAction::Continue
+            | ManualAction::Handover,
+            None,
+        ) => LedTo::NotDispatched {
+            state: next.state,
+            candidate_index: next.candidate_index,
+            candidate_name: next
+                .candidates
+                .get(next.candidate_index as usize)
+                .map(|c| c.name.clone())
+                .unwrap_or_default(),
+        },
     };
     ActionRecord {
         action: ask.action,
@@ -370,6 +372,36 @@ fn action_record(
     }
 }
 
+/// Whether `action` may be planned at all: not done already, asked at the
+/// current generation, valid in the route's state, not paused.
+pub fn admit(
+    row: &RouteRow,
+    action: ManualAction,
+    expected_generation: u32,
+    world: World<'_>,
+) -> Result<(), Refusal> {
+    if already_done(row, action) {
+        return Err(Refusal::AlreadyDone);
+    }
+    if row.generation != expected_generation {
+        return Err(Refusal::Stale);
+    }
+    if !valid_actions(row).contains(&action) {
+        let skips = matches!(action, ManualAction::SkipNow | ManualAction::Handover);
+        if skips && next_eligible(row).is_none() {
+            return Err(Refusal::NoCandidateLeft);
+        }
+        return Err(Refusal::NotValid {
+            action,
+            state: row.state,
+        });
+    }
+    if world.paused && transitions::dispatches(action) {
+        return Err(Refusal::Paused);
+    }
+    Ok(())
+}
+
 /// Cancelling a cancelled wait and stopping a stopped route change nothing.
 fn already_done(row: &RouteRow, action: ManualAction) -> bool {
     match action {
@@ -378,7 +410,11 @@ fn already_done(row: &RouteRow, action: ManualAction) -> bool {
                 && row.manual_reason == Some(HoldReason::WaitCancelled)
         }
         ManualAction::Stop => row.state == RouteState::Stopped,
-        ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume => false,
+        ManualAction::RetryNow
+        | ManualAction::SkipNow
+        | ManualAction::Resume
+        | ManualAction::Continue
+        | ManualAction::Handover => false,
     }
 }
 

@@ -5,12 +5,16 @@
 //! Nothing here does IO or reads a clock: `now` is an argument, and the
 //! engine commits what [`machine`] plans.
 
+mod input;
 pub mod machine;
 mod manual;
 mod row;
 mod state;
 pub mod transitions;
 
+pub use input::{
+    continue_message_problem, AttemptInput, DEFAULT_CONTINUE_MESSAGE, MAX_CONTINUE_MESSAGE,
+};
 pub use manual::{ActionRecord, Actor, Ask, LedTo, RepeatRisk};
 pub use row::{
     AttemptRecord, AttemptResultRecord, Decided, HoldRecord, NewRoute, ProbeClaim, ProbeEnd,

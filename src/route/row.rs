@@ -203,6 +203,8 @@ pub struct AttemptRecord {
     pub started_at: DateTime<Utc>,
     /// The account the candidate ran as.
     pub account: Option<AccountId>,
+    /// What it sends: the prompt, a continuation, or a handover.
+    pub input: super::AttemptInput,
 }
 
 /// How an attempt ended and what was decided about it.

@@ -90,15 +90,23 @@ pub enum ManualAction {
     CancelWait,
     Stop,
     Resume,
+    /// Resumes the last attempt's own CLI session with a continuation
+    /// message, never the original prompt.
+    Continue,
+    /// Skips to the next candidate with the original prompt and a bounded
+    /// package of what the last attempt said and did.
+    Handover,
 }
 
 impl ManualAction {
-    pub const ALL: [ManualAction; 5] = [
+    pub const ALL: [ManualAction; 7] = [
         ManualAction::RetryNow,
         ManualAction::SkipNow,
         ManualAction::CancelWait,
         ManualAction::Stop,
         ManualAction::Resume,
+        ManualAction::Continue,
+        ManualAction::Handover,
     ];
 
     /// What the action does, for `recourse action --help` and the app's
@@ -119,7 +127,26 @@ impl ManualAction {
                 "Send the prompt to the current candidate again, in a fresh cycle: its retries \
                  and reset wait renewed, skipped candidates eligible again."
             }
+            ManualAction::Continue => {
+                "Resume the last attempt's own session with a message asking the agent to check \
+                 the current state and finish; the prompt is not sent again."
+            }
+            ManualAction::Handover => {
+                "Run the next candidate with the prompt and what the last attempt said, ran and \
+                 changed, as reference data (shown before it is sent)."
+            }
         }
+    }
+
+    /// Whether the action sends the route's prompt to an agent as new work,
+    /// which repeats what an earlier agent already did when one may have.
+    /// Continue and Hand over send the agent's own session or an account of
+    /// what was done instead, so they never ask about repeating.
+    pub fn resends_prompt(self) -> bool {
+        matches!(
+            self,
+            ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume
+        )
     }
 
     /// The CLI spelling (`retry-now`).
@@ -130,6 +157,8 @@ impl ManualAction {
             ManualAction::CancelWait => "cancel-wait",
             ManualAction::Stop => "stop",
             ManualAction::Resume => "resume",
+            ManualAction::Continue => "continue",
+            ManualAction::Handover => "handover",
         }
     }
 

@@ -28,7 +28,7 @@ pub enum Event {
 }
 
 impl Event {
-    pub const ALL: [Event; 10] = [
+    pub const ALL: [Event; 12] = [
         Event::TimerFired,
         Event::AttemptSucceeded,
         Event::AttemptFailed,
@@ -39,8 +39,15 @@ impl Event {
         Event::Manual(ManualAction::CancelWait),
         Event::Manual(ManualAction::Stop),
         Event::Manual(ManualAction::Resume),
+        Event::Manual(ManualAction::Continue),
+        Event::Manual(ManualAction::Handover),
     ];
 }
+
+/// Where a continue or a hand-over can end: the agent runs, or nothing
+/// happens (one that cannot start an agent at once is refused, never queued
+/// to be released later with the plain prompt).
+const CONTINUATION: &[RouteState] = &[RouteState::Running];
 
 /// Where a dispatch can end: the agent runs; it waits for a slot; or its
 /// account is limited and the candidate's policy decides as if the failure
@@ -56,7 +63,7 @@ const DISPATCH: &[RouteState] = &[
 /// The states `event` can lead to from `state`; empty when it does not apply
 /// there (refused, or already done).
 pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
-    use ManualAction::{CancelWait, Resume, RetryNow, SkipNow, Stop};
+    use ManualAction::{CancelWait, Continue, Handover, Resume, RetryNow, SkipNow, Stop};
     use RouteState::{
         NeedsManual, Queued, RetryScheduled, Running, Stopped, Succeeded, WaitingReset,
     };
@@ -70,7 +77,7 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
             Event::Manual(Stop) => &[Stopped],
             Event::TimerFired
             | Event::Released
-            | Event::Manual(RetryNow | SkipNow | CancelWait | Resume) => NONE,
+            | Event::Manual(RetryNow | SkipNow | CancelWait | Resume | Continue | Handover) => NONE,
         },
         WaitingReset | RetryScheduled => match event {
             Event::TimerFired | Event::Manual(RetryNow | SkipNow) => DISPATCH,
@@ -80,7 +87,7 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
             | Event::AttemptFailed
             | Event::Interrupted
             | Event::Released
-            | Event::Manual(Resume) => NONE,
+            | Event::Manual(Resume | Continue | Handover) => NONE,
         },
         Queued => match event {
             Event::Released | Event::Manual(SkipNow) => DISPATCH,
@@ -90,10 +97,11 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
             | Event::AttemptSucceeded
             | Event::AttemptFailed
             | Event::Interrupted
-            | Event::Manual(RetryNow | Resume) => NONE,
+            | Event::Manual(RetryNow | Resume | Continue | Handover) => NONE,
         },
         NeedsManual => match event {
             Event::Manual(RetryNow | SkipNow) => DISPATCH,
+            Event::Manual(Continue | Handover) => CONTINUATION,
             Event::Manual(Stop) => &[Stopped],
             Event::TimerFired
             | Event::AttemptSucceeded
@@ -104,6 +112,7 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
         },
         Stopped => match event {
             Event::Manual(Resume) => DISPATCH,
+            Event::Manual(Continue | Handover) => CONTINUATION,
             Event::TimerFired
             | Event::AttemptSucceeded
             | Event::AttemptFailed
@@ -142,13 +151,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn retry_skip_and_resume_dispatch_and_cancel_and_stop_do_not() {
+    fn retry_skip_resume_continue_and_handover_dispatch_and_cancel_and_stop_do_not() {
         assert_eq!(
             dispatching_actions(),
             [
                 ManualAction::RetryNow,
                 ManualAction::SkipNow,
-                ManualAction::Resume
+                ManualAction::Resume,
+                ManualAction::Continue,
+                ManualAction::Handover
             ]
         );
     }

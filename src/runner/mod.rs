@@ -42,6 +42,31 @@ pub struct Launch {
     /// Told once, at the agent's first assistant output: a probe's first
     /// sign that its account's limit has lifted.
     pub answered: Option<tokio::sync::mpsc::UnboundedSender<()>>,
+    /// Resume this session of the CLI and send its message instead of the
+    /// prompt (a continuation).
+    pub resume: Option<ResumeSession>,
+}
+
+/// The CLI session a continuation resumes, and what it says there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumeSession {
+    pub session_id: String,
+    pub message: String,
+}
+
+/// An attempt that could not start for a reason found before its agent
+/// was launched (`why`, in words): recorded as a spawn failure of its
+/// program, with nothing delivered.
+pub fn cannot_start(launch: &Launch, why: &str) -> Ran {
+    let program = match launch.agent.kind.descriptor().launch {
+        KindLaunch::InProcess => launch.agent.kind.descriptor().slug.to_string(),
+        KindLaunch::Process { command, .. } => command(&launch.agent, "").program,
+    };
+    Ran {
+        report: process::not_startable(launch, &program, why),
+        transcript: Transcript::default(),
+        files: None,
+    }
 }
 
 /// An attempt, ended: how, what the agent said and did, and which files of
@@ -79,12 +104,20 @@ pub async fn run(launch: Launch, cancel: CancellationToken) -> Ran {
         Some(d) => worktree::snapshot(d).await,
         None => None,
     };
-    let (report, transcript) = match launch.agent.kind.descriptor().launch {
-        KindLaunch::InProcess => simulated::run(&launch, cancel).await,
-        KindLaunch::Process { command, adapter } => {
+    let descriptor = launch.agent.kind.descriptor();
+    let (report, transcript) = match (&descriptor.launch, &launch.resume, &descriptor.resume) {
+        (KindLaunch::Process { command, adapter }, None, _) => {
             let line = command(&launch.agent, &launch.prompt);
             process::run(&launch, line, adapter(), cancel).await
         }
+        (KindLaunch::Process { adapter, .. }, Some(r), Some(resume)) => {
+            let line = (resume.command)(&launch.agent, &r.session_id, &r.message);
+            process::run(&launch, line, adapter(), cancel).await
+        }
+        // Never the prompt in place of a continuation: that would send
+        // the task again where a person asked to continue it.
+        (_, Some(_), _) => (process::cannot_resume(&launch), Transcript::default()),
+        (KindLaunch::InProcess, None, _) => simulated::run(&launch, cancel).await,
     };
     let after = match (&dir, &before) {
         (Some(d), Some(_)) => worktree::snapshot(d).await,

@@ -348,19 +348,32 @@ fn spawn_error(program: &str, e: &std::io::Error) -> String {
     }
 }
 
+/// A continuation for a kind that cannot resume a session: nothing starts.
+pub(super) fn cannot_resume(launch: &Launch) -> RunReport {
+    let label = launch.agent.kind.descriptor().label;
+    spawn_failed(
+        launch,
+        label,
+        "it cannot resume a session, and the prompt is not sent in its place".to_string(),
+    )
+}
+
 fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
+    if why.starts_with("working directory") {
+        return not_startable(launch, program, &why);
+    }
+    let home = std::env::var("HOME").unwrap_or_default();
+    let why = format!("{why} ({})", shown_path(program, &home));
+    not_startable(launch, program, &why)
+}
+
+/// `cannot start NAME: WHY`, for a cause that is not the program itself
+/// (a working directory, a variable the profile no longer sets).
+pub(super) fn not_startable(launch: &Launch, program: &str, why: &str) -> RunReport {
     let name = Path::new(program)
         .file_name()
         .map_or(program.to_string(), |n| n.to_string_lossy().into_owned());
-    let message = if why.starts_with("working directory") {
-        format!("cannot start {name}: {why}")
-    } else {
-        let home = std::env::var("HOME").unwrap_or_default();
-        format!(
-            "cannot start {name}: {why} ({})",
-            shown_path(program, &home)
-        )
-    };
+    let message = format!("cannot start {name}: {why}");
     let raw = runtime_evidence(launch, message.into_bytes(), Phase::Spawn);
     let effect = EffectContext::not_delivered();
     RunReport::Runtime {

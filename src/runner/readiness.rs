@@ -144,6 +144,90 @@ pub async fn check(agent: &AgentSpec, env: &BTreeMap<String, String>) -> Readine
     }
 }
 
+/// Why `agent` cannot resume `session` where its CLI keeps sessions (its
+/// descriptor's [`crate::agent::Sessions`]), with `env` the environment it
+/// would start in; `None` when the session's file is there, or when the
+/// search was too large to finish (the CLI's own refusal then says).
+pub fn session_problem(
+    agent: &AgentSpec,
+    env: &BTreeMap<String, String>,
+    session: &str,
+) -> Option<String> {
+    use crate::agent::{SessionFile, SessionRoot};
+    let d = agent.kind.descriptor();
+    let Some(resume) = d.resume.as_ref() else {
+        return Some(format!("{} cannot resume a session", d.label));
+    };
+    let home = || env.get("HOME").map(PathBuf::from).unwrap_or_default();
+    let root = match resume.sessions.root {
+        SessionRoot::ConfigDir => {
+            let default = d.readiness.as_ref().map_or("~", |f| f.config_dir_default);
+            config_dir(agent, env, default)
+        }
+        SessionRoot::DataHome => env
+            .get("XDG_DATA_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home().join(".local/share")),
+    };
+    let folder = root.join(resume.sessions.folder);
+    if !folder.is_dir() {
+        return Some(format!(
+            "{}'s session folder {} is gone",
+            d.label,
+            folder.display()
+        ));
+    }
+    let (depth, needle) = match resume.sessions.file {
+        SessionFile::Database(name) => {
+            let file = folder.join(name);
+            return (!file.is_file())
+                .then(|| format!("{}'s sessions file {} is gone", d.label, file.display()));
+        }
+        SessionFile::Named { depth, prefix } => {
+            let end = prefix.map_or(session.len(), |n| {
+                session
+                    .char_indices()
+                    .nth(n)
+                    .map_or(session.len(), |(i, _)| i)
+            });
+            (depth, &session[..end])
+        }
+    };
+    let mut budget = SESSION_SEARCH_ENTRIES;
+    match find_named(&folder, needle, depth, &mut budget) {
+        Some(true) | None => None,
+        Some(false) => Some(format!(
+            "no file of session {session} under {}: {} no longer has it",
+            folder.display(),
+            d.label
+        )),
+    }
+}
+
+/// Most folder entries a session search reads before it gives up.
+const SESSION_SEARCH_ENTRIES: usize = 50_000;
+
+/// Whether a file whose name holds `needle` is at most `depth` folders
+/// below `dir`; `None` when `budget` ran out first.
+fn find_named(dir: &std::path::Path, needle: &str, depth: u8, budget: &mut usize) -> Option<bool> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Some(false);
+    };
+    for entry in entries.flatten() {
+        *budget = budget.checked_sub(1)?;
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir && entry.file_name().to_string_lossy().contains(needle) {
+            return Some(true);
+        }
+        if is_dir && depth > 0 && find_named(&path, needle, depth - 1, budget)? {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 /// The candidate's config dir, else the CLI's variable in `env`, else its default.
 fn config_dir(agent: &AgentSpec, env: &BTreeMap<String, String>, default: &str) -> PathBuf {
     let var = agent.kind.descriptor().config_dir_variable;

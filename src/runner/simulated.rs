@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use chrono::{DateTime, Timelike, Utc};
-
 use super::{Launch, RunReport};
-use crate::agent::{AgentKind, SimStep, ToolStatus, Transcript};
+use crate::agent::kinds::{usage_limit_words, SimulatedWords};
+use crate::agent::{SimStep, ToolStatus, Transcript};
 use crate::evidence::{Phase, Provider, RawEvidence};
 use crate::safety::{EffectContext, PromptDelivery};
 
@@ -63,8 +62,8 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
             .with_phase(Phase::Request)
             .with_exit_code(1)
     };
-    let like = launch.agent.simulates.unwrap_or(AgentKind::ClaudeCode);
-    let words = Words::of(like);
+    let like = launch.agent.simulates;
+    let words = SimulatedWords::of(like);
     let (raw, effect) = match step {
         SimStep::Succeed { .. } => return RunReport::Succeeded,
         SimStep::Overloaded { .. } => (
@@ -88,7 +87,7 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
             EffectContext::not_delivered(),
         ),
         SimStep::UsageLimit { resets_in_s, .. } => (
-            evidence(usage_limit(like, now, *resets_in_s)),
+            evidence(usage_limit_words(like, now, *resets_in_s)),
             EffectContext::not_delivered(),
         ),
         SimStep::ToolThenReset { .. } => (
@@ -100,91 +99,6 @@ fn report(step: &SimStep, launch: &Launch) -> RunReport {
         }
     };
     RunReport::Failed { raw, effect }
-}
-
-/// What each CLI prints for a failure, taken from the recordings of the
-/// pinned CLIs (`fixtures/agents/recorded/<cli>-<version>/<scenario>`).
-/// OpenCode passes the provider's own error body through, so it is worded
-/// as the Anthropic API it most often runs on.
-struct Words {
-    overloaded: &'static str,
-    overloaded_status: u16,
-    overloaded_type: Option<&'static str>,
-    /// `{s}`: the seconds of the retry-after.
-    rate_limited: &'static str,
-    rate_limited_type: Option<&'static str>,
-    connection_reset: &'static str,
-}
-
-impl Words {
-    fn of(like: AgentKind) -> Words {
-        match like {
-            // codex-0.171.0/overloaded, rate_limited, cut_stream
-            AgentKind::Codex => Words {
-                overloaded: "unexpected status 503 Service Unavailable: The server is overloaded or not ready yet.",
-                overloaded_status: 503,
-                overloaded_type: None,
-                rate_limited: "exceeded retry limit, last status: 429 Too Many Requests",
-                rate_limited_type: None,
-                connection_reset: "stream disconnected before completion: stream closed before response.completed",
-            },
-            // gemini-0.61.0/overloaded, cut_stream
-            AgentKind::Gemini => Words {
-                overloaded: "[API Error: The model is overloaded. Please try again later.]",
-                overloaded_status: 503,
-                overloaded_type: None,
-                // gemini-cli issue 2020: a throttle, not a quota.
-                rate_limited: "[API Error: Resource has been exhausted (e.g. check quota).]",
-                rate_limited_type: None,
-                connection_reset: "Model stream ended without a finish reason.",
-            },
-            // claude-2.1.332/overloaded, rate_limited, tool_then_error
-            AgentKind::ClaudeCode
-            | AgentKind::Opencode
-            | AgentKind::Simulated
-            | AgentKind::Generic => Words {
-                overloaded: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-                overloaded_status: 529,
-                overloaded_type: Some("overloaded_error"),
-                rate_limited: r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
-                rate_limited_type: Some("rate_limit_error"),
-                connection_reset: "API Error: Connection error. (read ECONNRESET: connection reset by peer)",
-            },
-        }
-    }
-}
-
-/// A usage limit that resets `resets_in_s` after `now`, as `like` says it:
-/// Claude Code gives the epoch second, Codex the time left in whole
-/// minutes, Gemini CLI the clock time (to the minute, in UTC); the reset
-/// falls at the minute they name.
-fn usage_limit(like: AgentKind, now: DateTime<Utc>, resets_in_s: u32) -> String {
-    let minutes = resets_in_s.div_ceil(60).max(1);
-    match like {
-        AgentKind::Codex => format!(
-            "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or \
-             try again in {minutes} minute{}.",
-            if minutes == 1 { "" } else { "s" }
-        ),
-        AgentKind::Gemini => {
-            let reset = now + chrono::Duration::seconds(i64::from(resets_in_s));
-            // The next whole minute: a clock time never promises too early.
-            let reset = reset
-                .with_second(0)
-                .and_then(|t| t.with_nanosecond(0))
-                .map_or(reset, |t| t + chrono::Duration::minutes(1));
-            format!(
-                "Usage limit reached for gemini-2.5-pro. Access resets at {} UTC.",
-                reset.format("%-I:%M %p")
-            )
-        }
-        AgentKind::ClaudeCode | AgentKind::Opencode | AgentKind::Simulated | AgentKind::Generic => {
-            format!(
-                "Claude AI usage limit reached|{}",
-                now.timestamp() + i64::from(resets_in_s)
-            )
-        }
-    }
 }
 
 fn after_tool_use() -> EffectContext {
@@ -200,7 +114,7 @@ fn after_tool_use() -> EffectContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::AgentSpec;
+    use crate::agent::{AgentKind, AgentSpec};
     use crate::classification::SemanticCode;
     use crate::clock::Clock;
     use crate::evidence::Evidence;
@@ -235,6 +149,7 @@ mod tests {
             spawned: None,
             progress: None,
             answered: None,
+            resume: None,
         };
         match report(&step, &launch) {
             RunReport::Failed { raw, effect } => {

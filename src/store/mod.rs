@@ -21,7 +21,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
+pub use routes::{Batch, Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
 
 /// How long a statement waits for another process's write lock before
 /// failing. Opening for writing waits at most this long too, so a command
@@ -174,6 +174,7 @@ impl Store {
         migrate::check_not_newer(path, found)?;
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
+        migrate::check_schema(&conn, path, found).map_err(|e| e.opening(path))?;
         check_writable(&conn).map_err(|e| e.opening(path))?;
         configure(&conn).map_err(|e| e.opening(path))?;
         migrate::run(&conn, path, found).map_err(|e| e.opening(path))?;
@@ -197,6 +198,7 @@ impl Store {
         }
         read_schema(&conn).map_err(|e| e.opening(path))?;
         check_integrity(&conn, path)?;
+        migrate::check_schema(&conn, path, found).map_err(|e| e.opening(path))?;
         Ok(Store::at(conn, path))
     }
 
@@ -770,8 +772,8 @@ mod append_only_tests {
         let c = store.conn();
         c.execute_batch(
             "INSERT INTO routes (id, profile_name, prompt, state, generation, candidate_index, \
-             candidates_json, cycle_json, created_at, updated_at) \
-             VALUES (1, 'p', 'x', 'running', 1, 0, '[]', '{}', 't', 't');
+             cycle_json, created_at, updated_at) \
+             VALUES (1, 'p', 'x', 'running', 1, 0, '{}', 't', 't');
              INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_name, \
              invocation_id, started_at) VALUES (1, 1, 1, 0, 'c', 'i1', 't');
              INSERT INTO attempt_results (attempt_id, finished_at, outcome) VALUES (1, 't', 'failed');",

@@ -180,6 +180,7 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
                 action: ManualAction::Stop,
                 expected_generation: generation,
                 confirm_repeat: false,
+                message: None,
             },
             Actor::Cli,
         )
@@ -208,6 +209,7 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
                 expected_generation: stopped.generation,
                 // Its agent was stopped while it ran: the person confirmed.
                 confirm_repeat: true,
+                message: None,
             },
             Actor::Cli,
         )

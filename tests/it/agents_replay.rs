@@ -104,6 +104,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         spawned: None,
         progress: None,
         answered: None,
+        resume: None,
     };
     let ran = run(launch, CancellationToken::new()).await;
     let (report, transcript) = (ran.report, ran.transcript);

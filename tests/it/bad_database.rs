@@ -54,8 +54,8 @@ fn cases() -> Vec<Case> {
                 let c = rusqlite::Connection::open(p).unwrap();
                 c.execute_batch(
                     "INSERT INTO routes (id, profile_name, prompt, state, generation, \
-                     candidate_index, candidates_json, cycle_json, created_at, updated_at) \
-                     VALUES (1, 'Work', 'x', 'succeeded', 1, 0, '[]', '{}', 't', 't'); \
+                     candidate_index, cycle_json, created_at, updated_at) \
+                     VALUES (1, 'Work', 'x', 'succeeded', 1, 0, '{}', 't', 't'); \
                      PRAGMA writable_schema = ON; \
                      UPDATE sqlite_schema \
                      SET sql = 'CREATE INDEX routes_by_state ON routes (profile_name)' \
@@ -64,6 +64,25 @@ fn cases() -> Vec<Case> {
                 .unwrap();
             },
             error: DAMAGED.to_string(),
+        },
+        Case {
+            // What the corruption trial met: integrity_check passes, and
+            // every write of an attempt result would then fail.
+            name: "a bit flipped in the schema text: a column renamed",
+            make: |p| {
+                damage(p, |bytes| {
+                    let at = bytes
+                        .windows(11)
+                        .position(|w| w == b"effect_json")
+                        .expect("the schema text is in the file");
+                    bytes[at + 7] ^= 0x10; // effect_json -> effect_zson
+                })
+            },
+            error: format!(
+                "{{}} is damaged (attempt_results is not as schema version {SCHEMA_VERSION} \
+                 defines it); the file was left untouched: restore it from a backup, or move it \
+                 aside to start a new database"
+            ),
         },
         Case {
             name: "truncated to half",

@@ -249,6 +249,7 @@ async fn act_as(
         action,
         expected_generation,
         confirm_repeat,
+        message: None,
     };
     engine.act(request, recourse::route::Actor::App).await
 }

@@ -336,7 +336,11 @@ async fn stop_kills_the_agent_process_and_records_it() {
     let (s, pid) = start_hanging(&engine, &p, &pidfile).await;
     let stopped = act(&engine, &s, ManualAction::Stop).await;
     assert_eq!(stopped.state, RouteState::Stopped);
-    assert_eq!(stopped.actions, vec![ManualAction::Resume]);
+    assert_eq!(
+        stopped.actions,
+        vec![ManualAction::Resume, ManualAction::Continue],
+        "OpenCode can resume its session; with one candidate there is no one to hand over to"
+    );
     wait_gone(&pid).await;
     let again = act(&engine, &s, ManualAction::Stop).await;
     assert_eq!(

@@ -21,6 +21,7 @@ async fn attempt(kind: AgentKind, recording: &str) -> RunReport {
         spawned: None,
         progress: None,
         answered: None,
+        resume: None,
     };
     run(launch, CancellationToken::new()).await.report
 }
@@ -205,6 +206,7 @@ async fn a_command_line_other_than_the_recorded_one_is_refused_by_the_replayer()
         spawned: None,
         progress: None,
         answered: None,
+        resume: None,
     };
     let (raw, _) = failure(run(launch, CancellationToken::new()).await.report);
     assert_eq!(raw.exit_code, Some(97));

@@ -131,7 +131,8 @@ fn bad_input_is_reported_clearly() {
     );
     assert!(
         stderr(&out).starts_with(
-            "error: <ACTION> \"bogus\": expected one of retry-now, skip-now, cancel-wait, stop, resume\n"
+            "error: <ACTION> \"bogus\": expected one of retry-now, skip-now, cancel-wait, stop, \
+             resume, continue, handover\n"
         ),
         "{}",
         stderr(&out)
@@ -331,7 +332,9 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
     );
     let help = stdout(&recourse_on(&db, &["action", "--help"]));
     assert!(
-        help.contains("[possible values: retry-now, skip-now, cancel-wait, stop, resume]"),
+        help.contains(
+            "[possible values: retry-now, skip-now, cancel-wait, stop, resume, continue, handover]"
+        ),
         "{help}"
     );
     assert!(

@@ -15,7 +15,7 @@ use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
 use recourse::route::machine::{self, Effect, Failure, Lease, Plan, World};
-use recourse::route::{ManualAction, RouteRow, RouteState};
+use recourse::route::{AttemptInput, ManualAction, RouteRow, RouteState};
 use recourse::safety::EffectContext;
 use recourse::store::{Cas, Store};
 use recourse::timing::machine_local_tz;
@@ -85,15 +85,18 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
     let valid = machine::valid_actions(row);
     let click = |pick: usize| {
         let action = *valid.get(pick % valid.len().max(1))?;
-        machine::manual(
-            row,
-            recourse::route::Ask::new(action, row.generation, recourse::route::Actor::App)
-                .accepting_repeat(),
-            lease,
-            World::default(),
-            now,
-        )
-        .ok()
+        let ask = recourse::route::Ask::new(action, row.generation, recourse::route::Actor::App)
+            .accepting_repeat();
+        // A hand-over sends what the engine found; the race is the same.
+        if action == ManualAction::Handover {
+            let input = AttemptInput::Handover {
+                from_attempt: row.attempts,
+                package: "PACKAGE".into(),
+            };
+            let world = World::default();
+            return machine::manual_continuation(row, input, ask, lease, world, now).ok();
+        }
+        machine::manual(row, ask, lease, World::default(), now).ok()
     };
     vec![timer, agent, click(round), click(round + 1)]
 }

@@ -31,6 +31,7 @@ fn launch(agent: AgentSpec, prompt: &str) -> Launch {
         spawned: None,
         progress: None,
         answered: None,
+        resume: None,
     }
 }
 

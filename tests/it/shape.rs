@@ -100,7 +100,9 @@ fn an_agent_kinds_facts_live_in_its_own_file() {
         found.extend(found_outside(
             &files,
             &format!("AgentKind::{variant}"),
-            |f| f.starts_with("src/agent/"),
+            // The demo names the CLIs its simulated candidates fail like;
+            // it decides nothing by kind.
+            |f| f.starts_with("src/agent/") || f == "src/engine/seed.rs",
         ));
     }
     assert!(

@@ -92,11 +92,16 @@ export const commands = {
 	 */
 	attemptTranscript: (routeId: number, attempt: number) => typedError<AttemptTranscript_Serialize, IpcError>(__TAURI_INVOKE("attempt_transcript", { routeId, attempt })),
 	/**
+	 *  What Continue would resume and Hand over would send (its package), or
+	 *  why each cannot: shown before either is sent.
+	 */
+	continuationPreview: (routeId: number) => typedError<ContinuationPreview_Serialize, IpcError>(__TAURI_INVOKE("continuation_preview", { routeId })),
+	/**
 	 *  A manual action fenced by the generation the person saw, recorded as
 	 *  the app's; a stale one is refused with code `stale` and the UI reloads
 	 *  the route.
 	 */
-	routeAction: (request: ActionRequest) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
+	routeAction: (request: ActionRequest_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
 	/**  Archives a route at rest (`archived = false` brings it back). */
 	archiveRoute: (id: number, archived: boolean) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("archive_route", { id, archived })),
 	/**  Deletes routes at rest with their whole history; the ids deleted. */
@@ -177,21 +182,23 @@ export const events = {
 };
 
 /* Constants */
-export const ACTION_HELP = {"cancel_wait":"Stop waiting; the route waits for you instead.","resume":"Send the prompt to the current candidate again, in a fresh cycle: its retries and reset wait renewed, skipped candidates eligible again.","retry_now":"Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails the candidate's exhausted outcome (skip or stop) applies.","skip_now":"Leave this candidate and run the next one.","stop":"End the route (a running agent is stopped); Resume starts a fresh cycle."} as const;
+export const ACTION_HELP = {"cancel_wait":"Stop waiting; the route waits for you instead.","continue":"Resume the last attempt's own session with a message asking the agent to check the current state and finish; the prompt is not sent again.","handover":"Run the next candidate with the prompt and what the last attempt said, ran and changed, as reference data (shown before it is sent).","resume":"Send the prompt to the current candidate again, in a fresh cycle: its retries and reset wait renewed, skipped candidates eligible again.","retry_now":"Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails the candidate's exhausted outcome (skip or stop) applies.","skip_now":"Leave this candidate and run the next one.","stop":"End the route (a running agent is stopped); Resume starts a fresh cycle."} as const;
 
 export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
 export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;
 
-export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume"] as const;
+export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume","continue","handover"] as const;
 
-export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume"] as const;
+export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume","continue","handover"] as const;
 
 export const MAX_RETENTION_DAYS = 3650 as const;
 
 export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
 
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
+
+export const PROMPT_RESENDING_ACTIONS = ["retry_now","skip_now","resume"] as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
@@ -338,7 +345,9 @@ export type AccountsOverview_Serialize = {
 	at: string,
 };
 
-export type ActionRequest = {
+export type ActionRequest = ActionRequest_Serialize | ActionRequest_Deserialize;
+
+export type ActionRequest_Deserialize = {
 	route_id: number,
 	action: ManualAction,
 	expected_generation: number,
@@ -347,6 +356,27 @@ export type ActionRequest = {
 	 *  action, which sends work again: without it such an action is refused.
 	 */
 	confirm_repeat: boolean,
+	/**
+	 *  Continue only: the message to send in the resumed session, in place
+	 *  of the candidate's (or the default one).
+	 */
+	message?: string | null,
+};
+
+export type ActionRequest_Serialize = {
+	route_id: number,
+	action: ManualAction,
+	expected_generation: number,
+	/**
+	 *  The person was told the route's `repeat_risk` and still wants this
+	 *  action, which sends work again: without it such an action is refused.
+	 */
+	confirm_repeat: boolean,
+	/**
+	 *  Continue only: the message to send in the resumed session, in place
+	 *  of the candidate's (or the default one).
+	 */
+	message: string | null,
 };
 
 /**  A manual action in a route's history: who, when, which, what it led to. */
@@ -529,6 +559,11 @@ export type AgentSpec_Deserialize = {
 	 *  limit is the smallest one set on its candidates); none: no limit.
 	 */
 	max_concurrent?: number | null,
+	/**
+	 *  What Continue sends when it resumes this candidate's session, in
+	 *  place of the default message (the person may still edit it per press).
+	 */
+	continue_message?: string | null,
 };
 
 /**  How to launch a candidate. */
@@ -579,6 +614,11 @@ export type AgentSpec_Serialize = {
 	 *  limit is the smallest one set on its candidates); none: no limit.
 	 */
 	max_concurrent: number | null,
+	/**
+	 *  What Continue sends when it resumes this candidate's session, in
+	 *  place of the default message (the person may still edit it per press).
+	 */
+	continue_message: string | null,
 };
 
 export type AppInfo = {
@@ -586,6 +626,27 @@ export type AppInfo = {
 	db_path: string,
 	log_dir: string,
 };
+
+/**
+ *  What an attempt sends; stored with the attempt (migration 0010) unless
+ *  it is the plain prompt.
+ */
+export type AttemptInput = 
+/**  The route's prompt, in a fresh session. */
+{ kind: "prompt" } | 
+/**
+ *  Resumes the CLI session attempt `of_attempt` ran in and sends
+ *  `message` in it; the original prompt is not sent again.
+ */
+{ kind: "continue"; of_attempt: number; session_id: string; message: string; 
+/**  Started by the candidate's automatic-continuation policy, not a person. */
+automatic: boolean } | 
+/**
+ *  A fresh session on the next candidate: the route's prompt followed
+ *  by `package`, what attempt `from_attempt` said and did, headed as
+ *  reference data.
+ */
+{ kind: "handover"; from_attempt: number; package: string };
 
 /**  How an attempt ended. */
 export type AttemptOutcome = "succeeded" | "failed" | 
@@ -653,6 +714,11 @@ export type AttemptView_Deserialize = {
 	 *  kept none (it is running, or ran before transcripts were kept).
 	 */
 	transcript?: TranscriptSummary_Deserialize | null,
+	/**
+	 *  What it sent: the prompt, a continuation of an earlier attempt's
+	 *  session, or a hand-over with its package.
+	 */
+	input: AttemptInput,
 };
 
 /**  One attempt of a route, with what was decided about it. */
@@ -684,6 +750,11 @@ export type AttemptView_Serialize = {
 	 *  kept none (it is running, or ran before transcripts were kept).
 	 */
 	transcript: TranscriptSummary_Serialize | null,
+	/**
+	 *  What it sent: the prompt, a continuation of an earlier attempt's
+	 *  session, or a hand-over with its package.
+	 */
+	input: AttemptInput,
 };
 
 /**  A candidate as stored. */
@@ -957,6 +1028,51 @@ export type CloseRequested_Serialize = {
 export type Confidence = "low" | "medium" | "high";
 
 /**
+ *  What Continue and Hand over would send now, or why each cannot: shown
+ *  before either is sent.
+ */
+export type ContinuationPreview = ContinuationPreview_Serialize | ContinuationPreview_Deserialize;
+
+/**
+ *  What Continue and Hand over would send now, or why each cannot: shown
+ *  before either is sent.
+ */
+export type ContinuationPreview_Deserialize = {
+	continue_offer?: ContinueOffer | null,
+	/**
+	 *  Why Continue cannot be sent (no session id, the kind changed, the
+	 *  session is gone, …).
+	 */
+	continue_refused?: string | null,
+	handover?: HandoverOffer | null,
+	handover_refused?: string | null,
+};
+
+/**
+ *  What Continue and Hand over would send now, or why each cannot: shown
+ *  before either is sent.
+ */
+export type ContinuationPreview_Serialize = {
+	continue_offer: ContinueOffer | null,
+	/**
+	 *  Why Continue cannot be sent (no session id, the kind changed, the
+	 *  session is gone, …).
+	 */
+	continue_refused: string | null,
+	handover: HandoverOffer | null,
+	handover_refused: string | null,
+};
+
+/**  The session Continue resumes. */
+export type ContinueOffer = {
+	of_attempt: number,
+	session_id: string,
+	candidate_name: string,
+	/**  The candidate's continuation message, else the default one. */
+	message: string,
+};
+
+/**
  *  Ties evidence to the exact attempt that produced it, so stale evidence is
  *  recognisable.
  */
@@ -1205,6 +1321,13 @@ export type GapReason =
 /**  The gate's answer. No policy setting can turn `Manual` into `Allowed`. */
 export type GateVerdict = "allowed" | { manual: UnsafeReason };
 
+/**  Where Hand over goes, and the package it sends after the prompt. */
+export type HandoverOffer = {
+	from_attempt: number,
+	to_candidate: string,
+	package: string,
+};
+
 /**  Which extractor produced a hint; shown in explanations. */
 export type HintSource = 
 /**  `retry-after: <seconds>`. */
@@ -1418,7 +1541,17 @@ export type LimitKind =
 "credentials";
 
 /**  What a person can do to a route. */
-export type ManualAction = "retry_now" | "skip_now" | "cancel_wait" | "stop" | "resume";
+export type ManualAction = "retry_now" | "skip_now" | "cancel_wait" | "stop" | "resume" | 
+/**
+ *  Resumes the last attempt's own CLI session with a continuation
+ *  message, never the original prompt.
+ */
+"continue" | 
+/**
+ *  Skips to the next candidate with the original prompt and a bounded
+ *  package of what the last attempt said and did.
+ */
+"handover";
 
 /**  Why automatic recovery is not possible at all. */
 export type ManualReason = 

@@ -3,8 +3,8 @@
 //! working directory before a run.
 
 use recourse::engine::{
-    ActionRequest, AttemptTranscript, RouteCounts, RouteDetail, RoutePage, RouteQuery,
-    RouteSnapshot, StartRun, WorkdirCheck,
+    ActionRequest, AttemptTranscript, ContinuationPreview, RouteCounts, RouteDetail, RoutePage,
+    RouteQuery, RouteSnapshot, StartRun, WorkdirCheck,
 };
 use tauri::State;
 
@@ -73,6 +73,19 @@ pub async fn route_action(
         .await?
         .act(request, recourse::route::Actor::App)
         .await?)
+}
+
+/// What Continue would resume and Hand over would send (its package), or
+/// why each cannot: shown before either is sent.
+#[tauri::command]
+#[specta::specta]
+pub async fn continuation_preview(
+    state: State<'_, AppState>,
+    route_id: u32,
+) -> Reply<ContinuationPreview> {
+    state
+        .run(move |engine| Ok(engine.continuation_preview(route_id)?))
+        .await
 }
 
 /// Archives a route at rest (`archived = false` brings it back).

@@ -17,9 +17,12 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
+
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["--output-format", "stream-json", "--verbose"];
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::ClaudeCode,
@@ -78,13 +81,33 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "claude",
-                &["--output-format", "stream-json", "--verbose"],
+                FIXED,
                 "--model",
                 &["-p", prompt],
             )
         },
         adapter: || Box::<Claude>::default(),
     },
+    resume: Some(Resume {
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "claude",
+                FIXED,
+                "--model",
+                &["--resume", session, "-p", message],
+            )
+        },
+        // `projects/<working directory>/<session id>.jsonl` (docs/agents.md).
+        sessions: Sessions {
+            root: SessionRoot::ConfigDir,
+            folder: "projects",
+            file: SessionFile::Named {
+                depth: 2,
+                prefix: None,
+            },
+        },
+    }),
 };
 
 #[derive(Default)]

@@ -12,9 +12,12 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::Provider;
+
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["exec", "--json"];
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Codex,
@@ -61,10 +64,32 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     hard_wait_s: 6 * HOUR,
     launch: Launch::Process {
         command: |agent, prompt| {
-            CommandLine::cli(agent, "codex", &["exec", "--json"], "--model", &[prompt])
+            CommandLine::cli(agent, "codex", FIXED, "--model", &[prompt])
         },
         adapter: || Box::<Codex>::default(),
     },
+    resume: Some(Resume {
+        // Options before `resume` apply to the resumed run; `resume` itself
+        // refuses `--sandbox`.
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "codex",
+                FIXED,
+                "--model",
+                &["resume", session, message],
+            )
+        },
+        // `sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`.
+        sessions: Sessions {
+            root: SessionRoot::ConfigDir,
+            folder: "sessions",
+            file: SessionFile::Named {
+                depth: 4,
+                prefix: None,
+            },
+        },
+    }),
 };
 
 #[derive(Default)]

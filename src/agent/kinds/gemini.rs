@@ -23,9 +23,12 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
+
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["--output-format", "stream-json"];
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Gemini,
@@ -74,13 +77,33 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "gemini",
-                &["--output-format", "stream-json"],
+                FIXED,
                 "--model",
                 &["-p", prompt],
             )
         },
         adapter: || Box::<Gemini>::default(),
     },
+    resume: Some(Resume {
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "gemini",
+                FIXED,
+                "--model",
+                &["--resume", session, "-p", message],
+            )
+        },
+        // `.gemini/tmp/<project>/chats/session-<date>-<first 8 of id>.jsonl`.
+        sessions: Sessions {
+            root: SessionRoot::ConfigDir,
+            folder: ".gemini/tmp",
+            file: SessionFile::Named {
+                depth: 3,
+                prefix: Some(8),
+            },
+        },
+    }),
 };
 
 #[derive(Default)]

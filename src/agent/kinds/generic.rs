@@ -37,6 +37,7 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         },
         adapter: || Box::<Generic>::default(),
     },
+    resume: None,
 };
 
 /// Whether anything but whitespace came on stdout is all it keeps

@@ -11,6 +11,8 @@ mod generic;
 mod opencode;
 mod simulated;
 
+pub use simulated::{usage_limit_words, SimulatedWords};
+
 use super::stream::{CommandLine, StreamAdapter};
 use super::{AccessMap, AgentKind, AgentSpec};
 use crate::evidence::Provider;
@@ -56,6 +58,48 @@ pub struct Descriptor {
     /// install command names it), and where its credentials would be.
     pub readiness: Option<ReadinessFacts>,
     pub launch: Launch,
+    /// How it resumes a session it reported; `None`: it cannot, so Continue
+    /// is never offered for it.
+    pub resume: Option<Resume>,
+}
+
+/// How a CLI resumes one of its own sessions non-interactively, checked
+/// against the pinned CLI (`docs/agents.md`, recordings `resume.*`).
+pub struct Resume {
+    /// The command line that resumes `session` and sends `message` in place
+    /// of the prompt, with the candidate's access flags again (no CLI keeps
+    /// them across a resume).
+    pub command: fn(&AgentSpec, session: &str, message: &str) -> CommandLine,
+    /// Where it keeps its sessions, so a continue whose session is gone is
+    /// refused before anything starts.
+    pub sessions: Sessions,
+}
+
+/// Where a CLI keeps its sessions: a folder under its config dir (the
+/// candidate's, else the CLI's variable, else `config_dir_default`) or
+/// under the XDG data home, and how one session's file is named there.
+pub struct Sessions {
+    pub root: SessionRoot,
+    /// The folder under the root.
+    pub folder: &'static str,
+    pub file: SessionFile,
+}
+
+pub enum SessionRoot {
+    /// The CLI's config dir (`~/.claude`, `$CODEX_HOME`, Gemini CLI's
+    /// `$GEMINI_CLI_HOME` or `~`).
+    ConfigDir,
+    /// `$XDG_DATA_HOME`, else `~/.local/share`.
+    DataHome,
+}
+
+/// How a session's file is found under [`Sessions::folder`].
+pub enum SessionFile {
+    /// A file at most `depth` folders down whose name holds the session id,
+    /// or its first `prefix` characters when set.
+    Named { depth: u8, prefix: Option<usize> },
+    /// One database holds every session (OpenCode): the file must exist.
+    Database(&'static str),
 }
 
 /// What a readiness check looks for. Credential values are never read:

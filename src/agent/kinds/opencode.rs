@@ -13,10 +13,13 @@ use crate::agent::stream::{
 };
 use crate::agent::{
     Access, AccessFlags, AccessMap, AccountFacts, AgentKind, AgentSpec, Descriptor, Launch,
-    ReadinessFacts, ToolStatus, Usage,
+    ReadinessFacts, Resume, SessionFile, SessionRoot, Sessions, ToolStatus, Usage,
 };
 use crate::evidence::{Phase, Provider};
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+
+/// The CLI's output flags, first on every command line it is run with.
+const FIXED: &[&str] = &["run", "--format", "json"];
 
 pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     kind: AgentKind::Opencode,
@@ -82,13 +85,30 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
             CommandLine::cli(
                 agent,
                 "opencode",
-                &["run", "--format", "json"],
+                FIXED,
                 "--model",
                 &[prompt],
             )
         },
         adapter: || Box::<Opencode>::default(),
     },
+    resume: Some(Resume {
+        command: |agent, session, message| {
+            CommandLine::cli(
+                agent,
+                "opencode",
+                FIXED,
+                "--model",
+                &["--session", session, message],
+            )
+        },
+        // One SQLite file holds every session.
+        sessions: Sessions {
+            root: SessionRoot::DataHome,
+            folder: "opencode",
+            file: SessionFile::Database("opencode.db"),
+        },
+    }),
 };
 
 #[derive(Default)]

@@ -28,6 +28,13 @@ fn candidate(id: u32, enabled: bool) -> Candidate {
     }
 }
 
+/// A candidate whose CLI can resume its sessions (Claude Code).
+fn resuming(id: u32) -> Candidate {
+    let mut c = candidate(id, true);
+    c.agent = AgentSpec::default_for(crate::agent::AgentKind::ClaudeCode);
+    c
+}
+
 fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
     RouteRow(RouteRecord {
         id: 7,
@@ -85,7 +92,7 @@ fn lease() -> Lease<'static> {
 #[test]
 fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
     use ManualAction::*;
-    let two = || vec![candidate(1, true), candidate(2, true)];
+    let two = || vec![resuming(1), resuming(2)];
     let expected = [
         (RouteState::Running, vec![Stop]),
         (
@@ -96,8 +103,11 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
             RouteState::RetryScheduled,
             vec![RetryNow, SkipNow, CancelWait, Stop],
         ),
-        (RouteState::NeedsManual, vec![RetryNow, SkipNow, Stop]),
-        (RouteState::Stopped, vec![Resume]),
+        (
+            RouteState::NeedsManual,
+            vec![RetryNow, SkipNow, Stop, Continue, Handover],
+        ),
+        (RouteState::Stopped, vec![Resume, Continue, Handover]),
         (RouteState::Succeeded, vec![]),
     ];
     for (state, actions) in expected {
@@ -105,12 +115,18 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
     }
     let lone = row(
         RouteState::NeedsManual,
-        vec![candidate(1, true), candidate(2, false)],
+        vec![resuming(1), candidate(2, false)],
     );
     assert_eq!(
         valid_actions(&lone),
-        vec![RetryNow, Stop],
-        "a disabled candidate is not a skip target"
+        vec![RetryNow, Stop, Continue],
+        "a disabled candidate is not a skip or hand-over target"
+    );
+    let simulated = row(RouteState::Stopped, vec![candidate(1, true)]);
+    assert_eq!(
+        valid_actions(&simulated),
+        vec![Resume],
+        "a kind that cannot resume a session is not offered Continue"
     );
 }
 
@@ -368,6 +384,22 @@ fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
 /// reaches: the failure cases between them cover each decision, and each is
 /// tried in every world (clear, full, limited three ways) so a dispatch
 /// reaches each of its ends.
+/// What a continue or hand-over of attempt 1 sends.
+fn sends(action: ManualAction) -> AttemptInput {
+    match action {
+        ManualAction::Continue => AttemptInput::Continue {
+            of_attempt: 1,
+            session_id: "s-1".into(),
+            message: "go on".into(),
+            automatic: false,
+        },
+        _ => AttemptInput::Handover {
+            from_attempt: 1,
+            package: "PACKAGE".into(),
+        },
+    }
+}
+
 fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
     let waiting = CandidatePolicy {
         transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
@@ -380,10 +412,7 @@ fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
     };
     let r = row(
         state,
-        vec![
-            on_account(candidate(1, true)),
-            on_account(candidate(2, true)),
-        ],
+        vec![on_account(resuming(1)), on_account(resuming(2))],
     );
     let skipping = row(
         state,
@@ -434,6 +463,19 @@ fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
                 .into_iter()
                 .map(|(r, f)| failed(r, f, lease(), world, now()).map(|p| p.next.state)),
             ),
+            Event::Manual(action @ (ManualAction::Continue | ManualAction::Handover)) => reached
+                .push(
+                    manual_continuation(
+                        &r,
+                        sends(action),
+                        ask(action, r.generation),
+                        lease(),
+                        world,
+                        now(),
+                    )
+                    .ok()
+                    .map(|p| p.next.state),
+                ),
             Event::Manual(action) => reached.push(
                 manual(&r, ask(action, r.generation), lease(), world, now())
                     .ok()
@@ -931,5 +973,104 @@ fn every_manual_action_plans_its_history_entry_with_who_and_what_it_led_to() {
             .action()
             .is_none(),
         "only a person's action is recorded as one"
+    );
+}
+
+#[test]
+fn continue_dispatches_the_same_candidate_with_its_session_and_keeps_the_cycle() {
+    let r = row(RouteState::NeedsManual, vec![resuming(1), resuming(2)]);
+    let input = sends(ManualAction::Continue);
+    let plan = manual_continuation(
+        &r,
+        input.clone(),
+        ask(ManualAction::Continue, r.generation),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let Effect::Dispatch(attempt) = plan.effect() else {
+        panic!("a continue starts an agent: {:?}", plan.effect());
+    };
+    assert_eq!(attempt.input, input, "the launch resumes the session");
+    assert_eq!(
+        plan.write().dispatch().map(|a| &a.input),
+        Some(&input),
+        "and the stored attempt says it continues attempt 1"
+    );
+    assert_eq!(attempt.candidate_index, 0, "the same candidate");
+    assert_eq!(
+        plan.next().cycle,
+        r.cycle,
+        "one more attempt in the same cycle: no budget is renewed by a continue"
+    );
+}
+
+#[test]
+fn handover_dispatches_the_next_candidate_with_the_package() {
+    let r = row(
+        RouteState::Stopped,
+        vec![candidate(1, true), candidate(2, true)],
+    );
+    let input = sends(ManualAction::Handover);
+    let plan = manual_continuation(
+        &r,
+        input.clone(),
+        ask(ManualAction::Handover, r.generation),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let Effect::Dispatch(attempt) = plan.effect() else {
+        panic!("a hand-over starts an agent");
+    };
+    assert_eq!(attempt.candidate_index, 1, "the next candidate");
+    assert_eq!(attempt.input, input);
+    assert_eq!(
+        plan.next().cycle,
+        r.cycle.skip_to(1),
+        "the first is skipped"
+    );
+}
+
+#[test]
+fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_prompt() {
+    let mut first = resuming(1);
+    first.account = Some(acct());
+    let r = row(RouteState::NeedsManual, vec![first, candidate(2, true)]);
+    let accounts = [account_state(vec![], true)];
+    let world = World {
+        accounts: &accounts,
+        ..World::default()
+    };
+    let refused = manual_continuation(
+        &r,
+        sends(ManualAction::Continue),
+        ask(ManualAction::Continue, r.generation),
+        lease(),
+        world,
+        now(),
+    )
+    .unwrap_err();
+    let Refusal::Unavailable(why) = refused else {
+        panic!("{refused:?}");
+    };
+    assert!(
+        why.starts_with("continue would not start an agent now (queued: work runs as many"),
+        "{why}"
+    );
+    assert!(
+        matches!(
+            manual(
+                &r,
+                ask(ManualAction::Continue, r.generation),
+                lease(),
+                World::default(),
+                now()
+            ),
+            Err(Refusal::Unavailable(_))
+        ),
+        "without a session to resume, continue sends nothing (never the prompt)"
     );
 }

@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::{decided, decided_columns, opt_json};
 use crate::account::AccountId;
 use crate::classification::SemanticCode;
-use crate::route::{AttemptOutcome, AttemptRecord, AttemptResultRecord};
+use crate::route::{AttemptInput, AttemptOutcome, AttemptRecord, AttemptResultRecord};
 use crate::store::{parse_ts, to_json, ts, Store, StoreError};
 
 /// A stored attempt joined with its result, if it has one.
@@ -30,7 +30,7 @@ impl StoredAttempt {
 /// What a read of the `attempts` table selects; [`RawAttempt::read`] takes
 /// the columns by these names, which the `attempt_results` ones never share.
 const ATTEMPT_COLUMNS: &str = "number, generation, candidate_index, candidate_id, candidate_name, \
-    invocation_id, started_at, account";
+    invocation_id, started_at, account, input_json";
 
 /// What a read of the `attempt_results` table selects.
 const RESULT_COLUMNS: &str = "finished_at, outcome, classification_json, effect_json, \
@@ -161,14 +161,14 @@ impl Store {
 }
 
 pub(super) fn insert_attempt(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     route_id: u32,
     a: &AttemptRecord,
 ) -> Result<(), StoreError> {
     tx.prepare_cached(
         "INSERT INTO attempts (route_id, number, generation, candidate_index, candidate_id, \
-         candidate_name, invocation_id, started_at, account) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         candidate_name, invocation_id, started_at, account, input_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         route_id,
@@ -179,7 +179,8 @@ pub(super) fn insert_attempt(
         a.candidate_name,
         a.invocation_id,
         ts(a.started_at),
-        a.account.as_ref().map(|a| a.as_str())
+        a.account.as_ref().map(|a| a.as_str()),
+        (a.input != AttemptInput::Prompt).then(|| to_json(&a.input))
     ])?;
     Ok(())
 }
@@ -229,6 +230,7 @@ struct RawAttempt {
     invocation_id: String,
     started_at: String,
     account: Option<String>,
+    input: Option<String>,
     finished_at: Option<String>,
     outcome: Option<String>,
     classification: Option<String>,
@@ -253,6 +255,7 @@ impl RawAttempt {
             invocation_id: r.get("invocation_id")?,
             started_at: r.get("started_at")?,
             account: r.get("account")?,
+            input: r.get("input_json")?,
             finished_at: r.get("finished_at")?,
             outcome: r.get("outcome")?,
             classification: r.get("classification_json")?,
@@ -276,6 +279,7 @@ impl RawAttempt {
             invocation_id: self.invocation_id,
             started_at: parse_ts(&self.started_at)?,
             account: self.account.as_deref().and_then(AccountId::parse),
+            input: opt_json("attempt input", self.input)?.unwrap_or_default(),
         };
         let (Some(finished), Some(outcome)) = (self.finished_at, self.outcome) else {
             return Ok(StoredAttempt {

@@ -15,6 +15,7 @@ mod cas;
 mod changes;
 mod housekeeping;
 mod leases;
+mod snapshots;
 mod transcripts;
 
 use chrono::{DateTime, Utc};
@@ -27,7 +28,7 @@ use crate::route::{Decided, HoldReason, NewRoute, RouteRecord, RouteRow, RouteSt
 
 pub use actions::StoredAction;
 pub use attempts::StoredAttempt;
-pub use cas::Cas;
+pub use cas::{Batch, Cas};
 pub use changes::{ChangeSeq, Generations, RouteChanges};
 pub use housekeeping::{PruneCount, RouteScope};
 pub use leases::Claim;
@@ -71,8 +72,12 @@ pub type RouteRead = (u32, Result<RouteRow, StoreError>);
 /// columns by these names.
 /// The failed candidate is the one of the latest failed attempt or held
 /// dispatch (an attempt wins a tie: it was dispatched after the hold).
+/// The candidate snapshot is in `route_snapshots`, written once per route
+/// (migration 0010).
 const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
-    candidate_index, candidates_json, cycle_json, classification_json, policy_json, decision, \
+    candidate_index, \
+    (SELECT s.candidates_json FROM route_snapshots s WHERE s.route_id = routes.id) \
+      AS candidates_json, cycle_json, classification_json, policy_json, decision, \
     decision_json, deadline, pending_outcome, manual_reason, manual_reason_code, manual_reason_json, \
     owner, lease_until, created_at, updated_at, queued_json, archived_at, \
     (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
@@ -102,9 +107,8 @@ impl Store {
             .and_then(|c| c.account.as_ref().map(|a| a.as_str().to_string()));
         tx.execute(
             "INSERT INTO routes (profile_id, profile_name, prompt, cwd, state, generation, \
-             candidate_index, candidates_json, cycle_json, owner, lease_until, created_at, \
-             updated_at, account) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)",
+             candidate_index, cycle_json, owner, lease_until, created_at, updated_at, account) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
             params![
                 r.profile_id,
                 r.profile_name,
@@ -112,7 +116,6 @@ impl Store {
                 r.cwd,
                 RouteState::Queued.as_str(),
                 r.candidate_index,
-                to_json(&r.candidates),
                 to_json(&r.cycle),
                 r.owner,
                 ts(r.lease_until),
@@ -121,6 +124,10 @@ impl Store {
             ],
         )?;
         let id = tx.last_insert_rowid() as u32;
+        tx.prepare_cached(
+            "INSERT INTO route_snapshots (route_id, candidates_json) VALUES (?1, ?2)",
+        )?
+        .execute(params![id, snapshots::snapshot_json(&r.candidates)])?;
         let inserted = read_route(&tx, id)?.ok_or(StoreError::Malformed {
             what: "route",
             detail: format!("route {id} vanished after insert"),

@@ -16,6 +16,7 @@ export type TranscriptEntry = B.Entry_Serialize;
 export type TranscriptSummary = B.TranscriptSummary_Serialize;
 export type FilesChanged = B.FilesChanged;
 export type AttemptView = B.AttemptView_Serialize;
+export type ContinuationPreview = B.ContinuationPreview_Serialize;
 export type Candidate = B.Candidate_Serialize;
 export type ClassificationSummary = B.ClassificationSummary_Serialize;
 export type HoldView = B.HoldView_Serialize;

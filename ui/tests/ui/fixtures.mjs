@@ -144,6 +144,7 @@ export function routeAttempt(number, extra = {}) {
     excerpt: null,
     exit_code: null,
     in_inbox: false,
+    input: { kind: "prompt" },
     ...extra,
   };
 }

@@ -1205,13 +1205,12 @@ test("an attempt shows what its agent did, and its whole transcript opens on dem
     files_changed: 0,
   };
   scenario.routes.push({
-    snapshot: snapshot(9, "succeeded", { generation: 2 }),
+    snapshot: snapshot(9, "succeeded", { generation: 2, cwd: "/work/repo" }),
     attempts: [
       attempt(1, { outcome: "succeeded", classification: null, decision: null, excerpt: null, transcript: summary }),
     ],
     totals: { input_tokens: 24, output_tokens: 10, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0.0003 },
     refused_notice: "succeeded, but the agent was refused 1 tool use (Write): its access is read-only",
-    cwd: "/work/repo",
   });
   scenario.transcripts = { "9/1": refusedWrite(9, 1) };
   const app = await openApp(scenario);

@@ -15,6 +15,7 @@ import type {
   CandidatePolicy,
   CatalogueView,
   ClassPolicy,
+  ContinuationPreview,
   EngineStatus,
   FieldError,
   ImportPreview,
@@ -99,6 +100,8 @@ export type Scenario = {
   settings?: Partial<Settings>;
   /** What `accounts` answers; `clear_account` removes an account's marks and makes it ready. */
   accounts?: AccountsOverview;
+  /** What `continuation_preview` answers, by route id (default: neither is possible). */
+  continuations?: Record<number, ContinuationPreview>;
 };
 
 const NOW = () => new Date().toISOString();
@@ -390,6 +393,15 @@ export class FakeBackend {
         );
       case "route_action":
         return this.act(args.request as ActionRequest);
+      case "continuation_preview":
+        return (
+          this.scenario.continuations?.[Number(args.routeId)] ?? {
+            continue_offer: null,
+            continue_refused: "attempt 1's Claude Code reported no session id, so there is no session to resume",
+            handover: null,
+            handover_refused: "no candidate is left to hand over to in this cycle",
+          }
+        );
       case "accounts":
         return structuredClone(this.accounts);
       case "clear_account":
@@ -738,7 +750,8 @@ export class FakeBackend {
   }
 
   private archive(id: number, archived: boolean): RouteSnapshot {
-    const r = this.route(id);
+    // The stored route, not `route`'s filled-in copy: the mark must outlive this call.
+    const r = this.stored(id);
     this.refuseBusy(r.snapshot, "archived");
     r.snapshot = { ...r.snapshot, archived_at: archived ? NOW() : null };
     return r.snapshot;
@@ -776,9 +789,10 @@ export class FakeBackend {
       };
     }
     const action = req.action.replace("_", "-");
-    const dispatches = req.action === "retry_now" || req.action === "skip_now" || req.action === "resume";
-    // As the engine: sending work again after an agent may have done work needs the person's yes.
-    if (dispatches && s.repeat_risk && !req.confirm_repeat)
+    const resends = req.action === "retry_now" || req.action === "skip_now" || req.action === "resume";
+    const dispatches = resends || req.action === "continue" || req.action === "handover";
+    // As the engine: sending the prompt again after an agent may have done work needs the person's yes.
+    if (resends && s.repeat_risk && !req.confirm_repeat)
       throw {
         code: "conflict",
         message: `${action} sends the prompt to an agent again and may repeat work: ${s.repeat_risk}; confirm that you want it`,
@@ -810,6 +824,8 @@ export class FakeBackend {
       case "retry_now":
       case "skip_now":
       case "resume":
+      case "continue":
+      case "handover":
         s.state = "running";
         s.actions = ["stop"];
         s.attempts += 1;

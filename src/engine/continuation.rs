@@ -1,0 +1,226 @@
+//! What Continue and Hand over send, found from the route's history: the
+//! last attempt's CLI session (and whether it can still be resumed), and
+//! the continuation package for the next candidate. The state machine
+//! dispatches them (`machine::manual_continuation`); here is the IO they
+//! need first, and the preview the app shows before either is sent.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ActionRequest, Engine, EngineError};
+use crate::agent::handover::{package, HandoverFacts};
+use crate::route::machine::next_eligible;
+use crate::route::{
+    continue_message_problem, AttemptInput, ManualAction, RouteRow, DEFAULT_CONTINUE_MESSAGE,
+};
+use crate::store::routes::StoredAttempt;
+
+/// A continuation that can be sent, or why not (in words for the person).
+type Offer<T> = Result<T, String>;
+
+impl Engine {
+    /// What Continue would resume and Hand over would send on route
+    /// `route_id` now, or why each cannot: the app shows it before sending.
+    pub fn continuation_preview(&self, route_id: u32) -> Result<ContinuationPreview, EngineError> {
+        let row = self.route_row(route_id)?;
+        let (continue_refused, continue_offer) = split(self.continue_offer(&row)?);
+        let (handover_refused, handover) = split(self.handover_offer(&row)?);
+        Ok(ContinuationPreview {
+            continue_offer,
+            continue_refused,
+            handover,
+            handover_refused,
+        })
+    }
+
+    /// What `req` (a continue or a hand-over) sends, or the reason it cannot.
+    pub(super) fn continuation_input(
+        &self,
+        row: &RouteRow,
+        req: &ActionRequest,
+    ) -> Result<AttemptInput, EngineError> {
+        let refused =
+            |why: String| EngineError::Conflict(format!("cannot {}: {why}", verb(req.action)));
+        match req.action {
+            ManualAction::Continue => {
+                let offer = self.continue_offer(row)?.map_err(refused)?;
+                let message = req.message.clone().unwrap_or(offer.message);
+                if let Some(problem) = continue_message_problem(&message) {
+                    return Err(EngineError::validation("message", problem));
+                }
+                Ok(AttemptInput::Continue {
+                    of_attempt: offer.of_attempt,
+                    session_id: offer.session_id,
+                    message,
+                    automatic: false,
+                })
+            }
+            ManualAction::Handover => {
+                let offer = self.handover_offer(row)?.map_err(refused)?;
+                Ok(AttemptInput::Handover {
+                    from_attempt: offer.from_attempt,
+                    package: offer.package,
+                })
+            }
+            other => Err(EngineError::Conflict(format!(
+                "{} sends the route's prompt, not a continuation",
+                other.as_str()
+            ))),
+        }
+    }
+
+    /// The last attempt's session, when the current candidate ran it and
+    /// its CLI can still resume it.
+    fn continue_offer(&self, row: &RouteRow) -> Result<Offer<ContinueOffer>, EngineError> {
+        let Some(last) = self.last_attempt(row)? else {
+            return Ok(Err("no attempt has run yet".to_string()));
+        };
+        let index = row.candidate_index as usize;
+        let candidate = &row.candidates[index];
+        let kind = candidate.agent.kind;
+        let number = last.attempt.number;
+        if last.attempt.candidate_index != row.candidate_index {
+            return Ok(Err(format!(
+                "attempt {number} ran {:?}, not the current candidate {:?}, so there is no \
+                 session of it to continue",
+                last.attempt.candidate_name, candidate.name
+            )));
+        }
+        let label = kind.descriptor().label;
+        if kind.descriptor().resume.is_none() {
+            return Ok(Err(format!(
+                "{label} candidates cannot resume a session; retry or hand over instead"
+            )));
+        }
+        let now = self.store().candidates_by_id(&[candidate.id])?;
+        if let Some(changed) = now.iter().find(|c| c.agent.kind != kind) {
+            return Ok(Err(format!(
+                "candidate {:?} is now a {} candidate, and attempt {number} ran {label}, whose \
+                 session it cannot resume",
+                changed.name,
+                changed.agent.kind.descriptor().label
+            )));
+        }
+        let session = self
+            .store()
+            .transcript(row.id, number)?
+            .and_then(|(t, _)| t.session_id);
+        let Some(session_id) = session else {
+            return Ok(Err(format!(
+                "attempt {number}'s {label} reported no session id, so there is no session to \
+                 resume; retry or hand over instead"
+            )));
+        };
+        let mut env: BTreeMap<String, String> = std::env::vars().collect();
+        env.extend(candidate.agent.env.clone());
+        let problem =
+            crate::runner::readiness::session_problem(&candidate.agent, &env, &session_id);
+        if let Some(problem) = problem {
+            return Ok(Err(format!(
+                "the session of attempt {number} cannot be resumed: {problem}"
+            )));
+        }
+        Ok(Ok(ContinueOffer {
+            of_attempt: number,
+            session_id,
+            candidate_name: candidate.name.clone(),
+            message: candidate
+                .agent
+                .continue_message
+                .clone()
+                .unwrap_or_else(|| DEFAULT_CONTINUE_MESSAGE.to_string()),
+        }))
+    }
+
+    /// The next eligible candidate and the package built from the last
+    /// attempt's transcript, changed files and failure.
+    fn handover_offer(&self, row: &RouteRow) -> Result<Offer<HandoverOffer>, EngineError> {
+        let Some(last) = self.last_attempt(row)? else {
+            return Ok(Err("no attempt has run yet".to_string()));
+        };
+        let Some(to) = next_eligible(row) else {
+            return Ok(Err(
+                "no candidate is left to hand over to in this cycle".to_string()
+            ));
+        };
+        let number = last.attempt.number;
+        let stored = self.store().transcript(row.id, number)?;
+        let (transcript, files) = match &stored {
+            Some((t, f)) => (Some(t), f.as_ref()),
+            None => (None, None),
+        };
+        let from = row.candidates.get(last.attempt.candidate_index as usize);
+        let failure = last.result.as_ref().map(|r| {
+            let mut words = r.outcome.as_str().to_string();
+            if let Some(c) = &r.classification {
+                words.push_str(&format!(" ({} {})", c.class.as_str(), c.code.as_str()));
+            }
+            if let Some(excerpt) = &r.excerpt {
+                words.push_str(&format!(": {excerpt}"));
+            }
+            words
+        });
+        let text = package(&HandoverFacts {
+            attempt: number,
+            candidate: &last.attempt.candidate_name,
+            agent: from.map_or("an agent", |c| c.agent.kind.descriptor().label),
+            transcript,
+            files,
+            failure: failure.as_deref(),
+        });
+        Ok(Ok(HandoverOffer {
+            from_attempt: number,
+            to_candidate: row.candidates[to as usize].name.clone(),
+            package: text,
+        }))
+    }
+
+    fn last_attempt(&self, row: &RouteRow) -> Result<Option<StoredAttempt>, EngineError> {
+        Ok(self.store().attempts(row.id)?.pop())
+    }
+}
+
+fn verb(action: ManualAction) -> &'static str {
+    match action {
+        ManualAction::Handover => "hand over",
+        _ => "continue",
+    }
+}
+
+fn split<T>(offer: Offer<T>) -> (Option<String>, Option<T>) {
+    match offer {
+        Ok(t) => (None, Some(t)),
+        Err(why) => (Some(why), None),
+    }
+}
+
+/// What Continue and Hand over would send now, or why each cannot: shown
+/// before either is sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ContinuationPreview {
+    pub continue_offer: Option<ContinueOffer>,
+    /// Why Continue cannot be sent (no session id, the kind changed, the
+    /// session is gone, …).
+    pub continue_refused: Option<String>,
+    pub handover: Option<HandoverOffer>,
+    pub handover_refused: Option<String>,
+}
+
+/// The session Continue resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ContinueOffer {
+    pub of_attempt: u32,
+    pub session_id: String,
+    pub candidate_name: String,
+    /// The candidate's continuation message, else the default one.
+    pub message: String,
+}
+
+/// Where Hand over goes, and the package it sends after the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct HandoverOffer {
+    pub from_attempt: u32,
+    pub to_candidate: String,
+    pub package: String,
+}
