@@ -153,13 +153,6 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             "DISPATCHING_ACTIONS",
             recourse::route::transitions::dispatching_actions(),
         )
-        .constant(
-            "PROMPT_RESENDING_ACTIONS",
-            recourse::route::ManualAction::ALL
-                .into_iter()
-                .filter(|a| a.resends_prompt())
-                .collect::<Vec<_>>(),
-        )
         .constant("MANUAL_ACTIONS", recourse::route::ManualAction::ALL)
         .constant("ACTION_HELP", constants::action_help())
         .constant("AT_REST", recourse::engine::AT_REST)

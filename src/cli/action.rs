@@ -79,7 +79,7 @@ pub async fn run(args: ActionArgs) -> Result<Exit> {
 /// sends work again after an agent may have done work and the person did
 /// not confirm (with `--yes`, or on a terminal).
 fn repeat_confirmed(engine: &Engine, args: &ActionArgs) -> Result<Option<bool>> {
-    if args.yes || !args.action.resends_prompt() {
+    if args.yes || !recourse::route::transitions::dispatches(args.action) {
         return Ok(Some(args.yes));
     }
     let s = engine.route_detail(args.id)?.snapshot;
@@ -90,11 +90,11 @@ fn repeat_confirmed(engine: &Engine, args: &ActionArgs) -> Result<Option<bool>> 
         return Ok(Some(false));
     };
     let question = format!(
-        "route {}: {} may repeat work: {}.\nIt sends the prompt to an agent again; check the \
-         working directory first. Go on?",
+        "route {}: {} may repeat work: {}.\nIt {}; check the working directory first. Go on?",
         s.id,
         args.action.as_str(),
-        escape(&risk)
+        escape(&risk),
+        args.action.what_it_sends().unwrap_or("starts an agent")
     );
     Ok(confirmed(false, &question)?.then_some(true))
 }

@@ -451,9 +451,9 @@ fn refused(
         }
         Refusal::Paused => paused(action.as_str()),
         Refusal::RepeatRisk(risk) => EngineError::Conflict(format!(
-            "{} sends the prompt to an agent again and may repeat work: {}; confirm that you \
-             want it",
+            "{} {} and may repeat work: {}; confirm that you want it",
             action.as_str(),
+            action.what_it_sends().unwrap_or("starts an agent"),
             risk.text()
         )),
         Refusal::Unavailable(why) => EngineError::Conflict(why),

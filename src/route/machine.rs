@@ -273,10 +273,7 @@ pub fn manual(
 ) -> Result<Plan, Refusal> {
     let action = ask.action;
     admit(row, action, ask.expected_generation, world)?;
-    let risk = repeat_risk(row).filter(|_| action.resends_prompt());
-    if let (Some(risk), false) = (&risk, ask.accepts_repeat) {
-        return Err(Refusal::RepeatRisk(risk.clone()));
-    }
+    let risk = accepted_risk(row, ask)?;
     let mut next = base(row, now);
     // A person's action ends the pending wait's schedule, except retry-now
     // during a wait: that runs the scheduled attempt early.
@@ -321,6 +318,16 @@ pub fn manual(
 /// the one rule the snapshot, the CLI and [`manual`] read.
 pub fn repeat_risk(row: &RouteRow) -> Option<RepeatRisk> {
     row.manual_reason.as_ref().and_then(HoldReason::repeat_risk)
+}
+
+/// The risk the person accepted when `ask` starts an agent on a route whose
+/// earlier agent may already have done work; refused when they did not.
+fn accepted_risk(row: &RouteRow, ask: Ask) -> Result<Option<RepeatRisk>, Refusal> {
+    let risk = repeat_risk(row).filter(|_| transitions::dispatches(ask.action));
+    match risk {
+        Some(risk) if !ask.accepts_repeat => Err(Refusal::RepeatRisk(risk)),
+        risk => Ok(risk),
+    }
 }
 
 /// The history's entry for `ask`, from what its plan does.

@@ -138,15 +138,20 @@ impl ManualAction {
         }
     }
 
-    /// Whether the action sends the route's prompt to an agent as new work,
-    /// which repeats what an earlier agent already did when one may have.
-    /// Continue and Hand over send the agent's own session or an account of
-    /// what was done instead, so they never ask about repeating.
-    pub fn resends_prompt(self) -> bool {
-        matches!(
-            self,
-            ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume
-        )
+    /// What the action sends to an agent, as a question about repeating
+    /// work words it ("continue resumes …"); `None` for actions that start
+    /// no agent.
+    pub fn what_it_sends(self) -> Option<&'static str> {
+        match self {
+            ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume => {
+                Some("sends the prompt to an agent again")
+            }
+            ManualAction::Continue => Some("resumes the agent's session to go on with the work"),
+            ManualAction::Handover => {
+                Some("starts the next candidate on the prompt with what the last attempt did")
+            }
+            ManualAction::CancelWait | ManualAction::Stop => None,
+        }
     }
 
     /// The CLI spelling (`retry-now`).

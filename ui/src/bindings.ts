@@ -198,8 +198,6 @@ export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai
 
 export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
-export const PROMPT_RESENDING_ACTIONS = ["retry_now","skip_now","resume"] as const;
-
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
 export const PROVIDERS_SEEING_EVERY_RULE = ["generic","simulated"] as const;

@@ -12,7 +12,8 @@
 use chrono::{DateTime, Utc};
 
 use super::{
-    action_record, admit, base, dispatch, next_eligible, Effect, Lease, Plan, Refusal, World,
+    accepted_risk, action_record, admit, base, dispatch, next_eligible, Effect, Lease, Plan,
+    Refusal, World,
 };
 use crate::route::{Ask, AttemptInput, ManualAction, RouteRow, RouteState, TransitionWrite};
 
@@ -45,6 +46,7 @@ pub fn manual(
         ));
     }
     admit(row, action, ask.expected_generation, world)?;
+    let risk = accepted_risk(row, ask)?;
     let mut next = base(row, now);
     next.pending_outcome = None;
     if action == ManualAction::Handover {
@@ -54,7 +56,7 @@ pub fn manual(
     }
     let plan = dispatch(row, next, TransitionWrite::default(), lease, world, now);
     let mut plan = with_input(plan, input, action)?;
-    plan.write.action = Some(action_record(row, ask, &plan, None, now));
+    plan.write.action = Some(action_record(row, ask, &plan, risk, now));
     Ok(plan)
 }
 

@@ -1074,3 +1074,34 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
         "without a session to resume, continue sends nothing (never the prompt)"
     );
 }
+
+#[test]
+fn continuing_or_handing_over_after_the_gate_needs_the_persons_yes_too() {
+    use crate::safety::UnsafeReason;
+    let mut gated = row(RouteState::NeedsManual, vec![resuming(1), resuming(2)]);
+    gated.0.manual_reason = Some(HoldReason::UnsafeEffect {
+        reason: UnsafeReason::ToolActivitySeen,
+    });
+    for action in [ManualAction::Continue, ManualAction::Handover] {
+        let send = |asked: Ask| {
+            manual_continuation(
+                &gated,
+                sends(action),
+                asked,
+                lease(),
+                World::default(),
+                now(),
+            )
+        };
+        let refused = send(ask(action, gated.generation));
+        assert!(
+            matches!(refused, Err(Refusal::RepeatRisk(_))),
+            "{action:?} may still repeat what the agent did, so it asks first: {refused:?}"
+        );
+        let plan = send(ask(action, gated.generation).accepting_repeat()).unwrap();
+        assert!(
+            plan.write().action().expect("recorded").accepted.is_some(),
+            "{action:?}: the history says the person accepted the risk"
+        );
+    }
+}

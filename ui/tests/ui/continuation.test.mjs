@@ -67,7 +67,7 @@ test("Continue shows the session and sends the message as edited for this press"
         route_id: 7,
         action: "continue",
         expected_generation: 3,
-        confirm_repeat: false,
+        confirm_repeat: true,
         message: "Check git status first, then finish.",
       },
     ]);
@@ -95,7 +95,7 @@ test("Skip with context shows the package before it is sent, and Cancel sends no
     await dialog.getByRole("button", { name: "Skip with context" }).click();
     await dialog.waitFor({ state: "detached" });
     assert.deepEqual(await actionsSent(app), [
-      { route_id: 8, action: "handover", expected_generation: 3, confirm_repeat: false },
+      { route_id: 8, action: "handover", expected_generation: 3, confirm_repeat: true },
     ]);
   } finally {
     await app.close();

@@ -9,7 +9,7 @@ import type {
   ToolStatus,
 } from "../../lib/types";
 import { countdown, dateTime } from "../../lib/format";
-import { ACTION_HELP, DISPATCHING_ACTIONS, PROMPT_RESENDING_ACTIONS } from "../../bindings";
+import { ACTION_HELP, DISPATCHING_ACTIONS } from "../../bindings";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
 export const STATE_TEXT: Record<RouteState, string> = {
@@ -47,12 +47,12 @@ export const ACTOR_LABEL: Record<Actor, string> = {
 /** Help for each action, written by the backend (`recourse action --help` says the same); `actionHint` words it for the route's state. */
 const ACTION_HINT: Readonly<Record<ManualAction, string>> = ACTION_HELP;
 
-/** Actions that send the route's prompt again (the backend's rule), and so may repeat work already done; Continue and Skip with context send a continuation instead. */
-const REPEATS: readonly ManualAction[] = PROMPT_RESENDING_ACTIONS;
+/** Actions that start an agent (the backend's transition table), and so may repeat work already done. */
+const REPEATS: readonly ManualAction[] = DISPATCHING_ACTIONS;
 
 /** Whether `action` starts an agent (the backend's transition table). */
 export function dispatches(action: ManualAction): boolean {
-  return (DISPATCHING_ACTIONS as readonly ManualAction[]).includes(action);
+  return REPEATS.includes(action);
 }
 
 /**

@@ -791,11 +791,11 @@ export class FakeBackend {
     const action = req.action.replace("_", "-");
     const resends = req.action === "retry_now" || req.action === "skip_now" || req.action === "resume";
     const dispatches = resends || req.action === "continue" || req.action === "handover";
-    // As the engine: sending the prompt again after an agent may have done work needs the person's yes.
-    if (resends && s.repeat_risk && !req.confirm_repeat)
+    // As the engine: starting an agent after one may have done work needs the person's yes.
+    if (dispatches && s.repeat_risk && !req.confirm_repeat)
       throw {
         code: "conflict",
-        message: `${action} sends the prompt to an agent again and may repeat work: ${s.repeat_risk}; confirm that you want it`,
+        message: `${action} ${resends ? "sends the prompt to an agent again" : "starts an agent"} and may repeat work: ${s.repeat_risk}; confirm that you want it`,
         fields: [],
       };
     const from = s.state;
