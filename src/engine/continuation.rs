@@ -112,10 +112,13 @@ impl Engine {
                  resume; retry or hand over instead"
             )));
         };
+        // The route keeps variable names only; the session's place may hang
+        // on their values (`XDG_DATA_HOME`, a config dir), read as a
+        // dispatch reads them.
+        let (agent, _) = super::dispatch_env::agent_at_dispatch(&self.store(), row, index);
         let mut env: BTreeMap<String, String> = std::env::vars().collect();
-        env.extend(candidate.agent.env.clone());
-        let problem =
-            crate::runner::readiness::session_problem(&candidate.agent, &env, &session_id);
+        env.extend(agent.env.clone());
+        let problem = crate::runner::readiness::session_problem(&agent, &env, &session_id);
         if let Some(problem) = problem {
             return Ok(Err(format!(
                 "the session of attempt {number} cannot be resumed: {problem}"

@@ -28,10 +28,14 @@ fn candidate(id: u32, enabled: bool) -> Candidate {
     }
 }
 
-/// A candidate whose CLI can resume its sessions (Claude Code).
+/// A candidate whose CLI can resume its sessions.
 fn resuming(id: u32) -> Candidate {
     let mut c = candidate(id, true);
-    c.agent = AgentSpec::default_for(crate::agent::AgentKind::ClaudeCode);
+    let kind = crate::agent::AgentKind::ALL
+        .into_iter()
+        .find(|k| k.descriptor().resume.is_some())
+        .expect("some kind resumes its sessions");
+    c.agent = AgentSpec::default_for(kind);
     c
 }
 
