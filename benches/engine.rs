@@ -285,6 +285,7 @@ fn failure(row: &RouteRow, evidence: &Evidence) -> Failure {
         evidence,
         classification,
         effect,
+        session: Default::default(),
     }
 }
 

@@ -16,6 +16,15 @@
 //!     `initial × 2^used`, each delay capped at 24 h;
 //! (d) exhausted ⇒ skip to the next enabled, non-excluded candidate after the
 //!     current one (manual when none is left), or stop.
+//!
+//! [`evaluate_failure`] adds automatic continuation ([`continuation`]): a
+//! gate refusal may become a continuation of the agent's own session when
+//! the candidate opted in and the evidence allows it; every other decision
+//! is [`evaluate`]'s.
+
+mod continuation;
+
+pub use continuation::{continuation, evaluate_failure, NotContinued, SessionFacts, ToolCalls};
 
 use crate::agent::AgentKind;
 use crate::classification::{Class, Classification, Confidence, PolicyClass, SemanticCode};
@@ -53,6 +62,10 @@ impl From<&CandidateEntry> for CandidateSlot {
 pub struct ClassUsage {
     pub retries_used: u32,
     pub reset_wait_used: bool,
+    /// Automatic continuations of this candidate's session (transient
+    /// only); cycles stored before it read back as none used.
+    #[serde(default)]
+    pub continuations_used: u32,
 }
 
 /// Usage of both classes of one candidate; classes are independent.
@@ -169,6 +182,14 @@ pub enum Decision {
         max_retries: u32,
         delay_seconds: u32,
     },
+    /// Continue the failed attempt's own session now, sending a
+    /// continuation message, never the prompt; `ordinal` counts from 1 up
+    /// to `max_continuations`.
+    Continue {
+        class: PolicyClass,
+        ordinal: u32,
+        max_continuations: u32,
+    },
     /// Exclude `excluded` for the rest of the cycle and run `next` now.
     Skip {
         class: PolicyClass,
@@ -188,16 +209,19 @@ impl Decision {
         match self {
             Decision::WaitForReset { until, .. } => Some(*until),
             Decision::Retry { at, .. } => Some(*at),
-            Decision::Skip { .. } => Some(now),
+            Decision::Continue { .. } | Decision::Skip { .. } => Some(now),
             Decision::Stop { .. } | Decision::Manual { .. } => None,
         }
     }
 
-    /// True for wait, retry and skip: anything that dispatches work again
-    /// without a person.
+    /// True for wait, retry, continue and skip: anything that dispatches
+    /// work again without a person.
     pub fn is_automatic(&self) -> bool {
         match self {
-            Decision::WaitForReset { .. } | Decision::Retry { .. } | Decision::Skip { .. } => true,
+            Decision::WaitForReset { .. }
+            | Decision::Retry { .. }
+            | Decision::Continue { .. }
+            | Decision::Skip { .. } => true,
             Decision::Stop { .. } | Decision::Manual { .. } => false,
         }
     }
@@ -223,6 +247,15 @@ impl Decision {
                 class.as_str(),
                 words.delay(*delay_seconds),
                 words.instant(*at)
+            ),
+            Decision::Continue {
+                class,
+                ordinal,
+                max_continuations,
+            } => format!(
+                "{} failure after completed tools: continue the agent's own session \
+                 automatically ({ordinal} of {max_continuations}), without sending the prompt again",
+                class.as_str()
             ),
             Decision::Skip {
                 class,
@@ -312,9 +345,10 @@ impl RouteCycle {
             .unwrap_or_default()
     }
 
-    /// The cycle after `decision`: a reset wait is marked used, a retry
-    /// counts against its class (never refunded), a skip excludes the
-    /// candidate and moves on. Stop and manual change nothing.
+    /// The cycle after `decision`: a reset wait is marked used, a retry or
+    /// an automatic continuation counts against its class's budget (never
+    /// refunded), a skip excludes the candidate and moves on. Stop and
+    /// manual change nothing.
     pub fn apply(&self, decision: &Decision) -> RouteCycle {
         let mut next = self.clone();
         match decision {
@@ -324,6 +358,10 @@ impl RouteCycle {
             Decision::Retry { class, ordinal, .. } => {
                 let usage = next.usage_mut(self.current, *class);
                 usage.retries_used = usage.retries_used.max(*ordinal);
+            }
+            Decision::Continue { class, ordinal, .. } => {
+                let usage = next.usage_mut(self.current, *class);
+                usage.continuations_used = usage.continuations_used.max(*ordinal);
             }
             Decision::Skip {
                 excluded, next: to, ..

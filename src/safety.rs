@@ -61,6 +61,18 @@ impl EffectContext {
         }
     }
 
+    /// Nothing known: what an attempt that was stopped or lost its engine
+    /// leaves, which fails closed.
+    pub fn nothing_known() -> EffectContext {
+        EffectContext {
+            prompt_delivery: None,
+            assistant_output_seen: None,
+            tool_activity_seen: None,
+            partial_result_seen: None,
+            evidence_current: None,
+        }
+    }
+
     /// A failure known to be effect-safe: nothing delivered, nothing seen,
     /// evidence current. What a simulated clean provider failure looks like.
     pub fn effect_safe() -> EffectContext {
@@ -68,6 +80,50 @@ impl EffectContext {
             evidence_current: Some(true),
             ..EffectContext::not_delivered()
         }
+    }
+
+    /// What a session had done by this attempt's failure: its facts with
+    /// `earlier`'s, those of the attempts whose session it continued. A
+    /// continuation resumes a conversation that already holds their work,
+    /// so the gate judges the session: sending the prompt afresh after a
+    /// continuation that failed cleanly would still repeat what came
+    /// before it. Something seen in either was seen; unknown in either and
+    /// seen in neither is unknown. Currency is this attempt's evidence's.
+    pub fn with_earlier(&self, earlier: &EffectContext) -> EffectContext {
+        EffectContext {
+            prompt_delivery: worse_delivery(self.prompt_delivery, earlier.prompt_delivery),
+            assistant_output_seen: either(
+                self.assistant_output_seen,
+                earlier.assistant_output_seen,
+            ),
+            tool_activity_seen: either(self.tool_activity_seen, earlier.tool_activity_seen),
+            partial_result_seen: either(self.partial_result_seen, earlier.partial_result_seen),
+            evidence_current: self.evidence_current,
+        }
+    }
+}
+
+/// Seen in either: seen; unknown in either: unknown; else not seen.
+fn either(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        (None, _) | (_, None) => None,
+    }
+}
+
+/// The delivery the gate trusts less: unknown, then ambiguous, then confirmed.
+fn worse_delivery(a: Option<PromptDelivery>, b: Option<PromptDelivery>) -> Option<PromptDelivery> {
+    let rank = |d: Option<PromptDelivery>| match d {
+        None => 3,
+        Some(PromptDelivery::Ambiguous) => 2,
+        Some(PromptDelivery::Confirmed) => 1,
+        Some(PromptDelivery::NotDelivered) => 0,
+    };
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
     }
 }
 
@@ -309,16 +365,38 @@ mod tests {
     }
 
     #[test]
-    fn missing_evidence_fails_closed() {
-        let nothing_known = EffectContext {
-            prompt_delivery: None,
-            assistant_output_seen: None,
-            tool_activity_seen: None,
-            partial_result_seen: None,
-            evidence_current: None,
+    fn a_continued_session_carries_what_its_earlier_attempts_did() {
+        let clean = EffectContext {
+            prompt_delivery: Some(PromptDelivery::Confirmed),
+            ..EffectContext::effect_safe()
+        };
+        let worked = EffectContext {
+            assistant_output_seen: Some(true),
+            tool_activity_seen: Some(true),
+            ..clean.clone()
         };
         assert_eq!(
-            gate(&nothing_known),
+            gate(&clean.with_earlier(&worked)),
+            GateVerdict::Manual(UnsafeReason::AssistantOutputSeen),
+            "a continuation that failed cleanly still continues work done before it"
+        );
+        let merged = clean.with_earlier(&EffectContext::nothing_known());
+        assert_eq!(
+            (merged.tool_activity_seen, merged.evidence_current),
+            (None, Some(true)),
+            "an earlier attempt whose effects are unknown leaves them unknown; currency is this attempt's"
+        );
+        assert_eq!(
+            gate(&clean.with_earlier(&EffectContext::effect_safe())),
+            GateVerdict::Allowed,
+            "a session in which nothing happened stays safe"
+        );
+    }
+
+    #[test]
+    fn missing_evidence_fails_closed() {
+        assert_eq!(
+            gate(&EffectContext::nothing_known()),
             GateVerdict::Manual(UnsafeReason::EvidenceCurrencyUnknown)
         );
     }

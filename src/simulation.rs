@@ -6,7 +6,10 @@
 //! Pure: time starts at `start` and jumps to each decision's next attempt.
 
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
-use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle, Wording};
+use crate::evaluator::{
+    continuation, evaluate_failure, CandidateSlot, Decision, ManualReason, NotContinued,
+    RouteCycle, SessionFacts, Wording,
+};
 use crate::policy::FieldError;
 use crate::safety::{gate, EffectContext, GateVerdict};
 use chrono::{DateTime, Duration, Utc};
@@ -34,6 +37,10 @@ pub struct SimulatedFailure {
     /// What the attempt did before failing; absent means effect-safe.
     #[serde(default)]
     pub effect: Option<EffectContext>,
+    /// What a run would find about the attempt's session, for automatic
+    /// continuation; absent means no session it could resume.
+    #[serde(default)]
+    pub session: Option<SessionFacts>,
 }
 
 fn high_confidence() -> Confidence {
@@ -49,6 +56,7 @@ impl SimulatedFailure {
             confidence: Confidence::High,
             reset_in_seconds: None,
             effect: None,
+            session: None,
         }
     }
 
@@ -66,6 +74,7 @@ impl SimulatedFailure {
                 i32::try_from(seconds).unwrap_or(if seconds < 0 { i32::MIN } else { i32::MAX })
             }),
             effect: None,
+            session: None,
         }
     }
 
@@ -137,12 +146,32 @@ pub struct TimelineStep {
     pub class: Class,
     pub gate: GateVerdict,
     pub decision: Decision,
+    /// Why the candidate's automatic continuation did not answer the
+    /// gate's refusal; only where it is turned on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_continued: Option<NotContinued>,
+}
+
+impl TimelineStep {
+    /// The decision in `words`, and why it is not an automatic
+    /// continuation where one was turned on.
+    pub fn describe(&self, words: &impl Wording) -> String {
+        let decision = self.decision.describe(words);
+        match self.not_continued {
+            Some(why) => format!(
+                "{decision}; not continued automatically: {}",
+                why.describe()
+            ),
+            None => decision,
+        }
+    }
 }
 
 /// Feeds `failures` one by one to the route, each at the instant of the
 /// previous decision's next attempt. Stops early when a decision leaves
 /// automatic recovery; failures after that are not used. Empty when no
-/// candidate is enabled.
+/// candidate is enabled. After an automatic continuation the next failure
+/// is judged with what the session did before it, as a run judges it.
 pub fn simulate(
     candidates: &[CandidateSlot],
     failures: &[SimulatedFailure],
@@ -152,10 +181,12 @@ pub fn simulate(
         return Vec::new();
     };
     let mut at = start;
+    let mut earlier: Option<EffectContext> = None;
     let mut steps = Vec::new();
     for (index, failure) in failures.iter().enumerate() {
-        let step = step(&cycle, candidates, index, failure, at);
+        let (step, session) = step(&cycle, candidates, index, failure, earlier.as_ref(), at);
         let next_at = step.decision.next_attempt_at(at);
+        earlier = matches!(step.decision, Decision::Continue { .. }).then_some(session);
         cycle = cycle.apply(&step.decision);
         steps.push(step);
         match next_at {
@@ -166,25 +197,39 @@ pub fn simulate(
     steps
 }
 
+/// One failure's step, and what its session had done by then.
 fn step(
     cycle: &RouteCycle,
     candidates: &[CandidateSlot],
     index: usize,
     failure: &SimulatedFailure,
+    earlier: Option<&EffectContext>,
     at: DateTime<Utc>,
-) -> TimelineStep {
+) -> (TimelineStep, EffectContext) {
     let classification = failure.classification(at);
-    let effect = match candidates.get(cycle.current as usize).and_then(|s| s.kind) {
+    let own = match candidates.get(cycle.current as usize).and_then(|s| s.kind) {
         Some(kind) => kind.started_failure_effect(failure.effect_context()),
         None => failure.effect_context(),
     };
+    let effect = earlier.map_or_else(|| own.clone(), |e| own.with_earlier(e));
     let verdict = gate(&effect);
-    let decision = evaluate(cycle, &classification, &verdict, candidates, at);
+    let session = failure.session.unwrap_or_default();
+    let decision = evaluate_failure(cycle, &classification, &verdict, &session, candidates, at);
+    let refused = matches!(
+        decision,
+        Decision::Manual {
+            reason: ManualReason::UnsafeEffect { .. }
+        }
+    );
+    let not_continued = refused
+        .then(|| continuation(cycle, &classification, &verdict, &session, candidates).err())
+        .flatten()
+        .filter(|why| *why != NotContinued::Off);
     let candidate_name = candidates
         .get(cycle.current as usize)
         .map(|slot| slot.name.clone())
         .unwrap_or_default();
-    TimelineStep {
+    let step = TimelineStep {
         failure: u32::try_from(index).unwrap_or(u32::MAX),
         at,
         candidate: cycle.current,
@@ -193,7 +238,9 @@ fn step(
         class: classification.class,
         gate: verdict,
         decision,
-    }
+        not_continued,
+    };
+    (step, effect)
 }
 
 /// One step of a policy preview, with the decision in the words `recourse
@@ -215,7 +262,7 @@ pub fn preview(
     simulate(candidates, failures, start)
         .into_iter()
         .map(|step| PreviewStep {
-            text: step.decision.describe(&words),
+            text: step.describe(&words),
             step,
         })
         .collect()

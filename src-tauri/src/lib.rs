@@ -154,6 +154,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             recourse::route::transitions::dispatching_actions(),
         )
         .constant("MANUAL_ACTIONS", recourse::route::ManualAction::ALL)
+        .constant(
+            "DEFAULT_CONTINUE_MESSAGE",
+            recourse::route::DEFAULT_CONTINUE_MESSAGE,
+        )
         .constant("ACTION_HELP", constants::action_help())
         .constant("AT_REST", recourse::engine::AT_REST)
         .constant("MAX_RETENTION_DAYS", crate::settings::MAX_RETENTION_DAYS)

@@ -3,7 +3,7 @@
 //! [`simulate`] function as the UI preview.
 //!
 //! A failure is given at classification level (`{"code": …}`) or as text
-//! (`{"text": …, "provider"?: …, "http_status"?: …, "effect"?: …}`), which the
+//! (`{"text": …, "provider"?: …, "http_status"?: …, "effect"?: …, "session"?: …}`), which the
 //! catalogue in force classifies: built-in plus local rules, or built-in
 //! only with `--builtin-only`.
 //!
@@ -148,7 +148,7 @@ fn with_text_failures(text: &str) -> Option<Value> {
 }
 
 /// Fields a text failure may have.
-const TEXT_FIELDS: [&str; 4] = ["text", "provider", "http_status", "effect"];
+const TEXT_FIELDS: [&str; 5] = ["text", "provider", "http_status", "effect", "session"];
 
 /// Replaces each `{"text": …}` failure by the classification-level failure
 /// the catalogue in force gives that text (read only when one is present).
@@ -184,7 +184,7 @@ fn classify_text_failures(
 }
 
 /// One text failure as `{"code", "class"?, "confidence", "reset_in_seconds"?,
-/// "effect"?}`, or `.field: why`.
+/// "effect"?, "session"?}`, or `.field: why`.
 fn text_failure(
     object: &serde_json::Map<String, Value>,
     catalogue: &Catalogue,
@@ -228,8 +228,10 @@ fn text_failure(
     if c.class == Class::Unclassified {
         coded["class"] = serde_json::json!(Class::Unclassified);
     }
-    if let Some(effect) = object.get("effect") {
-        coded["effect"] = effect.clone();
+    for kept in ["effect", "session"] {
+        if let Some(value) = object.get(kept) {
+            coded[kept] = value.clone();
+        }
     }
     Ok(coded)
 }
@@ -251,7 +253,7 @@ fn render(
             step.candidate_name,
             step.class.as_str(),
             step.code.as_str(),
-            step.decision.describe(&words),
+            step.describe(&words),
         ));
     }
     out.push_str(&ending(&words, steps, given));
@@ -282,6 +284,7 @@ fn next_candidate(step: &TimelineStep) -> u32 {
         Decision::Skip { next, .. } => next,
         Decision::WaitForReset { .. }
         | Decision::Retry { .. }
+        | Decision::Continue { .. }
         | Decision::Stop { .. }
         | Decision::Manual { .. } => step.candidate,
     }

@@ -2,7 +2,9 @@
 //! last attempt's CLI session (and whether it can still be resumed), and
 //! the continuation package for the next candidate. The state machine
 //! dispatches them (`machine::manual_continuation`); here is the IO they
-//! need first, and the preview the app shows before either is sent.
+//! need first, and the preview the app shows before either is sent. The
+//! same session facts go into a failed attempt's decision
+//! ([`Engine::session_of`]), for automatic continuation and the gate.
 
 use std::collections::BTreeMap;
 
@@ -10,10 +12,15 @@ use serde::{Deserialize, Serialize};
 
 use super::{ActionRequest, Engine, EngineError};
 use crate::agent::handover::{package, HandoverFacts};
-use crate::route::machine::next_eligible;
+use crate::agent::Transcript;
+use crate::classification::Class;
+use crate::evaluator::ToolCalls;
+use crate::route::machine::{next_eligible, Failure, Session};
 use crate::route::{
-    continue_message_problem, AttemptInput, ManualAction, RouteRow, DEFAULT_CONTINUE_MESSAGE,
+    continue_message_problem, AttemptInput, AttemptRecord, ManualAction, RouteRow,
+    DEFAULT_CONTINUE_MESSAGE,
 };
+use crate::safety::EffectContext;
 use crate::store::routes::StoredAttempt;
 
 /// A continuation that can be sent, or why not (in words for the person).
@@ -76,9 +83,7 @@ impl Engine {
         let Some(last) = self.last_attempt(row)? else {
             return Ok(Err("no attempt has run yet".to_string()));
         };
-        let index = row.candidate_index as usize;
-        let candidate = &row.candidates[index];
-        let kind = candidate.agent.kind;
+        let candidate = &row.candidates[row.candidate_index as usize];
         let number = last.attempt.number;
         if last.attempt.candidate_index != row.candidate_index {
             return Ok(Err(format!(
@@ -87,6 +92,39 @@ impl Engine {
                 last.attempt.candidate_name, candidate.name
             )));
         }
+        let session = self
+            .store()
+            .transcript(row.id, number)?
+            .and_then(|(t, _)| t.session_id);
+        let session_id = match self.resumable(row, number, session)? {
+            Ok(id) => id,
+            Err(why) => return Ok(Err(why)),
+        };
+        Ok(Ok(ContinueOffer {
+            of_attempt: number,
+            session_id,
+            candidate_name: candidate.name.clone(),
+            message: candidate
+                .agent
+                .continue_message
+                .clone()
+                .unwrap_or_else(|| DEFAULT_CONTINUE_MESSAGE.to_string()),
+        }))
+    }
+
+    /// `session`, the session attempt `number` of the route's current
+    /// candidate ran in (as its transcript has it), when that candidate's
+    /// CLI can resume it now: its kind resumes sessions and is still the
+    /// candidate's, and the session's files are where the CLI keeps them.
+    fn resumable(
+        &self,
+        row: &RouteRow,
+        number: u32,
+        session: Option<String>,
+    ) -> Result<Offer<String>, EngineError> {
+        let index = row.candidate_index as usize;
+        let candidate = &row.candidates[index];
+        let kind = candidate.agent.kind;
         let label = kind.descriptor().label;
         if kind.descriptor().resume.is_none() {
             return Ok(Err(format!(
@@ -102,10 +140,6 @@ impl Engine {
                 changed.agent.kind.descriptor().label
             )));
         }
-        let session = self
-            .store()
-            .transcript(row.id, number)?
-            .and_then(|(t, _)| t.session_id);
         let Some(session_id) = session else {
             return Ok(Err(format!(
                 "attempt {number}'s {label} reported no session id, so there is no session to \
@@ -124,16 +158,71 @@ impl Engine {
                 "the session of attempt {number} cannot be resumed: {problem}"
             )));
         }
-        Ok(Ok(ContinueOffer {
-            of_attempt: number,
-            session_id,
-            candidate_name: candidate.name.clone(),
-            message: candidate
-                .agent
-                .continue_message
-                .clone()
-                .unwrap_or_else(|| DEFAULT_CONTINUE_MESSAGE.to_string()),
-        }))
+        Ok(Ok(session_id))
+    }
+
+    /// What the state machine needs to know of the CLI session failed
+    /// attempt `attempt` ran in: what the attempts it continued did (the
+    /// gate judges the whole session), and, where the candidate's transient
+    /// policy continues automatically and the failure is transient, whether
+    /// the session can be resumed and how its tool calls ended. Only then
+    /// are the CLI's session folders read.
+    pub(super) fn session_of(
+        &self,
+        row: &RouteRow,
+        attempt: &AttemptRecord,
+        transcript: &Transcript,
+        failure: &Failure,
+    ) -> Result<Session, EngineError> {
+        let earlier = match &attempt.input {
+            AttemptInput::Continue { of_attempt, .. } => {
+                Some(self.session_effects(row.id, *of_attempt)?)
+            }
+            AttemptInput::Prompt | AttemptInput::Handover { .. } => None,
+        };
+        let candidate = &row.candidates[row.candidate_index as usize];
+        let wanted = candidate.policy.transient.auto_continue.enabled
+            && failure.classification.class == Class::Transient;
+        if !wanted {
+            return Ok(Session {
+                earlier,
+                ..Session::default()
+            });
+        }
+        let session = transcript.session_id.clone();
+        Ok(Session {
+            resumable: self.resumable(row, attempt.number, session)?.ok(),
+            tools: ToolCalls::of(Some(transcript), &failure.effect),
+            earlier,
+        })
+    }
+
+    /// What attempt `number` and the attempts whose session it continued in
+    /// turn did; an attempt with no recorded effects (stopped, lost with
+    /// its engine) counts as unknown, which fails closed.
+    fn session_effects(&self, route_id: u32, number: u32) -> Result<EffectContext, EngineError> {
+        let attempts = self.store().attempts(route_id)?;
+        let mut merged: Option<EffectContext> = None;
+        let mut next = Some(number);
+        while let Some(n) = next {
+            let stored = attempts.iter().find(|a| a.attempt.number == n);
+            let own = stored
+                .and_then(|a| a.result.as_ref())
+                .and_then(|r| r.effect.clone())
+                .unwrap_or_else(EffectContext::nothing_known);
+            merged = Some(match merged {
+                Some(later) => later.with_earlier(&own),
+                None => own,
+            });
+            // Each continues an earlier attempt, so the walk ends.
+            next = stored.and_then(|a| match &a.attempt.input {
+                AttemptInput::Continue { of_attempt, .. } if *of_attempt < n => Some(*of_attempt),
+                AttemptInput::Continue { .. }
+                | AttemptInput::Prompt
+                | AttemptInput::Handover { .. } => None,
+            });
+        }
+        Ok(merged.unwrap_or_else(EffectContext::nothing_known))
     }
 
     /// The next eligible candidate and the package built from the last

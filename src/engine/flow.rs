@@ -307,7 +307,7 @@ impl Engine {
         if !current {
             return self.record_late(&row, attempt, report, zone, now);
         }
-        let failure = match report {
+        let mut failure = match report {
             RunReport::Succeeded => {
                 let plan = machine::succeeded(&row, attempt.number, now);
                 return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
@@ -325,6 +325,7 @@ impl Engine {
                 effect,
             } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
+        failure.session = self.session_of(&row, attempt, &transcript, &failure)?;
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
         let outcome = self.advance(row, |row, world| {
@@ -376,6 +377,7 @@ impl Engine {
             evidence,
             classification,
             effect,
+            session: machine::Session::default(),
         }
     }
 

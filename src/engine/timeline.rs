@@ -116,6 +116,16 @@ fn from_attempts(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntr
                         let to = next.map_or("the next candidate", |n| n.candidate_name.as_str());
                         entries.push(mark(r.finished_at, &format!("skipped to {to}")));
                     }
+                    Some(Decided::Typed(Decision::Continue {
+                        ordinal,
+                        max_continuations,
+                        ..
+                    })) => entries.push(mark(
+                        r.finished_at,
+                        &format!(
+                            "continued its session automatically ({ordinal} of {max_continuations})"
+                        ),
+                    )),
                     Some(
                         Decided::Typed(Decision::Stop { .. } | Decision::Manual { .. })
                         | Decided::MovedOn

@@ -11,7 +11,7 @@ use crate::agent::{
 };
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
-use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use crate::policy::{AutoContinue, CandidatePolicy, ClassPolicy, Exhausted};
 use crate::route::{AttemptOutcome, ManualAction, RouteState};
 
 /// One entry of the agent picker: an agent kind's descriptor as the editor
@@ -35,13 +35,17 @@ pub struct AgentKindInfo {
     pub scripted: bool,
     /// The access levels it can be held to (empty: it takes none).
     pub access_levels: Vec<Access>,
+    /// Whether it resumes its own sessions: Continue, a continuation
+    /// message and automatic continuation apply to it.
+    pub resumes: bool,
     /// A new candidate of this kind in the editor: its agent settings and
     /// the policy fitted to how the kind fails.
     pub starter: CandidateTemplate,
     /// Why that starter policy fits the kind, shown beside it.
     pub starter_why: String,
-    /// What a section's reset wait or retry starts with when a person
-    /// switches it on (the hard wait is the kind's usage window).
+    /// What a section's reset wait, retry or automatic continuation starts
+    /// with when a person switches it on (the hard wait is the kind's usage
+    /// window).
     pub switch_on: CandidatePolicy,
 }
 
@@ -73,13 +77,17 @@ impl AgentKindInfo {
                         .collect()
                 })
                 .unwrap_or_default(),
+            resumes: d.resume.is_some(),
             starter: CandidateTemplate {
                 agent: (d.starter)(),
                 policy: (d.starter_policy)(),
             },
             starter_why: d.starter_why.to_string(),
             switch_on: CandidatePolicy {
-                transient: ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
+                transient: ClassPolicy {
+                    auto_continue: AutoContinue::ON,
+                    ..ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip)
+                },
                 hard: ClassPolicy::new(Some(d.hard_wait_s), Some((2, 60)), Exhausted::Skip),
             },
         }

@@ -28,6 +28,11 @@ pub const RETRIES_RANGE: std::ops::RangeInclusive<u32> = 1..=10;
 pub const INITIAL_INTERVAL_RANGE: std::ops::RangeInclusive<u32> = 1..=60 * 60;
 /// Allowed maximum reset wait when reset waiting is enabled (1 s – 7 days).
 pub const RESET_WAIT_RANGE: std::ops::RangeInclusive<u32> = 1..=7 * 24 * 60 * 60;
+/// Allowed automatic continuations per candidate and route cycle when
+/// automatic continuation is enabled.
+pub const CONTINUATIONS_RANGE: std::ops::RangeInclusive<u32> = 1..=5;
+/// The continuation budget automatic continuation starts with when turned on.
+pub const DEFAULT_CONTINUATIONS: u32 = 2;
 
 /// A complete policy for one candidate: one section per configurable class.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -47,6 +52,41 @@ pub struct ClassPolicy {
     pub wait_for_reset: ResetWait,
     pub retry: Retry,
     pub on_exhausted: Exhausted,
+    /// Transient section only: continue the agent's own session after a
+    /// failure that followed completed tools (see
+    /// `docs/decisions/2026-12-06-automatic-continuation.md`). Off, and left
+    /// out of documents, unless turned on; a document without it is off.
+    #[serde(default, skip_serializing_if = "AutoContinue::is_off")]
+    pub auto_continue: AutoContinue,
+}
+
+/// Continue the failed attempt's own CLI session, sending a continuation
+/// message and never the prompt, at most `max_continuations` times per
+/// candidate and route cycle, when the gate refused recovery only because
+/// the agent had worked and every tool it ran completed.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    specta::Type,
+    schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct AutoContinue {
+    pub enabled: bool,
+    /// The continuation budget, 1–5; 2 when a document turns the option
+    /// on without one.
+    #[serde(default = "default_continuations")]
+    pub max_continuations: u32,
+}
+
+fn default_continuations() -> u32 {
+    DEFAULT_CONTINUATIONS
 }
 
 /// Wait for a trusted provider reset instant, at most `max_wait_seconds` ahead.
@@ -113,6 +153,31 @@ impl ResetWait {
     }
 }
 
+impl AutoContinue {
+    pub const DISABLED: AutoContinue = AutoContinue {
+        enabled: false,
+        max_continuations: 0,
+    };
+
+    /// On, with the default budget.
+    pub const ON: AutoContinue = AutoContinue {
+        enabled: true,
+        max_continuations: DEFAULT_CONTINUATIONS,
+    };
+
+    pub fn is_off(&self) -> bool {
+        !self.enabled
+    }
+
+    fn normalize(self) -> AutoContinue {
+        if self.enabled {
+            self
+        } else {
+            AutoContinue::DISABLED
+        }
+    }
+}
+
 impl Retry {
     pub const DISABLED: Retry = Retry {
         enabled: false,
@@ -162,6 +227,7 @@ impl ClassPolicy {
                 },
             ),
             on_exhausted,
+            auto_continue: AutoContinue::DISABLED,
         }
     }
 
@@ -171,6 +237,7 @@ impl ClassPolicy {
             wait_for_reset: self.wait_for_reset.normalize(),
             retry: self.retry.normalize(),
             on_exhausted: self.on_exhausted,
+            auto_continue: self.auto_continue.normalize(),
         }
     }
 }
@@ -255,6 +322,7 @@ mod tests {
             ("max_retries", RETRIES_RANGE),
             ("initial_interval_seconds", INITIAL_INTERVAL_RANGE),
             ("max_wait_seconds", RESET_WAIT_RANGE),
+            ("max_continuations", CONTINUATIONS_RANGE),
         ] {
             let stated = format!("`{field}` {}–{}", range.start(), range.end());
             assert!(doc.contains(&stated), "docs/policy.md states {stated}");

@@ -56,7 +56,30 @@ impl ClassPolicy {
                 "skip (no candidate after this one: manual recovery)".to_string()
             }
         };
-        format!("{wait}{retries}{outcome}.")
+        format!("{wait}{retries}{outcome}.{}", self.continuation_words())
+    }
+
+    /// The sentence automatic continuation adds, when it is on.
+    fn continuation_words(&self) -> String {
+        let auto = self.auto_continue;
+        if !auto.enabled {
+            return String::new();
+        }
+        format!(
+            " After a failure that follows work, when every tool the agent ran completed, \
+             continue its own session instead of asking you (at most {} in this cycle); \
+             the prompt is never sent again.",
+            times(auto.max_continuations)
+        )
+    }
+}
+
+/// `once`, `twice`, `3 times`.
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
     }
 }
 
@@ -81,10 +104,18 @@ impl ClassPolicy {
             ));
         }
         let outcome = self.on_exhausted.as_str();
-        if parts.is_empty() {
+        let steps = if parts.is_empty() {
             outcome.to_string()
         } else {
             format!("{}, then {outcome}", parts.join(", "))
+        };
+        if self.auto_continue.enabled {
+            format!(
+                "{steps}; after completed tools continue its session ≤ {}×",
+                self.auto_continue.max_continuations
+            )
+        } else {
+            steps
         }
     }
 }
@@ -194,6 +225,26 @@ mod tests {
             CandidatePolicy::default_for_new_candidate().summary(),
             "Transient: skip · Hard: skip"
         );
+    }
+
+    #[test]
+    fn automatic_continuation_is_said_after_the_schedule_and_in_the_summary() {
+        let mut section = retrying(3, 5, Exhausted::Skip);
+        section.auto_continue = crate::policy::AutoContinue::ON;
+        assert_eq!(
+            section.describe_schedule(Some("Codex")),
+            "Retry after 5 s, 10 s, 20 s, then skip to Codex. After a failure that follows \
+             work, when every tool the agent ran completed, continue its own session instead \
+             of asking you (at most twice in this cycle); the prompt is never sent again."
+        );
+        assert_eq!(
+            section.summary(),
+            "retry 3× from 5 s, then skip; after completed tools continue its session ≤ 2×"
+        );
+        section.auto_continue.max_continuations = 1;
+        assert!(section
+            .describe_schedule(None)
+            .contains("(at most once in this cycle)"));
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! checked; they are normalized away when stored.
 
 use super::{
-    CandidatePolicy, ClassPolicy, PolicyDocument, ResetWait, Retry, CURRENT_VERSION,
-    INITIAL_INTERVAL_RANGE, MAX_DELAY_SECONDS, RESET_WAIT_RANGE, RETRIES_RANGE,
+    AutoContinue, CandidatePolicy, ClassPolicy, PolicyDocument, ResetWait, Retry,
+    CONTINUATIONS_RANGE, CURRENT_VERSION, INITIAL_INTERVAL_RANGE, MAX_DELAY_SECONDS,
+    RESET_WAIT_RANGE, RETRIES_RANGE,
 };
+use crate::agent::AgentKind;
 use crate::classification::PolicyClass;
 use crate::profile::names;
 use serde::{Deserialize, Serialize};
@@ -124,8 +126,46 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
             first_index_by_name.insert(key, index);
         }
         errors.extend(validate_policy(&prefix, &entry.policy));
+        errors.extend(check_resumes(&prefix, entry));
     }
     errors
+}
+
+/// Automatic continuation resumes the agent's own session: a candidate
+/// whose kind cannot resume one (or is not a kind Recourse knows) cannot
+/// have it.
+fn check_resumes(prefix: &str, entry: &super::CandidateEntry) -> Option<FieldError> {
+    if !entry.policy.transient.auto_continue.enabled {
+        return None;
+    }
+    let why = match AgentKind::from_slug(&entry.agent) {
+        Some(kind) if kind.descriptor().resume.is_some() => return None,
+        Some(kind) => format!(
+            "{} candidates cannot resume a session, so they cannot continue one \
+             automatically; turn it off, or choose a CLI that resumes its sessions",
+            kind.descriptor().label
+        ),
+        None => format!(
+            "agent {:?} is not a kind Recourse knows, so whether it can resume a session is \
+             unknown; automatic continuation needs one of {}",
+            entry.agent,
+            resuming_kinds()
+        ),
+    };
+    Some(FieldError::new(
+        format!("{prefix}.transient.auto_continue.enabled"),
+        why,
+    ))
+}
+
+/// The slugs of the kinds that resume their sessions: `claude-code, codex, …`.
+fn resuming_kinds() -> String {
+    let slugs: Vec<&str> = AgentKind::ALL
+        .into_iter()
+        .filter(|k| k.descriptor().resume.is_some())
+        .map(|k| k.slug())
+        .collect();
+    slugs.join(", ")
 }
 
 fn check_text(errors: &mut Vec<FieldError>, path: &str, value: &str) {
@@ -141,7 +181,7 @@ pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Vec<FieldError
         .into_iter()
         .flat_map(|class| {
             let path = join_path(prefix, class.as_str());
-            validate_class(&path, policy.section(class))
+            validate_class(&path, class, policy.section(class))
         })
         .collect()
 }
@@ -154,11 +194,49 @@ fn join_path(prefix: &str, field: &str) -> String {
     }
 }
 
-fn validate_class(prefix: &str, policy: &ClassPolicy) -> Vec<FieldError> {
+fn validate_class(prefix: &str, class: PolicyClass, policy: &ClassPolicy) -> Vec<FieldError> {
     let mut errors =
         validate_reset_wait(&format!("{prefix}.wait_for_reset"), policy.wait_for_reset);
     errors.extend(validate_retry(&format!("{prefix}.retry"), policy.retry));
+    errors.extend(validate_auto_continue(
+        &format!("{prefix}.auto_continue"),
+        class,
+        policy.auto_continue,
+    ));
     errors
+}
+
+/// Automatic continuation answers a transient failure only (a hard one
+/// needs a reset or a person), with a budget of 1–5 continuations.
+fn validate_auto_continue(
+    prefix: &str,
+    class: PolicyClass,
+    auto: AutoContinue,
+) -> Option<FieldError> {
+    if !auto.enabled {
+        return None;
+    }
+    if class != PolicyClass::Transient {
+        return Some(FieldError::new(
+            format!("{prefix}.enabled"),
+            format!(
+                "automatic continuation applies to transient failures only; a {} failure needs \
+                 its reset or a person",
+                class.as_str()
+            ),
+        ));
+    }
+    (!CONTINUATIONS_RANGE.contains(&auto.max_continuations)).then(|| {
+        FieldError::new(
+            format!("{prefix}.max_continuations"),
+            format!(
+                "must be {}–{} continuations when enabled, got {}",
+                CONTINUATIONS_RANGE.start(),
+                CONTINUATIONS_RANGE.end(),
+                auto.max_continuations
+            ),
+        )
+    })
 }
 
 fn validate_reset_wait(prefix: &str, wait: ResetWait) -> Vec<FieldError> {
@@ -383,6 +461,79 @@ mod tests {
                 "candidates",
                 "must list at least one candidate"
             )]
+        );
+    }
+
+    fn continuing(max_continuations: u32) -> CandidatePolicy {
+        let mut policy = CandidatePolicy::default_for_new_candidate();
+        policy.transient.auto_continue = AutoContinue {
+            enabled: true,
+            max_continuations,
+        };
+        policy
+    }
+
+    #[test]
+    fn a_continuation_budget_outside_1_to_5_is_refused_at_its_field() {
+        for (budget, error) in [
+            (0, Some("must be 1–5 continuations when enabled, got 0")),
+            (1, None),
+            (5, None),
+            (6, Some("must be 1–5 continuations when enabled, got 6")),
+        ] {
+            let errors = validate_policy("candidates[0]", &continuing(budget));
+            let expected: Vec<FieldError> = error
+                .map(|m| {
+                    FieldError::new("candidates[0].transient.auto_continue.max_continuations", m)
+                })
+                .into_iter()
+                .collect();
+            assert_eq!(errors, expected, "budget {budget}");
+        }
+        let mut off = CandidatePolicy::default_for_new_candidate();
+        off.transient.auto_continue.max_continuations = 99;
+        assert!(
+            validate_policy("", &off).is_empty(),
+            "a switched-off option is not checked"
+        );
+    }
+
+    #[test]
+    fn automatic_continuation_is_refused_in_the_hard_section() {
+        let mut policy = CandidatePolicy::default_for_new_candidate();
+        policy.hard.auto_continue = AutoContinue::ON;
+        assert_eq!(
+            validate_policy("", &policy),
+            vec![FieldError::new(
+                "hard.auto_continue.enabled",
+                "automatic continuation applies to transient failures only; a hard failure \
+                 needs its reset or a person"
+            )]
+        );
+    }
+
+    #[test]
+    fn automatic_continuation_on_a_kind_that_cannot_resume_names_the_kind() {
+        let mut doc = document(vec![continuing(2), continuing(2), continuing(2)]);
+        doc.candidates[0].agent = "claude-code".into();
+        doc.candidates[2].agent = "gemini-cli".into();
+        assert_eq!(
+            validate_document(&doc),
+            vec![
+                FieldError::new(
+                    "candidates[1].transient.auto_continue.enabled",
+                    "Simulated provider candidates cannot resume a session, so they cannot \
+                     continue one automatically; turn it off, or choose a CLI that resumes its \
+                     sessions"
+                ),
+                FieldError::new(
+                    "candidates[2].transient.auto_continue.enabled",
+                    "agent \"gemini-cli\" is not a kind Recourse knows, so whether it can resume \
+                     a session is unknown; automatic continuation needs one of claude-code, \
+                     codex, gemini, opencode"
+                ),
+            ],
+            "claude-code resumes its sessions; the simulated provider and an unknown agent do not"
         );
     }
 

@@ -21,7 +21,9 @@ use super::{
 };
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
-use crate::evaluator::{self, CandidateSlot, Decision, ManualReason, RouteCycle};
+use crate::evaluator::{
+    self, CandidateSlot, Decision, ManualReason, RouteCycle, SessionFacts, ToolCalls,
+};
 use crate::evidence::Evidence;
 use crate::policy::CandidatePolicy;
 use crate::profile::{Candidate, Profile};
@@ -501,11 +503,35 @@ pub struct Failure {
     pub evidence: Evidence,
     pub classification: Classification,
     pub effect: EffectContext,
+    /// What the engine found about the CLI session the attempt ran in.
+    pub session: Session,
+}
+
+/// What the engine found about a failed attempt's CLI session: the
+/// evidence automatic continuation and the gate need beyond the attempt's
+/// own effects. The default knows nothing: no session, tool calls unknown,
+/// no earlier attempt.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    /// The session id, when the CLI reported one, its kind resumes
+    /// sessions and the session's files are still where the CLI keeps them.
+    pub resumable: Option<String>,
+    /// How the attempt's tool calls ended.
+    pub tools: ToolCalls,
+    /// What the attempts whose session this one continued did (see
+    /// [`EffectContext::with_earlier`]); `None` when it started its own.
+    pub earlier: Option<EffectContext>,
 }
 
 /// The running attempt failed: gate, evaluate, and plan what the decision
 /// says; `None` unless the route is running. An account- or model-scoped
 /// failure also marks the candidate's account, in the same transition.
+///
+/// The gate judges the session (the attempt with the ones it continued).
+/// An automatic continuation is planned only when it starts an agent at
+/// once: one the account's limits, its slots or the pause would hold back
+/// would later be dispatched as the plain prompt, so then the gate decides
+/// as it does without the option.
 pub fn failed(
     row: &RouteRow,
     failure: Failure,
@@ -516,16 +542,57 @@ pub fn failed(
     if transitions::after(row.state, Event::AttemptFailed).is_empty() {
         return None;
     }
-    let index = row.candidate_index as usize;
-    let candidate = &row.candidates[index];
-    let verdict = safety::gate(&failure.effect);
-    let decision = evaluator::evaluate(
-        &row.cycle,
-        &failure.classification,
-        &verdict,
-        &slots(row),
-        now,
-    );
+    let effect = match &failure.session.earlier {
+        Some(earlier) => failure.effect.with_earlier(earlier),
+        None => failure.effect.clone(),
+    };
+    let verdict = safety::gate(&effect);
+    let facts = SessionFacts {
+        resumable: failure.session.resumable.is_some(),
+        tools: failure.session.tools,
+    };
+    let slots = slots(row);
+    let classification = &failure.classification;
+    let decision =
+        evaluator::evaluate_failure(&row.cycle, classification, &verdict, &facts, &slots, now);
+    if let (Decision::Continue { .. }, Some(session_id)) = (decision, &failure.session.resumable) {
+        let candidate = &row.candidates[row.candidate_index as usize];
+        let input = AttemptInput::Continue {
+            of_attempt: failure.number,
+            session_id: session_id.clone(),
+            message: candidate
+                .agent
+                .continue_message
+                .clone()
+                .unwrap_or_else(|| super::DEFAULT_CONTINUE_MESSAGE.to_string()),
+            automatic: true,
+        };
+        let plan = plan_failure(row, &failure, decision, lease, world, now);
+        if let Ok(plan) = continuation::sending(plan, input) {
+            return Some(plan);
+        }
+    }
+    // No continuation was made: what the gate and policy decide without it.
+    let gated = match decision {
+        Decision::Continue { .. } => {
+            evaluator::evaluate(&row.cycle, classification, &verdict, &slots, now)
+        }
+        decided => decided,
+    };
+    Some(plan_failure(row, &failure, gated, lease, world, now))
+}
+
+/// What `decision` about `failure` leads to, with the attempt's result, the
+/// decision and any account mark in the same transition.
+fn plan_failure(
+    row: &RouteRow,
+    failure: &Failure,
+    decision: Decision,
+    lease: Lease<'_>,
+    world: World<'_>,
+    now: DateTime<Utc>,
+) -> Plan {
+    let candidate = &row.candidates[row.candidate_index as usize];
     let policy = candidate.policy.clone();
     let mut next = base(row, now);
     decide(
@@ -555,12 +622,12 @@ pub fn failed(
             finished_at: now,
             outcome: AttemptOutcome::Failed,
             excerpt: Some(excerpt(&failure.evidence.message)),
-            classification: Some(failure.classification),
-            effect: Some(failure.effect),
+            classification: Some(failure.classification.clone()),
+            effect: Some(failure.effect.clone()),
             policy_revision: Some(candidate.policy_revision),
             policy: Some(policy),
             decision: Some(Decided::Typed(decision)),
-            evidence: Some(failure.evidence),
+            evidence: Some(failure.evidence.clone()),
         }),
         mark,
         probe_end: Some(ProbeEnd::Released),
@@ -572,7 +639,7 @@ pub fn failed(
     {
         plan.next.0.manual_reason = Some(HoldReason::CannotStart { cause });
     }
-    Some(plan)
+    plan
 }
 
 /// Records on `next` a decision about its current candidate, made from
@@ -597,7 +664,10 @@ fn decide(
             .class
             .policy_class()
             .map(|c| policy.section(c).on_exhausted),
-        Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => None,
+        Decision::Continue { .. }
+        | Decision::Skip { .. }
+        | Decision::Stop { .. }
+        | Decision::Manual { .. } => None,
     };
 }
 
@@ -627,6 +697,8 @@ fn follow(
             next.candidate_index = index;
             return dispatch(row, next, write, lease, world, now);
         }
+        // The same candidate at once; [`failed`] says what it sends.
+        Decision::Continue { .. } => return dispatch(row, next, write, lease, world, now),
         Decision::Manual {
             reason: ManualReason::UnsafeEffect { reason },
         } => HoldReason::UnsafeEffect { reason },

@@ -71,7 +71,8 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
     match state {
         Running => match event {
             Event::AttemptSucceeded => &[Succeeded],
-            // A failure's decision, or a skip's dispatch.
+            // A failure's decision, or the dispatch of a skip or an
+            // automatic continuation.
             Event::AttemptFailed => DISPATCH,
             Event::Interrupted => &[NeedsManual],
             Event::Manual(Stop) => &[Stopped],

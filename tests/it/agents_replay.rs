@@ -159,6 +159,7 @@ fn decision_name(o: &Outcome) -> &'static str {
         Some(Decision::WaitForReset { .. }) => "wait",
         Some(Decision::Retry { .. }) => "retry",
         Some(Decision::Skip { .. }) => "skip",
+        Some(Decision::Continue { .. }) => "continue",
         Some(Decision::Manual { .. } | Decision::Stop { .. }) => "manual",
     }
 }

@@ -91,6 +91,48 @@ fn every_limit_error_is_listed_with_its_path() {
 }
 
 #[test]
+fn automatic_continuation_errors_name_the_budget_the_class_and_the_kind() {
+    assert_invalid(
+        "invalid-continuations.json",
+        &[
+            "candidates[0].transient.auto_continue.max_continuations: must be 1–5 continuations when enabled, got 6",
+            "candidates[0].hard.auto_continue.enabled: automatic continuation applies to transient failures only; a hard failure needs its reset or a person",
+            "candidates[1].transient.auto_continue.enabled: Simulated provider candidates cannot resume a session, so they cannot continue one automatically; turn it off, or choose a CLI that resumes its sessions",
+        ],
+    );
+}
+
+#[test]
+fn a_document_without_automatic_continuation_reads_as_off_and_stays_without_it() {
+    let output = recourse(&[
+        "policy",
+        "normalize",
+        fixture("valid.json").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let normalized: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    for candidate in normalized["candidates"].as_array().unwrap() {
+        for class in ["transient", "hard"] {
+            assert!(
+                candidate[class].get("auto_continue").is_none(),
+                "off is left out, so a document keeps its form: {candidate}"
+            );
+        }
+    }
+    let on = recourse(&[
+        "policy",
+        "normalize",
+        fixture("continues.json").to_str().unwrap(),
+    ]);
+    let normalized: Value = serde_json::from_str(&stdout(&on)).unwrap();
+    assert_eq!(
+        normalized["candidates"][0]["transient"]["auto_continue"],
+        serde_json::json!({"enabled": true, "max_continuations": 2}),
+        "on is kept with its budget"
+    );
+}
+
+#[test]
 fn name_and_agent_errors_are_listed() {
     assert_invalid(
         "invalid-names.json",
@@ -299,6 +341,50 @@ fn simulate_json_is_the_timeline_of_decisions() {
         "the disabled gpt is passed over"
     );
     assert_eq!(steps[6]["at"], "2026-03-01T12:01:05Z");
+}
+
+fn simulate_on(policy: &str, errors: &str) -> String {
+    let policy = fixture(policy);
+    let errors = fixture(&format!("simulate/{errors}"));
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--errors",
+        errors.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    stdout(&output)
+}
+
+#[test]
+fn simulate_continues_the_session_after_completed_tools_until_the_budget_is_spent() {
+    let expected = std::fs::read_to_string(fixture("simulate/continues.expected.txt")).unwrap();
+    assert_eq!(
+        simulate_on("continues.json", "continues.json"),
+        expected,
+        "see the .expected.txt fixture: the second failure, clean on its own, follows work \
+         done earlier in its session, so it is continued too, never retried afresh"
+    );
+}
+
+#[test]
+fn simulate_says_why_a_session_is_not_continued() {
+    let text = simulate_on("continues.json", "pending-tool.json");
+    assert!(
+        text.lines().nth(1).unwrap().ends_with(
+            "-> manual recovery: not safe to recover automatically: assistant output (thinking \
+             included) was seen before the failure; not continued automatically: a tool call \
+             had not finished"
+        ),
+        "{text}"
+    );
+    let off = simulate("pending-tool.json", &[]);
+    assert!(
+        !stdout(&off).contains("not continued"),
+        "where the option is off nothing is said of it: {}",
+        stdout(&off)
+    );
 }
 
 #[test]

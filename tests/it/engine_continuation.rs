@@ -308,3 +308,167 @@ async fn continue_after_the_gate_is_refused_until_the_person_accepts_the_risk() 
     );
     engine.shutdown().await;
 }
+
+/// Automatic continuation (docs/decisions/2026-12-06-automatic-continuation.md):
+/// the first candidate stops for a person when recovery is used up, so
+/// only the option can carry the route on.
+fn continuing_policy() -> recourse::policy::CandidatePolicy {
+    let mut policy = manual_only();
+    policy.transient.auto_continue = recourse::policy::AutoContinue::ON;
+    policy
+}
+
+async fn route_on(
+    engine: &Engine,
+    agent: AgentSpec,
+    policy: recourse::policy::CandidatePolicy,
+) -> u32 {
+    let name = format!("p{}", engine.list_profiles().unwrap().len());
+    let profile = engine_profile(
+        engine,
+        &name,
+        vec![CandidateInput::new("first", agent, policy)],
+    );
+    crate::common::start_route(engine, profile)
+        .await
+        .unwrap()
+        .id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_completed_tools_each_cli_continues_its_own_session_automatically_and_succeeds() {
+    for (cli, kind) in [
+        ("claude", AgentKind::ClaudeCode),
+        ("codex", AgentKind::Codex),
+        ("gemini", AgentKind::Gemini),
+        ("opencode", AgentKind::Opencode),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        let engine = open_engine(&db, false).await;
+        let agent = resuming(cli, kind, dir.path(), true);
+        let id = route_on(&engine, agent, continuing_policy()).await;
+        // The replayer answers the resume only for the exact command line
+        // the real CLI was recorded resuming with (exit 97 otherwise).
+        until_state(&engine, id, RouteState::Succeeded).await;
+        let d = engine.route_detail(id).unwrap();
+        assert_eq!(
+            d.attempts.len(),
+            2,
+            "{cli}: the failure, then its continuation"
+        );
+        assert_eq!(
+            d.attempts[1].input,
+            AttemptInput::Continue {
+                of_attempt: 1,
+                session_id: session_of(cli).to_string(),
+                message: DEFAULT_CONTINUE_MESSAGE.to_string(),
+                automatic: true,
+            },
+            "{cli}: its own session, with the continuation message, never the prompt"
+        );
+        assert_eq!(
+            d.attempts[0].decision.as_deref(),
+            Some(
+                "transient failure after completed tools: continue the agent's own session \
+                 automatically (1 of 2), without sending the prompt again"
+            ),
+            "{cli}: the history says why"
+        );
+        assert!(d.manual_actions.is_empty(), "{cli}: nobody was asked");
+        engine.shutdown().await;
+        // The budget spent is in the stored route cycle, read after the
+        // engine is gone as a restarted one would read it.
+        let stored = recourse::store::Store::open_read_only(&db)
+            .unwrap()
+            .route(id)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            stored
+                .cycle
+                .usage_of(0, recourse::classification::PolicyClass::Transient)
+                .continuations_used,
+            1,
+            "{cli}: one continuation of the candidate's budget, kept in the database"
+        );
+    }
+}
+
+/// `cli`'s resume pair, its first run without the lines reporting how the
+/// tool call ended (`ended`): the call then never reported back before the
+/// provider failed, as when the CLI loses a tool's result.
+fn with_tool_left_pending(dir: &Path, mut agent: AgentSpec, cli: &str, ended: &str) -> AgentSpec {
+    let first = recording(cli, "resume.first");
+    let target = dir.join(format!("{cli}-resume.first-pending"));
+    std::fs::create_dir_all(&target).unwrap();
+    for file in ["meta.json", "stderr", "requests.jsonl"] {
+        std::fs::copy(first.join(file), target.join(file)).unwrap();
+    }
+    let stdout = std::fs::read_to_string(first.join("stdout")).unwrap();
+    let kept: Vec<&str> = stdout.lines().filter(|l| !l.contains(ended)).collect();
+    assert!(
+        kept.len() < stdout.lines().count(),
+        "{cli}: the recording reports the tool call's end with {ended}"
+    );
+    std::fs::write(target.join("stdout"), kept.join("\n") + "\n").unwrap();
+    let pair = format!(
+        "{}:{}",
+        target.display(),
+        recording(cli, "resume.continue").display()
+    );
+    agent.env.insert("RECOURSE_REPLAY".into(), pair);
+    agent
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_left_pending_goes_to_the_gate_as_without_the_option() {
+    for (cli, kind, ended) in [
+        ("claude", AgentKind::ClaudeCode, "\"tool_result\""),
+        (
+            "codex",
+            AgentKind::Codex,
+            "\"item.completed\",\"item\":{\"id\":\"item_1\"",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open_engine(&dir.path().join("r.db"), false).await;
+        let agent = resuming(cli, kind, dir.path(), true);
+        let agent = with_tool_left_pending(dir.path(), agent, cli, ended);
+        let on = route_on(&engine, agent.clone(), continuing_policy()).await;
+        let off = route_on(&engine, agent, manual_only()).await;
+        for id in [on, off] {
+            let s = until_state(&engine, id, RouteState::NeedsManual).await;
+            assert!(
+                s.manual_reason
+                    .as_deref()
+                    .unwrap_or_default()
+                    .starts_with("not safe to recover automatically: "),
+                "{cli}: the gate hands it to a person: {:?}",
+                s.manual_reason
+            );
+        }
+        let (with, without) = (
+            engine.route_detail(on).unwrap(),
+            engine.route_detail(off).unwrap(),
+        );
+        assert_eq!(with.attempts.len(), 1, "{cli}: nothing was continued");
+        assert_eq!(
+            with.attempts[0].decision, without.attempts[0].decision,
+            "{cli}: the same decision as with the option off"
+        );
+        let transcript = engine.attempt_transcript(on, 1).unwrap().transcript;
+        assert!(
+            transcript.entries.iter().any(|e| matches!(
+                e,
+                recourse::agent::Entry::Tool {
+                    status: recourse::agent::ToolStatus::Started,
+                    ..
+                }
+            )),
+            "{cli}: the transcript shows the call still running: {:?}",
+            transcript.entries
+        );
+        engine.shutdown().await;
+    }
+}

@@ -64,6 +64,7 @@ fn overloaded(row: &RouteRow) -> Failure {
         classification: catalogue::classify(&evidence, machine_local_tz()),
         evidence,
         effect: EffectContext::effect_safe(),
+        session: Default::default(),
     }
 }
 

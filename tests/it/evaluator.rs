@@ -9,7 +9,7 @@ use recourse::classification::{
 use recourse::evaluator::{
     evaluate, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle, StopReason,
 };
-use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted, ResetWait, Retry};
+use recourse::policy::{AutoContinue, CandidatePolicy, ClassPolicy, Exhausted, ResetWait, Retry};
 use recourse::safety::{gate, EffectContext, GateVerdict, PromptDelivery, UnsafeReason};
 use recourse::simulation::{simulate, SimulatedFailure, TimelineWording};
 
@@ -521,7 +521,16 @@ fn decisions_and_cycles_have_a_stable_json_shape() {
     let json = serde_json::to_string(&cycle).unwrap();
     assert_eq!(
         json,
-        r#"{"current":0,"excluded":[],"usage":{"0":{"transient":{"retries_used":0,"reset_wait_used":false},"hard":{"retries_used":1,"reset_wait_used":false}}}}"#
+        r#"{"current":0,"excluded":[],"usage":{"0":{"transient":{"retries_used":0,"reset_wait_used":false,"continuations_used":0},"hard":{"retries_used":1,"reset_wait_used":false,"continuations_used":0}}}}"#
+    );
+    let continued = Decision::Continue {
+        class: PolicyClass::Transient,
+        ordinal: 1,
+        max_continuations: 2,
+    };
+    assert_eq!(
+        serde_json::to_string(&continued).unwrap(),
+        r#"{"kind":"continue","class":"transient","ordinal":1,"max_continuations":2}"#
     );
     assert_eq!(
         serde_json::from_str::<RouteCycle>(&json).unwrap(),
@@ -638,15 +647,18 @@ fn timeline_says_the_same_with_offsets_from_its_start_and_candidate_names() {
 fn arb_class_policy() -> impl Strategy<Value = ClassPolicy> {
     // Deliberately not validated: the evaluator must stay bounded anyway.
     (
+        (any::<bool>(), 1u32..=604_800),
+        (any::<bool>(), 0u32..=10, 0u32..=3600),
         any::<bool>(),
-        1u32..=604_800,
-        any::<bool>(),
-        0u32..=10,
-        0u32..=3600,
-        any::<bool>(),
+        (any::<bool>(), 0u32..=7),
     )
         .prop_map(
-            |(wait, max_wait_seconds, retry, max_retries, initial, skip)| ClassPolicy {
+            |(
+                (wait, max_wait_seconds),
+                (retry, max_retries, initial),
+                skip,
+                (continues, max_continuations),
+            )| ClassPolicy {
                 wait_for_reset: ResetWait {
                     enabled: wait,
                     max_wait_seconds,
@@ -660,6 +672,10 @@ fn arb_class_policy() -> impl Strategy<Value = ClassPolicy> {
                     Exhausted::Skip
                 } else {
                     Exhausted::Stop
+                },
+                auto_continue: AutoContinue {
+                    enabled: continues,
+                    max_continuations,
                 },
             },
         )
@@ -765,7 +781,10 @@ proptest! {
                     prop_assert!(until > step.at, "a wait is always into the future");
                     prop_assert!(until - step.at <= secs(max.into()), "wait beyond max {max}s");
                 }
-                Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => {}
+                Decision::Continue { .. }
+                | Decision::Skip { .. }
+                | Decision::Stop { .. }
+                | Decision::Manual { .. } => {}
             }
         }
     }

@@ -18,7 +18,7 @@ export const commands = {
 	 *  Every field error of one candidate's policy, addressed as
 	 *  `candidates[<index>].<class>.…`, for inline validation while editing.
 	 */
-	checkPolicy: (index: number, policy: CandidatePolicy) => __TAURI_INVOKE<FieldError[]>("check_policy", { index, policy }),
+	checkPolicy: (index: number, policy: CandidatePolicy_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_policy", { index, policy }),
 	/**
 	 *  Every problem with candidate `index`'s agent settings (program, timeouts,
 	 *  environment, config dir), for inline validation while editing.
@@ -44,17 +44,17 @@ export const commands = {
 	 *  A candidate's policy in one line (`Transient: retry 3× from 5 s, then
 	 *  skip · Hard: stop`).
 	 */
-	policySummary: (policy: CandidatePolicy) => __TAURI_INVOKE<string>("policy_summary", { policy }),
+	policySummary: (policy: CandidatePolicy_Deserialize) => __TAURI_INVOKE<string>("policy_summary", { policy }),
 	/**
 	 *  What a class section does when every attempt fails, in words; `next`
 	 *  names the candidate a skip goes to.
 	 */
-	describeSchedule: (section: ClassPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
+	describeSchedule: (section: ClassPolicy_Deserialize, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
 	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
-	previewPolicy: (candidates: CandidateSlot_Deserialize[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep[]>("preview_policy", { candidates, failures }),
+	previewPolicy: (candidates: CandidateSlot_Deserialize[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep_Serialize[]>("preview_policy", { candidates, failures }),
 	/**
 	 *  Pasted error text classified by the catalogue a run would use (local
 	 *  rules included), then the same timeline as [`preview_policy`].
@@ -188,6 +188,8 @@ export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
 export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;
 
+export const DEFAULT_CONTINUE_MESSAGE = "Continue the task where you stopped. Your previous turn was cut off by a provider error. First check the current state of the working directory and of anything you changed, and do not repeat an action that already took effect; then finish the task." as const;
+
 export const DISPATCHING_ACTIONS = ["retry_now","skip_now","resume","continue","handover"] as const;
 
 export const MANUAL_ACTIONS = ["retry_now","skip_now","cancel_wait","stop","resume","continue","handover"] as const;
@@ -196,7 +198,7 @@ export const MAX_RETENTION_DAYS = 3650 as const;
 
 export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
 
-export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
+export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_continuations":{"max":5,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
@@ -453,6 +455,11 @@ export type AgentKindInfo_Deserialize = {
 	/**  The access levels it can be held to (empty: it takes none). */
 	access_levels: Access[],
 	/**
+	 *  Whether it resumes its own sessions: Continue, a continuation
+	 *  message and automatic continuation apply to it.
+	 */
+	resumes: boolean,
+	/**
 	 *  A new candidate of this kind in the editor: its agent settings and
 	 *  the policy fitted to how the kind fails.
 	 */
@@ -460,10 +467,11 @@ export type AgentKindInfo_Deserialize = {
 	/**  Why that starter policy fits the kind, shown beside it. */
 	starter_why: string,
 	/**
-	 *  What a section's reset wait or retry starts with when a person
-	 *  switches it on (the hard wait is the kind's usage window).
+	 *  What a section's reset wait, retry or automatic continuation starts
+	 *  with when a person switches it on (the hard wait is the kind's usage
+	 *  window).
 	 */
-	switch_on: CandidatePolicy,
+	switch_on: CandidatePolicy_Deserialize,
 };
 
 /**
@@ -493,6 +501,11 @@ export type AgentKindInfo_Serialize = {
 	/**  The access levels it can be held to (empty: it takes none). */
 	access_levels: Access[],
 	/**
+	 *  Whether it resumes its own sessions: Continue, a continuation
+	 *  message and automatic continuation apply to it.
+	 */
+	resumes: boolean,
+	/**
 	 *  A new candidate of this kind in the editor: its agent settings and
 	 *  the policy fitted to how the kind fails.
 	 */
@@ -500,10 +513,11 @@ export type AgentKindInfo_Serialize = {
 	/**  Why that starter policy fits the kind, shown beside it. */
 	starter_why: string,
 	/**
-	 *  What a section's reset wait or retry starts with when a person
-	 *  switches it on (the hard wait is the kind's usage window).
+	 *  What a section's reset wait, retry or automatic continuation starts
+	 *  with when a person switches it on (the hard wait is the kind's usage
+	 *  window).
 	 */
-	switch_on: CandidatePolicy,
+	switch_on: CandidatePolicy_Serialize,
 };
 
 /**  How to launch a candidate. */
@@ -755,6 +769,44 @@ export type AttemptView_Serialize = {
 	input: AttemptInput,
 };
 
+/**
+ *  Continue the failed attempt's own CLI session, sending a continuation
+ *  message and never the prompt, at most `max_continuations` times per
+ *  candidate and route cycle, when the gate refused recovery only because
+ *  the agent had worked and every tool it ran completed.
+ */
+export type AutoContinue = AutoContinue_Serialize | AutoContinue_Deserialize;
+
+/**
+ *  Continue the failed attempt's own CLI session, sending a continuation
+ *  message and never the prompt, at most `max_continuations` times per
+ *  candidate and route cycle, when the gate refused recovery only because
+ *  the agent had worked and every tool it ran completed.
+ */
+export type AutoContinue_Deserialize = {
+	enabled: boolean,
+	/**
+	 *  The continuation budget, 1–5; 2 when a document turns the option
+	 *  on without one.
+	 */
+	max_continuations?: number,
+};
+
+/**
+ *  Continue the failed attempt's own CLI session, sending a continuation
+ *  message and never the prompt, at most `max_continuations` times per
+ *  candidate and route cycle, when the gate refused recovery only because
+ *  the agent had worked and every tool it ran completed.
+ */
+export type AutoContinue_Serialize = {
+	enabled: boolean,
+	/**
+	 *  The continuation budget, 1–5; 2 when a document turns the option
+	 *  on without one.
+	 */
+	max_continuations: number,
+};
+
 /**  A candidate as stored. */
 export type Candidate = Candidate_Serialize | Candidate_Deserialize;
 
@@ -767,7 +819,7 @@ export type CandidateInput_Deserialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Deserialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 };
 
 /**  A candidate as the editor sends it; `id` is `None` for a new one. */
@@ -776,13 +828,22 @@ export type CandidateInput_Serialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Serialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 };
 
 /**  A complete policy for one candidate: one section per configurable class. */
-export type CandidatePolicy = {
-	transient: ClassPolicy,
-	hard: ClassPolicy,
+export type CandidatePolicy = CandidatePolicy_Serialize | CandidatePolicy_Deserialize;
+
+/**  A complete policy for one candidate: one section per configurable class. */
+export type CandidatePolicy_Deserialize = {
+	transient: ClassPolicy_Deserialize,
+	hard: ClassPolicy_Deserialize,
+};
+
+/**  A complete policy for one candidate: one section per configurable class. */
+export type CandidatePolicy_Serialize = {
+	transient: ClassPolicy_Serialize,
+	hard: ClassPolicy_Serialize,
 };
 
 /**  One candidate of the route, in route order. */
@@ -792,7 +853,7 @@ export type CandidateSlot = CandidateSlot_Serialize | CandidateSlot_Deserialize;
 export type CandidateSlot_Deserialize = {
 	enabled: boolean,
 	name: string,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 	/**
 	 *  What it runs, when known: a preview of a kind whose policy does not
 	 *  apply (any command) treats its failures as a real run does.
@@ -804,7 +865,7 @@ export type CandidateSlot_Deserialize = {
 export type CandidateSlot_Serialize = {
 	enabled: boolean,
 	name: string,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 	/**
 	 *  What it runs, when known: a preview of a kind whose policy does not
 	 *  apply (any command) treats its failures as a real run does.
@@ -818,13 +879,13 @@ export type CandidateTemplate = CandidateTemplate_Serialize | CandidateTemplate_
 /**  What a new candidate starts with. */
 export type CandidateTemplate_Deserialize = {
 	agent: AgentSpec_Deserialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 };
 
 /**  What a new candidate starts with. */
 export type CandidateTemplate_Serialize = {
 	agent: AgentSpec_Serialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 };
 
 /**  A candidate as stored. */
@@ -833,7 +894,7 @@ export type Candidate_Deserialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Deserialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
 	/**
@@ -849,7 +910,7 @@ export type Candidate_Serialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Serialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
 	/**
@@ -905,10 +966,40 @@ export type Class = "transient" | "hard" | "unclassified";
  *  The pipeline for one class: optional reset wait, optional doubling
  *  retries, then an explicit exhausted outcome.
  */
-export type ClassPolicy = {
+export type ClassPolicy = ClassPolicy_Serialize | ClassPolicy_Deserialize;
+
+/**
+ *  The pipeline for one class: optional reset wait, optional doubling
+ *  retries, then an explicit exhausted outcome.
+ */
+export type ClassPolicy_Deserialize = {
 	wait_for_reset: ResetWait,
 	retry: Retry,
 	on_exhausted: Exhausted,
+	/**
+	 *  Transient section only: continue the agent's own session after a
+	 *  failure that followed completed tools (see
+	 *  `docs/decisions/2026-12-06-automatic-continuation.md`). Off, and left
+	 *  out of documents, unless turned on; a document without it is off.
+	 */
+	auto_continue?: AutoContinue_Deserialize,
+};
+
+/**
+ *  The pipeline for one class: optional reset wait, optional doubling
+ *  retries, then an explicit exhausted outcome.
+ */
+export type ClassPolicy_Serialize = {
+	wait_for_reset: ResetWait,
+	retry: Retry,
+	on_exhausted: Exhausted,
+	/**
+	 *  Transient section only: continue the agent's own session after a
+	 *  failure that followed completed tools (see
+	 *  `docs/decisions/2026-12-06-automatic-continuation.md`). Off, and left
+	 *  out of documents, unless turned on; a document without it is off.
+	 */
+	auto_continue?: AutoContinue_Serialize,
 };
 
 /**  What the catalogue decided about one piece of evidence. */
@@ -1098,6 +1189,12 @@ export type Decision =
 { kind: "wait_for_reset"; class: PolicyClass; until: string } | 
 /**  Retry the same candidate at `at`; `ordinal` counts from 1 up to `max_retries`. */
 { kind: "retry"; class: PolicyClass; at: string; ordinal: number; max_retries: number; delay_seconds: number } | 
+/**
+ *  Continue the failed attempt's own session now, sending a
+ *  continuation message, never the prompt; `ordinal` counts from 1 up
+ *  to `max_continuations`.
+ */
+{ kind: "continue"; class: PolicyClass; ordinal: number; max_continuations: number } | 
 /**  Exclude `excluded` for the rest of the cycle and run `next` now. */
 { kind: "skip"; class: PolicyClass; excluded: number; next: number } | 
 /**  Stop by policy; recovery is manual from here. */
@@ -1643,6 +1740,24 @@ export type MatchReport_Serialize = {
 	outcome: MatchOutcome,
 };
 
+/**
+ *  Why automatic continuation did not answer a gate refusal, for the
+ *  preview and `recourse simulate`.
+ */
+export type NotContinued = 
+/**  The candidate has not opted in. */
+{ kind: "off" } | 
+/**  The failure is not a confident transient one. */
+{ kind: "not_transient" } | 
+/**  The evidence is stale or its currency unknown. */
+{ kind: "evidence_not_current" } | 
+/**  No session that can be resumed. */
+{ kind: "no_session" } | 
+/**  Not every tool call completed. */
+{ kind: "tools"; tools: ToolCalls } | 
+/**  The candidate's budget for this route cycle is used. */
+{ kind: "budget_spent"; max_continuations: number };
+
 /**  Which route events raise a desktop notification. */
 export type Notifications = Notifications_Serialize | Notifications_Deserialize;
 
@@ -1723,8 +1838,23 @@ export type PolicyClass = "transient" | "hard";
  *  One step of a policy preview, with the decision in the words `recourse
  *  simulate` prints, so the editor never writes its own.
  */
-export type PreviewStep = {
-	step: TimelineStep,
+export type PreviewStep = PreviewStep_Serialize | PreviewStep_Deserialize;
+
+/**
+ *  One step of a policy preview, with the decision in the words `recourse
+ *  simulate` prints, so the editor never writes its own.
+ */
+export type PreviewStep_Deserialize = {
+	step: TimelineStep_Deserialize,
+	text: string,
+};
+
+/**
+ *  One step of a policy preview, with the decision in the words `recourse
+ *  simulate` prints, so the editor never writes its own.
+ */
+export type PreviewStep_Serialize = {
+	step: TimelineStep_Serialize,
 	text: string,
 };
 
@@ -2494,6 +2624,41 @@ export type SemanticCode = "provider_overloaded" | "provider_unavailable" | "pro
 /**  The agent program could not be started at all. */
 "spawn_failed" | "resume_state" | "unknown";
 
+/**
+ *  What the engine found about a failed attempt's session: the evidence
+ *  automatic continuation needs. Absent facts are the safe ones: no
+ *  session, tool calls unknown.
+ */
+export type SessionFacts = SessionFacts_Serialize | SessionFacts_Deserialize;
+
+/**
+ *  What the engine found about a failed attempt's session: the evidence
+ *  automatic continuation needs. Absent facts are the safe ones: no
+ *  session, tool calls unknown.
+ */
+export type SessionFacts_Deserialize = {
+	/**
+	 *  The attempt's CLI reported a session id, its kind resumes sessions,
+	 *  and the session's files are still where the CLI keeps them.
+	 */
+	resumable?: boolean,
+	tools?: ToolCalls,
+};
+
+/**
+ *  What the engine found about a failed attempt's session: the evidence
+ *  automatic continuation needs. Absent facts are the safe ones: no
+ *  session, tool calls unknown.
+ */
+export type SessionFacts_Serialize = {
+	/**
+	 *  The attempt's CLI reported a session id, its kind resumes sessions,
+	 *  and the session's files are still where the CLI keeps them.
+	 */
+	resumable: boolean,
+	tools: ToolCalls,
+};
+
 export type Settings = Settings_Serialize | Settings_Deserialize;
 
 export type Settings_Deserialize = {
@@ -2569,6 +2734,11 @@ export type SimulatedFailure_Deserialize = {
 	reset_in_seconds?: number | null,
 	/**  What the attempt did before failing; absent means effect-safe. */
 	effect?: EffectContext_Deserialize | null,
+	/**
+	 *  What a run would find about the attempt's session, for automatic
+	 *  continuation; absent means no session it could resume.
+	 */
+	session?: SessionFacts_Deserialize | null,
 };
 
 /**  One failed attempt, given at classification level. */
@@ -2588,6 +2758,11 @@ export type SimulatedFailure_Serialize = {
 	reset_in_seconds: number | null,
 	/**  What the attempt did before failing; absent means effect-safe. */
 	effect: EffectContext_Serialize | null,
+	/**
+	 *  What a run would find about the attempt's session, for automatic
+	 *  continuation; absent means no session it could resume.
+	 */
+	session: SessionFacts_Serialize | null,
 };
 
 /**  Byte span of the sanitized evidence text that a rule matched. */
@@ -2627,7 +2802,7 @@ export type TextPreview = TextPreview_Serialize | TextPreview_Deserialize;
  */
 export type TextPreview_Deserialize = {
 	classification: Classification_Deserialize,
-	steps: PreviewStep[],
+	steps: PreviewStep_Deserialize[],
 };
 
 /**
@@ -2636,7 +2811,7 @@ export type TextPreview_Deserialize = {
  */
 export type TextPreview_Serialize = {
 	classification: Classification_Serialize,
-	steps: PreviewStep[],
+	steps: PreviewStep_Serialize[],
 };
 
 /**  One piece of a route's timeline, in time order. */
@@ -2667,7 +2842,10 @@ export type TimelineEntry_Serialize =
 { kind: "mark"; at: string; label: string };
 
 /**  One failure and the decision it produced. */
-export type TimelineStep = {
+export type TimelineStep = TimelineStep_Serialize | TimelineStep_Deserialize;
+
+/**  One failure and the decision it produced. */
+export type TimelineStep_Deserialize = {
 	/**  Index of the failure in the input sequence. */
 	failure: number,
 	/**  When the failed attempt ended. */
@@ -2679,6 +2857,31 @@ export type TimelineStep = {
 	class: Class,
 	gate: GateVerdict,
 	decision: Decision,
+	/**
+	 *  Why the candidate's automatic continuation did not answer the
+	 *  gate's refusal; only where it is turned on.
+	 */
+	not_continued?: NotContinued | null,
+};
+
+/**  One failure and the decision it produced. */
+export type TimelineStep_Serialize = {
+	/**  Index of the failure in the input sequence. */
+	failure: number,
+	/**  When the failed attempt ended. */
+	at: string,
+	/**  The candidate whose attempt failed. */
+	candidate: number,
+	candidate_name: string,
+	code: SemanticCode,
+	class: Class,
+	gate: GateVerdict,
+	decision: Decision,
+	/**
+	 *  Why the candidate's automatic continuation did not answer the
+	 *  gate's refusal; only where it is turned on.
+	 */
+	not_continued?: NotContinued,
 };
 
 /**  A validated reset hint. */
@@ -2705,6 +2908,22 @@ export type TimingHint_Serialize = {
 	/**  Byte span of the text the hint came from; `None` for headers. */
 	span: Span | null,
 };
+
+/**  How the tool calls of a failed attempt ended, as far as Recourse knows. */
+export type ToolCalls = 
+/**  Every tool call completed (or none was made). */
+"completed" | 
+/**  A call had started and had not reported back when the attempt failed. */
+"pending" | 
+/**  A call failed part-way. */
+"failed" | 
+/**  A call was refused (access level, the CLI's permissions). */
+"refused" | 
+/**
+ *  Not known: the stream had something the adapter could not read, the
+ *  transcript left calls out of its middle, or none was kept.
+ */
+"unknown";
 
 export type ToolStatus = "started" | "completed" | "failed" | 
 /**  Not run: the access level or the CLI's permissions refused it. */

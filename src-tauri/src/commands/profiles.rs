@@ -197,6 +197,65 @@ mod tests {
     }
 
     #[test]
+    fn the_preview_says_when_a_session_would_be_continued_and_why_not() {
+        use recourse::evaluator::{SessionFacts, ToolCalls};
+        use recourse::safety::{EffectContext, PromptDelivery};
+        let mut policy = CandidatePolicy::both(retrying(1, 5));
+        policy.transient.auto_continue = recourse::policy::AutoContinue::ON;
+        let opus = CandidateSlot {
+            name: "opus".into(),
+            enabled: true,
+            policy,
+            kind: Some(recourse::agent::AgentKind::ClaudeCode),
+        };
+        let after_tools = |tools| SimulatedFailure {
+            effect: Some(EffectContext {
+                prompt_delivery: Some(PromptDelivery::Confirmed),
+                assistant_output_seen: Some(true),
+                tool_activity_seen: Some(true),
+                partial_result_seen: Some(false),
+                evidence_current: Some(true),
+            }),
+            session: Some(SessionFacts {
+                resumable: true,
+                tools,
+            }),
+            ..SimulatedFailure::of(SemanticCode::NetworkReset)
+        };
+        let texts = |failures| -> Vec<String> {
+            block_on(preview_policy(vec![opus.clone()], failures))
+                .into_iter()
+                .map(|s| s.text)
+                .collect()
+        };
+        let continued = |n: u32| {
+            format!(
+                "transient failure after completed tools: continue the agent's own session \
+                 automatically ({n} of 2), without sending the prompt again"
+            )
+        };
+        let refused = "manual recovery: not safe to recover automatically: assistant output \
+                       (thinking included) was seen before the failure";
+        assert_eq!(
+            texts(vec![after_tools(ToolCalls::Completed); 3]),
+            [
+                continued(1),
+                continued(2),
+                format!(
+                    "{refused}; not continued automatically: its 2 automatic continuations in \
+                     this cycle are used"
+                )
+            ]
+        );
+        assert_eq!(
+            texts(vec![after_tools(ToolCalls::Pending)]),
+            [format!(
+                "{refused}; not continued automatically: a tool call had not finished"
+            )]
+        );
+    }
+
+    #[test]
     fn secret_variables_are_those_the_sanitizer_would_redact_or_the_keyring_holds() {
         let env = [
             ("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx"),

@@ -344,6 +344,7 @@ fn failure_after_tool_use_goes_to_manual_whatever_the_policy() {
             partial_result_seen: Some(false),
             evidence_current: Some(true),
         },
+        session: Session::default(),
     };
     let plan = failed(&r, failure, lease(), World::default(), now()).expect("the route is running");
     assert_eq!(plan.next().state, RouteState::NeedsManual);
@@ -381,6 +382,7 @@ fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
         evidence,
         classification,
         effect: simulated.effect_context(),
+        session: Session::default(),
     }
 }
 
@@ -1108,4 +1110,251 @@ fn continuing_or_handing_over_after_the_gate_needs_the_persons_yes_too() {
             "{action:?}: the history says the person accepted the risk"
         );
     }
+}
+
+/// Attempt 3's transient failure after its agent wrote and ran a tool; its
+/// session `session` resumable (or none), its tool calls as `tools`.
+fn after_tools(code: SemanticCode, session: Option<&str>, tools: ToolCalls) -> Failure {
+    let mut f = failure_of(code, None);
+    f.effect = EffectContext {
+        prompt_delivery: Some(PromptDelivery::Confirmed),
+        assistant_output_seen: Some(true),
+        tool_activity_seen: Some(true),
+        partial_result_seen: Some(false),
+        evidence_current: Some(true),
+    };
+    f.session = Session {
+        resumable: session.map(str::to_string),
+        tools,
+        earlier: None,
+    };
+    f
+}
+
+/// A running route on two resuming candidates that retry transient
+/// failures twice, the first with automatic continuation as `auto`.
+fn continuing(auto: crate::policy::AutoContinue) -> RouteRow {
+    let mut first = resuming(1);
+    first.policy = CandidatePolicy::both(ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip));
+    first.policy.transient.auto_continue = auto;
+    row(RouteState::Running, vec![first, resuming(2)])
+}
+
+/// What a plan decided, in the parts the option could change.
+fn outcome(plan: &Plan) -> (RouteState, Option<HoldReason>, RouteCycle, Effect) {
+    let next = plan.next();
+    (
+        next.state,
+        next.manual_reason.clone(),
+        next.cycle.clone(),
+        plan.effect().clone(),
+    )
+}
+
+#[test]
+fn a_transient_failure_after_completed_tools_continues_the_same_session_at_once() {
+    use crate::policy::AutoContinue;
+    let r = continuing(AutoContinue::ON);
+    let failure = after_tools(
+        SemanticCode::NetworkReset,
+        Some("s-3"),
+        ToolCalls::Completed,
+    );
+    let plan = failed(&r, failure, lease(), World::default(), now()).unwrap();
+    let Effect::Dispatch(attempt) = plan.effect() else {
+        panic!("an agent starts at once: {:?}", plan.effect());
+    };
+    let continued = AttemptInput::Continue {
+        of_attempt: 3,
+        session_id: "s-3".into(),
+        message: crate::route::DEFAULT_CONTINUE_MESSAGE.into(),
+        automatic: true,
+    };
+    assert_eq!(attempt.input, continued, "the session, never the prompt");
+    assert_eq!(
+        plan.write().dispatch().map(|a| &a.input),
+        Some(&continued),
+        "stored with the attempt"
+    );
+    assert_eq!(
+        (attempt.number, attempt.candidate_index),
+        (4, 0),
+        "the same candidate"
+    );
+    assert_eq!(plan.next().state, RouteState::Running);
+    assert_eq!(plan.next().manual_reason, None, "nobody is asked");
+    assert_eq!(
+        plan.next()
+            .cycle
+            .usage_of(0, crate::classification::PolicyClass::Transient),
+        crate::evaluator::ClassUsage {
+            retries_used: 0,
+            reset_wait_used: false,
+            continuations_used: 1
+        },
+        "one continuation of the budget, no retry"
+    );
+    let decided = plan.write().result().and_then(|r| r.decision.clone());
+    assert_eq!(
+        decided,
+        Some(Decided::Typed(Decision::Continue {
+            class: crate::classification::PolicyClass::Transient,
+            ordinal: 1,
+            max_continuations: 2
+        })),
+        "the attempt's history says why the next one continues it"
+    );
+}
+
+#[test]
+fn an_automatic_continuation_sends_the_candidates_own_message() {
+    let mut r = continuing(crate::policy::AutoContinue::ON);
+    r.0.candidates[0].agent.continue_message = Some("Check git status, then finish.".into());
+    let failure = after_tools(
+        SemanticCode::NetworkReset,
+        Some("s-3"),
+        ToolCalls::Completed,
+    );
+    let plan = failed(&r, failure, lease(), World::default(), now()).unwrap();
+    let Some(AttemptInput::Continue { message, .. }) = plan.write().dispatch().map(|a| &a.input)
+    else {
+        panic!("{:?}", plan.effect());
+    };
+    assert_eq!(message, "Check git status, then finish.");
+}
+
+#[test]
+fn without_every_piece_of_evidence_the_gate_decides_exactly_as_with_the_option_off() {
+    use crate::policy::AutoContinue;
+    use ToolCalls::*;
+    let on = continuing(AutoContinue::ON);
+    let mut spent = on.clone();
+    spent.0.cycle = spent.cycle.apply(&Decision::Continue {
+        class: crate::classification::PolicyClass::Transient,
+        ordinal: 2,
+        max_continuations: 2,
+    });
+    let network = SemanticCode::NetworkReset;
+    let cases = [
+        (
+            "pending tool",
+            &on,
+            after_tools(network, Some("s-3"), Pending),
+        ),
+        (
+            "refused tool",
+            &on,
+            after_tools(network, Some("s-3"), Refused),
+        ),
+        (
+            "failed tool",
+            &on,
+            after_tools(network, Some("s-3"), Failed),
+        ),
+        (
+            "unknown tools",
+            &on,
+            after_tools(network, Some("s-3"), Unknown),
+        ),
+        ("no session", &on, after_tools(network, None, Completed)),
+        (
+            "budget spent",
+            &spent,
+            after_tools(network, Some("s-3"), Completed),
+        ),
+        (
+            "hard failure",
+            &on,
+            after_tools(SemanticCode::UsageLimitReached, Some("s-3"), Completed),
+        ),
+    ];
+    for (case, r, failure) in cases {
+        let plan = failed(r, failure.clone(), lease(), World::default(), now()).unwrap();
+        let mut off = r.clone();
+        off.0.candidates[0].policy.transient.auto_continue = AutoContinue::DISABLED;
+        let before = failed(&off, failure, lease(), World::default(), now()).unwrap();
+        assert_eq!(outcome(&plan), outcome(&before), "{case}");
+        assert!(
+            matches!(
+                plan.next().manual_reason,
+                Some(HoldReason::UnsafeEffect { .. })
+            ),
+            "{case}: the gate hands it to a person: {:?}",
+            plan.next().manual_reason
+        );
+    }
+}
+
+#[test]
+fn a_continuation_that_would_not_start_at_once_leaves_the_route_to_the_gate() {
+    let mut r = continuing(crate::policy::AutoContinue::ON);
+    r.0.candidates[0].account = Some(acct());
+    let full = [account_state(vec![], true)];
+    let worlds = [
+        (
+            "account full",
+            World {
+                accounts: &full,
+                ..World::default()
+            },
+        ),
+        (
+            "dispatches paused",
+            World {
+                paused: true,
+                ..World::default()
+            },
+        ),
+    ];
+    for (case, world) in worlds {
+        let failure = after_tools(
+            SemanticCode::NetworkReset,
+            Some("s-3"),
+            ToolCalls::Completed,
+        );
+        let plan = failed(&r, failure, lease(), world, now()).unwrap();
+        assert_eq!(
+            plan.next().state,
+            RouteState::NeedsManual,
+            "{case}: queued or held, it would later go out as the plain prompt"
+        );
+        assert_eq!(*plan.effect(), Effect::Nothing, "{case}");
+        assert_eq!(
+            plan.next()
+                .cycle
+                .usage_of(0, crate::classification::PolicyClass::Transient)
+                .continuations_used,
+            0,
+            "{case}: no continuation was spent"
+        );
+    }
+}
+
+#[test]
+fn a_continuation_that_failed_cleanly_is_judged_with_what_its_session_did_before() {
+    // The option off: a person's Continue failed before any output.
+    let r = continuing(crate::policy::AutoContinue::DISABLED);
+    let mut failure = failure_of(SemanticCode::ProviderOverloaded, None);
+    let clean = failed(&r, failure.clone(), lease(), World::default(), now()).unwrap();
+    assert_eq!(
+        clean.next().state,
+        RouteState::RetryScheduled,
+        "on its own the failure is effect-safe"
+    );
+    failure.session.earlier =
+        Some(after_tools(SemanticCode::NetworkReset, None, ToolCalls::Completed).effect);
+    let plan = failed(&r, failure, lease(), World::default(), now()).unwrap();
+    assert_eq!(
+        plan.next().state,
+        RouteState::NeedsManual,
+        "a retry would send the prompt afresh after the session's earlier work"
+    );
+    assert_eq!(
+        plan.write()
+            .result()
+            .and_then(|r| r.effect.as_ref())
+            .and_then(|e| e.tool_activity_seen),
+        Some(false),
+        "the attempt's own effects are stored as it had them"
+    );
 }

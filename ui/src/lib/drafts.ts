@@ -35,6 +35,8 @@ export type DraftCandidate = {
   account: string;
   /** Most agents of its account at once; null: no limit. */
   maxConcurrent: number | null;
+  /** What a continuation sends when it resumes the agent's session; empty: the default message. */
+  continueMessage: string;
   policy: CandidatePolicy;
 };
 
@@ -80,6 +82,7 @@ function draftFrom(
     configDir: agent.config_dir ?? "",
     account: agent.account ?? "",
     maxConcurrent: agent.max_concurrent ?? null,
+    continueMessage: agent.continue_message ?? "",
     policy: clone(policy),
   };
 }
@@ -102,6 +105,8 @@ export function agentOf(d: DraftCandidate): AgentSpec {
     timeouts: { ...d.timeouts },
     account: d.account.trim() || null,
     max_concurrent: d.maxConcurrent,
+    // Kept as typed; a blank one is no message of its own.
+    continue_message: d.continueMessage.trim() === "" ? null : d.continueMessage,
   };
 }
 

@@ -45,6 +45,12 @@ export type RuleDraft = B.RuleDraft_Serialize;
 /** Received as an inbox item's evidence and sent back, complete, to classify. */
 export type PlaygroundInput = B.PlaygroundInput_Serialize;
 
+/** Received with a candidate and sent back edited: its optional
+ * `auto_continue` is left out while off, both ways. */
+export type CandidatePolicy = B.CandidatePolicy_Serialize;
+export type ClassPolicy = B.ClassPolicy_Serialize;
+export type PreviewStep = B.PreviewStep_Serialize;
+
 // Sent to the backend.
 export type AgentSpec = B.AgentSpec_Deserialize;
 export type CandidateInput = B.CandidateInput_Deserialize;
@@ -61,9 +67,7 @@ export type {
   HourBar,
   AgentKind,
   AttemptOutcome,
-  CandidatePolicy,
   Class,
-  ClassPolicy,
   FieldError,
   Exhausted,
   ExistingProfile,
@@ -75,7 +79,6 @@ export type {
   ManualAction,
   MatchOutcome,
   PolicyClass,
-  PreviewStep,
   Provider,
   RetryProgress,
   RouteCounts,

@@ -1,4 +1,5 @@
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
 import { candidate, demoProfile, immediate, POLICY_LIMITS } from "./fixtures.mjs";
@@ -951,6 +952,102 @@ test("Check says whether a candidate's program and credentials are there", async
     assert.match(text, /Install: npm install -g @openai\/codex@0\.171\.0/);
     const call = (await app.calls()).find((c) => c.cmd === "readiness");
     assert.equal(call.args.agent.kind, "codex", "the row's draft is what is checked");
+  } finally {
+    await app.close();
+  }
+});
+
+/** The bindings' DEFAULT_CONTINUE_MESSAGE, as Rust exported it. */
+const DEFAULT_CONTINUE_MESSAGE = JSON.parse(
+  /export const DEFAULT_CONTINUE_MESSAGE = (.*) as const;/.exec(
+    readFileSync(new URL("../../src/bindings.ts", import.meta.url), "utf8"),
+  )[1],
+);
+
+test("the transient section's advanced settings turn automatic continuation on with its budget", async () => {
+  const app = await open();
+  try {
+    // The Codex row: its CLI resumes its sessions.
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    const row = app.page.getByTestId("candidate-row").nth(1);
+    const transient = row.getByTestId("section-transient");
+    assert.equal(await row.getByTestId("advanced-transient").count(), 1, "in the transient section only");
+    assert.equal(await row.getByTestId("section-hard").getByText("Advanced").count(), 0, "not in the hard one");
+    await transient.getByText("Advanced", { exact: true }).click();
+    assert.equal(
+      (await transient.getByTestId("auto-continue-why").textContent()).trim(),
+      "Continues the agent's own session after a transient failure when every tool it ran completed; never sends the prompt again.",
+    );
+    const toggle = transient.getByRole("switch", { name: "Continue the agent's session automatically" });
+    assert.equal(await toggle.getAttribute("aria-checked"), "false", "off by default");
+    await toggle.click();
+    const budget = transient.getByLabel("Continuations", { exact: true });
+    assert.equal(await budget.inputValue(), "2", "turned on with the kind's starting budget");
+    await row.getByText("[backend schedule] no retry, then skip to nobody; continues ≤ 2×").waitFor();
+    await budget.fill("6");
+    await transient.getByText("must be 1–5 when enabled, got 6").waitFor();
+    assert.equal(await budget.getAttribute("aria-invalid"), "true", "refused at its field");
+    await budget.fill("3");
+    await row.getByText("[backend schedule] no retry, then skip to nobody; continues ≤ 3×").waitFor();
+    assert.equal(await transient.locator(".field-error").count(), 0, "fixed, the error goes");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    const saved = (await saveCalls(app)).at(-1).args.candidates[1];
+    assert.deepEqual(saved.policy.transient.auto_continue, { enabled: true, max_continuations: 3 });
+    assert.equal(saved.policy.hard.auto_continue, undefined, "the hard section is left as it was");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a candidate whose kind cannot resume a session is told automatic continuation does not apply", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).first().click();
+    const transient = app.page.getByTestId("candidate-row").first().getByTestId("section-transient");
+    await transient.getByText("Advanced", { exact: true }).click();
+    assert.match(
+      await transient.getByTestId("auto-continue-why").textContent(),
+      /Simulated provider cannot resume a session, so this does not apply to it\.$/,
+    );
+    assert.equal(
+      await transient.getByRole("switch", { name: "Continue the agent's session automatically" }).count(),
+      0,
+      "nothing to switch on",
+    );
+    assert.equal(
+      await app.page.getByTestId("continue-message-field").count(),
+      0,
+      "nor a continuation message to write",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("the continuation message field shows the default as its placeholder and saves what is typed", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
+    const message = app.page.getByLabel("Continuation message (optional)");
+    assert.equal(await message.getAttribute("placeholder"), DEFAULT_CONTINUE_MESSAGE);
+    assert.equal(await message.inputValue(), "", "none of its own yet: the default is sent");
+    await message.fill("Run git status first.\nThen finish the task.");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
+    let saved = (await saveCalls(app)).at(-1).args.candidates[1];
+    assert.equal(saved.agent.continue_message, "Run git status first.\nThen finish the task.", "kept as typed");
+    // The saved profile is shown afresh, its rows folded.
+    await app.page.getByTestId("candidate-row").nth(1).getByRole("button", { name: "Edit policy" }).click();
+    assert.equal(await message.inputValue(), "Run git status first.\nThen finish the task.", "shown as saved");
+    await message.fill("  ");
+    await app.page.getByRole("button", { name: "Save" }).click();
+    for (let i = 0; (await saveCalls(app)).length < 2; i++) {
+      assert.ok(i < 200, "the second save is sent");
+      await new Promise((done) => setTimeout(done, 25));
+    }
+    saved = (await saveCalls(app)).at(-1).args.candidates[1];
+    assert.equal(saved.agent.continue_message, null, "a blank message is none: the default is sent again");
   } finally {
     await app.close();
   }

@@ -130,8 +130,15 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   if (s.wait_for_reset.enabled) {
     range("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, POLICY_LIMITS.max_wait_seconds);
   }
+  if (s.auto_continue?.enabled) {
+    range("auto_continue.max_continuations", s.auto_continue.max_continuations, POLICY_LIMITS.max_continuations);
+  }
   return errors;
 }
+
+/** The fake's words for a section's automatic continuation, when it is on. */
+const continues = (s: ClassPolicy) =>
+  s.auto_continue?.enabled ? `; continues ≤ ${s.auto_continue.max_continuations}×` : "";
 
 /** What the fake says for `describe_schedule`: the arguments, so a test can
  * tell the UI sent the current draft and shows the answer as it came. */
@@ -139,7 +146,7 @@ function fakeSchedule(section: ClassPolicy, next: string | null): string {
   const retry = section.retry.enabled
     ? `${section.retry.max_retries}× from ${section.retry.initial_interval_seconds} s`
     : "no retry";
-  return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}`;
+  return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}${continues(section)}`;
 }
 
 /** What the fake says for `policy_summary`: the arguments, so a test can
@@ -147,7 +154,8 @@ function fakeSchedule(section: ClassPolicy, next: string | null): string {
 function policyWords(p: CandidatePolicy): string {
   const one = (s: ClassPolicy) =>
     `${s.wait_for_reset.enabled ? `wait ≤ ${s.wait_for_reset.max_wait_seconds} s, ` : ""}` +
-    `${s.retry.enabled ? `${s.retry.max_retries}× from ${s.retry.initial_interval_seconds} s, ` : ""}${s.on_exhausted}`;
+    `${s.retry.enabled ? `${s.retry.max_retries}× from ${s.retry.initial_interval_seconds} s, ` : ""}${s.on_exhausted}` +
+    continues(s);
   return `transient ${one(p.transient)}; hard ${one(p.hard)}`;
 }
 
@@ -600,6 +608,7 @@ export class FakeBackend {
         env: c.agent.env ?? {},
         config_dir: c.agent.config_dir ?? null,
         timeouts: c.agent.timeouts ?? { idle_s: 900, total_s: 14400 },
+        continue_message: c.agent.continue_message ?? null,
       },
       policy: c.policy,
       policy_revision: 1,
