@@ -567,8 +567,8 @@ pub fn failed(
                 .unwrap_or_else(|| super::DEFAULT_CONTINUE_MESSAGE.to_string()),
             automatic: true,
         };
-        let plan = plan_failure(row, &failure, decision, lease, world, now);
-        if let Ok(plan) = continuation::sending(plan, input) {
+        let mut plan = plan_failure(row, &failure, decision, lease, world, now);
+        if continuation::sends(&mut plan, input) {
             return Some(plan);
         }
     }

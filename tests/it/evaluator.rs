@@ -7,7 +7,8 @@ use recourse::classification::{
     Class, Classification, Confidence, PolicyClass, Scope, SemanticCode,
 };
 use recourse::evaluator::{
-    evaluate, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle, StopReason,
+    evaluate, evaluate_failure, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle,
+    SessionFacts, StopReason, ToolCalls,
 };
 use recourse::policy::{AutoContinue, CandidatePolicy, ClassPolicy, Exhausted, ResetWait, Retry};
 use recourse::safety::{gate, EffectContext, GateVerdict, PromptDelivery, UnsafeReason};
@@ -821,6 +822,122 @@ proptest! {
         if doubtful {
             prop_assert!(!decision.is_automatic(), "{:?}", decision);
             prop_assert!(matches!(decision, Decision::Manual { .. }), "{:?}", decision);
+        }
+    }
+}
+
+// ---- automatic continuation ----
+
+fn arb_session() -> impl Strategy<Value = SessionFacts> {
+    (
+        any::<bool>(),
+        prop::sample::select(vec![
+            ToolCalls::Completed,
+            ToolCalls::Pending,
+            ToolCalls::Failed,
+            ToolCalls::Refused,
+            ToolCalls::Unknown,
+        ]),
+    )
+        .prop_map(|(resumable, tools)| SessionFacts { resumable, tools })
+}
+
+fn arb_effect() -> impl Strategy<Value = EffectContext> {
+    prop_oneof![Just(EffectContext::effect_safe()), arb_unsafe_effect()]
+}
+
+fn arb_cycle() -> impl Strategy<Value = RouteCycle> {
+    (0u32..4, 0u32..8).prop_map(|(current, used)| {
+        let cycle = RouteCycle::new(current);
+        if used == 0 {
+            return cycle;
+        }
+        cycle.apply(&Decision::Continue {
+            class: PolicyClass::Transient,
+            ordinal: used,
+            max_continuations: used,
+        })
+    })
+}
+
+proptest! {
+    #[test]
+    fn automatic_continuation_changes_only_a_gate_refusal_and_only_with_every_piece_of_evidence(
+        candidates in arb_candidates(),
+        cycle in arb_cycle(),
+        effect in arb_effect(),
+        failure in arb_safe_failure(),
+        session in arb_session(),
+    ) {
+        let classification = failure.classification(t0());
+        let verdict = gate(&effect);
+        let before = evaluate(&cycle, &classification, &verdict, &candidates, t0());
+        let decision = evaluate_failure(&cycle, &classification, &verdict, &session, &candidates, t0());
+        if decision == before {
+            return Ok(());
+        }
+        let Decision::Continue { ordinal, max_continuations, .. } = decision else {
+            return Err(TestCaseError::fail(format!("only a continuation replaces {before:?}: {decision:?}")));
+        };
+        let slot = &candidates[cycle.current as usize];
+        let auto = slot.policy.transient.auto_continue;
+        prop_assert!(matches!(before, Decision::Manual { reason: ManualReason::UnsafeEffect { .. } }), "{before:?}");
+        prop_assert!(auto.enabled, "never without the option");
+        prop_assert_eq!(classification.class, Class::Transient);
+        prop_assert_eq!(effect.evidence_current, Some(true));
+        prop_assert!(session.resumable);
+        prop_assert_eq!(session.tools, ToolCalls::Completed);
+        prop_assert!(ordinal <= max_continuations && max_continuations == auto.max_continuations);
+        let used = cycle.usage_of(cycle.current, PolicyClass::Transient).continuations_used;
+        prop_assert_eq!(ordinal, used + 1, "the budget is counted, never renewed");
+    }
+
+    #[test]
+    fn with_the_option_off_the_decision_is_the_gate_and_policy_as_before(
+        candidates in arb_candidates(),
+        cycle in arb_cycle(),
+        effect in arb_effect(),
+        failure in arb_safe_failure(),
+        session in arb_session(),
+    ) {
+        let off: Vec<CandidateSlot> = candidates
+            .into_iter()
+            .map(|mut slot| {
+                slot.policy.transient.auto_continue = AutoContinue::DISABLED;
+                slot
+            })
+            .collect();
+        let classification = failure.classification(t0());
+        let verdict = gate(&effect);
+        prop_assert_eq!(
+            evaluate_failure(&cycle, &classification, &verdict, &session, &off, t0()),
+            evaluate(&cycle, &classification, &verdict, &off, t0())
+        );
+    }
+
+    #[test]
+    fn a_session_is_continued_at_most_its_budget_in_a_cycle(
+        candidates in arb_candidates(),
+        effect in arb_unsafe_effect(),
+        failures in 1usize..12,
+    ) {
+        let effect = EffectContext { evidence_current: Some(true), ..effect };
+        prop_assume!(gate(&effect) != GateVerdict::Allowed, "the agent worked");
+        let after_work = SimulatedFailure {
+            effect: Some(effect),
+            session: Some(SessionFacts { resumable: true, tools: ToolCalls::Completed }),
+            ..SimulatedFailure::of(TRANSIENT)
+        };
+        let steps = simulate(&candidates, &vec![after_work; failures], t0());
+        let continued = steps.iter().filter(|s| matches!(s.decision, Decision::Continue { .. })).count();
+        if let Some(first) = steps.first() {
+            let budget = candidates[first.candidate as usize].policy.transient.auto_continue;
+            let most = if budget.enabled { budget.max_continuations as usize } else { 0 };
+            prop_assert!(continued <= most, "{continued} continuations, budget {most}");
+            prop_assert!(
+                steps.iter().all(|s| matches!(s.decision, Decision::Continue { .. } | Decision::Manual { .. })),
+                "after work, only a continuation or a person: {steps:?}"
+            );
         }
     }
 }

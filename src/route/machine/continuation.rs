@@ -3,7 +3,7 @@
 //! they send (the session id, the package) and passes it in; here they are
 //! admitted like any action and dispatched through [`dispatch`], so limit
 //! marks, the queue and the pause apply. An automatic continuation
-//! ([`super::failed`]) is sent the same way, through [`sending`].
+//! ([`super::failed`]) is sent the same way, through [`sends`].
 //!
 //! A continuation that cannot start an agent at once (its account limited
 //! or full) is refused rather than left to a later dispatch: a queued route
@@ -62,28 +62,29 @@ pub fn manual(
 }
 
 /// The dispatch of `plan` sending `input`; refused when it starts no agent.
-fn with_input(plan: Plan, input: AttemptInput, action: ManualAction) -> Result<Plan, Refusal> {
-    sending(plan, input).map_err(|plan| {
-        Refusal::Unavailable(format!(
-            "{} would not start an agent now ({}); nothing was sent, try again when it can run",
-            action.as_str(),
-            not_started(&plan.next)
-        ))
-    })
+fn with_input(mut plan: Plan, input: AttemptInput, action: ManualAction) -> Result<Plan, Refusal> {
+    if sends(&mut plan, input) {
+        return Ok(plan);
+    }
+    Err(Refusal::Unavailable(format!(
+        "{} would not start an agent now ({}); nothing was sent, try again when it can run",
+        action.as_str(),
+        not_started(&plan.next)
+    )))
 }
 
-/// `plan`, its dispatch sending `input`; the plan unchanged as the error
-/// when it starts no agent now (a continuation left to a later dispatch
-/// would be sent as the plain prompt).
-pub(super) fn sending(mut plan: Plan, input: AttemptInput) -> Result<Plan, Plan> {
+/// Makes `plan`'s dispatch send `input`; `false`, the plan unchanged, when
+/// it starts no agent now (a continuation left to a later dispatch would be
+/// sent as the plain prompt).
+pub(super) fn sends(plan: &mut Plan, input: AttemptInput) -> bool {
     let Effect::Dispatch(attempt) = &mut plan.effect else {
-        return Err(plan);
+        return false;
     };
     attempt.input = input.clone();
     if let Some(written) = plan.write.dispatch.as_mut() {
         written.input = input;
     }
-    Ok(plan)
+    true
 }
 
 /// Why a dispatch did not start an agent, in words.
