@@ -16,6 +16,11 @@ fn check(name: &str) -> Output {
     recourse(&["policy", "check", fixture(name).to_str().unwrap()])
 }
 
+/// `recourse policy normalize` of fixture `name`.
+fn normalize(name: &str) -> Output {
+    recourse(&["policy", "normalize", fixture(name).to_str().unwrap()])
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
@@ -104,11 +109,7 @@ fn automatic_continuation_errors_name_the_budget_the_class_and_the_kind() {
 
 #[test]
 fn a_document_without_automatic_continuation_reads_as_off_and_stays_without_it() {
-    let output = recourse(&[
-        "policy",
-        "normalize",
-        fixture("valid.json").to_str().unwrap(),
-    ]);
+    let output = normalize("valid.json");
     assert_eq!(output.status.code(), Some(0));
     let normalized: Value = serde_json::from_str(&stdout(&output)).unwrap();
     for candidate in normalized["candidates"].as_array().unwrap() {
@@ -119,11 +120,7 @@ fn a_document_without_automatic_continuation_reads_as_off_and_stays_without_it()
             );
         }
     }
-    let on = recourse(&[
-        "policy",
-        "normalize",
-        fixture("continues.json").to_str().unwrap(),
-    ]);
+    let on = normalize("continues.json");
     let normalized: Value = serde_json::from_str(&stdout(&on)).unwrap();
     assert_eq!(
         normalized["candidates"][0]["transient"]["auto_continue"],
@@ -249,11 +246,7 @@ fn unreadable_file_exits_1_naming_it() {
 
 #[test]
 fn legacy_normalizes_exactly_as_the_decision_says() {
-    let output = recourse(&[
-        "policy",
-        "normalize",
-        fixture("legacy.json").to_str().unwrap(),
-    ]);
+    let output = normalize("legacy.json");
     assert_eq!(output.status.code(), Some(0));
     let expected = std::fs::read_to_string(fixture("legacy.normalized.json")).unwrap();
     assert_eq!(
@@ -265,11 +258,7 @@ fn legacy_normalizes_exactly_as_the_decision_says() {
 
 #[test]
 fn normalize_zeroes_disabled_sections_and_is_idempotent() {
-    let output = recourse(&[
-        "policy",
-        "normalize",
-        fixture("valid.json").to_str().unwrap(),
-    ]);
+    let output = normalize("valid.json");
     assert_eq!(output.status.code(), Some(0));
     let normalized: Value = serde_json::from_str(&stdout(&output)).unwrap();
     let hard_retry = &normalized["candidates"][0]["hard"]["retry"];
@@ -291,17 +280,19 @@ fn normalize_zeroes_disabled_sections_and_is_idempotent() {
 
 #[test]
 fn normalize_of_an_invalid_document_lists_errors_and_prints_nothing() {
-    let output = recourse(&[
-        "policy",
-        "normalize",
-        fixture("legacy-conflict.json").to_str().unwrap(),
-    ]);
+    let output = normalize("legacy-conflict.json");
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty(), "no partial document on stdout");
 }
 
 fn simulate(errors: &str, extra: &[&str]) -> Output {
-    let policy = fixture("valid.json");
+    simulate_with("valid.json", errors, extra)
+}
+
+/// `recourse simulate` of policy fixture `policy` on failure fixture
+/// `simulate/errors`, with `extra` arguments.
+fn simulate_with(policy: &str, errors: &str, extra: &[&str]) -> Output {
+    let policy = fixture(policy);
     let errors = fixture(&format!("simulate/{errors}"));
     let mut args = vec![
         "simulate",
@@ -344,15 +335,7 @@ fn simulate_json_is_the_timeline_of_decisions() {
 }
 
 fn simulate_on(policy: &str, errors: &str) -> String {
-    let policy = fixture(policy);
-    let errors = fixture(&format!("simulate/{errors}"));
-    let output = recourse(&[
-        "simulate",
-        "--policy",
-        policy.to_str().unwrap(),
-        "--errors",
-        errors.to_str().unwrap(),
-    ]);
+    let output = simulate_with(policy, errors, &[]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     stdout(&output)
 }

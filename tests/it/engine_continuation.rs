@@ -19,6 +19,14 @@ use crate::common::{engine_profile, open_engine, pinned_version, uniform_policy,
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// The pinned CLIs with resume recordings, and their kinds.
+const CLIS: [(&str, AgentKind); 4] = [
+    ("claude", AgentKind::ClaudeCode),
+    ("codex", AgentKind::Codex),
+    ("gemini", AgentKind::Gemini),
+    ("opencode", AgentKind::Opencode),
+];
+
 fn recording(cli: &str, name: &str) -> PathBuf {
     let version = pinned_version(cli);
     Path::new(ROOT).join(format!(
@@ -116,12 +124,7 @@ async fn act(engine: &Engine, id: u32, action: ManualAction) -> Result<(), Engin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn continue_resumes_each_clis_own_session_with_the_message_and_the_route_succeeds() {
-    for (cli, kind) in [
-        ("claude", AgentKind::ClaudeCode),
-        ("codex", AgentKind::Codex),
-        ("gemini", AgentKind::Gemini),
-        ("opencode", AgentKind::Opencode),
-    ] {
+    for (cli, kind) in CLIS {
         let dir = tempfile::tempdir().unwrap();
         let engine = open_engine(&dir.path().join("r.db"), false).await;
         let id = needs_you(&engine, resuming(cli, kind, dir.path(), true), vec![]).await;
@@ -337,12 +340,7 @@ async fn route_on(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_completed_tools_each_cli_continues_its_own_session_automatically_and_succeeds() {
-    for (cli, kind) in [
-        ("claude", AgentKind::ClaudeCode),
-        ("codex", AgentKind::Codex),
-        ("gemini", AgentKind::Gemini),
-        ("opencode", AgentKind::Opencode),
-    ] {
+    for (cli, kind) in CLIS {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("r.db");
         let engine = open_engine(&db, false).await;
