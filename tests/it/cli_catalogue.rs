@@ -442,7 +442,7 @@ fn simulate_classifies_text_failures_with_local_rules_unless_builtin_only() {
     let bad = run(&[]);
     assert_eq!(bad.code, 2);
     assert!(
-        bad.stderr.starts_with("failures[0]: unknown field \"colour\" in a text failure (known fields: text, provider, http_status, effect)\n"),
+        bad.stderr.starts_with("failures[0]: unknown field \"colour\" in a text failure (known fields: text, provider, http_status, effect, session)\n"),
         "{}",
         bad.stderr
     );
