@@ -17,8 +17,7 @@ use crate::classification::Class;
 use crate::evaluator::ToolCalls;
 use crate::route::machine::{next_eligible, Failure, Session};
 use crate::route::{
-    continue_message_problem, AttemptInput, AttemptRecord, ManualAction, RouteRow,
-    DEFAULT_CONTINUE_MESSAGE,
+    continue_message, continue_message_problem, AttemptInput, AttemptRecord, ManualAction, RouteRow,
 };
 use crate::safety::EffectContext;
 use crate::store::routes::StoredAttempt;
@@ -104,11 +103,7 @@ impl Engine {
             of_attempt: number,
             session_id,
             candidate_name: candidate.name.clone(),
-            message: candidate
-                .agent
-                .continue_message
-                .clone()
-                .unwrap_or_else(|| DEFAULT_CONTINUE_MESSAGE.to_string()),
+            message: continue_message(&candidate.agent),
         }))
     }
 

@@ -70,6 +70,15 @@ pub const DEFAULT_CONTINUE_MESSAGE: &str = "Continue the task where you stopped.
     directory and of anything you changed, and do not repeat an action that already took \
     effect; then finish the task.";
 
+/// What a continuation of `agent`'s session sends: its own message, else
+/// the default one.
+pub fn continue_message(agent: &crate::agent::AgentSpec) -> String {
+    agent
+        .continue_message
+        .clone()
+        .unwrap_or_else(|| DEFAULT_CONTINUE_MESSAGE.to_string())
+}
+
 /// Longest continuation message, in bytes.
 pub const MAX_CONTINUE_MESSAGE: usize = 4096;
 

@@ -560,11 +560,7 @@ pub fn failed(
         let input = AttemptInput::Continue {
             of_attempt: failure.number,
             session_id: session_id.clone(),
-            message: candidate
-                .agent
-                .continue_message
-                .clone()
-                .unwrap_or_else(|| super::DEFAULT_CONTINUE_MESSAGE.to_string()),
+            message: super::continue_message(&candidate.agent),
             automatic: true,
         };
         let mut plan = plan_failure(row, &failure, decision, lease, world, now);

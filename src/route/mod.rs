@@ -13,7 +13,8 @@ mod state;
 pub mod transitions;
 
 pub use input::{
-    continue_message_problem, AttemptInput, DEFAULT_CONTINUE_MESSAGE, MAX_CONTINUE_MESSAGE,
+    continue_message, continue_message_problem, AttemptInput, DEFAULT_CONTINUE_MESSAGE,
+    MAX_CONTINUE_MESSAGE,
 };
 pub use manual::{ActionRecord, Actor, Ask, LedTo, RepeatRisk};
 pub use row::{
