@@ -124,7 +124,8 @@ mod tests {
                 crate::route::ManualAction::Resume,
                 stopped.generation,
                 crate::route::Actor::App,
-            ),
+            )
+            .accepting_repeat(),
             lease,
             machine::World::default(),
             now(),
