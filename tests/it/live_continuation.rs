@@ -164,7 +164,8 @@ fn continue_resumes_each_real_clis_own_session_and_the_route_succeeds() {
                 r["earlier_turns"], true,
                 "{cli}: the resumed request carries the earlier conversation: {r}"
             );
-            let last = r["last_user"].as_str().unwrap();
+            // OpenCode sends a message quoted.
+            let last = r["last_user"].as_str().unwrap().trim_matches('"');
             assert!(
                 DEFAULT_CONTINUE_MESSAGE.starts_with(last) && last != PROMPT,
                 "{cli}: the last thing said is the continuation message, not the prompt: {r}"
