@@ -318,8 +318,12 @@ fn next_plan(world: World<'_>, row: &RouteRow, failed: &Failure) -> Plan {
         }
         RouteState::NeedsManual => machine::manual(
             row,
-            ManualAction::RetryNow,
-            row.generation,
+            recourse::route::Ask::new(
+                ManualAction::RetryNow,
+                row.generation,
+                recourse::route::Actor::Cli,
+            )
+            .accepting_repeat(),
             lease("bench"),
             world,
             now,
@@ -683,8 +687,12 @@ fn template(
             let waiting = retry(store, &running);
             let plan = machine::manual(
                 &waiting,
-                ManualAction::Stop,
-                waiting.generation,
+                recourse::route::Ask::new(
+                    ManualAction::Stop,
+                    waiting.generation,
+                    recourse::route::Actor::Cli,
+                )
+                .accepting_repeat(),
                 dead,
                 world,
                 now,
@@ -890,8 +898,12 @@ fn steady_state(
         let row = other.route(id).expect("read").expect("exists");
         let plan = machine::manual(
             &row,
-            ManualAction::CancelWait,
-            row.generation,
+            recourse::route::Ask::new(
+                ManualAction::CancelWait,
+                row.generation,
+                recourse::route::Actor::Cli,
+            )
+            .accepting_repeat(),
             lease("other"),
             world(&other),
             Utc::now(),

@@ -337,7 +337,7 @@ fn a_stale_action_is_refused_and_reports_the_current_generation() {
     let stale = route["generation"].as_u64().unwrap() + 5;
     let (code, message, fields) = app.error(
         "route_action",
-        json!({ "request": { "route_id": route["id"], "action": "stop", "expected_generation": stale } }),
+        json!({ "request": { "route_id": route["id"], "action": "stop", "expected_generation": stale, "confirm_repeat": false } }),
     );
     assert_eq!((code.as_str(), fields), ("stale", json!([])));
     assert!(
@@ -346,7 +346,7 @@ fn a_stale_action_is_refused_and_reports_the_current_generation() {
     );
     let (code, message, _) = app.error(
         "route_action",
-        json!({ "request": { "route_id": 999, "action": "stop", "expected_generation": 1 } }),
+        json!({ "request": { "route_id": 999, "action": "stop", "expected_generation": 1, "confirm_repeat": false } }),
     );
     assert_eq!(
         (code.as_str(), message.as_str()),

@@ -155,7 +155,7 @@ fn act(engine: &Engine, command: RoutesCommand) -> Result<Exit> {
 }
 
 /// `--yes`, or a yes typed on a terminal.
-fn confirmed(yes: bool, question: &str) -> Result<bool> {
+pub(super) fn confirmed(yes: bool, question: &str) -> Result<bool> {
     if yes {
         return Ok(true);
     }

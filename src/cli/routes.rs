@@ -346,9 +346,17 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         println!("  when exhausted: {}", outcome.as_str());
     }
     println!("  actions: {}", actions(s));
-    // A hold comes before an attempt of its generation: a skip it led to.
+    if let Some(risk) = &s.repeat_risk {
+        println!("  may repeat work: {}", escape(risk));
+    }
+    // A person's action and a hold come before an attempt of their
+    // generation: the dispatch they led to.
+    let mut manual = d.manual_actions.iter().peekable();
     let mut holds = d.holds.iter().peekable();
     for a in &d.attempts {
+        while let Some(m) = manual.next_if(|m| m.generation <= a.generation) {
+            print_action(m);
+        }
         while let Some(h) = holds.next_if(|h| h.generation <= a.generation) {
             print_hold(h);
         }
@@ -425,7 +433,19 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
             u.input_tokens, u.output_tokens
         );
     }
+    manual.for_each(print_action);
     holds.for_each(print_hold);
+}
+
+fn print_action(m: &recourse::engine::ActionView) {
+    println!(
+        "  you: {} (gen {}) {} at {}: {}",
+        m.action.as_str(),
+        m.generation,
+        m.by.words(),
+        m.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        escape(&m.text)
+    );
 }
 
 fn print_hold(h: &recourse::engine::HoldView) {

@@ -15,7 +15,9 @@ use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, Start
 use crate::classification::RuntimeFailure;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
-use crate::route::{AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState};
+use crate::route::{
+    Actor, Ask, AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState,
+};
 use crate::runner::{self, Launch, Ran, ResumeSession, RunReport};
 use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
@@ -70,9 +72,14 @@ impl Engine {
         ))
     }
 
-    /// Applies a manual action fenced by the generation the person saw.
-    pub async fn act(&self, req: ActionRequest) -> Result<RouteSnapshot, EngineError> {
+    /// Applies a manual action fenced by the generation the person saw,
+    /// recorded in the route's history as asked `by` the app or the CLI.
+    pub async fn act(&self, req: ActionRequest, by: Actor) -> Result<RouteSnapshot, EngineError> {
         let row = self.with_current_policies(self.route_row(req.route_id)?)?;
+        let mut ask = Ask::new(req.action, req.expected_generation, by);
+        if req.confirm_repeat {
+            ask = ask.accepting_repeat();
+        }
         let input = match req.action {
             ManualAction::Continue | ManualAction::Handover => {
                 // Admitted first, so a stale or invalid request is told so
@@ -87,7 +94,7 @@ impl Engine {
             _ => AttemptInput::Prompt,
         };
         // Refused before anything is killed or written.
-        let kills = match self.manual_plan(&req, &input, &row, self.world()) {
+        let kills = match self.manual_plan(ask, &input, &row, self.world()) {
             Ok(p) => *p.effect() == Effect::Kill,
             Err(r) => return refused(r, &row, req.action),
         };
@@ -98,7 +105,7 @@ impl Engine {
             self.make_sure_agent_gone(&row).await?;
         }
         match self.advance(row.clone(), |row, world| {
-            self.manual_plan(&req, &input, row, world).ok()
+            self.manual_plan(ask, &input, row, world).ok()
         })? {
             Some(Cas::Won(row)) => {
                 if kills && run_here {
@@ -113,17 +120,16 @@ impl Engine {
 
     fn manual_plan(
         &self,
-        req: &ActionRequest,
+        ask: Ask,
         input: &AttemptInput,
         row: &RouteRow,
         world: machine::World<'_>,
     ) -> Result<Plan, Refusal> {
         let now = self.inner.clock.now();
-        let (generation, lease) = (req.expected_generation, self.lease());
         match input {
-            AttemptInput::Prompt => machine::manual(row, req.action, generation, lease, world, now),
+            AttemptInput::Prompt => machine::manual(row, ask, self.lease(), world, now),
             sends => {
-                machine::manual_continuation(row, sends.clone(), generation, lease, world, now)
+                machine::manual_continuation(row, sends.clone(), ask, self.lease(), world, now)
             }
         }
     }
@@ -444,6 +450,12 @@ fn refused(
             EngineError::Conflict("no candidate is left to skip to in this cycle".to_string())
         }
         Refusal::Paused => paused(action.as_str()),
+        Refusal::RepeatRisk(risk) => EngineError::Conflict(format!(
+            "{} {} and may repeat work: {}; confirm that you want it",
+            action.as_str(),
+            action.what_it_sends().unwrap_or("starts an agent"),
+            risk.text()
+        )),
         Refusal::Unavailable(why) => EngineError::Conflict(why),
     })
 }

@@ -21,6 +21,7 @@ mod book;
 mod burst;
 mod catalogue;
 mod continuation;
+mod detail;
 mod dispatch_env;
 mod error;
 mod flow;
@@ -59,6 +60,7 @@ pub use account_views::{
 };
 pub use catalogue::{CatalogueState, TextPreview};
 pub use continuation::{ContinuationPreview, ContinueOffer, HandoverOffer};
+pub use detail::*;
 pub use error::{EngineError, ErrorCode};
 pub use housekeeping::{inspect_workdir, AT_REST};
 pub use paths::default_db_path;
@@ -69,7 +71,6 @@ pub use profile_files::{
 pub use profiles::readiness;
 pub use secrets::{secret_places, SecretEnv, SecretPlace};
 pub use seed::DEMO_PROFILE;
-pub use timeline::{GapReason, TimelineEntry};
 pub use types::*;
 pub use viewer::{RouteViewer, UnreadableRoute};
 

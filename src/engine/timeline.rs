@@ -3,54 +3,64 @@
 //! a person's turn), and marks for what happened at one instant (a skip, a
 //! stop, a person starting the next attempt). Read from the stored history
 //! and the route row; the typed decision of each failed attempt says what
-//! its gap was.
+//! its gap was, and each recorded manual action is a mark of its own (for
+//! routes from before actions were recorded, they are inferred).
 
 use chrono::{DateTime, Utc};
 
+use super::{GapReason, TimelineEntry};
 use crate::evaluator::Decision;
 use crate::route::{AttemptOutcome, Decided, HoldReason, RouteRow, RouteState};
-use crate::store::routes::StoredAttempt;
-use serde::{Deserialize, Serialize};
+use crate::store::routes::{StoredAction, StoredAttempt};
 
-/// One piece of a route's timeline, in time order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum TimelineEntry {
-    /// An attempt from its start to its end (`None`: still running).
-    Attempt {
-        number: u32,
-        candidate_name: String,
-        start: DateTime<Utc>,
-        end: Option<DateTime<Utc>>,
-        outcome: Option<AttemptOutcome>,
-    },
-    /// Time between attempts, and why; `end` is `None` while it lasts (a
-    /// pending wait ends at `due`, a person's turn has no end known).
-    Gap {
-        start: DateTime<Utc>,
-        end: Option<DateTime<Utc>>,
-        due: Option<DateTime<Utc>>,
-        why: GapReason,
-        label: String,
-    },
-    /// Something that happened at one instant (a skip, a stop).
-    Mark { at: DateTime<Utc>, label: String },
+/// Marks inferred from the history where a person must have acted; a
+/// recorded action at the same instant replaces them.
+const STARTED_AGAIN: &str = "started again by you";
+const RETRIED_NOW: &str = "retried now by you";
+const SKIPPED_NOW: &str = "skipped now by you";
+const WAIT_CANCELLED: &str = "wait cancelled by you";
+const STOPPED: &str = "stopped by you";
+const INFERRED: [&str; 5] = [
+    STARTED_AGAIN,
+    RETRIED_NOW,
+    SKIPPED_NOW,
+    WAIT_CANCELLED,
+    STOPPED,
+];
+
+/// The timeline of `row` from its attempts and manual actions, oldest first.
+pub(crate) fn timeline(
+    row: &RouteRow,
+    attempts: &[StoredAttempt],
+    actions: &[StoredAction],
+) -> Vec<TimelineEntry> {
+    let mut entries = from_attempts(row, attempts);
+    entries.retain(|e| match e {
+        TimelineEntry::Mark { at, label } => {
+            !(INFERRED.contains(&label.as_str()) && actions.iter().any(|a| a.record.at == *at))
+        }
+        TimelineEntry::Attempt { .. } | TimelineEntry::Gap { .. } => true,
+    });
+    for a in actions {
+        let r = &a.record;
+        let label = format!("{} {}", r.action.as_str().replace('-', " "), r.by.words());
+        // After marks of the same instant (an earlier action's), but before
+        // the attempt it started or the wait it began.
+        let place = entries
+            .iter()
+            .position(|e| match e {
+                TimelineEntry::Attempt { start, .. } | TimelineEntry::Gap { start, .. } => {
+                    *start >= r.at
+                }
+                TimelineEntry::Mark { at, .. } => *at > r.at,
+            })
+            .unwrap_or(entries.len());
+        entries.insert(place, mark(r.at, &label));
+    }
+    entries
 }
 
-/// Why a route was between attempts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum GapReason {
-    /// Waiting for the provider's reset.
-    ResetWait,
-    /// A scheduled retry.
-    Retry,
-    /// Waiting for a person.
-    Person,
-}
-
-/// The timeline of `row` from its attempts, oldest first.
-pub(crate) fn timeline(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntry> {
+fn from_attempts(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntry> {
     let mut entries = Vec::new();
     for (i, stored) in attempts.iter().enumerate() {
         let a = &stored.attempt;
@@ -142,7 +152,7 @@ impl After<'_> {
     fn person(&self, entries: &mut Vec<TimelineEntry>) {
         let label = match (self.next_start, self.route.state) {
             (Some(_), _) => "waited for you",
-            (None, RouteState::Stopped) => "stopped by you",
+            (None, RouteState::Stopped) => STOPPED,
             (None, _) => "needs you",
         };
         entries.push(TimelineEntry::Gap {
@@ -153,7 +163,7 @@ impl After<'_> {
             label: label.to_string(),
         });
         if let Some(at) = self.next_start {
-            entries.push(mark(at, "started again by you"));
+            entries.push(mark(at, STARTED_AGAIN));
         }
     }
 
@@ -193,13 +203,13 @@ impl After<'_> {
         });
         let early = ended + chrono::Duration::seconds(1) < due;
         match self.next_start {
-            Some(at) if !same_candidate => entries.push(mark(at, "skipped now by you")),
-            Some(at) if early => entries.push(mark(at, "retried now by you")),
+            Some(at) if !same_candidate => entries.push(mark(at, SKIPPED_NOW)),
+            Some(at) if early => entries.push(mark(at, RETRIED_NOW)),
             Some(_) => {}
             None => {
                 let label = match &self.route.manual_reason {
-                    Some(HoldReason::WaitCancelled) => "wait cancelled by you",
-                    Some(HoldReason::StoppedByYou) => "stopped by you",
+                    Some(HoldReason::WaitCancelled) => WAIT_CANCELLED,
+                    Some(HoldReason::StoppedByYou { .. }) => STOPPED,
                     _ => "ended",
                 };
                 entries.push(mark(ended, label));

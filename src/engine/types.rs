@@ -6,9 +6,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::TimelineEntry;
 use crate::agent::{
-    Access, AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary, Usage,
+    Access, AgentKind, AgentSpec, FilesChanged, Launch, Transcript, TranscriptSummary,
 };
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
@@ -340,45 +339,6 @@ pub struct AttemptView {
     pub input: crate::route::AttemptInput,
 }
 
-/// A dispatch a limit mark held back: "not dispatched: work limited until
-/// …", with what the candidate's policy decided instead.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct HoldView {
-    pub generation: u32,
-    pub candidate_index: u32,
-    pub candidate_name: String,
-    pub at: DateTime<Utc>,
-    pub account: String,
-    pub classification: ClassificationSummary,
-    /// `None`: limited until cleared.
-    pub until: Option<DateTime<Utc>>,
-    /// The history's line: `not dispatched: work limited until …; wait for …`.
-    pub text: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct RouteDetail {
-    pub snapshot: RouteSnapshot,
-    /// The whole prompt (the snapshot has its first line), for "run again".
-    pub prompt: String,
-    /// The profile it ran on, while that profile exists.
-    pub profile_id: Option<u32>,
-    pub attempts: Vec<AttemptView>,
-    /// Tokens and cost of every attempt together.
-    pub totals: Usage,
-    /// Said when a route succeeded although its agent was refused tool
-    /// uses: `succeeded, but the agent was refused 2 tool uses (Edit,
-    /// Bash): its access is read-only`.
-    pub refused_notice: Option<String>,
-    /// The working directory the agents run in, as it will be used (the
-    /// route's own, else the directory Recourse was started in).
-    pub cwd: Option<String>,
-    /// Dispatches held back by limit marks, oldest first.
-    pub holds: Vec<HoldView>,
-    /// The route drawn over time: attempts, the waits between them, marks.
-    pub timeline: Vec<TimelineEntry>,
-}
-
 /// One attempt's whole transcript and the files it changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct AttemptTranscript {
@@ -446,6 +406,9 @@ pub struct ActionRequest {
     pub route_id: u32,
     pub action: ManualAction,
     pub expected_generation: u32,
+    /// The person was told the route's `repeat_risk` and still wants this
+    /// action, which sends work again: without it such an action is refused.
+    pub confirm_repeat: bool,
     /// Continue only: the message to send in the resumed session, in place
     /// of the candidate's (or the default one).
     #[serde(default)]

@@ -3,14 +3,14 @@
 //! [`super::RouteViewer`] answer with the same functions.
 
 use super::{
-    AttemptTranscript, AttemptView, ClassificationSummary, EngineError, HoldView, LastFailure,
-    RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    ActionView, AttemptTranscript, AttemptView, ClassificationSummary, EngineError, HoldView,
+    LastFailure, RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
 };
 use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass};
 use crate::route::{machine, Decided, HoldReason, RouteRow, RouteState};
 use crate::store::accounts::StoredHold;
-use crate::store::routes::{RouteScope, StoredAttempt};
+use crate::store::routes::{RouteScope, StoredAction, StoredAttempt};
 use crate::store::{RouteSearch, Store};
 
 /// The UI's view of a route row.
@@ -46,10 +46,7 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         skip_to: machine::next_eligible(row)
             .and_then(|i| row.candidates.get(i as usize))
             .map(|c| c.name.clone()),
-        repeat_risk: match &row.manual_reason {
-            Some(HoldReason::UnsafeEffect { reason }) => Some(reason.describe().to_string()),
-            _ => None,
-        },
+        repeat_risk: machine::repeat_risk(row).map(|r| r.text()),
         deadline: row.deadline,
         provider_reset_at: row
             .classification
@@ -179,7 +176,8 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
         .route(id)?
         .ok_or_else(|| EngineError::not_found("route", id))?;
     let stored = store.attempts(id)?;
-    let timeline = super::timeline::timeline(&row, &stored);
+    let actions = store.manual_actions(id)?;
+    let timeline = super::timeline::timeline(&row, &stored, &actions);
     let mut summaries = store.transcript_summaries(id)?;
     let totals = summaries.iter().fold(Usage::default(), |sum, (_, s)| {
         sum.plus(Usage {
@@ -211,7 +209,20 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
                 .map(|d| d.display().to_string())
         }),
         holds,
+        manual_actions: actions.into_iter().map(action_view).collect(),
     })
+}
+
+fn action_view(a: StoredAction) -> ActionView {
+    ActionView {
+        generation: a.generation,
+        action: a.record.action,
+        by: a.record.by,
+        at: a.record.at,
+        from: a.record.from,
+        attempt: a.record.dispatched(),
+        text: a.record.text(),
+    }
 }
 
 /// A success whose agent was refused tool uses says so, naming them and

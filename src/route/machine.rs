@@ -15,8 +15,9 @@ mod dispatch;
 use super::row::RouteRecord;
 use super::transitions::{self, Event};
 use super::{
-    AttemptInput, AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided, HoldReason,
-    Interruption, ManualAction, NewRoute, ProbeEnd, RouteRow, RouteState, TransitionWrite,
+    ActionRecord, Ask, AttemptInput, AttemptOutcome, AttemptRecord, AttemptResultRecord, Decided,
+    HoldReason, Interruption, LedTo, ManualAction, NewRoute, ProbeEnd, RepeatRisk, RouteRow,
+    RouteState, TransitionWrite,
 };
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
@@ -116,6 +117,9 @@ pub enum Refusal {
     NoCandidateLeft,
     /// The action would start an agent while new dispatches are paused.
     Paused,
+    /// The action sends work again and may repeat what an agent already
+    /// did; the person has not accepted that.
+    RepeatRisk(RepeatRisk),
     /// A continue or hand-over that cannot be made, and why.
     Unavailable(String),
 }
@@ -256,16 +260,20 @@ pub fn timer_fired(
     ))
 }
 
-/// A person asked for `action` at `expected_generation`.
+/// A person asked for `ask.action` at `ask.expected_generation`. An action
+/// that sends work again while the route carries a [`RepeatRisk`] is
+/// refused unless the person accepted it. The plan records the action in
+/// the route's history, in the same transaction as its transition.
 pub fn manual(
     row: &RouteRow,
-    action: ManualAction,
-    expected_generation: u32,
+    ask: Ask,
     lease: Lease<'_>,
     world: World<'_>,
     now: DateTime<Utc>,
 ) -> Result<Plan, Refusal> {
-    admit(row, action, expected_generation, world)?;
+    let action = ask.action;
+    admit(row, action, ask.expected_generation, world)?;
+    let risk = accepted_risk(row, ask)?;
     let mut next = base(row, now);
     // A person's action ends the pending wait's schedule, except retry-now
     // during a wait: that runs the scheduled attempt early.
@@ -273,7 +281,7 @@ pub fn manual(
         next.pending_outcome = None;
     }
     let write = TransitionWrite::default();
-    Ok(match action {
+    let mut plan = match action {
         // One more attempt in the same cycle: from a wait it brings the
         // scheduled attempt forward, and after automatic recovery ended the
         // candidate's retries and reset wait stay used, so when it fails
@@ -299,16 +307,76 @@ pub fn manual(
         }
         // What they send is found by the engine: `manual_continuation`.
         ManualAction::Continue | ManualAction::Handover => {
-            return continuation::manual(
-                row,
-                AttemptInput::Prompt,
-                expected_generation,
-                lease,
-                world,
-                now,
-            )
+            return continuation::manual(row, AttemptInput::Prompt, ask, lease, world, now)
         }
-    })
+    };
+    plan.write.action = Some(action_record(row, ask, &plan, risk, now));
+    Ok(plan)
+}
+
+/// Why sending work again on `row` may repeat what an agent already did:
+/// the one rule the snapshot, the CLI and [`manual`] read.
+pub fn repeat_risk(row: &RouteRow) -> Option<RepeatRisk> {
+    row.manual_reason.as_ref().and_then(HoldReason::repeat_risk)
+}
+
+/// The risk the person accepted when `ask` starts an agent on a route whose
+/// earlier agent may already have done work; refused when they did not.
+fn accepted_risk(row: &RouteRow, ask: Ask) -> Result<Option<RepeatRisk>, Refusal> {
+    let risk = repeat_risk(row).filter(|_| transitions::dispatches(ask.action));
+    match risk {
+        Some(risk) if !ask.accepts_repeat => Err(Refusal::RepeatRisk(risk)),
+        risk => Ok(risk),
+    }
+}
+
+/// The history's entry for `ask`, from what its plan does.
+fn action_record(
+    row: &RouteRow,
+    ask: Ask,
+    plan: &Plan,
+    accepted: Option<RepeatRisk>,
+    now: DateTime<Utc>,
+) -> ActionRecord {
+    let next = &plan.next;
+    let led_to = match (ask.action, plan.write.dispatch()) {
+        (_, Some(a)) => LedTo::Dispatched {
+            attempt: a.number,
+            candidate_index: a.candidate_index,
+            candidate_name: a.candidate_name.clone(),
+        },
+        (ManualAction::CancelWait, None) => LedTo::WaitCancelled {
+            was: row.state,
+            deadline: row.deadline,
+        },
+        (ManualAction::Stop, None) => LedTo::Stopped {
+            killed: plan.write.result().map(|r| r.number),
+        },
+        (
+            ManualAction::RetryNow
+            | ManualAction::SkipNow
+            | ManualAction::Resume
+            | ManualAction::Continue
+            | ManualAction::Handover,
+            None,
+        ) => LedTo::NotDispatched {
+            state: next.state,
+            candidate_index: next.candidate_index,
+            candidate_name: next
+                .candidates
+                .get(next.candidate_index as usize)
+                .map(|c| c.name.clone())
+                .unwrap_or_default(),
+        },
+    };
+    ActionRecord {
+        action: ask.action,
+        by: ask.by,
+        at: now,
+        from: row.state,
+        led_to,
+        accepted,
+    }
 }
 
 /// Whether `action` may be planned at all: not done already, asked at the
@@ -357,17 +425,23 @@ fn already_done(row: &RouteRow, action: ManualAction) -> bool {
     }
 }
 
+/// Stops the route. Its hold keeps why work sent again may repeat work: a
+/// running agent is stopped mid-way, or the hold it was stopped from had a
+/// risk (so stop then resume asks as retry would have).
 fn stop(row: &RouteRow, mut next: RouteRecord, now: DateTime<Utc>) -> Plan {
     next.state = RouteState::Stopped;
-    next.manual_reason = Some(HoldReason::StoppedByYou);
     let mut write = TransitionWrite::default();
-    let effect = if row.state == RouteState::Running {
+    let (effect, risk) = if row.state == RouteState::Running {
         write.result = Some(bare_result(row.attempts, AttemptOutcome::Killed, now));
         write.probe_end = Some(ProbeEnd::Released);
-        Effect::Kill
+        let risk = RepeatRisk::StoppedWhileRunning {
+            attempt: row.attempts,
+        };
+        (Effect::Kill, Some(risk))
     } else {
-        Effect::Nothing
+        (Effect::Nothing, repeat_risk(row))
     };
+    next.manual_reason = Some(HoldReason::StoppedByYou { risk });
     plan(row, next, write, effect)
 }
 

@@ -7,6 +7,7 @@
 
 mod input;
 pub mod machine;
+mod manual;
 mod row;
 mod state;
 pub mod transitions;
@@ -14,6 +15,7 @@ pub mod transitions;
 pub use input::{
     continue_message_problem, AttemptInput, DEFAULT_CONTINUE_MESSAGE, MAX_CONTINUE_MESSAGE,
 };
+pub use manual::{ActionRecord, Actor, Ask, LedTo, RepeatRisk};
 pub use row::{
     AttemptRecord, AttemptResultRecord, Decided, HoldRecord, NewRoute, ProbeClaim, ProbeEnd,
     QueueReason, Queued, RouteRecord, RouteRow, TransitionWrite,

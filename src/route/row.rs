@@ -12,7 +12,7 @@ use std::ops::Deref;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptOutcome, HoldReason, RouteState};
+use super::{ActionRecord, AttemptOutcome, HoldReason, RouteState};
 use crate::account::{AccountId, Mark, Probe};
 use crate::classification::Classification;
 use crate::evaluator::{Decision, HistoryWording, RouteCycle};
@@ -260,6 +260,8 @@ pub struct TransitionWrite {
     pub(super) probe: Option<ProbeClaim>,
     pub(super) probe_end: Option<ProbeEnd>,
     pub(super) world_stamp: Option<u64>,
+    /// The person's action that caused this transition, for the history.
+    pub(super) action: Option<ActionRecord>,
 }
 
 impl TransitionWrite {
@@ -291,6 +293,11 @@ impl TransitionWrite {
     /// What becomes of the marks the ended attempt probed.
     pub fn probe_end(&self) -> Option<ProbeEnd> {
         self.probe_end
+    }
+
+    /// The manual action this transition records in the route's history.
+    pub fn action(&self) -> Option<&ActionRecord> {
+        self.action.as_ref()
     }
 
     /// The version of the limit marks this plan was made from, when it

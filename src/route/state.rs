@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use super::RepeatRisk;
 use crate::evaluator::{ManualReason, StopReason};
 use crate::safety::UnsafeReason;
 
@@ -137,6 +138,22 @@ impl ManualAction {
         }
     }
 
+    /// What the action sends to an agent, as a question about repeating
+    /// work words it ("continue resumes …"); `None` for actions that start
+    /// no agent.
+    pub fn what_it_sends(self) -> Option<&'static str> {
+        match self {
+            ManualAction::RetryNow | ManualAction::SkipNow | ManualAction::Resume => {
+                Some("sends the prompt to an agent again")
+            }
+            ManualAction::Continue => Some("resumes the agent's session to go on with the work"),
+            ManualAction::Handover => {
+                Some("starts the next candidate on the prompt with what the last attempt did")
+            }
+            ManualAction::CancelWait | ManualAction::Stop => None,
+        }
+    }
+
     /// The CLI spelling (`retry-now`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -198,8 +215,13 @@ impl AttemptOutcome {
 pub enum HoldReason {
     /// A person cancelled the pending wait or retry.
     WaitCancelled,
-    /// A person stopped the route.
-    StoppedByYou,
+    /// A person stopped the route; `risk` says why sending work again may
+    /// repeat work (its agent was stopped while it ran, or the hold it was
+    /// stopped from had one). Rows from before it read back without one.
+    StoppedByYou {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        risk: Option<RepeatRisk>,
+    },
     /// The effect-safety gate refused automatic recovery: the failed
     /// attempt may have done work, so running it again may repeat it.
     UnsafeEffect { reason: UnsafeReason },
@@ -249,7 +271,7 @@ impl HoldReason {
     pub fn text(&self) -> Cow<'_, str> {
         match self {
             HoldReason::WaitCancelled => Cow::Borrowed(Self::WAIT_CANCELLED),
-            HoldReason::StoppedByYou => Cow::Borrowed(Self::STOPPED_BY_YOU),
+            HoldReason::StoppedByYou { .. } => Cow::Borrowed(Self::STOPPED_BY_YOU),
             HoldReason::UnsafeEffect { reason } => {
                 Cow::Owned(ManualReason::UnsafeEffect { reason: *reason }.describe())
             }
@@ -274,7 +296,7 @@ impl HoldReason {
     pub fn from_code(code: &str) -> Option<HoldReason> {
         match code {
             "wait_cancelled" => Some(HoldReason::WaitCancelled),
-            "stopped_by_you" => Some(HoldReason::StoppedByYou),
+            "stopped_by_you" => Some(HoldReason::StoppedByYou { risk: None }),
             _ => UnsafeReason::ALL
                 .into_iter()
                 .find(|r| r.code() == code)
@@ -295,7 +317,7 @@ mod tests {
         );
         assert_eq!(
             HoldReason::from_code("stopped_by_you"),
-            Some(HoldReason::StoppedByYou)
+            Some(HoldReason::StoppedByYou { risk: None })
         );
         for reason in UnsafeReason::ALL {
             assert_eq!(
@@ -310,7 +332,10 @@ mod tests {
     fn every_reason_reads_back_from_its_json() {
         let reasons = [
             HoldReason::WaitCancelled,
-            HoldReason::StoppedByYou,
+            HoldReason::StoppedByYou { risk: None },
+            HoldReason::StoppedByYou {
+                risk: Some(super::super::RepeatRisk::StoppedWhileRunning { attempt: 2 }),
+            },
             HoldReason::UnsafeEffect {
                 reason: UnsafeReason::ToolActivitySeen,
             },

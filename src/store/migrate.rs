@@ -51,6 +51,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0011_attempt_inputs",
         include_str!("migrations/0011_attempt_inputs.sql"),
     ),
+    (
+        "0012_manual_actions",
+        include_str!("migrations/0012_manual_actions.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -12,7 +12,7 @@ use recourse::agent::{AgentKind, AgentSpec};
 use recourse::engine::{ActionRequest, EngineOptions};
 use recourse::policy::CandidatePolicy;
 use recourse::profile::CandidateInput;
-use recourse::route::{AttemptOutcome, ManualAction, RouteState};
+use recourse::route::{Actor, AttemptOutcome, ManualAction, RouteState};
 use recourse::store::Store;
 
 fn gone_within(pid: &str, within: Duration) -> bool {
@@ -174,12 +174,16 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
         .unwrap()
         .generation;
     let stopped = other
-        .act(ActionRequest {
-            route_id: 1,
-            action: ManualAction::Stop,
-            expected_generation: generation,
-            message: None,
-        })
+        .act(
+            ActionRequest {
+                route_id: 1,
+                action: ManualAction::Stop,
+                expected_generation: generation,
+                confirm_repeat: false,
+                message: None,
+            },
+            Actor::Cli,
+        )
         .await
         .unwrap();
     assert_eq!(stopped.state, RouteState::Stopped);
@@ -198,12 +202,17 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
     // after the old one is gone, so two never run together.
     std::fs::remove_file(&agent_pid).unwrap();
     let resumed = other
-        .act(ActionRequest {
-            route_id: 1,
-            action: ManualAction::Resume,
-            expected_generation: stopped.generation,
-            message: None,
-        })
+        .act(
+            ActionRequest {
+                route_id: 1,
+                action: ManualAction::Resume,
+                expected_generation: stopped.generation,
+                // Its agent was stopped while it ran: the person confirmed.
+                confirm_repeat: true,
+                message: None,
+            },
+            Actor::Cli,
+        )
         .await
         .unwrap();
     assert_eq!(resumed.state, RouteState::Running);
@@ -243,8 +252,9 @@ async fn stop_then_resume_at_once_never_runs_two_agents() {
         !alive(&first),
         "the stop returns only after the agent is killed and reaped"
     );
+    // Its agent was stopped mid-run: the person confirmed the resume.
     let resumed =
-        crate::common::act_on(&engine, start.id, ManualAction::Resume, stopped.generation)
+        crate::common::act_confirmed(&engine, start.id, ManualAction::Resume, stopped.generation)
             .await
             .unwrap();
     assert_eq!(resumed.state, RouteState::Running);

@@ -223,14 +223,35 @@ pub async fn act_on(
     action: ManualAction,
     expected_generation: u32,
 ) -> Result<RouteSnapshot, EngineError> {
-    engine
-        .act(ActionRequest {
-            route_id,
-            action,
-            expected_generation,
-            message: None,
-        })
-        .await
+    act_as(engine, route_id, action, expected_generation, false).await
+}
+
+/// As [`act_on`], the person having confirmed that it may repeat work an
+/// agent already did (the app's question, `recourse action --yes`).
+pub async fn act_confirmed(
+    engine: &Engine,
+    route_id: u32,
+    action: ManualAction,
+    expected_generation: u32,
+) -> Result<RouteSnapshot, EngineError> {
+    act_as(engine, route_id, action, expected_generation, true).await
+}
+
+async fn act_as(
+    engine: &Engine,
+    route_id: u32,
+    action: ManualAction,
+    expected_generation: u32,
+    confirm_repeat: bool,
+) -> Result<RouteSnapshot, EngineError> {
+    let request = ActionRequest {
+        route_id,
+        action,
+        expected_generation,
+        confirm_repeat,
+        message: None,
+    };
+    engine.act(request, recourse::route::Actor::App).await
 }
 
 /// One CLI × scenario entry of `fixtures/agents/contract.toml`: what the

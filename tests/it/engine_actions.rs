@@ -5,12 +5,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{act_on, hanging_agent, open_engine, uniform_policy, until_state};
+use crate::common::{
+    act_confirmed, act_on, hanging_agent, open_engine, uniform_policy, until_state,
+};
 use recourse::agent::{AgentSpec, SimStep};
-use recourse::engine::{Engine, RouteSnapshot, StartRun};
+use recourse::engine::{Engine, RouteSnapshot, StartRun, TimelineEntry};
 use recourse::policy::Exhausted;
 use recourse::profile::{CandidateInput, Profile};
-use recourse::route::{AttemptOutcome, ManualAction, RouteState};
+use recourse::route::{Actor, AttemptOutcome, ManualAction, RouteState};
 
 async fn open(db: &Path) -> Engine {
     open_engine(db, false).await
@@ -228,7 +230,10 @@ async fn a_route_stopped_by_the_gate_reports_no_exhausted_outcome() {
     assert_eq!(stopped.last_failure.map(|f| f.candidate_index), Some(0));
     assert_eq!(
         stopped.repeat_risk.as_deref(),
-        Some("assistant output (thinking included) was seen before the failure"),
+        Some(
+            "the safety gate refused automatic recovery: assistant output (thinking included) \
+             was seen before the failure"
+        ),
         "the gate's first refusal, so the UI can warn that a rerun may repeat that work"
     );
     engine.shutdown().await;
@@ -467,4 +472,94 @@ async fn wait_gone(pid: &str) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("agent process {pid} survived");
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_manual_action_is_in_the_history_with_who_when_and_what_it_led_to() {
+    let (_dir, engine, _, s) = started(vec![flaky(1, (1, 30))]).await;
+    let waiting = until_state(&engine, s.id, RouteState::RetryScheduled).await;
+    let deadline = waiting.deadline.unwrap();
+    let cancelled = act(&engine, &waiting, ManualAction::CancelWait).await;
+    let retried = act(&engine, &cancelled, ManualAction::RetryNow).await;
+    until_state(&engine, s.id, RouteState::Succeeded).await;
+    let d = engine.route_detail(s.id).unwrap();
+    let said: Vec<_> = d
+        .manual_actions
+        .iter()
+        .map(|m| (m.action, m.by, m.generation, m.attempt, m.text.as_str()))
+        .collect();
+    let due = deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert_eq!(
+        said,
+        vec![
+            (
+                ManualAction::CancelWait,
+                Actor::App,
+                cancelled.generation,
+                None,
+                format!("cancelled the scheduled retry due {due}; the route waits for you")
+                    .as_str()
+            ),
+            (
+                ManualAction::RetryNow,
+                Actor::App,
+                retried.generation,
+                Some(2),
+                "started attempt 2 on flaky (candidate 1)"
+            ),
+        ]
+    );
+    let marks: Vec<String> = d
+        .timeline
+        .iter()
+        .filter_map(|e| match e {
+            TimelineEntry::Mark { label, .. } => Some(label.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        ["cancel wait from the app", "retry now from the app"],
+        "the recorded actions are the timeline's marks, not marks guessed from the gaps"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn resume_after_a_stop_mid_run_asks_first_and_records_the_yes() {
+    let (_dir, engine, _, s) = started(vec![long_success()]).await;
+    let stopped = act(&engine, &s, ManualAction::Stop).await;
+    assert_eq!(
+        stopped.repeat_risk.as_deref(),
+        Some(
+            "attempt 1 was stopped while its agent ran, so it may already have run tools or \
+             changed files"
+        )
+    );
+    let err = act_on(&engine, s.id, ManualAction::Resume, stopped.generation)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "conflict");
+    assert_eq!(
+        err.to_string(),
+        "resume sends the prompt to an agent again and may repeat work: attempt 1 was stopped \
+         while its agent ran, so it may already have run tools or changed files; confirm that \
+         you want it"
+    );
+    let resumed = act_confirmed(&engine, s.id, ManualAction::Resume, stopped.generation)
+        .await
+        .unwrap();
+    assert_eq!(resumed.state, RouteState::Running);
+    assert_eq!(resumed.repeat_risk, None, "the person's yes was the answer");
+    let history = engine.route_detail(s.id).unwrap().manual_actions;
+    assert_eq!(
+        history.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        [
+            "stopped the route and the agent of attempt 1",
+            "started attempt 2 on only (candidate 1), after you confirmed it may repeat work \
+             (attempt 1 was stopped while its agent ran, so it may already have run tools or \
+             changed files)"
+        ]
+    );
+    engine.shutdown().await;
 }

@@ -165,12 +165,48 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
     );
     let out = recourse_on(&db, &["run", "--profile", "Twice", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(3));
+    // A tool ran before the failure: without a terminal to ask on, a retry
+    // is refused unless --yes says the person accepts it may repeat work.
     let out = recourse_on(&db, &["action", "1", "retry-now", "--generation", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: nothing sent: retry-now may repeat work an agent already did (see `recourse \
+         route 1`), and standard input is not a terminal to ask on; add --yes to send it anyway\n"
+    );
+    let shown = stdout(&recourse_on(&db, &["route", "1"]));
+    assert!(
+        shown.contains(
+            "  may repeat work: the safety gate refused automatic recovery: assistant output \
+             (thinking included) was seen before the failure\n"
+        ),
+        "{shown}"
+    );
+    let out = recourse_on(
+        &db,
+        &["action", "1", "retry-now", "--generation", "2", "--yes"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "dispatch, then success: {lines:?}");
     assert!(lines[0].starts_with("route 1 gen 3 running"));
     assert!(lines[1].starts_with("route 1 gen 4 succeeded"));
+    let shown = stdout(&recourse_on(&db, &["route", "1"]));
+    let history: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("  attempt ") || l.starts_with("  you: "))
+        .collect();
+    assert_eq!(history.len(), 3, "{shown}");
+    assert!(
+        history[1].starts_with("  you: retry-now (gen 3) from the command line at ")
+            && history[1].ends_with(
+                ": started attempt 2 on Twice sim (candidate 1), after you confirmed it may repeat \
+                 work (the safety gate refused automatic recovery: assistant output (thinking \
+                 included) was seen before the failure)"
+            )
+            && history[2].starts_with("  attempt 2 (gen 3)"),
+        "the action is in the history, before the attempt it started: {history:?}"
+    );
 }
 
 #[test]

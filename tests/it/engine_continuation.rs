@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use recourse::agent::{Access, AgentKind, AgentSpec, SimStep};
 use recourse::engine::{ActionRequest, Engine, EngineError};
 use recourse::profile::CandidateInput;
-use recourse::route::{AttemptInput, ManualAction, RouteState, DEFAULT_CONTINUE_MESSAGE};
+use recourse::route::{Actor, AttemptInput, ManualAction, RouteState, DEFAULT_CONTINUE_MESSAGE};
 
 use crate::common::{engine_profile, open_engine, pinned_version, uniform_policy, until_state};
 
@@ -99,12 +99,17 @@ async fn needs_you(engine: &Engine, agent: AgentSpec, then: Vec<CandidateInput>)
 async fn act(engine: &Engine, id: u32, action: ManualAction) -> Result<(), EngineError> {
     let generation = engine.route_detail(id).unwrap().snapshot.generation;
     engine
-        .act(ActionRequest {
-            route_id: id,
-            action,
-            expected_generation: generation,
-            message: None,
-        })
+        .act(
+            ActionRequest {
+                route_id: id,
+                action,
+                expected_generation: generation,
+                // The gate held these routes: the person was told.
+                confirm_repeat: true,
+                message: None,
+            },
+            Actor::App,
+        )
         .await
         .map(|_| ())
 }
@@ -201,16 +206,17 @@ async fn a_message_of_ones_own_is_sent_and_an_empty_one_is_refused_at_its_field(
         route_id: id,
         action: ManualAction::Continue,
         expected_generation: generation,
+        confirm_repeat: true,
         message: Some(message.to_string()),
     };
-    let err = engine.act(request("  ")).await.unwrap_err();
+    let err = engine.act(request("  "), Actor::App).await.unwrap_err();
     assert_eq!(err.field_errors()[0].path, "message");
     assert_eq!(
         err.to_string(),
         "message: the continuation message is empty"
     );
     engine
-        .act(request("Check git status, then finish."))
+        .act(request("Check git status, then finish."), Actor::App)
         .await
         .unwrap();
     until_state(&engine, id, RouteState::Succeeded).await;
@@ -265,6 +271,40 @@ async fn handover_starts_the_next_candidate_with_the_prompt_and_the_package() {
             package: offer.package
         },
         "stored with the attempt"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_after_the_gate_is_refused_until_the_person_accepts_the_risk() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let id = needs_you(
+        &engine,
+        resuming("claude", AgentKind::ClaudeCode, dir.path(), true),
+        vec![],
+    )
+    .await;
+    let generation = engine.route_detail(id).unwrap().snapshot.generation;
+    let request = ActionRequest {
+        route_id: id,
+        action: ManualAction::Continue,
+        expected_generation: generation,
+        confirm_repeat: false,
+        message: None,
+    };
+    let err = engine.act(request, Actor::Cli).await.unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "continue resumes the agent's session to go on with the work and may repeat work: "
+        ),
+        "says what it sends and why it may repeat: {err}"
+    );
+    let d = engine.route_detail(id).unwrap();
+    assert_eq!(
+        (d.snapshot.generation, d.attempts.len()),
+        (generation, 1),
+        "nothing was sent"
     );
     engine.shutdown().await;
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::{act_on, open_engine};
+use crate::common::{act_confirmed, act_on, open_engine};
 use recourse::engine::{Engine, EngineError, RouteEvent, RouteSnapshot, StartRun, DEMO_PROFILE};
 use recourse::route::{ManualAction, RouteState};
 use tokio::sync::broadcast::Receiver;
@@ -106,8 +106,18 @@ async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_it
         codes[3].starts_with("stream disconnected before completion"),
         "Codex fails in Codex's words: {codes:?}"
     );
-    // A person skips to the last candidate, which succeeds.
-    let skipped = act_on(&engine, start.id, ManualAction::SkipNow, gate.generation)
+    // The gate refused: a skip sends the prompt again, so it needs a yes.
+    let refused = act_on(&engine, start.id, ManualAction::SkipNow, gate.generation)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "skip-now sends the prompt to an agent again and may repeat work: the safety gate \
+         refused automatic recovery: assistant output (thinking included) was seen before the failure; \
+         confirm that you want it"
+    );
+    // A person confirms and skips to the last candidate, which succeeds.
+    let skipped = act_confirmed(&engine, start.id, ManualAction::SkipNow, gate.generation)
         .await
         .unwrap();
     assert_eq!(skipped.candidate_index, 2);

@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use crate::common::{act_on, open_engine, recourse_on, seed_profile, uniform_policy};
+use crate::common::{
+    act_confirmed, act_on, open_engine, recourse_on, seed_profile, uniform_policy,
+};
 use recourse::agent::{AgentKind, AgentSpec, SimStep};
 use recourse::engine::{
     Engine, GapReason, Retention, RouteFilter, RouteQuery, RouteSnapshot, StartRun, TimelineEntry,
@@ -102,7 +104,7 @@ async fn a_stopped_route_is_its_own_filter_and_archiving_moves_it_out_of_the_lis
     assert_eq!(engine.route_counts().unwrap().archived, 1);
     // Resuming it is a transition: it is back in the lists, never hidden
     // while it works.
-    let resumed = act_on(&engine, route.id, ManualAction::Resume, archived.generation)
+    let resumed = act_confirmed(&engine, route.id, ManualAction::Resume, archived.generation)
         .await
         .unwrap();
     assert_eq!(resumed.archived_at, None);

@@ -85,6 +85,8 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
     let valid = machine::valid_actions(row);
     let click = |pick: usize| {
         let action = *valid.get(pick % valid.len().max(1))?;
+        let ask = recourse::route::Ask::new(action, row.generation, recourse::route::Actor::App)
+            .accepting_repeat();
         // A hand-over sends what the engine found; the race is the same.
         if action == ManualAction::Handover {
             let input = AttemptInput::Handover {
@@ -92,10 +94,9 @@ fn plans(row: &RouteRow, round: usize) -> Vec<Option<Plan>> {
                 package: "PACKAGE".into(),
             };
             let world = World::default();
-            return machine::manual_continuation(row, input, row.generation, lease, world, now)
-                .ok();
+            return machine::manual_continuation(row, input, ask, lease, world, now).ok();
         }
-        machine::manual(row, action, row.generation, lease, World::default(), now).ok()
+        machine::manual(row, ask, lease, World::default(), now).ok()
     };
     vec![timer, agent, click(round), click(round + 1)]
 }
@@ -235,8 +236,12 @@ fn stale_click_loses_to_a_transition_it_did_not_see() {
     };
     let stop = machine::manual(
         &row,
-        ManualAction::Stop,
-        row.generation,
+        recourse::route::Ask::new(
+            ManualAction::Stop,
+            row.generation,
+            recourse::route::Actor::App,
+        )
+        .accepting_repeat(),
         lease,
         World::default(),
         now,

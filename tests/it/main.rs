@@ -46,6 +46,7 @@ mod fuzz_regressions;
 mod keyring;
 mod layers;
 mod live_clis;
+mod live_continuation;
 mod private_files;
 mod profile_documents;
 mod route_env;

@@ -97,8 +97,9 @@ export const commands = {
 	 */
 	continuationPreview: (routeId: number) => typedError<ContinuationPreview_Serialize, IpcError>(__TAURI_INVOKE("continuation_preview", { routeId })),
 	/**
-	 *  A manual action fenced by the generation the person saw; a stale one is
-	 *  refused with code `stale` and the UI reloads the route.
+	 *  A manual action fenced by the generation the person saw, recorded as
+	 *  the app's; a stale one is refused with code `stale` and the UI reloads
+	 *  the route.
 	 */
 	routeAction: (request: ActionRequest_Deserialize) => typedError<RouteSnapshot_Serialize, IpcError>(__TAURI_INVOKE("route_action", { request })),
 	/**  Archives a route at rest (`archived = false` brings it back). */
@@ -349,6 +350,11 @@ export type ActionRequest_Deserialize = {
 	action: ManualAction,
 	expected_generation: number,
 	/**
+	 *  The person was told the route's `repeat_risk` and still wants this
+	 *  action, which sends work again: without it such an action is refused.
+	 */
+	confirm_repeat: boolean,
+	/**
 	 *  Continue only: the message to send in the resumed session, in place
 	 *  of the candidate's (or the default one).
 	 */
@@ -360,11 +366,56 @@ export type ActionRequest_Serialize = {
 	action: ManualAction,
 	expected_generation: number,
 	/**
+	 *  The person was told the route's `repeat_risk` and still wants this
+	 *  action, which sends work again: without it such an action is refused.
+	 */
+	confirm_repeat: boolean,
+	/**
 	 *  Continue only: the message to send in the resumed session, in place
 	 *  of the candidate's (or the default one).
 	 */
 	message: string | null,
 };
+
+/**  A manual action in a route's history: who, when, which, what it led to. */
+export type ActionView = ActionView_Serialize | ActionView_Deserialize;
+
+/**  A manual action in a route's history: who, when, which, what it led to. */
+export type ActionView_Deserialize = {
+	/**  The route's generation after the action. */
+	generation: number,
+	action: ManualAction,
+	by: Actor,
+	at: string,
+	/**  The state the route was in when the person acted. */
+	from: RouteState,
+	/**  The attempt it started, if it did. */
+	attempt?: number | null,
+	/**  What it led to, in the history's words (`started attempt 4 on …`). */
+	text: string,
+};
+
+/**  A manual action in a route's history: who, when, which, what it led to. */
+export type ActionView_Serialize = {
+	/**  The route's generation after the action. */
+	generation: number,
+	action: ManualAction,
+	by: Actor,
+	at: string,
+	/**  The state the route was in when the person acted. */
+	from: RouteState,
+	/**  The attempt it started, if it did. */
+	attempt: number | null,
+	/**  What it led to, in the history's words (`started attempt 4 on …`). */
+	text: string,
+};
+
+/**  Who asked for a manual action. */
+export type Actor = 
+/**  The desktop app. */
+"app" | 
+/**  `recourse action` on the command line. */
+"cli";
 
 /**  Which agent CLI a candidate runs. */
 export type AgentKind = "simulated" | "claude_code" | "codex" | "gemini" | "opencode" | "generic";
@@ -1906,6 +1957,8 @@ export type RouteDetail_Deserialize = {
 	cwd?: string | null,
 	/**  Dispatches held back by limit marks, oldest first. */
 	holds: HoldView_Deserialize[],
+	/**  What people did to the route (retry now, stop, …), oldest first. */
+	manual_actions: ActionView_Deserialize[],
 	/**  The route drawn over time: attempts, the waits between them, marks. */
 	timeline: TimelineEntry_Deserialize[],
 };
@@ -1932,6 +1985,8 @@ export type RouteDetail_Serialize = {
 	cwd: string | null,
 	/**  Dispatches held back by limit marks, oldest first. */
 	holds: HoldView_Serialize[],
+	/**  What people did to the route (retry now, stop, …), oldest first. */
+	manual_actions: ActionView_Serialize[],
 	/**  The route drawn over time: attempts, the waits between them, marks. */
 	timeline: TimelineEntry_Serialize[],
 };

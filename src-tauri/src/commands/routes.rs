@@ -59,15 +59,20 @@ pub async fn attempt_transcript(
         .await
 }
 
-/// A manual action fenced by the generation the person saw; a stale one is
-/// refused with code `stale` and the UI reloads the route.
+/// A manual action fenced by the generation the person saw, recorded as
+/// the app's; a stale one is refused with code `stale` and the UI reloads
+/// the route.
 #[tauri::command]
 #[specta::specta]
 pub async fn route_action(
     state: State<'_, AppState>,
     request: ActionRequest,
 ) -> Reply<RouteSnapshot> {
-    Ok(state.engine().await?.act(request).await?)
+    Ok(state
+        .engine()
+        .await?
+        .act(request, recourse::route::Actor::App)
+        .await?)
 }
 
 /// What Continue would resume and Hand over would send (its package), or

@@ -11,8 +11,11 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{admit, base, dispatch, next_eligible, Effect, Lease, Plan, Refusal, World};
-use crate::route::{AttemptInput, ManualAction, RouteRow, RouteState, TransitionWrite};
+use super::{
+    accepted_risk, action_record, admit, base, dispatch, next_eligible, Effect, Lease, Plan,
+    Refusal, World,
+};
+use crate::route::{Ask, AttemptInput, ManualAction, RouteRow, RouteState, TransitionWrite};
 
 /// The action an input stands for, when it is one a person asks for.
 fn action_of(input: &AttemptInput) -> Option<ManualAction> {
@@ -24,23 +27,26 @@ fn action_of(input: &AttemptInput) -> Option<ManualAction> {
 }
 
 /// A person asked to continue (`input` is a continuation of the last
-/// attempt's session) or hand over (`input` carries the package) at
-/// `expected_generation`.
+/// attempt's session) or hand over (`input` carries the package), as `ask`
+/// says. Neither sends the prompt as new work, so the route's repeat risk
+/// does not ask first; the action is recorded in the route's history.
 pub fn manual(
     row: &RouteRow,
     input: AttemptInput,
-    expected_generation: u32,
+    ask: Ask,
     lease: Lease<'_>,
     world: World<'_>,
     now: DateTime<Utc>,
 ) -> Result<Plan, Refusal> {
-    let Some(action) = action_of(&input) else {
+    let action = ask.action;
+    if action_of(&input) != Some(action) {
         return Err(Refusal::Unavailable(
             "a continuation needs what to send: the session to resume or the package to hand over"
                 .to_string(),
         ));
-    };
-    admit(row, action, expected_generation, world)?;
+    }
+    admit(row, action, ask.expected_generation, world)?;
+    let risk = accepted_risk(row, ask)?;
     let mut next = base(row, now);
     next.pending_outcome = None;
     if action == ManualAction::Handover {
@@ -49,7 +55,9 @@ pub fn manual(
         next.candidate_index = index;
     }
     let plan = dispatch(row, next, TransitionWrite::default(), lease, world, now);
-    with_input(plan, input, action)
+    let mut plan = with_input(plan, input, action)?;
+    plan.write.action = Some(action_record(row, ask, &plan, risk, now));
+    Ok(plan)
 }
 
 /// The dispatch of `plan` sending `input`; refused when it starts no agent.

@@ -70,6 +70,22 @@ fn row(state: RouteState, candidates: Vec<Candidate>) -> RouteRow {
     })
 }
 
+/// A person's `action` from the app, as seen at `generation`.
+fn ask(action: ManualAction, generation: u32) -> Ask {
+    Ask::new(action, generation, crate::route::Actor::App)
+}
+
+/// `action` from the app at `generation`, in a clear world, now.
+fn act(r: &RouteRow, action: ManualAction, generation: u32) -> Result<Plan, Refusal> {
+    manual(r, ask(action, generation), lease(), World::default(), now())
+}
+
+/// As [`act`], the person having accepted that it may repeat work.
+fn act_accepting(r: &RouteRow, action: ManualAction, generation: u32) -> Result<Plan, Refusal> {
+    let asked = ask(action, generation).accepting_repeat();
+    manual(r, asked, lease(), World::default(), now())
+}
+
 fn lease() -> Lease<'static> {
     Lease {
         owner: "me",
@@ -121,15 +137,7 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
 #[test]
 fn action_with_an_old_generation_is_stale() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
-    let refusal = manual(
-        &r,
-        ManualAction::RetryNow,
-        3,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap_err();
+    let refusal = act(&r, ManualAction::RetryNow, 3).unwrap_err();
     assert_eq!(refusal, Refusal::Stale);
 }
 
@@ -137,33 +145,17 @@ fn action_with_an_old_generation_is_stale() {
 fn repeated_cancel_and_stop_are_already_done_whatever_the_generation() {
     let mut r = row(RouteState::NeedsManual, vec![candidate(1, true)]);
     r.0.manual_reason = Some(HoldReason::WaitCancelled);
-    let refusal = manual(
-        &r,
-        ManualAction::CancelWait,
-        1,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap_err();
+    let refusal = act(&r, ManualAction::CancelWait, 1).unwrap_err();
     assert_eq!(refusal, Refusal::AlreadyDone);
     let stopped = row(RouteState::Stopped, vec![candidate(1, true)]);
-    let refusal = manual(
-        &stopped,
-        ManualAction::Stop,
-        1,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap_err();
+    let refusal = act(&stopped, ManualAction::Stop, 1).unwrap_err();
     assert_eq!(refusal, Refusal::AlreadyDone);
 }
 
 #[test]
 fn stopping_a_running_route_kills_and_records_the_attempt() {
     let r = row(RouteState::Running, vec![candidate(1, true)]);
-    let plan = manual(&r, ManualAction::Stop, 4, lease(), World::default(), now()).unwrap();
+    let plan = act(&r, ManualAction::Stop, 4).unwrap();
     assert_eq!(*plan.effect(), Effect::Kill);
     assert_eq!(plan.next().state, RouteState::Stopped);
     let result = plan
@@ -195,15 +187,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
             until: now(),
         });
     r.0.cycle.excluded.insert(1);
-    let plan = manual(
-        &r,
-        ManualAction::RetryNow,
-        4,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::RetryNow, 4).unwrap();
     assert_eq!(
         plan.next().cycle,
         r.cycle,
@@ -234,15 +218,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
 
     let mut waiting = r.clone();
     waiting.0.state = RouteState::RetryScheduled;
-    let plan = manual(
-        &waiting,
-        ManualAction::RetryNow,
-        4,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&waiting, ManualAction::RetryNow, 4).unwrap();
     assert_eq!(
         plan.next().cycle,
         r.cycle,
@@ -262,15 +238,7 @@ fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
         max_retries: 2,
         delay_seconds: 5,
     });
-    let plan = manual(
-        &r,
-        ManualAction::RetryNow,
-        4,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::RetryNow, 4).unwrap();
     let running = RouteRow(RouteRecord {
         state: RouteState::Running,
         ..plan.next().0.clone()
@@ -293,15 +261,7 @@ fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
 #[test]
 fn retry_now_dispatches_the_next_attempt_and_clears_the_deadline() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
-    let plan = manual(
-        &r,
-        ManualAction::RetryNow,
-        4,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::RetryNow, 4).unwrap();
     let Effect::Dispatch(a) = plan.effect().clone() else {
         panic!("retry-now dispatches");
     };
@@ -325,27 +285,11 @@ fn skip_now_excludes_the_current_candidate() {
         RouteState::NeedsManual,
         vec![candidate(1, true), candidate(2, true)],
     );
-    let plan = manual(
-        &r,
-        ManualAction::SkipNow,
-        4,
-        lease(),
-        World::default(),
-        now(),
-    )
-    .unwrap();
+    let plan = act(&r, ManualAction::SkipNow, 4).unwrap();
     assert_eq!(plan.next().candidate_index, 1);
     assert!(plan.next().cycle.excluded.contains(&0));
     assert_eq!(
-        manual(
-            plan.next(),
-            ManualAction::SkipNow,
-            4,
-            lease(),
-            World::default(),
-            now()
-        )
-        .unwrap_err(),
+        act(plan.next(), ManualAction::SkipNow, 4).unwrap_err(),
         Refusal::NoCandidateLeft
     );
 }
@@ -525,12 +469,19 @@ fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
             ),
             Event::Manual(action @ (ManualAction::Continue | ManualAction::Handover)) => reached
                 .push(
-                    manual_continuation(&r, sends(action), r.generation, lease(), world, now())
-                        .ok()
-                        .map(|p| p.next.state),
+                    manual_continuation(
+                        &r,
+                        sends(action),
+                        ask(action, r.generation),
+                        lease(),
+                        world,
+                        now(),
+                    )
+                    .ok()
+                    .map(|p| p.next.state),
                 ),
             Event::Manual(action) => reached.push(
-                manual(&r, action, r.generation, lease(), world, now())
+                manual(&r, ask(action, r.generation), lease(), world, now())
                     .ok()
                     .map(|p| p.next.state),
             ),
@@ -883,7 +834,7 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
         failed.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
     );
-    let stopped = manual(&r, ManualAction::Stop, 4, lease(), World::default(), now());
+    let stopped = act(&r, ManualAction::Stop, 4);
     assert_eq!(
         stopped.unwrap().write().probe_end(),
         Some(ProbeEnd::Released)
@@ -896,13 +847,147 @@ fn a_success_clears_what_its_attempt_probed_and_any_other_end_releases_it() {
 }
 
 #[test]
+fn sending_work_again_after_the_gate_or_a_stop_mid_run_needs_the_persons_yes() {
+    use crate::safety::UnsafeReason;
+    let two = || vec![candidate(1, true), candidate(2, true)];
+    let mut gated = row(RouteState::NeedsManual, two());
+    gated.0.manual_reason = Some(HoldReason::UnsafeEffect {
+        reason: UnsafeReason::ToolActivitySeen,
+    });
+    let running = row(RouteState::Running, two());
+    let stopped = act(&running, ManualAction::Stop, 4).unwrap();
+    let stopped = RouteRow(RouteRecord {
+        generation: 5,
+        ..stopped.next().0.clone()
+    });
+    let mut gated_then_stopped = act(&gated, ManualAction::Stop, 4).unwrap().next().clone();
+    gated_then_stopped.0.generation = 5;
+    let cases = [
+        (&gated, ManualAction::RetryNow, 4, "the gate refused"),
+        (&gated, ManualAction::SkipNow, 4, "the gate refused"),
+        (&stopped, ManualAction::Resume, 5, "stopped mid-run"),
+        (
+            &gated_then_stopped,
+            ManualAction::Resume,
+            5,
+            "stop then resume",
+        ),
+    ];
+    for (r, action, generation, why) in cases {
+        let refusal = act(r, action, generation);
+        assert!(
+            matches!(refusal, Err(Refusal::RepeatRisk(_))),
+            "{action:?} after {why} asks first: {refusal:?}"
+        );
+        let plan = act_accepting(r, action, generation).unwrap();
+        let record = plan.write().action().expect("recorded");
+        assert!(
+            record.accepted.is_some(),
+            "the history says the person accepted it ({why})"
+        );
+        assert_eq!(record.dispatched(), Some(4), "it started attempt 4");
+    }
+    assert_eq!(
+        repeat_risk(&stopped),
+        Some(RepeatRisk::StoppedWhileRunning { attempt: 3 })
+    );
+    assert_eq!(
+        repeat_risk(&gated_then_stopped),
+        repeat_risk(&gated),
+        "a stop keeps the gate's reason"
+    );
+    // Actions that send nothing again never ask.
+    assert!(act(&gated, ManualAction::Stop, 4).is_ok());
+    let quiet = row(RouteState::RetryScheduled, two());
+    let stopped_quietly = act(&quiet, ManualAction::Stop, 4).unwrap();
+    assert_eq!(
+        repeat_risk(stopped_quietly.next()),
+        None,
+        "stopped while nothing ran: resume need not ask"
+    );
+}
+
+#[test]
+fn every_manual_action_plans_its_history_entry_with_who_and_what_it_led_to() {
+    let two = || vec![candidate(1, true), candidate(2, true)];
+    let waiting = row(RouteState::WaitingReset, two());
+    let by_cli = |action| Ask::new(action, 4, crate::route::Actor::Cli);
+    let cancel = manual(
+        &waiting,
+        by_cli(ManualAction::CancelWait),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    let record = cancel.write().action().unwrap();
+    assert_eq!(
+        (record.action, record.by, record.at, record.from),
+        (
+            ManualAction::CancelWait,
+            crate::route::Actor::Cli,
+            now(),
+            RouteState::WaitingReset
+        )
+    );
+    assert_eq!(
+        record.led_to,
+        LedTo::WaitCancelled {
+            was: RouteState::WaitingReset,
+            deadline: waiting.deadline
+        }
+    );
+    let stop = manual(
+        &row(RouteState::Running, two()),
+        by_cli(ManualAction::Stop),
+        lease(),
+        World::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        stop.write().action().unwrap().led_to,
+        LedTo::Stopped { killed: Some(3) },
+        "the stop names the attempt whose agent it stopped"
+    );
+    let skip = manual(
+        &waiting,
+        by_cli(ManualAction::SkipNow),
+        lease(),
+        World {
+            global_full: true,
+            ..World::default()
+        },
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        skip.write().action().unwrap().led_to,
+        LedTo::NotDispatched {
+            state: RouteState::Queued,
+            candidate_index: 1,
+            candidate_name: "c2".into()
+        },
+        "no slot: the skip queued the next candidate instead of starting it"
+    );
+    assert!(
+        timer_fired(&waiting, lease(), World::default(), now())
+            .unwrap()
+            .write()
+            .action()
+            .is_none(),
+        "only a person's action is recorded as one"
+    );
+}
+
+#[test]
 fn continue_dispatches_the_same_candidate_with_its_session_and_keeps_the_cycle() {
     let r = row(RouteState::NeedsManual, vec![resuming(1), resuming(2)]);
     let input = sends(ManualAction::Continue);
     let plan = manual_continuation(
         &r,
         input.clone(),
-        r.generation,
+        ask(ManualAction::Continue, r.generation),
         lease(),
         World::default(),
         now(),
@@ -935,7 +1020,7 @@ fn handover_dispatches_the_next_candidate_with_the_package() {
     let plan = manual_continuation(
         &r,
         input.clone(),
-        r.generation,
+        ask(ManualAction::Handover, r.generation),
         lease(),
         World::default(),
         now(),
@@ -966,7 +1051,7 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
     let refused = manual_continuation(
         &r,
         sends(ManualAction::Continue),
-        r.generation,
+        ask(ManualAction::Continue, r.generation),
         lease(),
         world,
         now(),
@@ -983,8 +1068,7 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
         matches!(
             manual(
                 &r,
-                ManualAction::Continue,
-                r.generation,
+                ask(ManualAction::Continue, r.generation),
                 lease(),
                 World::default(),
                 now()
@@ -993,4 +1077,35 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
         ),
         "without a session to resume, continue sends nothing (never the prompt)"
     );
+}
+
+#[test]
+fn continuing_or_handing_over_after_the_gate_needs_the_persons_yes_too() {
+    use crate::safety::UnsafeReason;
+    let mut gated = row(RouteState::NeedsManual, vec![resuming(1), resuming(2)]);
+    gated.0.manual_reason = Some(HoldReason::UnsafeEffect {
+        reason: UnsafeReason::ToolActivitySeen,
+    });
+    for action in [ManualAction::Continue, ManualAction::Handover] {
+        let send = |asked: Ask| {
+            manual_continuation(
+                &gated,
+                sends(action),
+                asked,
+                lease(),
+                World::default(),
+                now(),
+            )
+        };
+        let refused = send(ask(action, gated.generation));
+        assert!(
+            matches!(refused, Err(Refusal::RepeatRisk(_))),
+            "{action:?} may still repeat what the agent did, so it asks first: {refused:?}"
+        );
+        let plan = send(ask(action, gated.generation).accepting_repeat()).unwrap();
+        assert!(
+            plan.write().action().expect("recorded").accepted.is_some(),
+            "{action:?}: the history says the person accepted the risk"
+        );
+    }
 }

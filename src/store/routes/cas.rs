@@ -1,9 +1,11 @@
 //! The compare-and-set that is the only way a route's state changes, with
 //! everything the same transition writes: attempt rows, the limit mark a
-//! failure makes, dispatches held back, and the probe a dispatch claims.
+//! failure makes, dispatches held back, the probe a dispatch claims, and the
+//! person's action that caused it.
 
 use rusqlite::{params, TransactionBehavior};
 
+use super::actions::insert_action;
 use super::attempts::{insert_attempt, insert_result};
 use super::{decided_columns, read_route};
 use crate::policy::Exhausted;
@@ -189,6 +191,9 @@ pub(super) fn apply(tx: &rusqlite::Connection, plan: &Plan) -> Result<Applied, S
     if let Some(r) = write.result() {
         insert_result(tx, next.id, r)?;
     }
+    if let Some(action) = write.action() {
+        insert_action(tx, next.id, generation, action)?;
+    }
     Ok(Applied::Done)
 }
 
@@ -245,8 +250,7 @@ mod batch_tests {
         };
         machine::manual(
             row,
-            ManualAction::Stop,
-            row.generation,
+            crate::route::Ask::new(ManualAction::Stop, row.generation, crate::route::Actor::App),
             lease,
             machine::World::default(),
             now(),

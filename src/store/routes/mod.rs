@@ -1,6 +1,7 @@
 //! Routes, their durable state, ownership leases, and the append-only
 //! attempt history, one module per concern: the route row itself (here),
 //! the compare-and-set that changes it ([`cas`]), attempts ([`attempts`]),
+//! the manual actions of its history ([`actions`]),
 //! ownership leases ([`leases`]) and the change feed ([`changes`]).
 //!
 //! [`Store::commit_transition`] is the only way a route's state changes: a
@@ -8,6 +9,7 @@
 //! transaction, together with the attempt rows the transition writes. The
 //! loser of a race gets the row as it is now.
 
+mod actions;
 mod attempts;
 mod cas;
 mod changes;
@@ -24,6 +26,7 @@ use crate::policy::Exhausted;
 use crate::route::machine::Plan;
 use crate::route::{Decided, HoldReason, NewRoute, RouteRecord, RouteRow, RouteState};
 
+pub use actions::StoredAction;
 pub use attempts::StoredAttempt;
 pub use cas::{Batch, Cas};
 pub use changes::{ChangeSeq, Generations, RouteChanges};
@@ -502,8 +505,11 @@ mod fixtures {
         };
         let plan = machine::manual(
             &row,
-            crate::route::ManualAction::Stop,
-            row.generation,
+            crate::route::Ask::new(
+                crate::route::ManualAction::Stop,
+                row.generation,
+                crate::route::Actor::App,
+            ),
             lease,
             machine::World::default(),
             now(),
@@ -553,7 +559,10 @@ mod manual_reason_tests {
         let row = stopped(&mut store);
         assert_eq!(
             stored(&store, row.id, "manual_reason_json").as_deref(),
-            Some(r#"{"kind":"stopped_by_you"}"#)
+            Some(
+                r#"{"kind":"stopped_by_you","risk":{"kind":"stopped_while_running","attempt":1}}"#
+            ),
+            "stopped while its agent ran: sending it again may repeat work"
         );
         assert_eq!(
             stored(&store, row.id, "manual_reason").as_deref(),
@@ -561,7 +570,12 @@ mod manual_reason_tests {
             "the words stay for a person reading the file"
         );
         let read = store.route(row.id).unwrap().unwrap();
-        assert_eq!(read.manual_reason, Some(HoldReason::StoppedByYou));
+        assert_eq!(
+            read.manual_reason,
+            Some(HoldReason::StoppedByYou {
+                risk: Some(crate::route::RepeatRisk::StoppedWhileRunning { attempt: 1 })
+            })
+        );
     }
 
     #[test]
@@ -631,7 +645,7 @@ mod manual_reason_tests {
             reasons,
             vec![
                 (1, Some(HoldReason::WaitCancelled)),
-                (2, Some(HoldReason::StoppedByYou)),
+                (2, Some(HoldReason::StoppedByYou { risk: None })),
                 (
                     3,
                     Some(HoldReason::Legacy {

@@ -120,8 +120,12 @@ mod tests {
         };
         let resume = machine::manual(
             &stopped,
-            crate::route::ManualAction::Resume,
-            stopped.generation,
+            crate::route::Ask::new(
+                crate::route::ManualAction::Resume,
+                stopped.generation,
+                crate::route::Actor::App,
+            )
+            .accepting_repeat(),
             lease,
             machine::World::default(),
             now(),

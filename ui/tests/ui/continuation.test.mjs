@@ -63,7 +63,13 @@ test("Continue shows the session and sends the message as edited for this press"
     await dialog.waitFor({ state: "detached" });
     const sent = await actionsSent(app);
     assert.deepEqual(sent, [
-      { route_id: 7, action: "continue", expected_generation: 3, message: "Check git status first, then finish." },
+      {
+        route_id: 7,
+        action: "continue",
+        expected_generation: 3,
+        confirm_repeat: true,
+        message: "Check git status first, then finish.",
+      },
     ]);
     assert.deepEqual(app.errors, []);
   } finally {
@@ -88,7 +94,9 @@ test("Skip with context shows the package before it is sent, and Cancel sends no
     await button.click();
     await dialog.getByRole("button", { name: "Skip with context" }).click();
     await dialog.waitFor({ state: "detached" });
-    assert.deepEqual(await actionsSent(app), [{ route_id: 8, action: "handover", expected_generation: 3 }]);
+    assert.deepEqual(await actionsSent(app), [
+      { route_id: 8, action: "handover", expected_generation: 3, confirm_repeat: true },
+    ]);
   } finally {
     await app.close();
   }

@@ -82,7 +82,8 @@ function richScenario() {
             "Codex",
           ),
           manual_reason: "a tool ran before the connection reset, so replaying the prompt is not safe",
-          repeat_risk: "a tool call or tool effect was seen before the failure",
+          repeat_risk:
+            "the safety gate refused automatic recovery: a tool call or tool effect was seen before the failure",
           skip_to: "Gemini",
           actions: ["retry_now", "skip_now", "stop"],
           attempts: 3,
@@ -304,8 +305,10 @@ test("when the gate refused recovery, actions that send the prompt again say so 
       "no action is pushed as the safe default when any may repeat work",
     );
     const hints = await detail.locator("[data-testid=action-hint]").allTextContents();
-    assert.match(hints[0], /May repeat work: a tool call or tool effect was seen before the failure\.$/, "retry");
-    assert.match(hints[1], /May repeat work: a tool call or tool effect was seen before the failure\.$/, "skip");
+    const risk =
+      /May repeat work: the safety gate refused automatic recovery: a tool call or tool effect was seen before the failure\.$/;
+    assert.match(hints[0], risk, "retry");
+    assert.match(hints[1], risk, "skip");
     assert.doesNotMatch(hints[2], /May repeat work/, "stop repeats nothing");
 
     const retry = detail.getByRole("button", { name: "Retry now" });
@@ -315,7 +318,7 @@ test("when the gate refused recovery, actions that send the prompt again say so 
     assert.equal(await dialog.getByRole("heading").textContent(), "Retry now: this may repeat work");
     assert.match(
       await dialog.textContent(),
-      /Route 7 was not recovered automatically because a tool call or tool effect was seen before the failure\. Retry now sends the prompt to an agent again, which may repeat what was already done/,
+      /Route 7 may repeat work: the safety gate refused automatic recovery: a tool call or tool effect was seen before the failure\. Retry now sends the prompt to an agent again, which may repeat what was already done/,
     );
     await app.page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
@@ -333,8 +336,67 @@ test("when the gate refused recovery, actions that send the prompt again say so 
     const sent = (await app.calls()).filter((c) => c.cmd === "route_action");
     assert.deepEqual(
       sent.map((c) => c.args.request),
-      [{ route_id: 7, action: "retry_now", expected_generation: 5 }],
+      [{ route_id: 7, action: "retry_now", expected_generation: 5, confirm_repeat: true }],
+      "the request says the person agreed: the engine refuses it otherwise",
     );
+    const entry = detail.locator("[data-testid=manual-action]");
+    await entry.waitFor();
+    assert.match(
+      await entry.textContent(),
+      /Retry now\s*from the app · .*started attempt 4 on Codex \(candidate 2\), after you confirmed it may repeat work/,
+      "the attempt history keeps who did what, and what it led to",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("stop then resume asks first too: an agent stopped while it ran may already have done the work", async () => {
+  const app = await openApp(richScenario());
+  const detail = app.page.locator("[data-testid=route-detail]");
+  const dialog = app.page.getByRole("dialog");
+  try {
+    await row(app.page, 4).click();
+    await detail.getByRole("heading", { name: "Route 4" }).waitFor();
+    await detail.getByRole("button", { name: "Stop" }).click();
+    await dialog.getByRole("button", { name: "Stop the agent" }).click();
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=route-detail] .badge")?.textContent?.includes("Stopped"),
+    );
+    assert.deepEqual(
+      await detail.locator("button.primary[data-action]").count(),
+      0,
+      "Resume is not pushed as the safe default after a stop mid-run",
+    );
+    assert.match(
+      await detail.locator("#action-hint-resume").textContent(),
+      /May repeat work: attempt 1 was stopped while its agent ran/,
+    );
+    const resume = detail.getByRole("button", { name: "Resume" });
+    await resume.click();
+    await dialog.waitFor();
+    assert.equal(await dialog.getByRole("heading").textContent(), "Resume: this may repeat work");
+    await dialog.getByRole("button", { name: "Resume anyway" }).click();
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=route-detail] .badge")?.textContent?.includes("Running"),
+    );
+    const sent = (await app.calls()).filter((c) => c.cmd === "route_action").map((c) => c.args.request);
+    assert.deepEqual(
+      sent.map((r) => [r.action, r.confirm_repeat]),
+      [
+        ["stop", false],
+        ["resume", true],
+      ],
+    );
+    const entries = detail.locator("[data-testid=manual-action-text]");
+    await app.page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=route-detail] [data-testid=manual-action]").length === 2,
+    );
+    assert.deepEqual(await entries.allTextContents(), [
+      "stopped the route and the agent of attempt 1",
+      "started attempt 2 on Claude (candidate 1), after you confirmed it may repeat work (attempt 1 was stopped while its agent ran, so it may already have run tools or changed files)",
+    ]);
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -790,7 +852,7 @@ test("the open route offers only its valid actions, and an action sends the gene
     const sent = (await app.calls()).filter((c) => c.cmd === "route_action");
     assert.deepEqual(
       sent.map((c) => c.args.request),
-      [{ route_id: 6, action: "cancel_wait", expected_generation: 4 }],
+      [{ route_id: 6, action: "cancel_wait", expected_generation: 4, confirm_repeat: false }],
     );
     assert.deepEqual(
       (await detail.locator(".buttons button:enabled").allTextContents()).map((l) => l.trim()),

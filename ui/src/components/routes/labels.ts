@@ -1,5 +1,13 @@
 // Words for route states, actions and outcomes, shared by the route views.
-import type { AttemptOutcome, Exhausted, ManualAction, RouteSnapshot, RouteState, ToolStatus } from "../../lib/types";
+import type {
+  Actor,
+  AttemptOutcome,
+  Exhausted,
+  ManualAction,
+  RouteSnapshot,
+  RouteState,
+  ToolStatus,
+} from "../../lib/types";
 import { countdown, dateTime } from "../../lib/format";
 import { ACTION_HELP, DISPATCHING_ACTIONS } from "../../bindings";
 
@@ -30,6 +38,12 @@ export const ACTION_LABEL: Record<ManualAction, string> = {
   handover: "Skip with context",
 };
 
+/** Who took a manual action, as the history says it. */
+export const ACTOR_LABEL: Record<Actor, string> = {
+  app: "from the app",
+  cli: "from the command line",
+};
+
 /** Help for each action, written by the backend (`recourse action --help` says the same); `actionHint` words it for the route's state. */
 const ACTION_HINT: Readonly<Record<ManualAction, string>> = ACTION_HELP;
 
@@ -42,9 +56,11 @@ export function dispatches(action: ManualAction): boolean {
 }
 
 /**
- * When the safety gate refused automatic recovery (the failed attempt may
- * have done work), an action that sends the prompt again may repeat that
- * work: this says why, and the action asks before it runs. Null otherwise.
+ * When an agent may already have done work — the safety gate refused
+ * automatic recovery, or the route was stopped (or its engine lost) while
+ * an agent ran — an action that sends the prompt again may repeat that
+ * work: this says why (the backend's `repeat_risk`, the same rule the CLI
+ * and the engine apply), and the action asks before it runs. Null otherwise.
  */
 export function repeatRisk(action: ManualAction, s: RouteSnapshot): string | null {
   if (!s.repeat_risk || !REPEATS.includes(action)) return null;

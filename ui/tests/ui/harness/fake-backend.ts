@@ -212,6 +212,7 @@ export class FakeBackend {
       prompt: r.prompt ?? r.snapshot.prompt_excerpt,
       profile_id: r.profile_id ?? null,
       holds: r.holds ?? [],
+      manual_actions: r.manual_actions ?? [],
     }));
     this.accounts = structuredClone(scenario.accounts ?? { accounts: [], max_running: null, running: 0, at: NOW() });
     this.autostart = scenario.autostart ?? false;
@@ -644,7 +645,15 @@ export class FakeBackend {
       updated_at: NOW(),
       actions: ["stop"],
     };
-    this.routes.unshift({ snapshot, attempts: [], timeline: [], prompt: req.prompt, profile_id: p.id, holds: [] });
+    this.routes.unshift({
+      snapshot,
+      attempts: [],
+      timeline: [],
+      prompt: req.prompt,
+      profile_id: p.id,
+      holds: [],
+      manual_actions: [],
+    });
     return snapshot;
   }
 
@@ -779,12 +788,30 @@ export class FakeBackend {
         fields: [],
       };
     }
+    const action = req.action.replace("_", "-");
+    const resends = req.action === "retry_now" || req.action === "skip_now" || req.action === "resume";
+    const dispatches = resends || req.action === "continue" || req.action === "handover";
+    // As the engine: starting an agent after one may have done work needs the person's yes.
+    if (dispatches && s.repeat_risk && !req.confirm_repeat)
+      throw {
+        code: "conflict",
+        message: `${action} ${resends ? "sends the prompt to an agent again" : "starts an agent"} and may repeat work: ${s.repeat_risk}; confirm that you want it`,
+        fields: [],
+      };
+    const from = s.state;
+    const risk = s.repeat_risk;
     s.generation += 1;
     s.deadline = null;
-    // Every action replaces the reason the route was held for.
+    // Every action replaces the reason the route was held for; a stop keeps its risk.
     s.repeat_risk = null;
+    let text: string;
     switch (req.action) {
       case "stop":
+        s.repeat_risk =
+          from === "running"
+            ? `attempt ${s.attempts} was stopped while its agent ran, so it may already have run tools or changed files`
+            : risk;
+        text = from === "running" ? `stopped the route and the agent of attempt ${s.attempts}` : "stopped the route";
         s.state = "stopped";
         s.actions = ["resume"];
         break;
@@ -792,6 +819,7 @@ export class FakeBackend {
         s.state = "needs_manual";
         s.manual_reason = "the wait was cancelled";
         s.actions = ["retry_now", "stop"];
+        text = "cancelled the scheduled retry; the route waits for you";
         break;
       case "retry_now":
       case "skip_now":
@@ -801,8 +829,21 @@ export class FakeBackend {
         s.state = "running";
         s.actions = ["stop"];
         s.attempts += 1;
+        text = `started attempt ${s.attempts} on ${s.candidate_name} (candidate ${s.candidate_index + 1})`;
         break;
     }
+    r.manual_actions = [
+      ...(r.manual_actions ?? []),
+      {
+        generation: s.generation,
+        action: req.action,
+        by: "app",
+        at: NOW(),
+        from,
+        attempt: dispatches ? s.attempts : null,
+        text: req.confirm_repeat && risk ? `${text}, after you confirmed it may repeat work (${risk})` : text,
+      },
+    ];
     return s;
   }
 }
