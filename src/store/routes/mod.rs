@@ -656,6 +656,22 @@ mod manual_reason_tests {
             "the upgrade gives the sentences earlier builds wrote their codes"
         );
     }
+
+    #[test]
+    fn a_decision_stored_before_decisions_were_typed_reads_back_as_its_words() {
+        let words = "retry in 4 s (retry 1 of 3)".to_string();
+        assert_eq!(
+            decided(None, Some(words.clone())).unwrap(),
+            Some(Decided::Words(words.clone())),
+            "an old row has the words and no JSON"
+        );
+        assert_eq!(
+            decided_columns(Some(&Decided::Words(words.clone()))),
+            (None, Some(words)),
+            "written back, it stays words: no JSON is made up for it"
+        );
+        assert_eq!(decided(None, None).unwrap(), None);
+    }
 }
 
 #[cfg(test)]
