@@ -482,6 +482,7 @@ fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
         agent: starter.agent,
         transient: policy.transient,
         hard: policy.hard,
+        unclassified: policy.unclassified,
     }
 }
 

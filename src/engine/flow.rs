@@ -12,8 +12,11 @@ use super::book::RunHandle;
 use super::pending::Work;
 use super::views::snapshot;
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
+use crate::agent::FilesChanged;
 use crate::classification::RuntimeFailure;
+use crate::evaluator::Sighting;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
+use crate::policy::REPEAT_THRESHOLD_RANGE;
 use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
 use crate::route::{
     Actor, Ask, AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState,
@@ -300,6 +303,7 @@ impl Engine {
         let transcript = ran.transcript.sanitized();
         self.store()
             .save_transcript(route_id, attempt.number, &transcript, ran.files.as_ref())?;
+        let files_changed = ran.files.as_ref().map(FilesChanged::count);
         let report = ran.report;
         let row = self.with_current_policies(self.route_row(route_id)?)?;
         let now = self.inner.clock.now();
@@ -307,7 +311,7 @@ impl Engine {
         if !current {
             return self.record_late(&row, attempt, report, zone, now);
         }
-        let failure = match report {
+        let mut failure = match report {
             RunReport::Succeeded => {
                 let plan = machine::succeeded(&row, attempt.number, now);
                 return self.commit_report(plan.map(|p| self.commit(p)).transpose()?, route_id);
@@ -325,6 +329,8 @@ impl Engine {
                 effect,
             } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
+        failure.files_changed = files_changed;
+        failure.earlier = self.earlier_sightings(route_id, attempt.number)?;
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
         let outcome = self.advance(row, |row, world| {
@@ -376,7 +382,21 @@ impl Engine {
             evidence,
             classification,
             effect,
+            files_changed: None,
+            earlier: Vec::new(),
         }
+    }
+
+    /// The route's attempts before attempt `number`, as far back as a
+    /// repeat count can reach, as the count sees them: read from the
+    /// store, so a restart loses nothing of it.
+    fn earlier_sightings(&self, route_id: u32, number: u32) -> Result<Vec<Sighting>, EngineError> {
+        let reach = REPEAT_THRESHOLD_RANGE.end() - 1;
+        let attempts = self.store().attempts_before(route_id, number, reach)?;
+        Ok(attempts
+            .iter()
+            .map(|(a, files)| machine::earlier_sighting(&a.attempt, a.result.as_ref(), *files))
+            .collect())
     }
 
     /// The attempt ended after its route moved on (stopped, taken over):

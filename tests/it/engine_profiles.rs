@@ -58,10 +58,10 @@ async fn saving_candidates_bumps_revision_and_keeps_ids() {
         name: a.name.clone(),
         enabled: a.enabled,
         agent: a.agent.clone(),
-        policy: CandidatePolicy {
-            transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop),
-            hard: ClassPolicy::new(None, None, Exhausted::Skip),
-        },
+        policy: CandidatePolicy::new(
+            ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop),
+            ClassPolicy::new(None, None, Exhausted::Skip),
+        ),
     };
     let reordered = vec![
         CandidateInput {
@@ -188,10 +188,10 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         "candidates: must list at least one candidate"
     );
     let mut bad_policy = sim("p");
-    bad_policy.policy = CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((0, 5)), Exhausted::Skip),
-        hard: ClassPolicy::new(None, None, Exhausted::Skip),
-    };
+    bad_policy.policy = CandidatePolicy::new(
+        ClassPolicy::new(None, Some((0, 5)), Exhausted::Skip),
+        ClassPolicy::new(None, None, Exhausted::Skip),
+    );
     let err = engine
         .save_candidates(p.id, p.revision, vec![sim("a"), bad_policy])
         .unwrap_err();
