@@ -13,7 +13,7 @@ use super::pending::Work;
 use super::views::snapshot;
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
 use crate::agent::FilesChanged;
-use crate::classification::RuntimeFailure;
+use crate::classification::{Class, RuntimeFailure};
 use crate::evaluator::Sighting;
 use crate::evidence::{Correlation, Evidence, RawEvidence};
 use crate::policy::REPEAT_THRESHOLD_RANGE;
@@ -330,7 +330,11 @@ impl Engine {
             } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
         failure.files_changed = files_changed;
-        failure.earlier = self.earlier_sightings(route_id, attempt.number)?;
+        // Only an unclassified failure can be one of a repeat: the history
+        // is read for nothing else.
+        if failure.classification.class == Class::Unclassified {
+            failure.earlier = self.earlier_sightings(route_id, attempt.number)?;
+        }
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
         let outcome = self.advance(row, |row, world| {

@@ -159,7 +159,7 @@ mod tests {
         for current in &loud {
             assert_eq!(identical(&[quiet(0, "a")], current), Identical::NONE);
             assert_eq!(
-                identical(&[current.clone()], &quiet(0, "a")),
+                identical(std::slice::from_ref(current), &quiet(0, "a")),
                 Identical(1),
                 "nor does it count before another"
             );

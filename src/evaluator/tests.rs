@@ -5,10 +5,10 @@
 
 use super::repeated::{identical, Identical, Sighting};
 use super::*;
-use crate::classification::Scope;
 use crate::evidence::Fingerprint;
 use crate::policy::{ClassPolicy, UnclassifiedPolicy};
 use crate::safety::{gate, EffectContext};
+use crate::simulation::SimulatedFailure;
 use chrono::TimeZone;
 
 fn t0() -> DateTime<Utc> {
@@ -16,18 +16,11 @@ fn t0() -> DateTime<Utc> {
 }
 
 fn unclassified() -> Classification {
-    Classification {
-        code: SemanticCode::Unknown,
-        class: Class::Unclassified,
-        confidence: Confidence::Low,
-        scope: Scope::Unknown,
-        rule_id: None,
-        catalogue_version: "test".into(),
-        retry_after_s: None,
-        reset_at: None,
-        matched: None,
-        explanation: "no rule matched".into(),
+    SimulatedFailure {
+        class: Some(Class::Unclassified),
+        ..SimulatedFailure::of(SemanticCode::Unknown)
     }
+    .classification(t0())
 }
 
 /// Candidates `a`, `b`, `c`: immediate skip for both classes, and `a` and
@@ -238,10 +231,7 @@ fn a_classified_failure_ignores_the_count() {
     // Its own class section decides (here: skip at once), whatever the
     // count says.
     let slots = candidates(Some(2));
-    let mut overloaded = unclassified();
-    overloaded.code = SemanticCode::ProviderOverloaded;
-    overloaded.class = Class::Transient;
-    overloaded.confidence = Confidence::High;
+    let overloaded = SimulatedFailure::of(SemanticCode::ProviderOverloaded).classification(t0());
     let decision = evaluate(
         &RouteCycle::new(0),
         &overloaded,

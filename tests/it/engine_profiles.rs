@@ -200,6 +200,21 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         field.starts_with("candidates[1].transient.retry"),
         "policy errors carry the candidate's path, got {field}"
     );
+    let mut too_many = sim("q");
+    too_many.policy.unclassified = recourse::policy::UnclassifiedPolicy::skip_after(11);
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), too_many])
+        .unwrap_err();
+    assert_eq!(
+        validation(err),
+        (
+            "candidates[1].unclassified.repeated_failure.threshold".to_string(),
+            "candidates[1].unclassified.repeated_failure.threshold: must be 2–10 identical \
+             failures when enabled, got 11"
+                .to_string()
+        ),
+        "refused at the field, naming the range"
+    );
     let after = engine.get_profile(p.id).unwrap();
     assert_eq!(
         (after.revision, after.candidates.len()),
