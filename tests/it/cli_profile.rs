@@ -172,7 +172,7 @@ fn every_policy_shape_and_agent_kind_round_trips_through_a_database() {
 }
 
 #[test]
-fn the_unclassified_exception_round_trips_is_shown_and_its_change_listed() {
+fn the_unclassified_exception_round_trips_through_a_database_and_is_shown() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("unclassified.db");
     let example = fixture("example.json");
@@ -201,25 +201,6 @@ fn the_unclassified_exception_round_trips_is_shown_and_its_change_listed() {
              effects each wait for you; at the 3rd, skip to codex, once per route cycle."
         ),
         "{shown}"
-    );
-    let changed = dir.path().join("changed.json");
-    let text = std::fs::read_to_string(&example)
-        .unwrap()
-        .replace("\"threshold\": 3", "\"threshold\": 5");
-    std::fs::write(&changed, text).unwrap();
-    let dry = ok(&recourse(
-        &db,
-        &[
-            "profile",
-            "import",
-            changed.to_str().unwrap(),
-            "--replace",
-            "--dry-run",
-        ],
-    ));
-    assert!(
-        dry.contains("candidate \"opus\": unclassified.repeated_failure.threshold: 3 → 5"),
-        "{dry}"
     );
 }
 
@@ -357,6 +338,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let edited = std::fs::read_to_string(&example)
         .unwrap()
         .replacen("\"max_retries\": 3", "\"max_retries\": 5", 1)
+        .replace("\"threshold\": 3", "\"threshold\": 5")
         .replace("http://127.0.0.1:3128", "http://127.0.0.1:8080");
     std::fs::write(&changed, edited).unwrap();
 
@@ -384,6 +366,10 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     );
     assert!(
         dry.contains("candidate \"opus\": transient.retry.max_retries: 3 → 5"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("candidate \"opus\": unclassified.repeated_failure.threshold: 3 → 5"),
         "{dry}"
     );
     assert!(
