@@ -147,7 +147,7 @@ fn named_sections() -> Vec<String> {
 fn bench_policy() -> CandidatePolicy {
     let transient = ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip);
     let hard = ClassPolicy::new(Some(7_200), None, Exhausted::Skip);
-    CandidatePolicy { transient, hard }
+    CandidatePolicy::new(transient, hard)
 }
 
 /// Two simulated candidates: attempt 1 is overloaded, attempt 2 succeeds
@@ -285,6 +285,8 @@ fn failure(row: &RouteRow, evidence: &Evidence) -> Failure {
         evidence,
         classification,
         effect,
+        files_changed: None,
+        earlier: Vec::new(),
     }
 }
 

@@ -4,9 +4,14 @@
 //! it runs the real [`gate`] and [`evaluate`].
 //!
 //! Pure: time starts at `start` and jumps to each decision's next attempt.
+//! An unclassified failure below its candidate's repeat threshold waits for
+//! a person; the next failure is read as their retry, at the same instant,
+//! so the timeline shows where the route would move on.
 
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
-use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle, Wording};
+use crate::evaluator::repeated::identical;
+use crate::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle, Sighting, Wording};
+use crate::evidence::Fingerprint;
 use crate::policy::FieldError;
 use crate::safety::{gate, EffectContext, GateVerdict};
 use chrono::{DateTime, Duration, Utc};
@@ -34,6 +39,11 @@ pub struct SimulatedFailure {
     /// What the attempt did before failing; absent means effect-safe.
     #[serde(default)]
     pub effect: Option<EffectContext>,
+    /// Which failure this is, for counting identical unclassified ones:
+    /// failures with the same fingerprint are the same failure. Absent:
+    /// the code names it. A text failure gets its evidence's.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 fn high_confidence() -> Confidence {
@@ -49,14 +59,20 @@ impl SimulatedFailure {
             confidence: Confidence::High,
             reset_in_seconds: None,
             effect: None,
+            fingerprint: None,
         }
     }
 
     /// A failure as the catalogue classified it at `at`: its code, its
     /// class only where the catalogue left it unclassified, its confidence,
-    /// and its reset (a retry-after hint is already resolved into
-    /// `reset_at`), for previewing a policy on real error text.
-    pub fn classified(classification: &Classification, at: DateTime<Utc>) -> SimulatedFailure {
+    /// its reset (a retry-after hint is already resolved into `reset_at`)
+    /// and its evidence's fingerprint, for previewing a policy on real
+    /// error text.
+    pub fn classified(
+        classification: &Classification,
+        fingerprint: &Fingerprint,
+        at: DateTime<Utc>,
+    ) -> SimulatedFailure {
         SimulatedFailure {
             code: classification.code,
             class: (classification.class == Class::Unclassified).then_some(Class::Unclassified),
@@ -66,6 +82,15 @@ impl SimulatedFailure {
                 i32::try_from(seconds).unwrap_or(if seconds < 0 { i32::MIN } else { i32::MAX })
             }),
             effect: None,
+            fingerprint: Some(fingerprint.as_str().to_string()),
+        }
+    }
+
+    /// What makes two failures of a sequence the same failure.
+    pub fn fingerprint(&self) -> Fingerprint {
+        match &self.fingerprint {
+            Some(name) => Fingerprint::named(name),
+            None => Fingerprint::named(self.code.as_str()),
         }
     }
 
@@ -141,8 +166,10 @@ pub struct TimelineStep {
 
 /// Feeds `failures` one by one to the route, each at the instant of the
 /// previous decision's next attempt. Stops early when a decision leaves
-/// automatic recovery; failures after that are not used. Empty when no
-/// candidate is enabled.
+/// automatic recovery (except one that waits for a person while the same
+/// failure again would count toward a repeat threshold: then the next
+/// failure is their retry); failures after that are not used. Empty when
+/// no candidate is enabled.
 pub fn simulate(
     candidates: &[CandidateSlot],
     failures: &[SimulatedFailure],
@@ -153,11 +180,16 @@ pub fn simulate(
     };
     let mut at = start;
     let mut steps = Vec::new();
+    let mut earlier = Vec::new();
     for (index, failure) in failures.iter().enumerate() {
-        let step = step(&cycle, candidates, index, failure, at);
-        let next_at = step.decision.next_attempt_at(at);
+        let (step, sighting) = step(&cycle, candidates, index, failure, &earlier, at);
+        let next_at = step.decision.next_attempt_at(at).or_else(|| {
+            // A person's retry, at once: the count goes on.
+            step.decision.counts_toward_repeat().then_some(at)
+        });
         cycle = cycle.apply(&step.decision);
         steps.push(step);
+        earlier.push(sighting);
         match next_at {
             Some(next) => at = next,
             None => break,
@@ -171,20 +203,31 @@ fn step(
     candidates: &[CandidateSlot],
     index: usize,
     failure: &SimulatedFailure,
+    earlier: &[Sighting],
     at: DateTime<Utc>,
-) -> TimelineStep {
+) -> (TimelineStep, Sighting) {
     let classification = failure.classification(at);
     let effect = match candidates.get(cycle.current as usize).and_then(|s| s.kind) {
         Some(kind) => kind.started_failure_effect(failure.effect_context()),
         None => failure.effect_context(),
     };
     let verdict = gate(&effect);
-    let decision = evaluate(cycle, &classification, &verdict, candidates, at);
+    // No working directory in a preview: files changed are unknown, as
+    // outside a git repository.
+    let sighting = Sighting::of(
+        cycle.current,
+        classification.class,
+        &verdict,
+        None,
+        failure.fingerprint(),
+    );
+    let repeats = identical(earlier, &sighting);
+    let decision = evaluate(cycle, &classification, &verdict, repeats, candidates, at);
     let candidate_name = candidates
         .get(cycle.current as usize)
         .map(|slot| slot.name.clone())
         .unwrap_or_default();
-    TimelineStep {
+    let step = TimelineStep {
         failure: u32::try_from(index).unwrap_or(u32::MAX),
         at,
         candidate: cycle.current,
@@ -193,7 +236,8 @@ fn step(
         class: classification.class,
         gate: verdict,
         decision,
-    }
+    };
+    (step, sighting)
 }
 
 /// One step of a policy preview, with the decision in the words `recourse
@@ -297,7 +341,8 @@ mod tests {
         let at = start();
         let mut c = SimulatedFailure::of(SemanticCode::RateLimited).classification(at);
         c.reset_at = Some(at + Duration::seconds(12));
-        let failure = SimulatedFailure::classified(&c, at);
+        let fp = Fingerprint::named("x");
+        let failure = SimulatedFailure::classified(&c, &fp, at);
         assert_eq!(
             failure.reset_in_seconds,
             Some(12),
@@ -306,7 +351,7 @@ mod tests {
         assert_eq!(failure.class, None, "the code's own class");
         c.class = Class::Unclassified;
         assert_eq!(
-            SimulatedFailure::classified(&c, at).class,
+            SimulatedFailure::classified(&c, &fp, at).class,
             Some(Class::Unclassified),
             "a low-confidence match stays unclassified in the preview"
         );

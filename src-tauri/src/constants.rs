@@ -3,7 +3,9 @@
 
 use std::ops::RangeInclusive;
 
-use recourse::policy::{INITIAL_INTERVAL_RANGE, RESET_WAIT_RANGE, RETRIES_RANGE};
+use recourse::policy::{
+    INITIAL_INTERVAL_RANGE, REPEAT_THRESHOLD_RANGE, RESET_WAIT_RANGE, RETRIES_RANGE,
+};
 use serde::Serialize;
 
 /// The bounds `validate_policy` enforces on an enabled section, for the
@@ -13,6 +15,8 @@ pub struct PolicyLimits {
     pub max_retries: Bounds,
     pub initial_interval_seconds: Bounds,
     pub max_wait_seconds: Bounds,
+    /// Identical unclassified failures before moving on, when opted in.
+    pub repeat_threshold: Bounds,
 }
 
 /// An inclusive range.
@@ -28,6 +32,7 @@ impl PolicyLimits {
             max_retries: Bounds::of(RETRIES_RANGE),
             initial_interval_seconds: Bounds::of(INITIAL_INTERVAL_RANGE),
             max_wait_seconds: Bounds::of(RESET_WAIT_RANGE),
+            repeat_threshold: Bounds::of(REPEAT_THRESHOLD_RANGE),
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::agent::{
 };
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
-use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted, UnclassifiedPolicy};
 use crate::route::{AttemptOutcome, ManualAction, RouteState};
 
 /// One entry of the agent picker: an agent kind's descriptor as the editor
@@ -41,7 +41,8 @@ pub struct AgentKindInfo {
     /// Why that starter policy fits the kind, shown beside it.
     pub starter_why: String,
     /// What a section's reset wait or retry starts with when a person
-    /// switches it on (the hard wait is the kind's usage window).
+    /// switches it on (the hard wait is the kind's usage window), and the
+    /// unclassified exception's threshold.
     pub switch_on: CandidatePolicy,
 }
 
@@ -81,6 +82,7 @@ impl AgentKindInfo {
             switch_on: CandidatePolicy {
                 transient: ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
                 hard: ClassPolicy::new(Some(d.hard_wait_s), Some((2, 60)), Exhausted::Skip),
+                unclassified: UnclassifiedPolicy::suggested(),
             },
         }
     }

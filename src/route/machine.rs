@@ -21,7 +21,7 @@ use super::{
 };
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
-use crate::evaluator::{self, CandidateSlot, Decision, ManualReason, RouteCycle};
+use crate::evaluator::{self, CandidateSlot, Decision, ManualReason, RouteCycle, Sighting};
 use crate::evidence::Evidence;
 use crate::policy::CandidatePolicy;
 use crate::profile::{Candidate, Profile};
@@ -501,6 +501,55 @@ pub struct Failure {
     pub evidence: Evidence,
     pub classification: Classification,
     pub effect: EffectContext,
+    /// How many files of the working directory the attempt changed (`None`:
+    /// not a git repository).
+    pub files_changed: Option<u32>,
+    /// The route's attempts before this one, oldest first, as far back as a
+    /// repeat count can reach ([`crate::policy::REPEAT_THRESHOLD_RANGE`]).
+    pub earlier: Vec<Sighting>,
+}
+
+/// What the repeat count makes of an earlier attempt of the route, read
+/// back from its stored result: a failure is judged as when it happened
+/// (its class, the gate on its effects, its files, its evidence's
+/// fingerprint); anything else ends a run of identical failures.
+pub fn earlier_sighting(
+    attempt: &AttemptRecord,
+    result: Option<&AttemptResultRecord>,
+    files_changed: Option<u32>,
+) -> Sighting {
+    let candidate = attempt.candidate_index;
+    let failed = result.filter(|r| r.outcome == AttemptOutcome::Failed);
+    let facts = failed.and_then(|r| {
+        Some((
+            r.classification.as_ref()?,
+            r.effect.as_ref()?,
+            r.evidence.as_ref()?,
+        ))
+    });
+    match facts {
+        Some((classification, effect, evidence)) => Sighting::of(
+            candidate,
+            classification.class,
+            &safety::gate(effect),
+            files_changed,
+            evidence.fingerprint(),
+        ),
+        None => Sighting::other(candidate),
+    }
+}
+
+impl Failure {
+    /// What the repeat count makes of this failure on `candidate`.
+    pub fn sighting(&self, candidate: u32, verdict: &safety::GateVerdict) -> Sighting {
+        Sighting::of(
+            candidate,
+            self.classification.class,
+            verdict,
+            self.files_changed,
+            self.evidence.fingerprint(),
+        )
+    }
 }
 
 /// The running attempt failed: gate, evaluate, and plan what the decision
@@ -519,10 +568,12 @@ pub fn failed(
     let index = row.candidate_index as usize;
     let candidate = &row.candidates[index];
     let verdict = safety::gate(&failure.effect);
+    let current = failure.sighting(row.candidate_index, &verdict);
     let decision = evaluator::evaluate(
         &row.cycle,
         &failure.classification,
         &verdict,
+        evaluator::repeated::identical(&failure.earlier, &current),
         &slots(row),
         now,
     );
@@ -597,7 +648,10 @@ fn decide(
             .class
             .policy_class()
             .map(|c| policy.section(c).on_exhausted),
-        Decision::Skip { .. } | Decision::Stop { .. } | Decision::Manual { .. } => None,
+        Decision::Skip { .. }
+        | Decision::SkipRepeated { .. }
+        | Decision::Stop { .. }
+        | Decision::Manual { .. } => None,
     };
 }
 
@@ -623,7 +677,7 @@ fn follow(
             next.deadline = Some(at);
             return plan(row, next, write, Effect::Arm(at));
         }
-        Decision::Skip { next: index, .. } => {
+        Decision::Skip { next: index, .. } | Decision::SkipRepeated { next: index, .. } => {
             next.candidate_index = index;
             return dispatch(row, next, write, lease, world, now);
         }

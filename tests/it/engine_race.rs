@@ -64,6 +64,8 @@ fn overloaded(row: &RouteRow) -> Failure {
         classification: catalogue::classify(&evidence, machine_local_tz()),
         evidence,
         effect: EffectContext::effect_safe(),
+        files_changed: None,
+        earlier: Vec::new(),
     }
 }
 

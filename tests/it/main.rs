@@ -41,6 +41,7 @@ mod engine_route_list;
 mod engine_soak;
 mod engine_timeouts;
 mod engine_transcripts;
+mod engine_unclassified;
 mod evaluator;
 mod fuzz_regressions;
 mod keyring;

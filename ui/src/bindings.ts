@@ -18,7 +18,7 @@ export const commands = {
 	 *  Every field error of one candidate's policy, addressed as
 	 *  `candidates[<index>].<class>.…`, for inline validation while editing.
 	 */
-	checkPolicy: (index: number, policy: CandidatePolicy) => __TAURI_INVOKE<FieldError[]>("check_policy", { index, policy }),
+	checkPolicy: (index: number, policy: CandidatePolicy_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_policy", { index, policy }),
 	/**
 	 *  Every problem with candidate `index`'s agent settings (program, timeouts,
 	 *  environment, config dir), for inline validation while editing.
@@ -44,12 +44,17 @@ export const commands = {
 	 *  A candidate's policy in one line (`Transient: retry 3× from 5 s, then
 	 *  skip · Hard: stop`).
 	 */
-	policySummary: (policy: CandidatePolicy) => __TAURI_INVOKE<string>("policy_summary", { policy }),
+	policySummary: (policy: CandidatePolicy_Deserialize) => __TAURI_INVOKE<string>("policy_summary", { policy }),
 	/**
 	 *  What a class section does when every attempt fails, in words; `next`
 	 *  names the candidate a skip goes to.
 	 */
 	describeSchedule: (section: ClassPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
+	/**
+	 *  What the unclassified exception does, in words; `next` names the
+	 *  candidate a skip goes to.
+	 */
+	describeUnclassified: (section: UnclassifiedPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_unclassified", { section, next }),
 	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
@@ -196,7 +201,7 @@ export const MAX_RETENTION_DAYS = 3650 as const;
 
 export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
 
-export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
+export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1},"repeat_threshold":{"max":10,"min":2}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
@@ -461,9 +466,10 @@ export type AgentKindInfo_Deserialize = {
 	starter_why: string,
 	/**
 	 *  What a section's reset wait or retry starts with when a person
-	 *  switches it on (the hard wait is the kind's usage window).
+	 *  switches it on (the hard wait is the kind's usage window), and the
+	 *  unclassified exception's threshold.
 	 */
-	switch_on: CandidatePolicy,
+	switch_on: CandidatePolicy_Deserialize,
 };
 
 /**
@@ -501,9 +507,10 @@ export type AgentKindInfo_Serialize = {
 	starter_why: string,
 	/**
 	 *  What a section's reset wait or retry starts with when a person
-	 *  switches it on (the hard wait is the kind's usage window).
+	 *  switches it on (the hard wait is the kind's usage window), and the
+	 *  unclassified exception's threshold.
 	 */
-	switch_on: CandidatePolicy,
+	switch_on: CandidatePolicy_Serialize,
 };
 
 /**  How to launch a candidate. */
@@ -767,7 +774,7 @@ export type CandidateInput_Deserialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Deserialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 };
 
 /**  A candidate as the editor sends it; `id` is `None` for a new one. */
@@ -776,13 +783,35 @@ export type CandidateInput_Serialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Serialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 };
 
-/**  A complete policy for one candidate: one section per configurable class. */
-export type CandidatePolicy = {
+/**
+ *  A complete policy for one candidate: one section per configurable class,
+ *  and the opt-in exception for unclassified failures.
+ */
+export type CandidatePolicy = CandidatePolicy_Serialize | CandidatePolicy_Deserialize;
+
+/**
+ *  A complete policy for one candidate: one section per configurable class,
+ *  and the opt-in exception for unclassified failures.
+ */
+export type CandidatePolicy_Deserialize = {
 	transient: ClassPolicy,
 	hard: ClassPolicy,
+	/**  Off in policies stored before it existed. */
+	unclassified?: UnclassifiedPolicy,
+};
+
+/**
+ *  A complete policy for one candidate: one section per configurable class,
+ *  and the opt-in exception for unclassified failures.
+ */
+export type CandidatePolicy_Serialize = {
+	transient: ClassPolicy,
+	hard: ClassPolicy,
+	/**  Off in policies stored before it existed. */
+	unclassified: UnclassifiedPolicy,
 };
 
 /**  One candidate of the route, in route order. */
@@ -792,7 +821,7 @@ export type CandidateSlot = CandidateSlot_Serialize | CandidateSlot_Deserialize;
 export type CandidateSlot_Deserialize = {
 	enabled: boolean,
 	name: string,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 	/**
 	 *  What it runs, when known: a preview of a kind whose policy does not
 	 *  apply (any command) treats its failures as a real run does.
@@ -804,7 +833,7 @@ export type CandidateSlot_Deserialize = {
 export type CandidateSlot_Serialize = {
 	enabled: boolean,
 	name: string,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 	/**
 	 *  What it runs, when known: a preview of a kind whose policy does not
 	 *  apply (any command) treats its failures as a real run does.
@@ -818,13 +847,13 @@ export type CandidateTemplate = CandidateTemplate_Serialize | CandidateTemplate_
 /**  What a new candidate starts with. */
 export type CandidateTemplate_Deserialize = {
 	agent: AgentSpec_Deserialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 };
 
 /**  What a new candidate starts with. */
 export type CandidateTemplate_Serialize = {
 	agent: AgentSpec_Serialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 };
 
 /**  A candidate as stored. */
@@ -833,7 +862,7 @@ export type Candidate_Deserialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Deserialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Deserialize,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
 	/**
@@ -849,7 +878,7 @@ export type Candidate_Serialize = {
 	name: string,
 	enabled: boolean,
 	agent: AgentSpec_Serialize,
-	policy: CandidatePolicy,
+	policy: CandidatePolicy_Serialize,
 	/**  Bumped whenever the policy document changes. */
 	policy_revision: number,
 	/**
@@ -1100,6 +1129,11 @@ export type Decision =
 { kind: "retry"; class: PolicyClass; at: string; ordinal: number; max_retries: number; delay_seconds: number } | 
 /**  Exclude `excluded` for the rest of the cycle and run `next` now. */
 { kind: "skip"; class: PolicyClass; excluded: number; next: number } | 
+/**
+ *  The candidate's opted-in exception: its `identical`-th identical
+ *  quiet unclassified failure in a row. Like a skip, once per cycle.
+ */
+{ kind: "skip_repeated"; excluded: number; next: number; identical: number } | 
 /**  Stop by policy; recovery is manual from here. */
 { kind: "stop"; reason: StopReason } | 
 /**  No automatic recovery possible. */
@@ -1562,7 +1596,13 @@ export type ManualReason =
 /**  The policy said skip but every later candidate is disabled or excluded. */
 { kind: "no_eligible_candidate"; class: PolicyClass } | 
 /**  The route cycle points past the end of the candidate list. */
-{ kind: "candidate_out_of_range"; index: number; count: number };
+{ kind: "candidate_out_of_range"; index: number; count: number } | 
+/**
+ *  Unclassified, on a candidate opted in to moving on after
+ *  `threshold` identical quiet failures; `held` says why not now.
+ *  `identical` counts this failure and the identical ones before it.
+ */
+{ kind: "repeated_unclassified"; code: SemanticCode; identical: number; threshold: number; held: RepeatHeld };
 
 /**  One limit mark. */
 export type MarkView = MarkView_Serialize | MarkView_Deserialize;
@@ -1829,6 +1869,32 @@ export type Readiness_Serialize = {
 	/**  Anything else that stops a run, in words. */
 	problems: string[],
 	ready: boolean,
+};
+
+/**
+ *  Why an unclassified failure on an opted-in candidate still waits for a
+ *  person.
+ */
+export type RepeatHeld = 
+/**  Fewer identical failures than the threshold so far. */
+"below_threshold" | 
+/**
+ *  This failure does not count: its attempt changed files in the
+ *  working directory (output and tool activity stop at the gate).
+ */
+"files_changed" | 
+/**  The route already moved on once in this cycle for this reason. */
+"moved_on_this_cycle" | 
+/**  Every later candidate is disabled or excluded. */
+"no_candidate_left";
+
+/**
+ *  The repeated-failure exception: `threshold` (2–10 when enabled)
+ *  identical unclassified failures in a row.
+ */
+export type RepeatedFailure = {
+	enabled: boolean,
+	threshold: number,
 };
 
 /**  Wait for a trusted provider reset instant, at most `max_wait_seconds` ahead. */
@@ -2569,6 +2635,12 @@ export type SimulatedFailure_Deserialize = {
 	reset_in_seconds?: number | null,
 	/**  What the attempt did before failing; absent means effect-safe. */
 	effect?: EffectContext_Deserialize | null,
+	/**
+	 *  Which failure this is, for counting identical unclassified ones:
+	 *  failures with the same fingerprint are the same failure. Absent:
+	 *  the code names it. A text failure gets its evidence's.
+	 */
+	fingerprint?: string | null,
 };
 
 /**  One failed attempt, given at classification level. */
@@ -2588,6 +2660,12 @@ export type SimulatedFailure_Serialize = {
 	reset_in_seconds: number | null,
 	/**  What the attempt did before failing; absent means effect-safe. */
 	effect: EffectContext_Serialize | null,
+	/**
+	 *  Which failure this is, for counting identical unclassified ones:
+	 *  failures with the same fingerprint are the same failure. Absent:
+	 *  the code names it. A text failure gets its evidence's.
+	 */
+	fingerprint: string | null,
 };
 
 /**  Byte span of the sanitized evidence text that a rule matched. */
@@ -2788,6 +2866,18 @@ export type Transcript_Serialize = {
 	usage: Usage_Serialize | null,
 	/**  Entries and bytes left out of the middle to stay within the bound. */
 	elided: Elided,
+};
+
+/**
+ *  What a candidate does about unclassified failures beyond handing them to
+ *  a person.
+ */
+export type UnclassifiedPolicy = {
+	/**
+	 *  Move on once after this many identical unclassified failures with no
+	 *  output and no effects; off unless enabled.
+	 */
+	repeated_failure: RepeatedFailure,
 };
 
 /**  Why automatic recovery is not allowed for a failed attempt. */

@@ -44,6 +44,8 @@ export type SavedRule = B.SavedRule_Serialize;
 export type RuleDraft = B.RuleDraft_Serialize;
 /** Received as an inbox item's evidence and sent back, complete, to classify. */
 export type PlaygroundInput = B.PlaygroundInput_Serialize;
+/** Received complete (its unclassified section too), edited, and sent back complete. */
+export type CandidatePolicy = B.CandidatePolicy_Serialize;
 
 // Sent to the backend.
 export type AgentSpec = B.AgentSpec_Deserialize;
@@ -61,7 +63,6 @@ export type {
   HourBar,
   AgentKind,
   AttemptOutcome,
-  CandidatePolicy,
   Class,
   ClassPolicy,
   FieldError,
@@ -78,6 +79,7 @@ export type {
   PreviewStep,
   Provider,
   RetryProgress,
+  UnclassifiedPolicy,
   RouteCounts,
   RouteFilter,
   RouteState,
