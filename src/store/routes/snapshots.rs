@@ -120,11 +120,13 @@ mod tests {
         };
         let resume = machine::manual(
             &stopped,
+            // Stopped while its agent ran: the person confirms the repeat.
             crate::route::Ask::new(
                 crate::route::ManualAction::Resume,
                 stopped.generation,
                 crate::route::Actor::App,
-            ),
+            )
+            .accepting_repeat(),
             lease,
             machine::World::default(),
             now(),
