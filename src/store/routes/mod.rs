@@ -729,3 +729,35 @@ mod page_tests {
         assert_eq!(RouteSearch::new("   "), RouteSearch::default());
     }
 }
+
+#[cfg(test)]
+mod plan_tests {
+    use super::fixtures::open;
+    use super::*;
+    use rusqlite::StatementStatus;
+
+    #[test]
+    fn a_cached_statement_is_planned_once_whatever_is_bound_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        for owner in ["a", "b", "c"] {
+            store.queued_routes_owned_by(owner).unwrap();
+        }
+        let sql = format!(
+            "SELECT {ROUTE_COLUMNS} FROM routes WHERE state = 'queued' AND owner = ?1 \
+             ORDER BY queued_at, id"
+        );
+        let stmt = store.conn().prepare_cached(&sql).unwrap();
+        assert_eq!(
+            stmt.get_status(StatementStatus::Run),
+            3,
+            "the statement the three calls ran"
+        );
+        assert_eq!(
+            stmt.get_status(StatementStatus::RePrepare),
+            0,
+            "a new owner bound is not a reason to parse and plan it again (it was, \
+             on every call, before the connection kept its plans stable)"
+        );
+    }
+}
