@@ -128,15 +128,28 @@ impl Engine {
     /// no longer exists), newest first: what [`Engine::recover_orphans`]
     /// would take over.
     pub fn orphaned_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
-        let rows = self
-            .store()
-            .active_routes_not_owned_by(&self.inner.instance)?;
+        Ok(self.orphans()?.iter().map(snapshot).collect())
+    }
+
+    /// Active routes of other owners whose owner is gone, newest first,
+    /// read whole; the others are judged from their owner and lease alone
+    /// (every heartbeat does this, so it reads no other row).
+    fn orphans(&self) -> Result<Vec<RouteRow>, EngineError> {
         let now = self.inner.clock.now();
-        Ok(rows
-            .iter()
-            .filter(|r| owner_gone(r.owner.as_deref(), r.lease_until, now))
-            .map(snapshot)
-            .collect())
+        let gone: Vec<u32> = self
+            .store()
+            .active_owners(Some(&self.inner.instance))?
+            .into_iter()
+            .filter(|(_, owner, lease)| owner_gone(owner.as_deref(), *lease, now))
+            .map(|(id, _, _)| id)
+            .collect();
+        let mut rows = Vec::with_capacity(gone.len());
+        for id in gone {
+            // Read again: it may have moved since (another engine adopted
+            // it); the judgement is made again on the whole row below.
+            rows.extend(self.store().route(id)?);
+        }
+        Ok(rows)
     }
 
     /// Takes over every orphaned route now, whatever
@@ -154,9 +167,7 @@ impl Engine {
 
     /// The orphaned routes this pass handled, as committed or taken.
     fn adopt_orphans(&self) -> Result<Vec<RouteRow>, EngineError> {
-        let rows = self
-            .store()
-            .active_routes_not_owned_by(&self.inner.instance)?;
+        let rows = self.orphans()?;
         let now = self.inner.clock.now();
         let mut handled = Vec::new();
         let mut waits = Vec::new();
@@ -294,7 +305,8 @@ impl Engine {
             let lease = self.lease();
             // Each step on its own: a lock that fails one still lets the
             // others try (and held work is never dropped for it).
-            if let Err(e) = self.store().renew_leases(lease.owner, lease.until) {
+            let now = self.inner.clock.now();
+            if let Err(e) = self.store().renew_leases(lease.owner, lease.until, now) {
                 warn!("renewing route leases failed: {e}");
             }
             self.retry_pending();

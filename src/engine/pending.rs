@@ -219,6 +219,10 @@ impl Engine {
                     if self.run_at(row.id) == Some(row.generation) {
                         continue;
                     }
+                    let row = self.route_row(row.id)?;
+                    if row.generation != key.1 {
+                        continue;
+                    }
                     warn!(route = row.id, "running route has no attempt behind it");
                     if let Some(plan) =
                         machine::interrupted(&row, Interruption::EngineLostTrack, now)

@@ -22,7 +22,9 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{Batch, Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
+pub use routes::{
+    Batch, Cas, ChangeSeq, Claim, Generations, OwnedRoute, RouteChanges, RouteSearch,
+};
 
 /// How long a statement waits for another process's write lock before
 /// failing. Opening for writing waits at most this long too, so a command
