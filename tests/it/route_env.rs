@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{act_on, open_engine, uniform_policy};
+use crate::common::{act_confirmed, open_engine, uniform_policy};
 use recourse::agent::{AgentKind, AgentSpec};
 use recourse::engine::{Engine, RouteSnapshot, StartRun};
 use recourse::policy::Exhausted;
@@ -85,7 +85,9 @@ async fn a_removed_variable_fails_the_next_dispatch_by_name_and_leaves_no_value_
         .save_candidates(p.id, p.revision, vec![input])
         .unwrap();
     std::fs::remove_file(&out).unwrap();
-    act_on(&engine, s.id, ManualAction::RetryNow, s.generation)
+    // Its agent ran and failed after the prompt went out: the person
+    // confirms sending it again.
+    act_confirmed(&engine, s.id, ManualAction::RetryNow, s.generation)
         .await
         .unwrap();
     let s = at_rest(&engine, s.id).await;
