@@ -254,7 +254,12 @@ impl Engine {
                 Some(why) => runner::cannot_start(&launch, &why),
                 None => runner::run(launch, token).await,
             };
-            engine.on_report(route_id, attempt, ran, zone);
+            // Its commit may wait (a burst, a lock): off the async workers.
+            let reported =
+                tokio::task::spawn_blocking(move || engine.on_report(route_id, attempt, ran, zone));
+            if let Err(e) = reported.await {
+                error!(route = route_id, "recording the attempt's end failed: {e}");
+            }
         });
         self.book().runs.insert(
             route_id,

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::{open_engine, replay_agent, until_route};
-use recourse::agent::{Access, AgentKind, AgentSpec, Entry, ToolStatus};
+use recourse::agent::{Access, AgentKind, AgentSpec, Entry, SimStep, ToolStatus};
 use recourse::engine::{Engine, StartRun};
 use recourse::policy::CandidatePolicy;
 use recourse::profile::CandidateInput;
@@ -119,6 +119,36 @@ async fn the_files_an_attempt_changed_in_its_git_working_directory_are_listed() 
             text: "wrote two files".into()
         }],
         "a command's transcript is what it printed"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_simulated_attempt_is_not_credited_with_edits_made_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git_repo(&repo);
+    let engine = open_engine(&dir.path().join("t.db"), false).await;
+    let agent = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 400 }]);
+    let p = engine.create_profile("p").unwrap();
+    let c = CandidateInput::new("sim", agent, CandidatePolicy::default_for_new_candidate());
+    let p = engine.save_candidates(p.id, p.revision, vec![c]).unwrap();
+    let s = engine
+        .start_run(StartRun {
+            profile_id: p.id,
+            prompt: "go".into(),
+            cwd: Some(repo.display().to_string()),
+        })
+        .await
+        .unwrap();
+    // A person edits the tree while the simulation "runs".
+    std::fs::write(repo.join("by-hand.txt"), "mine").unwrap();
+    until_route(&engine, s.id, "rested", |s| s.state != RouteState::Running).await;
+    let t = engine.attempt_transcript(s.id, 1).unwrap();
+    assert_eq!(
+        t.files, None,
+        "the simulated provider writes no file: its tree is not read, so by-hand.txt is not its"
     );
     engine.shutdown().await;
 }

@@ -27,6 +27,7 @@ mod engine_actions;
 mod engine_adapters;
 mod engine_cli;
 mod engine_continuation;
+mod engine_delete_held;
 mod engine_flow;
 mod engine_housekeeping;
 mod engine_locks;
