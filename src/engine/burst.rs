@@ -232,6 +232,20 @@ mod tests {
         }
     }
 
+    /// Waits until every route of `ids` succeeded, each after `attempts`
+    /// attempts, and checks that no more than the account's two ran at
+    /// once: each burst planned its dispatches from the slots the ones
+    /// before it took.
+    async fn succeed_on_two_slots(engine: &Engine, ids: &[u32], attempts: usize) {
+        until_all(engine, ids, RouteState::Succeeded, Duration::from_secs(20)).await;
+        let (most, counts) = most_at_once(engine, ids);
+        assert!(
+            counts.iter().all(|n| *n == attempts),
+            "{attempts} attempts each: {counts:?}"
+        );
+        assert!(most <= 2, "{most} ran at once on an account of two slots");
+    }
+
     /// The most attempts of `ids` that ran at once, from their stored
     /// start and end; each route's attempt count.
     fn most_at_once(engine: &Engine, ids: &[u32]) -> (i32, Vec<usize>) {
@@ -260,22 +274,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = vec![SimStep::Succeed { after_ms: 100 }];
         let (engine, ids) = on_two_slots(&dir, script, None, 7).await;
-        until_all(
-            &engine,
-            &ids,
-            RouteState::Succeeded,
-            Duration::from_secs(20),
-        )
-        .await;
-        let (most, counts) = most_at_once(&engine, &ids);
-        assert!(
-            counts.iter().all(|n| *n == 1),
-            "each dispatched exactly once: {counts:?}"
-        );
-        assert!(
-            most <= 2,
-            "each burst saw the slots the dispatches before it took: {most} ran at once"
-        );
+        // Each dispatched exactly once.
+        succeed_on_two_slots(&engine, &ids, 1).await;
         engine.shutdown().await;
     }
 
@@ -301,23 +301,9 @@ mod tests {
         let held = engine.book().pending.len();
         assert_eq!(held, ids.len(), "every retry came due and is held");
         engine.set_paused(false);
-        until_all(
-            &engine,
-            &ids,
-            RouteState::Succeeded,
-            Duration::from_secs(20),
-        )
-        .await;
-        let (most, counts) = most_at_once(&engine, &ids);
-        assert!(
-            counts.iter().all(|n| *n == 2),
-            "each failed once and retried exactly once: {counts:?}"
-        );
-        assert!(
-            most <= 2,
-            "the burst planned each dispatch from the slots the ones before it took: {most} ran at once"
-        );
-        assert!(engine.book().pending.is_empty(), "no firing left held");
+        // Each failed once and was retried exactly once.
+        succeed_on_two_slots(&engine, &ids, 2).await;
+        engine.until_nothing_held(Duration::from_secs(5)).await;
         engine.shutdown().await;
     }
 }

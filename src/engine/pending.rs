@@ -283,6 +283,19 @@ pub(super) async fn retry_loop(engine: Engine, stop: CancellationToken) {
 }
 
 #[cfg(test)]
+impl Engine {
+    /// Waits until no work is held: a report is let go just after its
+    /// commit, which another thread may see first.
+    pub(super) async fn until_nothing_held(&self, within: Duration) {
+        let start = std::time::Instant::now();
+        while !self.book().pending.is_empty() {
+            assert!(start.elapsed() < within, "work still held after {within:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use std::time::Instant;
 
@@ -376,7 +389,7 @@ mod tests {
         engine.disarm(s.id);
         engine.hold((s.id, generation), Work::Timer);
         until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
-        assert!(engine.book().pending.is_empty(), "done with once committed");
+        engine.until_nothing_held(Duration::from_secs(5)).await;
         assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "fired once");
         engine.shutdown().await;
     }
