@@ -182,6 +182,12 @@ fn most_at_once(runs: &[(DateTime<Utc>, DateTime<Utc>)]) -> usize {
 }
 
 struct Burst {
+    /// When each route's first event after the reset was received, minus
+    /// the reset, in ms: the timers' burst (the probe dispatched, the rest
+    /// queued behind it).
+    woken: Vec<f64>,
+    /// Events lost to a lagging receiver (their routes are not in `woken`).
+    lost: u64,
     /// Each attempt's start, and the probe's answer.
     starts: Vec<DateTime<Utc>>,
     answer: DateTime<Utc>,
@@ -223,11 +229,17 @@ async fn reset(routes: usize, limit: Option<u32>, work_ms: u32, setup_s: u32) ->
         Utc::now() < reset_at,
         "every route was held before the reset"
     );
+    let woken = tokio::spawn(first_events(engine.subscribe(), ids.clone()));
     until_done(&engine, &ids, Duration::from_secs(600)).await;
     let runs = runs(&engine, &ids);
     engine.shutdown().await;
+    let (woken, lost) = woken.await.expect("event watcher");
+    let mut woken: Vec<f64> = woken.iter().map(|at| ms(*at - reset_at)).collect();
+    woken.sort_by(f64::total_cmp);
     let (probe_start, answer) = runs[0];
     Burst {
+        woken,
+        lost,
         starts: runs.iter().map(|(s, _)| *s).collect(),
         answer,
         before_answer: runs.iter().filter(|(s, _)| *s < answer).count(),
@@ -236,6 +248,29 @@ async fn reset(routes: usize, limit: Option<u32>, work_ms: u32, setup_s: u32) ->
         answer_to_next: runs.get(1).map_or(0.0, |(s, _)| ms(*s - answer)),
         drain: ms(runs.iter().map(|(_, f)| *f).max().expect("runs") - answer),
     }
+}
+
+/// When the first event of each route of `ids` that leaves its wait for
+/// the reset arrived, and how many events were lost to a lagging receiver.
+async fn first_events(
+    mut events: tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
+    ids: Vec<u32>,
+) -> (Vec<DateTime<Utc>>, u64) {
+    let mut first = std::collections::HashMap::new();
+    let mut lost = 0;
+    while first.len() + (lost as usize) < ids.len() {
+        match events.recv().await {
+            Ok(ev)
+                if ids.contains(&ev.route_id) && ev.snapshot.state != RouteState::WaitingReset =>
+            {
+                first.entry(ev.route_id).or_insert_with(Utc::now);
+            }
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => lost += n,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+        }
+    }
+    (first.into_values().collect(), lost)
 }
 
 async fn burst(routes: usize, limit: u32, work_ms: u32) {
@@ -292,6 +327,15 @@ async fn release(routes: usize) {
     let setup_s = 6 + (routes as u32) / 60;
     let b = reset(routes, None, 2_000, setup_s).await;
     assert_eq!(b.before_answer, 1, "one probe until it answered");
+    println!(
+        "the reset's timers: {} routes left their wait (one probes, the rest queue behind it), \
+         event received − reset p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} events lost)",
+        b.woken.len(),
+        percentile(&b.woken, 0.5),
+        percentile(&b.woken, 0.99),
+        b.woken[b.woken.len() - 1],
+        b.lost
+    );
     let mut late: Vec<f64> = b.starts[1..].iter().map(|s| ms(*s - b.answer)).collect();
     late.sort_by(f64::total_cmp);
     println!(

@@ -147,7 +147,7 @@ fn named_sections() -> Vec<String> {
 fn bench_policy() -> CandidatePolicy {
     let transient = ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip);
     let hard = ClassPolicy::new(Some(7_200), None, Exhausted::Skip);
-    CandidatePolicy { transient, hard }
+    CandidatePolicy::new(transient, hard)
 }
 
 /// Two simulated candidates: attempt 1 is overloaded, attempt 2 succeeds
@@ -286,6 +286,8 @@ fn failure(row: &RouteRow, evidence: &Evidence) -> Failure {
         classification,
         effect,
         session: Default::default(),
+        files_changed: None,
+        earlier: Vec::new(),
     }
 }
 
@@ -979,9 +981,40 @@ fn pending_deadlines(rt: &Runtime, dir: &Path, template: &Path, sizes: &Sizes) {
         vm_rss_mib(),
         rss_before
     );
+    heartbeat_costs(&path, engine.instance());
     rt.block_on(engine.shutdown());
     drop(engine);
     engine_lateness(rt, dir, template, n, sizes.spread);
+}
+
+/// What the idle engine's two periodic duties cost, each on a second
+/// connection to its database: a lease renewal for the engine's `owner`
+/// (every lease/3, 5 s) and the change poll (`PRAGMA data_version`, every
+/// second).
+fn heartbeat_costs(path: &Path, owner: &str) {
+    let store = Store::open(path).expect("second connection");
+    let renewals = 20;
+    let started = Instant::now();
+    for _ in 0..renewals {
+        let now = Utc::now();
+        store
+            .renew_leases(owner, now + chrono::Duration::seconds(15), now)
+            .expect("renewed");
+    }
+    let renewal = started.elapsed() / renewals;
+    let polls = 10_000;
+    let started = Instant::now();
+    for _ in 0..polls {
+        std::hint::black_box(store.data_version().expect("polled"));
+    }
+    let poll = started.elapsed() / polls;
+    println!(
+        "lease renewal: {:.3} ms each ({:.3} % of a core at one per 5 s); change poll: {:.1} µs each ({:.4} % at one per second)",
+        renewal.as_secs_f64() * 1e3,
+        renewal.as_secs_f64() / 5.0 * 100.0,
+        poll.as_secs_f64() * 1e6,
+        poll.as_secs_f64() * 100.0
+    );
 }
 
 /// Deadlines spread over `spread`, the first 6 s after populating (opening

@@ -11,7 +11,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use recourse::classification::{Classification, Confidence, Scope, SemanticCode};
-use recourse::evaluator::{evaluate, CandidateSlot, Decision, RouteCycle};
+use recourse::evaluator::{evaluate, CandidateSlot, Decision, Identical, RouteCycle};
 use recourse::policy::document;
 use recourse::safety::{gate, EffectContext, GateVerdict};
 
@@ -54,7 +54,14 @@ fn exhausted_cycle(candidates: &[CandidateSlot], overloaded: &Classification) ->
     let mut cycle = RouteCycle::start(candidates).expect("an enabled candidate");
     let mut at = now();
     loop {
-        let decision = evaluate(&cycle, overloaded, &GateVerdict::Allowed, candidates, at);
+        let decision = evaluate(
+            &cycle,
+            overloaded,
+            &GateVerdict::Allowed,
+            Identical::NONE,
+            candidates,
+            at,
+        );
         if matches!(decision, Decision::Skip { .. }) {
             return cycle;
         }
@@ -72,7 +79,14 @@ fn whole_cycle(candidates: &[CandidateSlot], overloaded: &Classification) -> u64
     let mut at = now();
     let mut decisions = 0;
     loop {
-        let decision = evaluate(&cycle, overloaded, &GateVerdict::Allowed, candidates, at);
+        let decision = evaluate(
+            &cycle,
+            overloaded,
+            &GateVerdict::Allowed,
+            Identical::NONE,
+            candidates,
+            at,
+        );
         decisions += 1;
         match decision.next_attempt_at(at) {
             Some(next) => at = next,
@@ -125,6 +139,7 @@ fn bench(c: &mut Criterion) {
                     black_box(cycle),
                     black_box(classification),
                     black_box(verdict),
+                    Identical::NONE,
                     black_box(&slots),
                     now(),
                 )
@@ -164,7 +179,14 @@ fn bench(c: &mut Criterion) {
                 })
                 .collect();
             let verdict = gate(black_box(&effects));
-            let decision = evaluate(&fresh, &overloaded, &verdict, &slots, now());
+            let decision = evaluate(
+                &fresh,
+                &overloaded,
+                &verdict,
+                Identical::NONE,
+                &slots,
+                now(),
+            );
             fresh.apply(&decision)
         })
     });

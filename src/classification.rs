@@ -3,7 +3,8 @@
 //!
 //! Codes are stable diagnostic detail; classes are what users configure.
 //! Anything without an explicit class assignment is [`Class::Unclassified`],
-//! which always fails closed to manual recovery.
+//! which fails closed to manual recovery (a candidate may opt in to moving
+//! on after identical quiet repeats: `policy::unclassified`).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,9 @@
 //! It decides; it never sleeps, schedules or persists (the route engine does).
 //! Order, as the policy decision prescribes:
 //! (a) an unsafe gate verdict, an unclassified or low-confidence
-//!     classification ⇒ manual;
+//!     classification ⇒ manual; the one exception, opted into per
+//!     candidate: the `threshold`-th identical quiet unclassified failure
+//!     in a row ([`repeated`]) skips to the next candidate, once per cycle;
 //! (b) reset wait: enabled, unused for this candidate+class in this cycle,
 //!     and a trusted `reset_at` with `now < reset_at ≤ now + max_wait` ⇒ wait
 //!     until exactly `reset_at` (never shortened); the one attempt after the
@@ -25,6 +27,10 @@
 mod continuation;
 
 pub use continuation::{continuation, evaluate_failure, NotContinued, SessionFacts, ToolCalls};
+
+pub mod repeated;
+
+pub use repeated::{Identical, Sighting};
 
 use crate::agent::AgentKind;
 use crate::classification::{Class, Classification, Confidence, PolicyClass, SemanticCode};
@@ -103,6 +109,11 @@ pub struct RouteCycle {
     pub excluded: BTreeSet<u32>,
     /// Budget used, by candidate index; absent means nothing used yet.
     pub usage: BTreeMap<u32, CandidateUsage>,
+    /// The route has moved on once in this cycle for repeated unclassified
+    /// failures; it does not again until a fresh cycle. Absent (false) in
+    /// cycles stored before the exception existed.
+    #[serde(default)]
+    pub repeat_skip_used: bool,
 }
 
 /// Why the route stops for manual recovery by policy.
@@ -138,6 +149,31 @@ pub enum ManualReason {
     NoEligibleCandidate { class: PolicyClass },
     /// The route cycle points past the end of the candidate list.
     CandidateOutOfRange { index: u32, count: u32 },
+    /// Unclassified, on a candidate opted in to moving on after
+    /// `threshold` identical quiet failures; `held` says why not now.
+    /// `identical` counts this failure and the identical ones before it.
+    RepeatedUnclassified {
+        code: SemanticCode,
+        identical: u32,
+        threshold: u32,
+        held: RepeatHeld,
+    },
+}
+
+/// Why an unclassified failure on an opted-in candidate still waits for a
+/// person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatHeld {
+    /// Fewer identical failures than the threshold so far.
+    BelowThreshold,
+    /// This failure does not count: its attempt changed files in the
+    /// working directory (output and tool activity stop at the gate).
+    FilesChanged,
+    /// The route already moved on once in this cycle for this reason.
+    MovedOnThisCycle,
+    /// Every later candidate is disabled or excluded.
+    NoCandidateLeft,
 }
 
 impl ManualReason {
@@ -160,6 +196,32 @@ impl ManualReason {
             ManualReason::CandidateOutOfRange { index, count } => format!(
                 "the route cycle points at candidate {index}, but the route has {count} candidates"
             ),
+            ManualReason::RepeatedUnclassified {
+                code,
+                identical,
+                threshold,
+                held,
+            } => {
+                let failure = format!("the failure is unclassified ({})", code.as_str());
+                match held {
+                    RepeatHeld::BelowThreshold => format!(
+                        "{failure}: identical failure {identical} of {threshold} with no output \
+                         or effects; at {threshold} the route moves to the next candidate"
+                    ),
+                    RepeatHeld::FilesChanged => format!(
+                        "{failure} and its attempt changed files in the working directory, so \
+                         it does not count toward moving to the next candidate"
+                    ),
+                    RepeatHeld::MovedOnThisCycle => format!(
+                        "{failure} and repeated {identical} times, but the route already moved \
+                         on once in this cycle for repeated unclassified failures"
+                    ),
+                    RepeatHeld::NoCandidateLeft => format!(
+                        "{failure} and repeated {identical} times, but no eligible candidate is \
+                         left to move to"
+                    ),
+                }
+            }
         }
     }
 }
@@ -196,6 +258,13 @@ pub enum Decision {
         excluded: u32,
         next: u32,
     },
+    /// The candidate's opted-in exception: its `identical`-th identical
+    /// quiet unclassified failure in a row. Like a skip, once per cycle.
+    SkipRepeated {
+        excluded: u32,
+        next: u32,
+        identical: u32,
+    },
     /// Stop by policy; recovery is manual from here.
     Stop { reason: StopReason },
     /// No automatic recovery possible.
@@ -209,9 +278,26 @@ impl Decision {
         match self {
             Decision::WaitForReset { until, .. } => Some(*until),
             Decision::Retry { at, .. } => Some(*at),
-            Decision::Continue { .. } | Decision::Skip { .. } => Some(now),
+            Decision::Continue { .. } | Decision::Skip { .. } | Decision::SkipRepeated { .. } => {
+                Some(now)
+            }
             Decision::Stop { .. } | Decision::Manual { .. } => None,
         }
+    }
+
+    /// A person decides, and the same failure once more would count toward
+    /// the candidate's repeat threshold: a preview reads the next failure
+    /// as the person's retry, to show where the route would move on.
+    pub fn counts_toward_repeat(&self) -> bool {
+        matches!(
+            self,
+            Decision::Manual {
+                reason: ManualReason::RepeatedUnclassified {
+                    held: RepeatHeld::BelowThreshold,
+                    ..
+                }
+            }
+        )
     }
 
     /// True for wait, retry, continue and skip: anything that dispatches
@@ -221,7 +307,8 @@ impl Decision {
             Decision::WaitForReset { .. }
             | Decision::Retry { .. }
             | Decision::Continue { .. }
-            | Decision::Skip { .. } => true,
+            | Decision::Skip { .. }
+            | Decision::SkipRepeated { .. } => true,
             Decision::Stop { .. } | Decision::Manual { .. } => false,
         }
     }
@@ -264,6 +351,16 @@ impl Decision {
             } => format!(
                 "{} recovery exhausted: skip {} for {}",
                 class.as_str(),
+                words.candidate(*excluded),
+                words.candidate(*next)
+            ),
+            Decision::SkipRepeated {
+                excluded,
+                next,
+                identical,
+            } => format!(
+                "unclassified failure repeated {identical} times with no output or effects: \
+                 skip {} for {} (once per cycle)",
                 words.candidate(*excluded),
                 words.candidate(*next)
             ),
@@ -347,8 +444,9 @@ impl RouteCycle {
 
     /// The cycle after `decision`: a reset wait is marked used, a retry or
     /// an automatic continuation counts against its class's budget (never
-    /// refunded), a skip excludes the candidate and moves on. Stop and
-    /// manual change nothing.
+    /// refunded), a skip excludes the candidate and moves on (a skip for
+    /// repeats also uses the cycle's one such skip). Stop and manual change
+    /// nothing.
     pub fn apply(&self, decision: &Decision) -> RouteCycle {
         let mut next = self.clone();
         match decision {
@@ -369,6 +467,13 @@ impl RouteCycle {
                 next.excluded.insert(*excluded);
                 next.current = *to;
             }
+            Decision::SkipRepeated {
+                excluded, next: to, ..
+            } => {
+                next.excluded.insert(*excluded);
+                next.current = *to;
+                next.repeat_skip_used = true;
+            }
             Decision::Stop { .. } | Decision::Manual { .. } => {}
         }
         next
@@ -380,15 +485,22 @@ impl RouteCycle {
 }
 
 /// Decides what follows a failed attempt of `cycle.current`. Pure.
+/// `identical` is how many identical quiet unclassified failures of the
+/// candidate end with this one ([`repeated::identical`]); it matters only
+/// for an unclassified failure on a candidate opted in to moving on.
 pub fn evaluate(
     cycle: &RouteCycle,
     classification: &Classification,
     gate: &GateVerdict,
+    identical: Identical,
     candidates: &[CandidateSlot],
     now: DateTime<Utc>,
 ) -> Decision {
     let class = match admit(classification, gate) {
         Ok(class) => class,
+        Err(ManualReason::Unclassified { code }) => {
+            return unclassified(cycle, code, identical, candidates)
+        }
         Err(reason) => return Decision::Manual { reason },
     };
     let Some(slot) = candidates.get(cycle.current as usize) else {
@@ -420,6 +532,53 @@ fn admit(classification: &Classification, gate: &GateVerdict) -> Result<PolicyCl
     match classification.confidence {
         Confidence::Low => Err(ManualReason::LowConfidence { code }),
         Confidence::Medium | Confidence::High => Ok(class),
+    }
+}
+
+/// Step (a), for an effect-safe unclassified failure: a person decides,
+/// unless the candidate opted in and this is its `threshold`-th identical
+/// quiet failure in a row, the cycle has not moved on for repeats yet, and
+/// an eligible candidate follows.
+fn unclassified(
+    cycle: &RouteCycle,
+    code: SemanticCode,
+    identical: Identical,
+    candidates: &[CandidateSlot],
+) -> Decision {
+    let threshold = candidates
+        .get(cycle.current as usize)
+        .and_then(|slot| slot.policy.unclassified.repeated_failure.threshold());
+    let Some(threshold) = threshold else {
+        return Decision::Manual {
+            reason: ManualReason::Unclassified { code },
+        };
+    };
+    let Identical(identical) = identical;
+    let held = |held| Decision::Manual {
+        reason: ManualReason::RepeatedUnclassified {
+            code,
+            identical,
+            threshold,
+            held,
+        },
+    };
+    if identical == 0 {
+        return held(RepeatHeld::FilesChanged);
+    }
+    if identical < threshold {
+        return held(RepeatHeld::BelowThreshold);
+    }
+    if cycle.repeat_skip_used {
+        return held(RepeatHeld::MovedOnThisCycle);
+    }
+    let enabled = candidates.iter().map(|slot| slot.enabled);
+    match cycle.next_eligible(enabled, cycle.current.saturating_add(1)) {
+        Some(next) => Decision::SkipRepeated {
+            excluded: cycle.current,
+            next,
+            identical,
+        },
+        None => held(RepeatHeld::NoCandidateLeft),
     }
 }
 
@@ -486,3 +645,6 @@ fn exhausted(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

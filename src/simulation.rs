@@ -4,12 +4,17 @@
 //! it runs the real [`gate`] and [`evaluate`].
 //!
 //! Pure: time starts at `start` and jumps to each decision's next attempt.
+//! An unclassified failure below its candidate's repeat threshold waits for
+//! a person; the next failure is read as their retry, at the same instant,
+//! so the timeline shows where the route would move on.
 
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
+use crate::evaluator::repeated::identical;
 use crate::evaluator::{
     continuation, evaluate_failure, CandidateSlot, Decision, ManualReason, NotContinued,
-    RouteCycle, SessionFacts, Wording,
+    RouteCycle, SessionFacts, Sighting, Wording,
 };
+use crate::evidence::Fingerprint;
 use crate::policy::FieldError;
 use crate::safety::{gate, EffectContext, GateVerdict};
 use chrono::{DateTime, Duration, Utc};
@@ -41,6 +46,11 @@ pub struct SimulatedFailure {
     /// continuation; absent means no session it could resume.
     #[serde(default)]
     pub session: Option<SessionFacts>,
+    /// Which failure this is, for counting identical unclassified ones:
+    /// failures with the same fingerprint are the same failure. Absent:
+    /// the code names it. A text failure gets its evidence's.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 fn high_confidence() -> Confidence {
@@ -57,14 +67,20 @@ impl SimulatedFailure {
             reset_in_seconds: None,
             effect: None,
             session: None,
+            fingerprint: None,
         }
     }
 
     /// A failure as the catalogue classified it at `at`: its code, its
     /// class only where the catalogue left it unclassified, its confidence,
-    /// and its reset (a retry-after hint is already resolved into
-    /// `reset_at`), for previewing a policy on real error text.
-    pub fn classified(classification: &Classification, at: DateTime<Utc>) -> SimulatedFailure {
+    /// its reset (a retry-after hint is already resolved into `reset_at`)
+    /// and its evidence's fingerprint, for previewing a policy on real
+    /// error text.
+    pub fn classified(
+        classification: &Classification,
+        fingerprint: &Fingerprint,
+        at: DateTime<Utc>,
+    ) -> SimulatedFailure {
         SimulatedFailure {
             code: classification.code,
             class: (classification.class == Class::Unclassified).then_some(Class::Unclassified),
@@ -75,6 +91,15 @@ impl SimulatedFailure {
             }),
             effect: None,
             session: None,
+            fingerprint: Some(fingerprint.as_str().to_string()),
+        }
+    }
+
+    /// What makes two failures of a sequence the same failure.
+    pub fn fingerprint(&self) -> Fingerprint {
+        match &self.fingerprint {
+            Some(name) => Fingerprint::named(name),
+            None => Fingerprint::named(self.code.as_str()),
         }
     }
 
@@ -169,9 +194,12 @@ impl TimelineStep {
 
 /// Feeds `failures` one by one to the route, each at the instant of the
 /// previous decision's next attempt. Stops early when a decision leaves
-/// automatic recovery; failures after that are not used. Empty when no
-/// candidate is enabled. After an automatic continuation the next failure
-/// is judged with what the session did before it, as a run judges it.
+/// automatic recovery (except one that waits for a person while the same
+/// failure again would count toward a repeat threshold: then the next
+/// failure is their retry); failures after that are not used. Empty when
+/// no candidate is enabled. After an automatic continuation the next
+/// failure is judged with what the session did before it, as a run judges
+/// it.
 pub fn simulate(
     candidates: &[CandidateSlot],
     failures: &[SimulatedFailure],
@@ -181,14 +209,27 @@ pub fn simulate(
         return Vec::new();
     };
     let mut at = start;
-    let mut earlier: Option<EffectContext> = None;
+    let mut continued: Option<EffectContext> = None;
     let mut steps = Vec::new();
+    let mut earlier = Vec::new();
     for (index, failure) in failures.iter().enumerate() {
-        let (step, session) = step(&cycle, candidates, index, failure, earlier.as_ref(), at);
-        let next_at = step.decision.next_attempt_at(at);
-        earlier = matches!(step.decision, Decision::Continue { .. }).then_some(session);
+        let (step, session, sighting) = step(
+            &cycle,
+            candidates,
+            index,
+            failure,
+            continued.as_ref(),
+            &earlier,
+            at,
+        );
+        let next_at = step.decision.next_attempt_at(at).or_else(|| {
+            // A person's retry, at once: the count goes on.
+            step.decision.counts_toward_repeat().then_some(at)
+        });
+        continued = matches!(step.decision, Decision::Continue { .. }).then_some(session);
         cycle = cycle.apply(&step.decision);
         steps.push(step);
+        earlier.push(sighting);
         match next_at {
             Some(next) => at = next,
             None => break,
@@ -197,24 +238,44 @@ pub fn simulate(
     steps
 }
 
-/// One failure's step, and what its session had done by then.
+/// One failure's step, what its session had done by then, and what the
+/// repeat count makes of it.
 fn step(
     cycle: &RouteCycle,
     candidates: &[CandidateSlot],
     index: usize,
     failure: &SimulatedFailure,
-    earlier: Option<&EffectContext>,
+    continued: Option<&EffectContext>,
+    earlier: &[Sighting],
     at: DateTime<Utc>,
-) -> (TimelineStep, EffectContext) {
+) -> (TimelineStep, EffectContext, Sighting) {
     let classification = failure.classification(at);
     let own = match candidates.get(cycle.current as usize).and_then(|s| s.kind) {
         Some(kind) => kind.started_failure_effect(failure.effect_context()),
         None => failure.effect_context(),
     };
-    let effect = earlier.map_or_else(|| own.clone(), |e| own.with_earlier(e));
+    let effect = continued.map_or_else(|| own.clone(), |e| own.with_earlier(e));
     let verdict = gate(&effect);
+    // No working directory in a preview: files changed are unknown, as
+    // outside a git repository.
+    let sighting = Sighting::of(
+        cycle.current,
+        classification.class,
+        &verdict,
+        None,
+        failure.fingerprint(),
+    );
+    let repeats = identical(earlier, &sighting);
     let session = failure.session.unwrap_or_default();
-    let decision = evaluate_failure(cycle, &classification, &verdict, &session, candidates, at);
+    let decision = evaluate_failure(
+        cycle,
+        &classification,
+        &verdict,
+        repeats,
+        &session,
+        candidates,
+        at,
+    );
     let refused = matches!(
         decision,
         Decision::Manual {
@@ -240,7 +301,7 @@ fn step(
         decision,
         not_continued,
     };
-    (step, effect)
+    (step, effect, sighting)
 }
 
 /// One step of a policy preview, with the decision in the words `recourse
@@ -344,7 +405,8 @@ mod tests {
         let at = start();
         let mut c = SimulatedFailure::of(SemanticCode::RateLimited).classification(at);
         c.reset_at = Some(at + Duration::seconds(12));
-        let failure = SimulatedFailure::classified(&c, at);
+        let fp = Fingerprint::named("x");
+        let failure = SimulatedFailure::classified(&c, &fp, at);
         assert_eq!(
             failure.reset_in_seconds,
             Some(12),
@@ -353,7 +415,7 @@ mod tests {
         assert_eq!(failure.class, None, "the code's own class");
         c.class = Class::Unclassified;
         assert_eq!(
-            SimulatedFailure::classified(&c, at).class,
+            SimulatedFailure::classified(&c, &fp, at).class,
             Some(Class::Unclassified),
             "a low-confidence match stays unclassified in the preview"
         );

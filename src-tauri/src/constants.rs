@@ -4,7 +4,8 @@
 use std::ops::RangeInclusive;
 
 use recourse::policy::{
-    CONTINUATIONS_RANGE, INITIAL_INTERVAL_RANGE, RESET_WAIT_RANGE, RETRIES_RANGE,
+    CONTINUATIONS_RANGE, INITIAL_INTERVAL_RANGE, REPEAT_THRESHOLD_RANGE, RESET_WAIT_RANGE,
+    RETRIES_RANGE,
 };
 use serde::Serialize;
 
@@ -17,6 +18,8 @@ pub struct PolicyLimits {
     pub max_wait_seconds: Bounds,
     /// A transient section's automatic continuations per route cycle.
     pub max_continuations: Bounds,
+    /// Identical unclassified failures before moving on, when opted in.
+    pub repeat_threshold: Bounds,
 }
 
 /// An inclusive range.
@@ -33,6 +36,7 @@ impl PolicyLimits {
             initial_interval_seconds: Bounds::of(INITIAL_INTERVAL_RANGE),
             max_wait_seconds: Bounds::of(RESET_WAIT_RANGE),
             max_continuations: Bounds::of(CONTINUATIONS_RANGE),
+            repeat_threshold: Bounds::of(REPEAT_THRESHOLD_RANGE),
         }
     }
 }

@@ -92,6 +92,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             commands::profiles::readiness,
             commands::profiles::policy_summary,
             commands::profiles::describe_schedule,
+            commands::profiles::describe_unclassified,
             commands::profiles::preview_policy,
             commands::profiles::preview_error_text,
             commands::profile_files::export_profile,

@@ -158,7 +158,7 @@ fn status_word(status: ToolStatus) -> &'static str {
 
 fn files(files: Option<&FilesChanged>) -> String {
     let Some(f) = files else {
-        return "(unknown: the working directory is not a git repository)".to_string();
+        return "(unknown: the working directory is not a git repository, or the agent was simulated)".to_string();
     };
     if f.files.is_empty() {
         return "(none that git sees)".to_string();

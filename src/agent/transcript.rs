@@ -392,6 +392,15 @@ pub struct FilesChanged {
     pub diff_stat: String,
 }
 
+impl FilesChanged {
+    /// How many files changed, those beyond the list included.
+    pub fn count(&self) -> u32 {
+        u32::try_from(self.files.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(self.more)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct FileChange {
     pub path: String,
@@ -435,11 +444,7 @@ impl TranscriptSummary {
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
             cost_usd: usage.cost_usd,
-            files_changed: files.map(|f| {
-                u32::try_from(f.files.len())
-                    .unwrap_or(u32::MAX)
-                    .saturating_add(f.more)
-            }),
+            files_changed: files.map(FilesChanged::count),
         }
     }
 }

@@ -267,6 +267,12 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
             escape(&c.transient.describe_schedule(next))
         );
         println!("   hard: {}", escape(&c.hard.describe_schedule(next)));
+        if c.unclassified.repeated_failure.enabled {
+            println!(
+                "   unclassified: {}",
+                escape(&c.unclassified.describe(next))
+            );
+        }
     }
     Ok(Exit::Success)
 }
@@ -482,6 +488,7 @@ fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
         agent: starter.agent,
         transient: policy.transient,
         hard: policy.hard,
+        unclassified: policy.unclassified,
     }
 }
 

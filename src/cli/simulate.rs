@@ -16,7 +16,6 @@ use anyhow::anyhow;
 use chrono::{DateTime, SecondsFormat, Utc};
 use clap::Args;
 use recourse::catalogue::Catalogue;
-use recourse::classification::Class;
 use recourse::evaluator::{CandidateSlot, Decision, Wording};
 use recourse::evidence::{Evidence, Provider, RawEvidence};
 use recourse::policy::document::field_path;
@@ -183,8 +182,9 @@ fn classify_text_failures(
     }
 }
 
-/// One text failure as `{"code", "class"?, "confidence", "reset_in_seconds"?,
-/// "effect"?, "session"?}`, or `.field: why`.
+/// One text failure as the classification-level failure the catalogue
+/// makes of it (its code, class, confidence, reset and fingerprint, with
+/// the `effect` and `session` given), or `.field: why`.
 fn text_failure(
     object: &serde_json::Map<String, Value>,
     catalogue: &Catalogue,
@@ -220,14 +220,8 @@ fn text_failure(
     let evidence =
         Evidence::from_raw(RawEvidence::new(provider, text, at).with_http_status(http_status));
     let c = catalogue.classify(&evidence, machine_local_tz());
-    let mut coded = serde_json::json!({
-        "code": c.code,
-        "confidence": c.confidence,
-        "reset_in_seconds": c.reset_at.map(|reset| (reset - at).num_seconds()),
-    });
-    if c.class == Class::Unclassified {
-        coded["class"] = serde_json::json!(Class::Unclassified);
-    }
+    let failure = SimulatedFailure::classified(&c, &evidence.fingerprint(), at);
+    let mut coded = serde_json::to_value(failure).expect("a simulated failure serializes");
     for kept in ["effect", "session"] {
         if let Some(value) = object.get(kept) {
             coded[kept] = value.clone();
@@ -281,7 +275,7 @@ fn ending(words: &TimelineWording<'_>, steps: &[TimelineStep], given: usize) -> 
 
 fn next_candidate(step: &TimelineStep) -> u32 {
     match step.decision {
-        Decision::Skip { next, .. } => next,
+        Decision::Skip { next, .. } | Decision::SkipRepeated { next, .. } => next,
         Decision::WaitForReset { .. }
         | Decision::Retry { .. }
         | Decision::Continue { .. }

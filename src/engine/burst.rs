@@ -1,15 +1,18 @@
-//! Bursts: the queued routes one freed slot or answered probe releases,
-//! planned and committed in one transaction (each route still its own
-//! compare-and-set), then their effects — spawns, timers — and their
-//! events. One commit for a thousand routes instead of a thousand
-//! (`docs/benchmarks-engine.md`).
+//! Bursts: the timers that came due together, or the queued routes one
+//! freed slot or answered probe releases, planned and committed in one
+//! transaction (each route still its own compare-and-set), then their
+//! effects — spawns, timers — and their events. One commit for a thousand
+//! routes instead of a thousand (`docs/benchmarks-engine.md`).
 
 use std::cell::RefCell;
 
+use tracing::{error, warn};
+
 use super::accounts::{kept_changing, REPLANS};
 use super::flow::current_policies;
+use super::pending::WorkKey;
 use super::{Engine, EngineError};
-use crate::route::machine::{Plan, World};
+use crate::route::machine::{self, Plan, World};
 use crate::route::RouteRow;
 use crate::store::{Batch, Cas, Store};
 
@@ -89,6 +92,79 @@ impl Engine {
         }
         Ok(out)
     }
+
+    /// Fires the held waits of `keys` (work someone else tries now is left
+    /// to them) in bursts of at most [`BURST_MOST`]: one transaction
+    /// commits every transition, then the spawns follow. A wait that
+    /// cannot be planned (its accounts kept changing) is logged and let go,
+    /// as one fired alone; when a burst cannot commit, its waits stay held
+    /// for the retry task. While dispatches are paused they stay held, and
+    /// resuming fires them.
+    pub(super) fn fire_held(&self, keys: &[WorkKey]) {
+        if self.is_paused() {
+            return;
+        }
+        let claimed = self.claim(keys);
+        for keys in claimed.chunks(BURST_MOST) {
+            let fired = self.in_burst(|burst| {
+                let mut failed = Vec::new();
+                for &key in keys {
+                    match self.fire_in(burst, key) {
+                        Ok(()) => {}
+                        Err(EngineError::Store(e)) => return Err(EngineError::Store(e)),
+                        Err(e) => failed.push((key, e)),
+                    }
+                }
+                Ok(failed)
+            });
+            match fired {
+                Ok(failed) => {
+                    let mut book = self.book();
+                    for key in keys {
+                        book.pending.remove(key);
+                    }
+                    for ((route, generation), e) in failed {
+                        error!(
+                            route,
+                            generation, "recording the timer's transition failed: {e}"
+                        );
+                    }
+                }
+                Err(e) => {
+                    self.unclaim(keys);
+                    warn!(
+                        timers = keys.len(),
+                        "recording a burst of due timers failed; kept to retry: {e}"
+                    );
+                    self.inner.retry_wake.notify_one();
+                }
+            }
+        }
+    }
+
+    /// The wait of route `route_id`, armed at `generation`, came due:
+    /// planned and committed inside `burst` if the route is still at that
+    /// generation and owned here (else there is nothing to do).
+    pub(super) fn fire_in(
+        &self,
+        burst: &Burst<'_>,
+        (route_id, generation): WorkKey,
+    ) -> Result<(), EngineError> {
+        let Some(row) = burst.store().route(route_id)? else {
+            return Ok(());
+        };
+        if row.generation != generation
+            || row.owner.as_deref() != Some(self.inner.instance.as_str())
+        {
+            return Ok(());
+        }
+        let row = current_policies(burst.store(), row)?;
+        burst
+            .advance(row, |row, world| {
+                machine::timer_fired(row, self.lease(), world, self.inner.clock.now())
+            })
+            .map(drop)
+    }
 }
 
 #[cfg(test)]
@@ -102,19 +178,25 @@ mod tests {
     use crate::profile::CandidateInput;
     use crate::route::RouteState;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn queued_routes_released_in_bursts_never_take_more_slots_than_free() {
-        let dir = tempfile::tempdir().unwrap();
+    /// An engine and `routes` routes started on one candidate playing
+    /// `script` on account "shared", which runs two agents at a time;
+    /// `retry` is its retry (count, first interval in seconds).
+    async fn on_two_slots(
+        dir: &tempfile::TempDir,
+        script: Vec<SimStep>,
+        retry: Option<(u32, u32)>,
+        routes: usize,
+    ) -> (Engine, Vec<u32>) {
         let opts = EngineOptions {
             seed_demo: false,
             adopt_orphans: false,
             ..EngineOptions::default()
         };
         let engine = Engine::open(&dir.path().join("r.db"), opts).await.unwrap();
-        let mut agent = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 100 }]);
+        let mut agent = AgentSpec::simulated(script);
         agent.account = Some("shared".into());
         agent.max_concurrent = Some(2);
-        let policy = CandidatePolicy::both(ClassPolicy::new(None, None, Exhausted::Stop));
+        let policy = CandidatePolicy::both(ClassPolicy::new(None, retry, Exhausted::Stop));
         let p = engine.create_profile("p").unwrap();
         let p = engine
             .save_candidates(
@@ -124,7 +206,7 @@ mod tests {
             )
             .unwrap();
         let mut ids = Vec::new();
-        for _ in 0..7 {
+        for _ in 0..routes {
             let s = engine
                 .start_run(StartRun {
                     profile_id: p.id,
@@ -135,23 +217,47 @@ mod tests {
                 .unwrap();
             ids.push(s.id);
         }
+        (engine, ids)
+    }
+
+    /// Waits until every route of `ids` is in `state`.
+    async fn until_all(engine: &Engine, ids: &[u32], state: RouteState, within: Duration) {
         let start = Instant::now();
         while !ids
             .iter()
-            .all(|id| engine.route_row(*id).unwrap().state == RouteState::Succeeded)
+            .all(|id| engine.route_row(*id).unwrap().state == state)
         {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "not done in 20 s"
-            );
+            assert!(start.elapsed() < within, "not all {state:?} in {within:?}");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// Waits until every route of `ids` succeeded, each after `attempts`
+    /// attempts, and checks that no more than the account's two ran at
+    /// once: each burst planned its dispatches from the slots the ones
+    /// before it took.
+    async fn succeed_on_two_slots(engine: &Engine, ids: &[u32], attempts: usize) {
+        until_all(engine, ids, RouteState::Succeeded, Duration::from_secs(20)).await;
+        let (most, counts) = most_at_once(engine, ids);
+        assert!(
+            counts.iter().all(|n| *n == attempts),
+            "{attempts} attempts each: {counts:?}"
+        );
+        assert!(most <= 2, "{most} ran at once on an account of two slots");
+    }
+
+    /// The most attempts of `ids` that ran at once, from their stored
+    /// start and end; each route's attempt count.
+    fn most_at_once(engine: &Engine, ids: &[u32]) -> (i32, Vec<usize>) {
         let mut edges = Vec::new();
-        for id in &ids {
+        let mut counts = Vec::new();
+        for id in ids {
             let attempts = engine.route_detail(*id).unwrap().attempts;
-            assert_eq!(attempts.len(), 1, "route {id}: dispatched exactly once");
-            edges.push((attempts[0].started_at, 1));
-            edges.push((attempts[0].finished_at.unwrap(), -1));
+            counts.push(attempts.len());
+            for a in attempts {
+                edges.push((a.started_at, 1));
+                edges.push((a.finished_at.unwrap(), -1));
+            }
         }
         // An end at the same instant as a start comes first.
         edges.sort();
@@ -160,10 +266,44 @@ mod tests {
             open += step;
             most = most.max(open);
         }
-        assert!(
-            most <= 2,
-            "each burst saw the slots the dispatches before it took: {most} ran at once"
-        );
+        (most, counts)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_routes_released_in_bursts_never_take_more_slots_than_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = vec![SimStep::Succeed { after_ms: 100 }];
+        let (engine, ids) = on_two_slots(&dir, script, None, 7).await;
+        // Each dispatched exactly once.
+        succeed_on_two_slots(&engine, &ids, 1).await;
+        engine.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn waits_due_at_once_fire_in_one_burst_that_counts_the_slots_it_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = vec![
+            SimStep::Overloaded { after_ms: 10 },
+            SimStep::Succeed { after_ms: 200 },
+        ];
+        let (engine, ids) = on_two_slots(&dir, script, Some((1, 3)), 5).await;
+        until_all(
+            &engine,
+            &ids,
+            RouteState::RetryScheduled,
+            Duration::from_millis(2500),
+        )
+        .await;
+        // Every retry (3 s after its failure) comes due while
+        // dispatches are paused, so resuming fires all five together.
+        engine.set_paused(true);
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        let held = engine.book().pending.len();
+        assert_eq!(held, ids.len(), "every retry came due and is held");
+        engine.set_paused(false);
+        // Each failed once and was retried exactly once.
+        succeed_on_two_slots(&engine, &ids, 2).await;
+        engine.until_nothing_held(Duration::from_secs(5)).await;
         engine.shutdown().await;
     }
 }

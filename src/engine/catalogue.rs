@@ -100,7 +100,8 @@ impl Engine {
         let classification = self
             .catalogue()
             .classify(&evidence, crate::timing::machine_local_tz());
-        let failures = vec![SimulatedFailure::classified(&classification, now); PASTED_REPEATS];
+        let failure = SimulatedFailure::classified(&classification, &evidence.fingerprint(), now);
+        let failures = vec![failure; PASTED_REPEATS];
         Ok(TextPreview {
             steps: preview(candidates, &failures, now),
             classification,

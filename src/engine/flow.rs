@@ -12,14 +12,13 @@ use super::book::RunHandle;
 use super::pending::Work;
 use super::views::snapshot;
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
-use crate::classification::RuntimeFailure;
-use crate::evidence::{Correlation, Evidence, RawEvidence};
-use crate::route::machine::{self, Effect, Failure, Late, Plan, Refusal, StartRefusal};
+use crate::agent::FilesChanged;
+use crate::classification::Class;
+use crate::route::machine::{self, Effect, Plan, Refusal, StartRefusal};
 use crate::route::{
     Actor, Ask, AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState,
 };
 use crate::runner::{self, Launch, Ran, ResumeSession, RunReport};
-use crate::safety::EffectContext;
 use crate::store::{Cas, Store};
 use crate::timing;
 
@@ -255,7 +254,12 @@ impl Engine {
                 Some(why) => runner::cannot_start(&launch, &why),
                 None => runner::run(launch, token).await,
             };
-            engine.on_report(route_id, attempt, ran, zone);
+            // Its commit may wait (a burst, a lock): off the async workers.
+            let reported =
+                tokio::task::spawn_blocking(move || engine.on_report(route_id, attempt, ran, zone));
+            if let Err(e) = reported.await {
+                error!(route = route_id, "recording the attempt's end failed: {e}");
+            }
         });
         self.book().runs.insert(
             route_id,
@@ -300,6 +304,7 @@ impl Engine {
         let transcript = ran.transcript.sanitized();
         self.store()
             .save_transcript(route_id, attempt.number, &transcript, ran.files.as_ref())?;
+        let files_changed = ran.files.as_ref().map(FilesChanged::count);
         let report = ran.report;
         let row = self.with_current_policies(self.route_row(route_id)?)?;
         let now = self.inner.clock.now();
@@ -326,6 +331,12 @@ impl Engine {
             } => self.failure(&row, attempt, raw, effect, Some(failure), zone, true),
         };
         failure.session = self.session_of(&row, attempt, &transcript, &failure)?;
+        failure.files_changed = files_changed;
+        // Only an unclassified failure can be one of a repeat: the history
+        // is read for nothing else.
+        if failure.classification.class == Class::Unclassified {
+            failure.earlier = self.earlier_sightings(route_id, attempt.number)?;
+        }
         // Planned in the world of its accounts: the failure may mark one,
         // and a skip dispatches to the next candidate.
         let outcome = self.advance(row, |row, world| {
@@ -343,76 +354,6 @@ impl Engine {
                 "attempt report lost a race to generation {}", current.generation
             );
         }
-        Ok(())
-    }
-
-    /// Sanitizes, correlates and classifies a failed attempt's evidence;
-    /// `zone` is the one the agent ran in.
-    #[allow(clippy::too_many_arguments)]
-    fn failure(
-        &self,
-        row: &RouteRow,
-        attempt: &AttemptRecord,
-        mut raw: RawEvidence,
-        mut effect: EffectContext,
-        runtime: Option<RuntimeFailure>,
-        zone: Tz,
-        current: bool,
-    ) -> Failure {
-        raw.correlation = Some(Correlation {
-            route_id: row.id.to_string(),
-            generation: attempt.generation,
-            attempt: attempt.number,
-            invocation_id: attempt.invocation_id.clone(),
-        });
-        effect.evidence_current = Some(current);
-        let evidence = Evidence::from_raw(raw);
-        let catalogue = self.catalogue();
-        let classification = match runtime {
-            Some(failure) => failure.classify(&catalogue.version),
-            None => catalogue.classify(&evidence, zone),
-        };
-        Failure {
-            number: attempt.number,
-            evidence,
-            classification,
-            effect,
-            session: machine::Session::default(),
-        }
-    }
-
-    /// The attempt ended after its route moved on (stopped, taken over):
-    /// its result is kept in the history and decides nothing.
-    fn record_late(
-        &self,
-        row: &RouteRow,
-        attempt: &AttemptRecord,
-        report: RunReport,
-        zone: Tz,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), EngineError> {
-        let late = match report {
-            RunReport::Succeeded => Late::Succeeded,
-            RunReport::Failed { raw, effect } => Late::Failed(Box::new(
-                self.failure(row, attempt, raw, effect, None, zone, false),
-            )),
-            RunReport::Runtime {
-                failure,
-                raw,
-                effect,
-            } => Late::Failed(Box::new(self.failure(
-                row,
-                attempt,
-                raw,
-                effect,
-                Some(failure),
-                zone,
-                false,
-            ))),
-            RunReport::Killed => Late::Killed,
-        };
-        let result = machine::late_result(attempt.number, late, now);
-        self.store().record_late_result(row.id, &result)?;
         Ok(())
     }
 

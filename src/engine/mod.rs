@@ -24,6 +24,7 @@ mod continuation;
 mod detail;
 mod dispatch_env;
 mod error;
+mod failures;
 mod flow;
 mod housekeeping;
 pub mod overlay;

@@ -27,6 +27,14 @@ use crate::store::Claim;
 /// How often the engine looks for changes made by other processes.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
 
+/// The heartbeat's own state between ticks.
+struct Beat {
+    last_renew: tokio::time::Instant,
+    renew_every: Duration,
+    /// `PRAGMA data_version` at the last tick.
+    seen_version: Option<i64>,
+}
+
 /// `pid<pid>-<nanos>-s<process start>-b<boot id>`: unique per engine
 /// instance (several engines may live in one process), and naming its
 /// process exactly, so another engine on this machine can tell a live owner
@@ -128,15 +136,28 @@ impl Engine {
     /// no longer exists), newest first: what [`Engine::recover_orphans`]
     /// would take over.
     pub fn orphaned_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
-        let rows = self
-            .store()
-            .active_routes_not_owned_by(&self.inner.instance)?;
+        Ok(self.orphans()?.iter().map(snapshot).collect())
+    }
+
+    /// Active routes of other owners whose owner is gone, newest first,
+    /// read whole; the others are judged from their owner and lease alone
+    /// (every heartbeat does this, so it reads no other row).
+    fn orphans(&self) -> Result<Vec<RouteRow>, EngineError> {
         let now = self.inner.clock.now();
-        Ok(rows
-            .iter()
-            .filter(|r| owner_gone(r.owner.as_deref(), r.lease_until, now))
-            .map(snapshot)
-            .collect())
+        let gone: Vec<u32> = self
+            .store()
+            .active_owners(Some(&self.inner.instance))?
+            .into_iter()
+            .filter(|(_, owner, lease)| owner_gone(owner.as_deref(), *lease, now))
+            .map(|(id, _, _)| id)
+            .collect();
+        let mut rows = Vec::with_capacity(gone.len());
+        for id in gone {
+            // Read again: it may have moved since (another engine adopted
+            // it); the judgement is made again on the whole row below.
+            rows.extend(self.store().route(id)?);
+        }
+        Ok(rows)
     }
 
     /// Takes over every orphaned route now, whatever
@@ -154,9 +175,7 @@ impl Engine {
 
     /// The orphaned routes this pass handled, as committed or taken.
     fn adopt_orphans(&self) -> Result<Vec<RouteRow>, EngineError> {
-        let rows = self
-            .store()
-            .active_routes_not_owned_by(&self.inner.instance)?;
+        let rows = self.orphans()?;
         let now = self.inner.clock.now();
         let mut handled = Vec::new();
         let mut waits = Vec::new();
@@ -240,31 +259,54 @@ impl Engine {
     pub(super) fn spawn_background(&self, mut fired: mpsc::UnboundedReceiver<Fired>) {
         let engine = self.clone();
         let stop = self.inner.stop.clone();
+        // Every firing due by the time the last burst committed goes in the
+        // next one; off the async workers, as a commit may wait.
         let timers = tokio::spawn(async move {
+            let mut due = Vec::new();
             loop {
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    f = fired.recv() => match f {
-                        Some(f) => engine.on_timer(f),
-                        None => return,
-                    },
+                    n = fired.recv_many(&mut due, usize::MAX) => if n == 0 { return },
+                }
+                let e = engine.clone();
+                let batch = std::mem::take(&mut due);
+                if let Err(e) = tokio::task::spawn_blocking(move || e.on_timers(&batch)).await {
+                    error!("firing due timers failed: {e}");
                 }
             }
         });
         let engine = self.clone();
         let stop = self.inner.stop.clone();
         let heartbeat = tokio::spawn(async move {
-            let renew_every = (engine.inner.opts.lease / 3).max(SYNC_EVERY);
             let mut tick = tokio::time::interval(SYNC_EVERY);
-            let mut last_renew = tokio::time::Instant::now();
-            let mut seen_version = None;
+            let mut beat = Beat {
+                last_renew: tokio::time::Instant::now(),
+                renew_every: (engine.inner.opts.lease / 3).max(SYNC_EVERY),
+                seen_version: None,
+            };
             loop {
                 tokio::select! {
                     () = stop.cancelled() => return,
                     _ = tick.tick() => {}
                 }
-                if let Err(e) = engine.heartbeat(&mut last_renew, renew_every, &mut seen_version) {
-                    error!("heartbeat failed: {e}");
+                // Off the async workers: it reads and writes the store.
+                let e = engine.clone();
+                match tokio::task::spawn_blocking(move || {
+                    let result = e.heartbeat(&mut beat);
+                    (beat, result)
+                })
+                .await
+                {
+                    Ok((next, result)) => {
+                        beat = next;
+                        if let Err(e) = result {
+                            error!("heartbeat failed: {e}");
+                        }
+                    }
+                    Err(e) => {
+                        error!("heartbeat failed: {e}");
+                        return;
+                    }
                 }
             }
         });
@@ -283,18 +325,14 @@ impl Engine {
         tasks.push(releases);
     }
 
-    fn heartbeat(
-        &self,
-        last_renew: &mut tokio::time::Instant,
-        renew_every: Duration,
-        seen_version: &mut Option<i64>,
-    ) -> Result<(), EngineError> {
-        if last_renew.elapsed() >= renew_every {
-            *last_renew = tokio::time::Instant::now();
+    fn heartbeat(&self, beat: &mut Beat) -> Result<(), EngineError> {
+        if beat.last_renew.elapsed() >= beat.renew_every {
+            beat.last_renew = tokio::time::Instant::now();
             let lease = self.lease();
             // Each step on its own: a lock that fails one still lets the
             // others try (and held work is never dropped for it).
-            if let Err(e) = self.store().renew_leases(lease.owner, lease.until) {
+            let now = self.inner.clock.now();
+            if let Err(e) = self.store().renew_leases(lease.owner, lease.until, now) {
                 warn!("renewing route leases failed: {e}");
             }
             self.retry_pending();
@@ -304,14 +342,14 @@ impl Engine {
             self.reconcile()?;
         }
         let version = self.store().data_version()?;
-        if seen_version.is_some_and(|v| v != version) {
+        if beat.seen_version.is_some_and(|v| v != version) {
             self.sync_external()?;
             // Another process may have freed a slot, or marked, cleared or
             // probed an account.
             self.notice_marks();
             self.kick_release();
         }
-        *seen_version = Some(version);
+        beat.seen_version = Some(version);
         Ok(())
     }
 

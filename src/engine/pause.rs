@@ -31,9 +31,7 @@ impl Engine {
                 .filter(|(_, p)| matches!(p.work(), Work::Timer))
                 .map(|(k, _)| *k)
                 .collect();
-            for key in due {
-                self.perform(key);
-            }
+            self.fire_held(&due);
             self.kick_release();
         }
         tracing::info!(

@@ -70,17 +70,48 @@ impl Engine {
         });
     }
 
-    /// A wait came due; the firing is held until its transition commits.
-    pub(super) fn on_timer(&self, fired: Fired) {
-        let key = (fired.key, fired.generation);
-        self.hold(key, Work::Timer);
-        {
+    /// Waits that came due together; each firing is held until its
+    /// transition commits, and they are fired in bursts
+    /// ([`Engine::fire_held`]).
+    pub(super) fn on_timers(&self, fired: &[Fired]) {
+        let mut keys = Vec::with_capacity(fired.len());
+        for f in fired {
+            let key = (f.key, f.generation);
+            self.hold(key, Work::Timer);
             let mut book = self.book();
-            if book.armed.get(&fired.key) == Some(&fired.generation) {
-                book.armed.remove(&fired.key);
+            if book.armed.get(&f.key) == Some(&f.generation) {
+                book.armed.remove(&f.key);
+            }
+            keys.push(key);
+        }
+        self.fire_held(&keys);
+    }
+
+    /// Marks the held work of `keys` as being tried, leaving out work that
+    /// is gone or that someone else is trying now; the keys it marked.
+    pub(super) fn claim(&self, keys: &[WorkKey]) -> Vec<WorkKey> {
+        let mut book = self.book();
+        keys.iter()
+            .copied()
+            .filter(|key| match book.pending.get_mut(key) {
+                Some(p) if !p.in_flight => {
+                    p.in_flight = true;
+                    true
+                }
+                _ => false,
+            })
+            .collect()
+    }
+
+    /// Held work of `keys` nobody tries any more: it stays held, and the
+    /// retry task takes it.
+    pub(super) fn unclaim(&self, keys: &[WorkKey]) {
+        let mut book = self.book();
+        for key in keys {
+            if let Some(p) = book.pending.get_mut(key) {
+                p.in_flight = false;
             }
         }
-        self.perform(key);
     }
 
     /// Tries held work now; if it cannot be committed it stays held and the
@@ -110,7 +141,7 @@ impl Engine {
         };
         let (route_id, generation) = key;
         let result = match &work {
-            Work::Timer => self.fire(route_id, generation),
+            Work::Timer => self.in_burst(|burst| self.fire_in(burst, key)),
             Work::Report(r) => self.handle_report(route_id, &r.0, r.1.clone(), r.2),
         };
         let what = match work {
@@ -124,9 +155,8 @@ impl Engine {
                 true
             }
             Err(EngineError::Store(e)) => {
-                if let Some(p) = book.pending.get_mut(&key) {
-                    p.in_flight = false;
-                }
+                drop(book);
+                self.unclaim(&[key]);
                 warn!(
                     route = route_id,
                     generation, "recording {what} failed; kept to retry: {e}"
@@ -158,21 +188,6 @@ impl Engine {
             .pending
             .values()
             .all(|p| paused && matches!(p.work, Work::Timer))
-    }
-
-    /// The route's wait, armed at `generation`, came due.
-    pub(super) fn fire(&self, route_id: u32, generation: u32) -> Result<(), EngineError> {
-        let row = self.route_row(route_id)?;
-        if row.generation != generation
-            || row.owner.as_deref() != Some(self.inner.instance.as_str())
-        {
-            return Ok(());
-        }
-        let row = self.with_current_policies(row)?;
-        self.advance(row, |row, world| {
-            machine::timer_fired(row, self.lease(), world, self.inner.clock.now())
-        })
-        .map(drop)
     }
 
     /// On a lease heartbeat: every active route this engine owns is being
@@ -219,6 +234,10 @@ impl Engine {
                     if self.run_at(row.id) == Some(row.generation) {
                         continue;
                     }
+                    let row = self.route_row(row.id)?;
+                    if row.generation != key.1 {
+                        continue;
+                    }
                     warn!(route = row.id, "running route has no attempt behind it");
                     if let Some(plan) =
                         machine::interrupted(&row, Interruption::EngineLostTrack, now)
@@ -259,6 +278,19 @@ pub(super) async fn retry_loop(engine: Engine, stop: CancellationToken) {
                     break;
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+impl Engine {
+    /// Waits until no work is held: a report is let go just after its
+    /// commit, which another thread may see first.
+    pub(super) async fn until_nothing_held(&self, within: Duration) {
+        let start = std::time::Instant::now();
+        while !self.book().pending.is_empty() {
+            assert!(start.elapsed() < within, "work still held after {within:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 }
@@ -357,7 +389,7 @@ mod tests {
         engine.disarm(s.id);
         engine.hold((s.id, generation), Work::Timer);
         until(&engine, s.id, RouteState::Succeeded, Duration::from_secs(5)).await;
-        assert!(engine.book().pending.is_empty(), "done with once committed");
+        engine.until_nothing_held(Duration::from_secs(5)).await;
         assert_eq!(engine.route_row(s.id).unwrap().attempts, 2, "fired once");
         engine.shutdown().await;
     }

@@ -26,10 +26,10 @@ fn simulating(like: AgentKind, script: Vec<SimStep>) -> AgentSpec {
 /// Waits up to 2 min for a usage window to reset; retries a transient
 /// failure once after 3 s; then skips.
 fn waits_then_retries_then_skips() -> CandidatePolicy {
-    CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((1, 3)), Exhausted::Skip),
-        hard: ClassPolicy::new(Some(120), None, Exhausted::Skip),
-    }
+    CandidatePolicy::new(
+        ClassPolicy::new(None, Some((1, 3)), Exhausted::Skip),
+        ClassPolicy::new(Some(120), None, Exhausted::Skip),
+    )
 }
 
 /// Retries transient failures three times from 2 s, then skips: the gate

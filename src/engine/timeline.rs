@@ -112,9 +112,16 @@ fn from_attempts(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntr
                         format!("retry {ordinal} of {max_retries} after {delay_seconds} s"),
                         same_candidate,
                     ),
-                    Some(Decided::Typed(Decision::Skip { .. })) => {
+                    Some(Decided::Typed(
+                        skip @ (Decision::Skip { .. } | Decision::SkipRepeated { .. }),
+                    )) => {
                         let to = next.map_or("the next candidate", |n| n.candidate_name.as_str());
-                        entries.push(mark(r.finished_at, &format!("skipped to {to}")));
+                        let why = if let Decision::SkipRepeated { identical, .. } = skip {
+                            format!(" after {identical} identical unclassified failures")
+                        } else {
+                            String::new()
+                        };
+                        entries.push(mark(r.finished_at, &format!("skipped to {to}{why}")));
                     }
                     Some(Decided::Typed(Decision::Continue {
                         ordinal,

@@ -11,7 +11,7 @@ use crate::agent::{
 };
 use crate::classification::{Class, PolicyClass, SemanticCode};
 use crate::evidence::Evidence;
-use crate::policy::{AutoContinue, CandidatePolicy, ClassPolicy, Exhausted};
+use crate::policy::{AutoContinue, CandidatePolicy, ClassPolicy, Exhausted, UnclassifiedPolicy};
 use crate::route::{AttemptOutcome, ManualAction, RouteState};
 
 /// One entry of the agent picker: an agent kind's descriptor as the editor
@@ -45,7 +45,7 @@ pub struct AgentKindInfo {
     pub starter_why: String,
     /// What a section's reset wait, retry or automatic continuation starts
     /// with when a person switches it on (the hard wait is the kind's usage
-    /// window).
+    /// window), and the unclassified exception's threshold.
     pub switch_on: CandidatePolicy,
 }
 
@@ -89,6 +89,7 @@ impl AgentKindInfo {
                     ..ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip)
                 },
                 hard: ClassPolicy::new(Some(d.hard_wait_s), Some((2, 60)), Exhausted::Skip),
+                unclassified: UnclassifiedPolicy::suggested(),
             },
         }
     }

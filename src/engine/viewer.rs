@@ -74,7 +74,7 @@ impl RouteViewer {
         let now = chrono::Utc::now();
         Ok(self
             .store
-            .active_owners()?
+            .active_owners(None)?
             .into_iter()
             .filter(|(_, owner, lease)| super::ownership::owner_gone(owner.as_deref(), *lease, now))
             .map(|(id, _, _)| id)

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{evaluate, CandidateSlot, Decision, ManualReason, RouteCycle};
+use super::{evaluate, CandidateSlot, Decision, Identical, ManualReason, RouteCycle};
 use crate::agent::{Entry, ToolStatus, Transcript};
 use crate::classification::{Class, Classification, Confidence, PolicyClass};
 use crate::safety::{EffectContext, GateVerdict, UnsafeReason};
@@ -146,11 +146,12 @@ pub fn evaluate_failure(
     cycle: &RouteCycle,
     classification: &Classification,
     gate: &GateVerdict,
+    identical: Identical,
     session: &SessionFacts,
     candidates: &[CandidateSlot],
     now: DateTime<Utc>,
 ) -> Decision {
-    let decision = evaluate(cycle, classification, gate, candidates, now);
+    let decision = evaluate(cycle, classification, gate, identical, candidates, now);
     match decision {
         Decision::Manual {
             reason: ManualReason::UnsafeEffect { .. },
@@ -159,6 +160,7 @@ pub fn evaluate_failure(
         | Decision::Retry { .. }
         | Decision::Continue { .. }
         | Decision::Skip { .. }
+        | Decision::SkipRepeated { .. }
         | Decision::Stop { .. }
         | Decision::Manual { .. } => decision,
     }
@@ -275,7 +277,15 @@ mod tests {
         session: SessionFacts,
         slots: &[CandidateSlot],
     ) -> Decision {
-        evaluate_failure(cycle, classification, &gate(effect), &session, slots, now())
+        evaluate_failure(
+            cycle,
+            classification,
+            &gate(effect),
+            Identical::NONE,
+            &session,
+            slots,
+            now(),
+        )
     }
 
     /// What the gate and policy decide without automatic continuation.
@@ -285,6 +295,7 @@ mod tests {
             &RouteCycle::new(0),
             classification,
             &gate(effect),
+            Identical::NONE,
             &slots,
             now(),
         )
@@ -445,7 +456,14 @@ mod tests {
             let decision = decide(&cycle, &classification, &effect, session, &on);
             assert_eq!(
                 decision,
-                evaluate(&cycle, &classification, &gate(&effect), &on, now()),
+                evaluate(
+                    &cycle,
+                    &classification,
+                    &gate(&effect),
+                    Identical::NONE,
+                    &on,
+                    now()
+                ),
                 "{case}: the gate's decision, as without the option"
             );
             assert!(

@@ -10,6 +10,7 @@
 //! [`OMITTED_MARKER_PREFIX`] line. The sanitized text is then cut to
 //! [`MAX_MESSAGE_BYTES`], again keeping head and tail.
 
+pub mod fingerprint;
 pub mod sanitize;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use fingerprint::Fingerprint;
 pub use sanitize::{sanitize, strip_terminal_escapes};
 
 /// Sanitized message text is cut to this many bytes (on a char boundary).

@@ -7,7 +7,7 @@
 //! are errors, never silently defaulted.
 
 use super::validate::{validate_document, FieldError, PolicyError};
-use super::{legacy, CandidatePolicy, ClassPolicy, CURRENT_VERSION};
+use super::{legacy, CandidatePolicy, ClassPolicy, UnclassifiedPolicy, CURRENT_VERSION};
 use crate::classification::PolicyClass;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -29,8 +29,9 @@ pub struct PolicyDocument {
 
 /// One candidate of a dynamic profile.
 ///
-/// In JSON the policy's class sections sit next to the identity fields
-/// (`{"name", "agent", "enabled", "transient", "hard"}`), so field paths read
+/// In JSON the policy's sections sit next to the identity fields
+/// (`{"name", "agent", "enabled", "transient", "hard", "unclassified"}`), so
+/// field paths read
 /// `candidates[2].hard.retry.max_retries`; [`CandidateEntryJson`] is that
 /// shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +57,9 @@ struct CandidateEntryJson {
     enabled: bool,
     transient: ClassPolicy,
     hard: ClassPolicy,
+    /// Optional: a document written before it existed reads as off.
+    #[serde(default)]
+    unclassified: UnclassifiedPolicy,
 }
 
 fn enabled_by_default() -> bool {
@@ -71,6 +75,7 @@ impl From<CandidateEntryJson> for CandidateEntry {
             policy: CandidatePolicy {
                 transient: json.transient,
                 hard: json.hard,
+                unclassified: json.unclassified,
             },
         }
     }
@@ -84,6 +89,7 @@ impl From<CandidateEntry> for CandidateEntryJson {
             enabled: entry.enabled,
             transient: entry.policy.transient,
             hard: entry.policy.hard,
+            unclassified: entry.policy.unclassified,
         }
     }
 }
@@ -181,8 +187,9 @@ fn read_current(version: &Value, value: Value) -> Result<PolicyDocument, PolicyE
     from_value(value)
 }
 
-/// A document without `version` whose candidates carry a class section
-/// (`transient` or `hard`) was meant to be current, not legacy.
+/// A document without `version` whose candidates carry a section of the
+/// current form (`transient`, `hard` or `unclassified`) was meant to be
+/// current, not legacy.
 fn looks_current(value: &Value) -> bool {
     value
         .get("candidates")
@@ -193,8 +200,13 @@ fn looks_current(value: &Value) -> bool {
 fn has_class_section(candidate: &Value) -> bool {
     PolicyClass::ALL
         .into_iter()
-        .any(|class| candidate.get(class.as_str()).is_some())
+        .map(PolicyClass::as_str)
+        .chain([UNCLASSIFIED])
+        .any(|section| candidate.get(section).is_some())
 }
+
+/// The key of a candidate's [`UnclassifiedPolicy`] section.
+const UNCLASSIFIED: &str = "unclassified";
 
 /// Deserializes with the path of the first offending field.
 fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, PolicyError> {
@@ -419,8 +431,15 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            vec!["agent", "enabled", "hard", "name", "transient"],
-            "the class sections sit next to name and agent, with no `policy` wrapper"
+            vec![
+                "agent",
+                "enabled",
+                "hard",
+                "name",
+                "transient",
+                "unclassified"
+            ],
+            "the sections sit next to name and agent, with no `policy` wrapper"
         );
     }
 

@@ -10,9 +10,11 @@
 pub mod document;
 pub mod legacy;
 pub mod schedule;
+pub mod unclassified;
 pub mod validate;
 
 pub use document::{load, CandidateEntry, DocumentSource, LoadedDocument, PolicyDocument};
+pub use unclassified::{RepeatedFailure, UnclassifiedPolicy, REPEAT_THRESHOLD_RANGE};
 pub use validate::{FieldError, PolicyError};
 
 use crate::classification::PolicyClass;
@@ -34,12 +36,16 @@ pub const CONTINUATIONS_RANGE: std::ops::RangeInclusive<u32> = 1..=5;
 /// The continuation budget automatic continuation starts with when turned on.
 pub const DEFAULT_CONTINUATIONS: u32 = 2;
 
-/// A complete policy for one candidate: one section per configurable class.
+/// A complete policy for one candidate: one section per configurable class,
+/// and the opt-in exception for unclassified failures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(deny_unknown_fields)]
 pub struct CandidatePolicy {
     pub transient: ClassPolicy,
     pub hard: ClassPolicy,
+    /// Off in policies stored before it existed.
+    #[serde(default)]
+    pub unclassified: UnclassifiedPolicy,
 }
 
 /// The pipeline for one class: optional reset wait, optional doubling
@@ -251,9 +257,16 @@ impl CandidatePolicy {
 
     /// The same class policy for both classes.
     pub fn both(policy: ClassPolicy) -> CandidatePolicy {
+        CandidatePolicy::new(policy.clone(), policy)
+    }
+
+    /// These class sections, with every unclassified failure going to a
+    /// person.
+    pub fn new(transient: ClassPolicy, hard: ClassPolicy) -> CandidatePolicy {
         CandidatePolicy {
-            transient: policy.clone(),
-            hard: policy,
+            transient,
+            hard,
+            unclassified: UnclassifiedPolicy::OFF,
         }
     }
 
@@ -276,6 +289,7 @@ impl CandidatePolicy {
         CandidatePolicy {
             transient: self.transient.normalize(),
             hard: self.hard.normalize(),
+            unclassified: self.unclassified.normalize(),
         }
     }
 }
@@ -293,6 +307,11 @@ mod tests {
             assert!(!section.retry.enabled, "{class:?} must not retry");
             assert_eq!(section.on_exhausted, Exhausted::Skip);
         }
+        assert_eq!(
+            policy.unclassified,
+            UnclassifiedPolicy::OFF,
+            "unclassified failures go to a person unless someone opts in"
+        );
     }
 
     #[test]
@@ -323,6 +342,7 @@ mod tests {
             ("initial_interval_seconds", INITIAL_INTERVAL_RANGE),
             ("max_wait_seconds", RESET_WAIT_RANGE),
             ("max_continuations", CONTINUATIONS_RANGE),
+            ("threshold", REPEAT_THRESHOLD_RANGE),
         ] {
             let stated = format!("`{field}` {}–{}", range.start(), range.end());
             assert!(doc.contains(&stated), "docs/policy.md states {stated}");

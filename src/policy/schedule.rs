@@ -122,13 +122,17 @@ impl ClassPolicy {
 
 impl CandidatePolicy {
     /// The candidate's policy in one line: `Transient: retry 3× from 5 s,
-    /// then skip · Hard: stop`.
+    /// then skip · Hard: stop`, and the unclassified exception when it is on.
     pub fn summary(&self) -> String {
-        format!(
+        let classes = format!(
             "Transient: {} · Hard: {}",
             self.transient.summary(),
             self.hard.summary()
-        )
+        );
+        match self.unclassified.summary() {
+            Some(unclassified) => format!("{classes} · {unclassified}"),
+            None => classes,
+        }
     }
 }
 
@@ -213,13 +217,20 @@ mod tests {
 
     #[test]
     fn a_summary_names_each_step_then_the_outcome_per_class() {
-        let policy = CandidatePolicy {
-            transient: retrying(3, 5, Exhausted::Skip),
-            hard: ClassPolicy::new(Some(18_000), None, Exhausted::Stop),
-        };
+        let mut policy = CandidatePolicy::new(
+            retrying(3, 5, Exhausted::Skip),
+            ClassPolicy::new(Some(18_000), None, Exhausted::Stop),
+        );
         assert_eq!(
             policy.summary(),
             "Transient: retry 3× from 5 s, then skip · Hard: wait for reset ≤ 5 h, then stop"
+        );
+        policy.unclassified = crate::policy::UnclassifiedPolicy::skip_after(3);
+        assert_eq!(
+            policy.summary(),
+            "Transient: retry 3× from 5 s, then skip · Hard: wait for reset ≤ 5 h, then stop \
+             · Unclassified: skip once after 3 identical",
+            "an opted-in exception is said; an off one leaves the line as it was"
         );
         assert_eq!(
             CandidatePolicy::default_for_new_candidate().summary(),

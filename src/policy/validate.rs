@@ -6,9 +6,9 @@
 //! checked; they are normalized away when stored.
 
 use super::{
-    AutoContinue, CandidatePolicy, ClassPolicy, PolicyDocument, ResetWait, Retry,
+    AutoContinue, CandidatePolicy, ClassPolicy, PolicyDocument, RepeatedFailure, ResetWait, Retry,
     CONTINUATIONS_RANGE, CURRENT_VERSION, INITIAL_INTERVAL_RANGE, MAX_DELAY_SECONDS,
-    RESET_WAIT_RANGE, RETRIES_RANGE,
+    REPEAT_THRESHOLD_RANGE, RESET_WAIT_RANGE, RETRIES_RANGE,
 };
 use crate::agent::AgentKind;
 use crate::classification::PolicyClass;
@@ -177,13 +177,19 @@ fn check_text(errors: &mut Vec<FieldError>, path: &str, value: &str) {
 /// Every error in one candidate policy; paths start with `prefix`
 /// (empty for a bare policy).
 pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Vec<FieldError> {
-    PolicyClass::ALL
+    let mut errors: Vec<FieldError> = PolicyClass::ALL
         .into_iter()
         .flat_map(|class| {
             let path = join_path(prefix, class.as_str());
             validate_class(&path, class, policy.section(class))
         })
-        .collect()
+        .collect();
+    let path = join_path(prefix, "unclassified.repeated_failure");
+    errors.extend(validate_repeated_failure(
+        &path,
+        policy.unclassified.repeated_failure,
+    ));
+    errors
 }
 
 fn join_path(prefix: &str, field: &str) -> String {
@@ -234,6 +240,20 @@ fn validate_auto_continue(
                 CONTINUATIONS_RANGE.start(),
                 CONTINUATIONS_RANGE.end(),
                 auto.max_continuations
+            ),
+        )
+    })
+}
+
+fn validate_repeated_failure(prefix: &str, repeated: RepeatedFailure) -> Option<FieldError> {
+    let threshold = repeated.threshold()?;
+    (!REPEAT_THRESHOLD_RANGE.contains(&threshold)).then(|| {
+        FieldError::new(
+            format!("{prefix}.threshold"),
+            format!(
+                "must be {}–{} identical failures when enabled, got {threshold}",
+                REPEAT_THRESHOLD_RANGE.start(),
+                REPEAT_THRESHOLD_RANGE.end(),
             ),
         )
     })
@@ -306,7 +326,7 @@ fn check_longest_delay(prefix: &str, retry: Retry) -> Option<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{CandidateEntry, Exhausted};
+    use crate::policy::{CandidateEntry, Exhausted, UnclassifiedPolicy};
 
     fn retrying(max_retries: u32, initial_interval_seconds: u32) -> CandidatePolicy {
         let mut policy = CandidatePolicy::default_for_new_candidate();
@@ -433,6 +453,36 @@ mod tests {
         };
         policy.hard.on_exhausted = Exhausted::Stop;
         assert!(validate_policy("", &policy).is_empty());
+    }
+
+    #[test]
+    fn a_repeat_threshold_outside_2_to_10_names_the_field_and_the_range() {
+        for threshold in [0, 1, 11, u32::MAX] {
+            let mut policy = CandidatePolicy::default_for_new_candidate();
+            policy.unclassified = UnclassifiedPolicy::skip_after(threshold);
+            assert_eq!(
+                validate_policy("candidates[1]", &policy),
+                vec![FieldError::new(
+                    "candidates[1].unclassified.repeated_failure.threshold",
+                    format!("must be 2–10 identical failures when enabled, got {threshold}")
+                )],
+                "one failure is not a repeat, and more than ten is refused"
+            );
+        }
+        for threshold in [2, 10] {
+            let mut policy = CandidatePolicy::default_for_new_candidate();
+            policy.unclassified = UnclassifiedPolicy::skip_after(threshold);
+            assert!(validate_policy("", &policy).is_empty(), "{threshold}");
+        }
+        let mut off = CandidatePolicy::default_for_new_candidate();
+        off.unclassified.repeated_failure = RepeatedFailure {
+            enabled: false,
+            threshold: 99,
+        };
+        assert!(
+            validate_policy("", &off).is_empty(),
+            "a disabled exception is not checked; it is stored normalized"
+        );
     }
 
     #[test]

@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use super::{validate_name, Candidate, CandidateInput, Profile};
 use crate::agent::{AgentKind, AgentSpec, MASKED};
 use crate::policy::document::{field_path, load_value, parse_without_duplicates};
-use crate::policy::{CandidatePolicy, ClassPolicy, DocumentSource, FieldError, PolicyError};
+use crate::policy::{
+    CandidatePolicy, ClassPolicy, DocumentSource, FieldError, PolicyError, UnclassifiedPolicy,
+};
 
 /// The profile document version this build writes and reads.
 pub const PROFILE_VERSION: u32 = 1;
@@ -60,6 +62,11 @@ pub struct ProfileCandidate {
     pub transient: ClassPolicy,
     /// Account, quota, credentials and configuration failures.
     pub hard: ClassPolicy,
+    /// Failures no rule classifies always wait for a person, unless this
+    /// opts in to moving on once after 2–10 identical ones with no output
+    /// and no effects. Absent: off.
+    #[serde(default)]
+    pub unclassified: UnclassifiedPolicy,
 }
 
 fn enabled_by_default() -> bool {
@@ -182,6 +189,7 @@ pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
             agent,
             transient: entry.policy.transient,
             hard: entry.policy.hard,
+            unclassified: entry.policy.unclassified,
         })
         .collect();
     Ok(LoadedProfile {
@@ -383,6 +391,7 @@ impl ProfileDocument {
                 policy: CandidatePolicy {
                     transient: c.transient.clone(),
                     hard: c.hard.clone(),
+                    unclassified: c.unclassified,
                 },
             })
             .collect()
@@ -396,6 +405,7 @@ fn candidate_entry(c: &Candidate) -> ProfileCandidate {
         agent: c.agent.clone(),
         transient: c.policy.transient.clone(),
         hard: c.policy.hard.clone(),
+        unclassified: c.policy.unclassified,
     }
 }
 
@@ -414,6 +424,7 @@ struct CandidateOut<'a> {
     agent: AgentOut<'a>,
     transient: &'a ClassPolicy,
     hard: &'a ClassPolicy,
+    unclassified: &'a UnclassifiedPolicy,
 }
 
 impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
@@ -439,6 +450,7 @@ impl<'a> From<&'a ProfileCandidate> for CandidateOut<'a> {
             },
             transient: &c.transient,
             hard: &c.hard,
+            unclassified: &c.unclassified,
         }
     }
 }

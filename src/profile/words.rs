@@ -25,6 +25,11 @@ const LABELS: &[(&str, &str)] = &[
     ("retry.initial_interval_seconds", "First delay"),
     ("retry", "Retry the same candidate"),
     ("on_exhausted", "When recovery is exhausted"),
+    ("repeated_failure.threshold", "Identical failures"),
+    (
+        "repeated_failure",
+        "Move on after identical unclassified failures",
+    ),
 ];
 
 /// `path` in words; `names` are the candidates' names in list order. A
@@ -44,6 +49,10 @@ pub fn field_words(path: &str, names: &[String]) -> String {
         }
         Some(("hard", field)) => {
             parts.push("Hard".into());
+            field
+        }
+        Some(("unclassified", field)) => {
+            parts.push("Unclassified".into());
             field
         }
         _ => rest,
@@ -95,6 +104,14 @@ mod tests {
         assert_eq!(
             field_words("candidates[0].hard.wait_for_reset.max_wait_seconds", &names),
             "Candidate 1 “opus” › Hard › Longest wait"
+        );
+        assert_eq!(
+            field_words(
+                "candidates[0].unclassified.repeated_failure.threshold",
+                &names
+            ),
+            "Candidate 1 “opus” › Unclassified › Identical failures",
+            "the opt-in section is named as the editor labels it"
         );
         assert_eq!(
             field_words("name", &names),

@@ -22,7 +22,7 @@ use super::{
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
 use crate::evaluator::{
-    self, CandidateSlot, Decision, ManualReason, RouteCycle, SessionFacts, ToolCalls,
+    self, CandidateSlot, Decision, ManualReason, RouteCycle, SessionFacts, Sighting, ToolCalls,
 };
 use crate::evidence::Evidence;
 use crate::policy::CandidatePolicy;
@@ -505,6 +505,55 @@ pub struct Failure {
     pub effect: EffectContext,
     /// What the engine found about the CLI session the attempt ran in.
     pub session: Session,
+    /// How many files of the working directory the attempt changed (`None`:
+    /// not a git repository).
+    pub files_changed: Option<u32>,
+    /// The route's attempts before this one, oldest first, as far back as a
+    /// repeat count can reach ([`crate::policy::REPEAT_THRESHOLD_RANGE`]).
+    pub earlier: Vec<Sighting>,
+}
+
+/// What the repeat count makes of an earlier attempt of the route, read
+/// back from its stored result: a failure is judged as when it happened
+/// (its class, the gate on its effects, its files, its evidence's
+/// fingerprint); anything else ends a run of identical failures.
+pub fn earlier_sighting(
+    attempt: &AttemptRecord,
+    result: Option<&AttemptResultRecord>,
+    files_changed: Option<u32>,
+) -> Sighting {
+    let candidate = attempt.candidate_index;
+    let failed = result.filter(|r| r.outcome == AttemptOutcome::Failed);
+    let facts = failed.and_then(|r| {
+        Some((
+            r.classification.as_ref()?,
+            r.effect.as_ref()?,
+            r.evidence.as_ref()?,
+        ))
+    });
+    match facts {
+        Some((classification, effect, evidence)) => Sighting::of(
+            candidate,
+            classification.class,
+            &safety::gate(effect),
+            files_changed,
+            evidence.fingerprint(),
+        ),
+        None => Sighting::other(candidate),
+    }
+}
+
+impl Failure {
+    /// What the repeat count makes of this failure on `candidate`.
+    pub fn sighting(&self, candidate: u32, verdict: &safety::GateVerdict) -> Sighting {
+        Sighting::of(
+            candidate,
+            self.classification.class,
+            verdict,
+            self.files_changed,
+            self.evidence.fingerprint(),
+        )
+    }
 }
 
 /// What the engine found about a failed attempt's CLI session: the
@@ -553,8 +602,17 @@ pub fn failed(
     };
     let slots = slots(row);
     let classification = &failure.classification;
-    let decision =
-        evaluator::evaluate_failure(&row.cycle, classification, &verdict, &facts, &slots, now);
+    let current = failure.sighting(row.candidate_index, &verdict);
+    let identical = evaluator::repeated::identical(&failure.earlier, &current);
+    let decision = evaluator::evaluate_failure(
+        &row.cycle,
+        classification,
+        &verdict,
+        identical,
+        &facts,
+        &slots,
+        now,
+    );
     if let (Decision::Continue { .. }, Some(session_id)) = (decision, &failure.session.resumable) {
         let candidate = &row.candidates[row.candidate_index as usize];
         let input = AttemptInput::Continue {
@@ -571,7 +629,7 @@ pub fn failed(
     // No continuation was made: what the gate and policy decide without it.
     let gated = match decision {
         Decision::Continue { .. } => {
-            evaluator::evaluate(&row.cycle, classification, &verdict, &slots, now)
+            evaluator::evaluate(&row.cycle, classification, &verdict, identical, &slots, now)
         }
         decided => decided,
     };
@@ -662,6 +720,7 @@ fn decide(
             .map(|c| policy.section(c).on_exhausted),
         Decision::Continue { .. }
         | Decision::Skip { .. }
+        | Decision::SkipRepeated { .. }
         | Decision::Stop { .. }
         | Decision::Manual { .. } => None,
     };
@@ -689,7 +748,7 @@ fn follow(
             next.deadline = Some(at);
             return plan(row, next, write, Effect::Arm(at));
         }
-        Decision::Skip { next: index, .. } => {
+        Decision::Skip { next: index, .. } | Decision::SkipRepeated { next: index, .. } => {
             next.candidate_index = index;
             return dispatch(row, next, write, lease, world, now);
         }

@@ -99,12 +99,18 @@ pub enum RunReport {
 
 /// Runs the attempt until it ends or `cancel` fires.
 pub async fn run(launch: Launch, cancel: CancellationToken) -> Ran {
-    let dir = launch.cwd.clone().or_else(|| std::env::current_dir().ok());
+    let descriptor = launch.agent.kind.descriptor();
+    // The simulated provider starts no process and writes no file: a tree
+    // read around it would only credit it with other people's edits, for
+    // four git processes an attempt.
+    let dir = match descriptor.launch {
+        KindLaunch::InProcess => None,
+        KindLaunch::Process { .. } => launch.cwd.clone().or_else(|| std::env::current_dir().ok()),
+    };
     let before = match &dir {
         Some(d) => worktree::snapshot(d).await,
         None => None,
     };
-    let descriptor = launch.agent.kind.descriptor();
     let (report, transcript) = match (&descriptor.launch, &launch.resume, &descriptor.resume) {
         (KindLaunch::Process { command, adapter }, None, _) => {
             let line = command(&launch.agent, &launch.prompt);

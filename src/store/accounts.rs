@@ -11,6 +11,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::routes::lease_until_sql;
 use super::{from_json, parse_ts, to_json, ts, Store, StoreError};
 use crate::account::{AccountId, AccountKey, Mark, Probe, StoredMark};
 use crate::agent::AgentSpec;
@@ -328,9 +329,11 @@ impl Store {
     pub fn probe_route(&self, id: u32) -> Result<Option<ProbeRoute>, StoreError> {
         let raw = self
             .conn()
-            .prepare_cached(
-                "SELECT state, generation, owner, lease_until FROM routes WHERE id = ?1",
-            )?
+            .prepare_cached(concat!(
+                "SELECT state, generation, owner, ",
+                lease_until_sql!(),
+                " FROM routes WHERE id = ?1"
+            ))?
             .query_row([id], |r| {
                 Ok((
                     r.get::<_, String>(0)?,

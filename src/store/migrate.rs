@@ -55,6 +55,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0012_manual_actions",
         include_str!("migrations/0012_manual_actions.sql"),
     ),
+    (
+        "0013_dispatch_holds_purge",
+        include_str!("migrations/0013_dispatch_holds_purge.sql"),
+    ),
+    (
+        "0014_engine_leases",
+        include_str!("migrations/0014_engine_leases.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -18,10 +18,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use routes::{Batch, Cas, ChangeSeq, Claim, Generations, RouteChanges, RouteSearch};
+pub use routes::{
+    Batch, Cas, ChangeSeq, Claim, Generations, OwnedRoute, RouteChanges, RouteSearch,
+};
 
 /// How long a statement waits for another process's write lock before
 /// failing. Opening for writing waits at most this long too, so a command
@@ -285,6 +288,15 @@ impl Store {
     }
 
     fn at(conn: Connection, path: &Path) -> Store {
+        // One plan per statement, whatever is bound to it. Without this,
+        // SQLite (built with STAT4) marks some statements — those comparing
+        // an indexed column with a parameter under a subquery, an `ORDER BY`
+        // or `MIN` — to be parsed and planned again on every new binding,
+        // so a cached statement was compiled anew each time it ran (the
+        // queued routes' query: on every report of the 10 000-deadline bench).
+        if let Err(e) = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true) {
+            tracing::warn!("cannot keep query plans stable: {e}");
+        }
         Store {
             conn,
             path: std::sync::Arc::from(path),

@@ -141,6 +141,7 @@ async fn replay(kind: AgentKind, recording: &Path) -> Outcome {
         &cycle,
         &classification,
         &verdict,
+        evaluator::Identical::NONE,
         &slots,
         evidence.occurred_at,
     );
@@ -158,7 +159,7 @@ fn decision_name(o: &Outcome) -> &'static str {
         None => "succeeded",
         Some(Decision::WaitForReset { .. }) => "wait",
         Some(Decision::Retry { .. }) => "retry",
-        Some(Decision::Skip { .. }) => "skip",
+        Some(Decision::Skip { .. } | Decision::SkipRepeated { .. }) => "skip",
         Some(Decision::Continue { .. }) => "continue",
         Some(Decision::Manual { .. } | Decision::Stop { .. }) => "manual",
     }

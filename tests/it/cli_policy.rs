@@ -423,6 +423,27 @@ fn simulate_sends_unknown_text_to_manual() {
 }
 
 #[test]
+fn simulate_says_where_repeated_unclassified_failures_move_on() {
+    // Texts that differ only in request id, pid and time are one failure;
+    // another text in between starts the count again; the route moves on
+    // once, and the second candidate's repeat goes to a person.
+    let output = recourse(&[
+        "simulate",
+        "--policy",
+        fixture("unclassified-repeats.json").to_str().unwrap(),
+        "--errors",
+        fixture("simulate/unclassified-repeats.json")
+            .to_str()
+            .unwrap(),
+        "--builtin-only",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let expected =
+        std::fs::read_to_string(fixture("simulate/unclassified-repeats.expected.txt")).unwrap();
+    assert_eq!(stdout(&output), expected, "see the .expected.txt fixture");
+}
+
+#[test]
 fn simulate_rejects_an_invalid_failure_file_with_the_path() {
     let output = simulate("invalid-failures.json", &[]);
     assert_eq!(output.status.code(), Some(2));

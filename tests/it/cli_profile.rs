@@ -172,6 +172,39 @@ fn every_policy_shape_and_agent_kind_round_trips_through_a_database() {
 }
 
 #[test]
+fn the_unclassified_exception_round_trips_through_a_database_and_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("unclassified.db");
+    let example = fixture("example.json");
+    ok(&recourse(
+        &db,
+        &["profile", "import", example.to_str().unwrap()],
+    ));
+    let exported = load(&ok(&recourse(&db, &["profile", "export", "Daily driver"]))).unwrap();
+    let opus = &exported.document.candidates[0];
+    assert_eq!(
+        opus.unclassified,
+        recourse::policy::UnclassifiedPolicy::skip_after(3),
+        "stored and exported as written"
+    );
+    assert!(
+        !exported.document.candidates[1]
+            .unclassified
+            .repeated_failure
+            .enabled,
+        "a candidate whose document leaves the section out has it off"
+    );
+    let shown = ok(&recourse(&db, &["profile", "show", "Daily driver"]));
+    assert!(
+        shown.contains(
+            "   unclassified: The first 2 identical unclassified failures with no output or \
+             effects each wait for you; at the 3rd, skip to codex, once per route cycle."
+        ),
+        "{shown}"
+    );
+}
+
+#[test]
 fn a_legacy_document_is_imported_normalized() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("legacy.db");
@@ -305,6 +338,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let edited = std::fs::read_to_string(&example)
         .unwrap()
         .replacen("\"max_retries\": 3", "\"max_retries\": 5", 1)
+        .replace("\"threshold\": 3", "\"threshold\": 5")
         .replace("http://127.0.0.1:3128", "http://127.0.0.1:8080");
     std::fs::write(&changed, edited).unwrap();
 
@@ -332,6 +366,10 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     );
     assert!(
         dry.contains("candidate \"opus\": transient.retry.max_retries: 3 → 5"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("candidate \"opus\": unclassified.repeated_failure.threshold: 3 → 5"),
         "{dry}"
     );
     assert!(

@@ -300,3 +300,98 @@ async fn restart_keeps_the_marks_and_the_queue() {
     );
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exported_profile_carries_an_account_label_and_never_a_derived_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let mut derived = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 10 }]);
+    derived
+        .env
+        .insert("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into());
+    let plain = CandidateInput::new(
+        "derived",
+        derived,
+        uniform_policy(None, None, Exhausted::Stop),
+    );
+    let id = profile(
+        &engine,
+        "p",
+        vec![
+            on_account("labelled", "work", vec![SimStep::Succeed { after_ms: 10 }]),
+            plain,
+        ],
+    )
+    .await;
+    let accounts = engine.accounts().unwrap().accounts;
+    let hashed: Vec<&str> = accounts
+        .iter()
+        .filter(|a| !a.labelled)
+        .map(|a| a.id.as_str())
+        .collect();
+    assert_eq!(
+        hashed.len(),
+        1,
+        "the unlabelled candidate has a derived account: {accounts:?}"
+    );
+    let text = engine.export_profile(id).unwrap().to_json_pretty();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["candidates"][0]["agent"]["account"], "work", "{text}");
+    assert!(
+        doc["candidates"][1]["agent"].get("account").is_none(),
+        "no label, no account field: {text}"
+    );
+    assert!(
+        !text.contains(hashed[0]),
+        "the derived id ({}) stays in the database: {text}",
+        hashed[0]
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_is_noticed_once_however_many_routes_it_holds_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let mut notices = engine.subscribe_accounts();
+    let hits = profile(
+        &engine,
+        "Hits",
+        vec![limited_then_ok("claude", "work", 3600)],
+    )
+    .await;
+    let first = start(&engine, hits).await;
+    until(
+        &engine,
+        first,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    let later = profile(
+        &engine,
+        "Later",
+        vec![on_account(
+            "too",
+            "work",
+            vec![SimStep::Succeed { after_ms: 10 }],
+        )],
+    )
+    .await;
+    for _ in 0..3 {
+        let held = start(&engine, later).await;
+        let d = engine.route_detail(held).unwrap();
+        assert_eq!(d.holds.len(), 1, "held back by the mark: {d:?}");
+    }
+    let notice = notices.try_recv().expect("the limit was noticed");
+    assert_eq!(
+        (notice.account.as_str(), notice.until.is_some()),
+        ("work", true),
+        "{notice:?}"
+    );
+    assert!(
+        notices.try_recv().is_err(),
+        "one notice for the mark, none for the three routes it held back"
+    );
+    engine.shutdown().await;
+}

@@ -192,10 +192,10 @@ async fn the_timeline_draws_attempts_the_waits_between_them_and_the_skip() {
                     },
                     SimStep::Overloaded { after_ms: 100 },
                 ],
-                CandidatePolicy {
-                    transient: ClassPolicy::new(None, Some((1, 5)), Exhausted::Skip),
-                    hard: ClassPolicy::new(Some(60), None, Exhausted::Skip),
-                },
+                CandidatePolicy::new(
+                    ClassPolicy::new(None, Some((1, 5)), Exhausted::Skip),
+                    ClassPolicy::new(Some(60), None, Exhausted::Skip),
+                ),
             ),
             simulated(
                 "second",

@@ -58,10 +58,10 @@ async fn saving_candidates_bumps_revision_and_keeps_ids() {
         name: a.name.clone(),
         enabled: a.enabled,
         agent: a.agent.clone(),
-        policy: CandidatePolicy {
-            transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop),
-            hard: ClassPolicy::new(None, None, Exhausted::Skip),
-        },
+        policy: CandidatePolicy::new(
+            ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop),
+            ClassPolicy::new(None, None, Exhausted::Skip),
+        ),
     };
     let reordered = vec![
         CandidateInput {
@@ -188,10 +188,10 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         "candidates: must list at least one candidate"
     );
     let mut bad_policy = sim("p");
-    bad_policy.policy = CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((0, 5)), Exhausted::Skip),
-        hard: ClassPolicy::new(None, None, Exhausted::Skip),
-    };
+    bad_policy.policy = CandidatePolicy::new(
+        ClassPolicy::new(None, Some((0, 5)), Exhausted::Skip),
+        ClassPolicy::new(None, None, Exhausted::Skip),
+    );
     let err = engine
         .save_candidates(p.id, p.revision, vec![sim("a"), bad_policy])
         .unwrap_err();
@@ -199,6 +199,21 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
     assert!(
         field.starts_with("candidates[1].transient.retry"),
         "policy errors carry the candidate's path, got {field}"
+    );
+    let mut too_many = sim("q");
+    too_many.policy.unclassified = recourse::policy::UnclassifiedPolicy::skip_after(11);
+    let err = engine
+        .save_candidates(p.id, p.revision, vec![sim("a"), too_many])
+        .unwrap_err();
+    assert_eq!(
+        validation(err),
+        (
+            "candidates[1].unclassified.repeated_failure.threshold".to_string(),
+            "candidates[1].unclassified.repeated_failure.threshold: must be 2–10 identical \
+             failures when enabled, got 11"
+                .to_string()
+        ),
+        "refused at the field, naming the range"
     );
     let after = engine.get_profile(p.id).unwrap();
     assert_eq!(

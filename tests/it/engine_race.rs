@@ -65,6 +65,8 @@ fn overloaded(row: &RouteRow) -> Failure {
         evidence,
         effect: EffectContext::effect_safe(),
         session: Default::default(),
+        files_changed: None,
+        earlier: Vec::new(),
     }
 }
 

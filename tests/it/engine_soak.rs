@@ -90,10 +90,10 @@ fn profiles() -> Vec<(&'static str, Vec<CandidateInput>)> {
                         after_ms: WORK_MS,
                         resets_in_s: 2,
                     }],
-                    CandidatePolicy {
-                        transient: ClassPolicy::new(None, Some((1, 1)), skip),
-                        hard: ClassPolicy::new(Some(10), None, skip),
-                    },
+                    CandidatePolicy::new(
+                        ClassPolicy::new(None, Some((1, 1)), skip),
+                        ClassPolicy::new(Some(10), None, skip),
+                    ),
                 ),
                 sim(
                     "backup",

@@ -8,45 +8,53 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::{open_engine, replay_agent, until_route};
-use recourse::agent::{Access, AgentKind, AgentSpec, Entry, ToolStatus};
+use recourse::agent::{Access, AgentKind, AgentSpec, Entry, SimStep, ToolStatus};
 use recourse::engine::{Engine, StartRun};
 use recourse::policy::CandidatePolicy;
 use recourse::profile::CandidateInput;
 use recourse::route::RouteState;
 
-fn git_repo(dir: &Path) {
+/// A git repository with one committed file, in folder `repo` of `dir`.
+fn git_repo_in(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
     let ok = std::process::Command::new("sh")
         .arg("-c")
         .arg("git init -q && echo a > kept.txt && git add . && git -c user.email=t@example.invalid -c user.name=t commit -qm init")
-        .current_dir(dir)
+        .current_dir(&repo)
         .status()
         .unwrap()
         .success();
     assert!(ok);
+    repo
 }
 
 async fn run_one(engine: &Engine, agent: AgentSpec, cwd: &Path) -> u32 {
+    let id = start_one(engine, agent, cwd).await;
+    until_route(engine, id, "rested", |s| s.state != RouteState::Running).await;
+    id
+}
+
+/// Starts a route on a profile of one candidate running `agent` in `cwd`.
+async fn start_one(engine: &Engine, agent: AgentSpec, cwd: &Path) -> u32 {
     let p = engine.create_profile("p").unwrap();
     let c = CandidateInput::new("agent", agent, CandidatePolicy::default_for_new_candidate());
     let p = engine.save_candidates(p.id, p.revision, vec![c]).unwrap();
-    let s = engine
+    engine
         .start_run(StartRun {
             profile_id: p.id,
             prompt: "Create the file recourse-note.txt in the working directory.".into(),
             cwd: Some(cwd.display().to_string()),
         })
         .await
-        .unwrap();
-    until_route(engine, s.id, "rested", |s| s.state != RouteState::Running).await;
-    s.id
+        .unwrap()
+        .id
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_claude_that_was_refused_a_write_succeeds_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git_repo(&repo);
+    let repo = git_repo_in(&dir);
     let engine = open_engine(&dir.path().join("t.db"), false).await;
     let mut agent = replay_agent(AgentKind::ClaudeCode, "claude/write_file.read_only");
     agent.access = Some(Access::ReadOnly);
@@ -93,9 +101,7 @@ fn script(dir: &Path, body: &str) -> AgentSpec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_files_an_attempt_changed_in_its_git_working_directory_are_listed() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git_repo(&repo);
+    let repo = git_repo_in(&dir);
     std::thread::sleep(Duration::from_millis(20));
     let engine = open_engine(&dir.path().join("t.db"), false).await;
     let agent = script(
@@ -119,6 +125,24 @@ async fn the_files_an_attempt_changed_in_its_git_working_directory_are_listed() 
             text: "wrote two files".into()
         }],
         "a command's transcript is what it printed"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_simulated_attempt_is_not_credited_with_edits_made_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git_repo_in(&dir);
+    let engine = open_engine(&dir.path().join("t.db"), false).await;
+    let agent = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 400 }]);
+    let id = start_one(&engine, agent, &repo).await;
+    // A person edits the tree while the simulation "runs".
+    std::fs::write(repo.join("by-hand.txt"), "mine").unwrap();
+    until_route(&engine, id, "rested", |s| s.state != RouteState::Running).await;
+    let t = engine.attempt_transcript(id, 1).unwrap();
+    assert_eq!(
+        t.files, None,
+        "the simulated provider writes no file: its tree is not read, so by-hand.txt is not its"
     );
     engine.shutdown().await;
 }

@@ -7,10 +7,12 @@ use recourse::classification::{
     Class, Classification, Confidence, PolicyClass, Scope, SemanticCode,
 };
 use recourse::evaluator::{
-    evaluate, evaluate_failure, CandidateSlot, Decision, HistoryWording, ManualReason, RouteCycle,
-    SessionFacts, StopReason, ToolCalls,
+    evaluate, evaluate_failure, CandidateSlot, Decision, HistoryWording, Identical, ManualReason,
+    RouteCycle, SessionFacts, StopReason, ToolCalls,
 };
-use recourse::policy::{AutoContinue, CandidatePolicy, ClassPolicy, Exhausted, ResetWait, Retry};
+use recourse::policy::{
+    AutoContinue, CandidatePolicy, ClassPolicy, Exhausted, ResetWait, Retry, UnclassifiedPolicy,
+};
 use recourse::safety::{gate, EffectContext, GateVerdict, PromptDelivery, UnsafeReason};
 use recourse::simulation::{simulate, SimulatedFailure, TimelineWording};
 
@@ -60,6 +62,7 @@ fn step(
         cycle,
         classification,
         &GateVerdict::Allowed,
+        Identical::NONE,
         candidates,
         now,
     );
@@ -329,6 +332,7 @@ fn failure_after_tool_activity_goes_to_manual_even_with_retry_and_skip_policy() 
         &RouteCycle::new(0),
         &failure(TRANSIENT, None),
         &verdict,
+        Identical::NONE,
         &candidates,
         t0(),
     );
@@ -516,13 +520,34 @@ fn decisions_and_cycles_have_a_stable_json_shape() {
         serde_json::to_string(&manual).unwrap(),
         r#"{"kind":"manual","reason":{"kind":"unsafe_effect","reason":"assistant_output_seen"}}"#
     );
+    let skip_repeated = Decision::SkipRepeated {
+        excluded: 0,
+        next: 2,
+        identical: 3,
+    };
+    assert_eq!(
+        serde_json::to_string(&skip_repeated).unwrap(),
+        r#"{"kind":"skip_repeated","excluded":0,"next":2,"identical":3}"#
+    );
+    let below = Decision::Manual {
+        reason: ManualReason::RepeatedUnclassified {
+            code: SemanticCode::Unknown,
+            identical: 1,
+            threshold: 3,
+            held: recourse::evaluator::RepeatHeld::BelowThreshold,
+        },
+    };
+    assert_eq!(
+        serde_json::to_string(&below).unwrap(),
+        r#"{"kind":"manual","reason":{"kind":"repeated_unclassified","code":"unknown","identical":1,"threshold":3,"held":"below_threshold"}}"#
+    );
     let policy = CandidatePolicy::both(ClassPolicy::new(Some(60), Some((2, 5)), Exhausted::Skip));
     let candidates = [slot("a", policy.clone()), slot("b", policy)];
     let (_, cycle) = first_step(&candidates, &failure(HARD, None));
     let json = serde_json::to_string(&cycle).unwrap();
     assert_eq!(
         json,
-        r#"{"current":0,"excluded":[],"usage":{"0":{"transient":{"retries_used":0,"reset_wait_used":false,"continuations_used":0},"hard":{"retries_used":1,"reset_wait_used":false,"continuations_used":0}}}}"#
+        r#"{"current":0,"excluded":[],"usage":{"0":{"transient":{"retries_used":0,"reset_wait_used":false,"continuations_used":0},"hard":{"retries_used":1,"reset_wait_used":false,"continuations_used":0}}},"repeat_skip_used":false}"#
     );
     let continued = Decision::Continue {
         class: PolicyClass::Transient,
@@ -694,7 +719,7 @@ fn arb_candidates() -> impl Strategy<Value = Vec<CandidateSlot>> {
             .map(|(i, (enabled, transient, hard))| CandidateSlot {
                 enabled,
                 name: format!("c{i}"),
-                policy: CandidatePolicy { transient, hard },
+                policy: CandidatePolicy::new(transient, hard),
                 kind: None,
             })
             .collect()
@@ -784,6 +809,7 @@ proptest! {
                 }
                 Decision::Continue { .. }
                 | Decision::Skip { .. }
+                | Decision::SkipRepeated { .. }
                 | Decision::Stop { .. }
                 | Decision::Manual { .. } => {}
             }
@@ -798,10 +824,12 @@ proptest! {
         current in 0u32..4,
     ) {
         let classification = failure.classification(t0());
-        let decision = evaluate(&RouteCycle::new(current), &classification, &gate(&effect), &candidates, t0());
+        let decision = evaluate(&RouteCycle::new(current), &classification, &gate(&effect), Identical::NONE, &candidates, t0());
         prop_assert!(matches!(decision, Decision::Manual { reason: ManualReason::UnsafeEffect { .. } }), "{:?}", decision);
     }
 
+    /// On candidates that did not opt in to the unclassified exception
+    /// (`arb_candidates` never does).
     #[test]
     fn unclassified_or_low_confidence_never_yields_automatic_action(
         candidates in arb_candidates(),
@@ -818,11 +846,66 @@ proptest! {
         };
         let classification = failure.classification(t0());
         let doubtful = classification.class == Class::Unclassified || confidence == Confidence::Low;
-        let decision = evaluate(&RouteCycle::new(0), &classification, &GateVerdict::Allowed, &candidates, t0());
+        let decision = evaluate(&RouteCycle::new(0), &classification, &GateVerdict::Allowed, Identical::NONE, &candidates, t0());
         if doubtful {
             prop_assert!(!decision.is_automatic(), "{:?}", decision);
             prop_assert!(matches!(decision, Decision::Manual { .. }), "{:?}", decision);
         }
+    }
+
+    /// Opted in or not, an unclassified failure never waits or retries: it
+    /// moves on only as the exception, at the threshold of the candidate it
+    /// leaves, after that many identical failures in a row on it, and at
+    /// most once in a cycle.
+    #[test]
+    fn unclassified_failures_move_on_only_at_the_threshold_and_once_per_cycle(
+        candidates in arb_candidates(),
+        thresholds in prop::collection::vec(prop::option::of(2u32..=10), 4),
+        fingerprints in prop::collection::vec(0u8..3, 1..40),
+    ) {
+        let candidates: Vec<CandidateSlot> = candidates
+            .into_iter()
+            .zip(thresholds)
+            .map(|(mut slot, threshold)| {
+                if let Some(n) = threshold {
+                    slot.policy.unclassified = UnclassifiedPolicy::skip_after(n);
+                }
+                slot
+            })
+            .collect();
+        let failures: Vec<SimulatedFailure> = fingerprints
+            .iter()
+            .map(|f| SimulatedFailure {
+                class: Some(Class::Unclassified),
+                fingerprint: Some(format!("f{f}")),
+                ..SimulatedFailure::of(SemanticCode::Unknown)
+            })
+            .collect();
+        let steps = simulate(&candidates, &failures, t0());
+        let mut moves = 0;
+        for (i, step) in steps.iter().enumerate() {
+            match step.decision {
+                Decision::SkipRepeated { excluded, identical, .. } => {
+                    moves += 1;
+                    let threshold = candidates[excluded as usize]
+                        .policy
+                        .unclassified
+                        .repeated_failure
+                        .threshold();
+                    prop_assert_eq!(threshold, Some(identical), "moves exactly at the threshold");
+                    let run = &steps[i + 1 - identical as usize..=i];
+                    let same = |s: &&recourse::simulation::TimelineStep| {
+                        s.candidate == excluded
+                            && failures[s.failure as usize].fingerprint
+                                == failures[step.failure as usize].fingerprint
+                    };
+                    prop_assert!(run.iter().all(|s| same(&s)), "{:?}", run);
+                }
+                Decision::Manual { .. } => {}
+                other => prop_assert!(false, "an unclassified failure never {:?}", other),
+            }
+        }
+        prop_assert!(moves <= 1, "one move per cycle, got {}", moves);
     }
 }
 
@@ -871,8 +954,8 @@ proptest! {
     ) {
         let classification = failure.classification(t0());
         let verdict = gate(&effect);
-        let before = evaluate(&cycle, &classification, &verdict, &candidates, t0());
-        let decision = evaluate_failure(&cycle, &classification, &verdict, &session, &candidates, t0());
+        let before = evaluate(&cycle, &classification, &verdict, Identical::NONE, &candidates, t0());
+        let decision = evaluate_failure(&cycle, &classification, &verdict, Identical::NONE, &session, &candidates, t0());
         if decision == before {
             return Ok(());
         }
@@ -910,8 +993,8 @@ proptest! {
         let classification = failure.classification(t0());
         let verdict = gate(&effect);
         prop_assert_eq!(
-            evaluate_failure(&cycle, &classification, &verdict, &session, &off, t0()),
-            evaluate(&cycle, &classification, &verdict, &off, t0())
+            evaluate_failure(&cycle, &classification, &verdict, Identical::NONE, &session, &off, t0()),
+            evaluate(&cycle, &classification, &verdict, Identical::NONE, &off, t0())
         );
     }
 

@@ -85,7 +85,7 @@ async fn a_removed_variable_fails_the_next_dispatch_by_name_and_leaves_no_value_
         .save_candidates(p.id, p.revision, vec![input])
         .unwrap();
     std::fs::remove_file(&out).unwrap();
-    // Any command's effects are unknown, so the gate held it: the person says yes.
+    // The gate held it (its prompt delivery was ambiguous): the person said yes.
     act_confirmed(&engine, s.id, ManualAction::RetryNow, s.generation)
         .await
         .unwrap();

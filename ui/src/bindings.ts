@@ -51,6 +51,11 @@ export const commands = {
 	 */
 	describeSchedule: (section: ClassPolicy_Deserialize, next: string | null) => __TAURI_INVOKE<string>("describe_schedule", { section, next }),
 	/**
+	 *  What the unclassified exception does, in words; `next` names the
+	 *  candidate a skip goes to.
+	 */
+	describeUnclassified: (section: UnclassifiedPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_unclassified", { section, next }),
+	/**
 	 *  The evaluator's timeline for an example failure sequence: the same
 	 *  function `recourse simulate` runs.
 	 */
@@ -198,7 +203,7 @@ export const MAX_RETENTION_DAYS = 3650 as const;
 
 export const PASTABLE_PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic"] as const;
 
-export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_continuations":{"max":5,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1}} as const;
+export const POLICY_LIMITS = {"initial_interval_seconds":{"max":3600,"min":1},"max_continuations":{"max":5,"min":1},"max_retries":{"max":10,"min":1},"max_wait_seconds":{"max":604800,"min":1},"repeat_threshold":{"max":10,"min":2}} as const;
 
 export const PROVIDERS = ["anthropic-api","claude-code","codex","openai-api","gemini","opencode","generic","simulated"] as const;
 
@@ -469,7 +474,7 @@ export type AgentKindInfo_Deserialize = {
 	/**
 	 *  What a section's reset wait, retry or automatic continuation starts
 	 *  with when a person switches it on (the hard wait is the kind's usage
-	 *  window).
+	 *  window), and the unclassified exception's threshold.
 	 */
 	switch_on: CandidatePolicy_Deserialize,
 };
@@ -515,7 +520,7 @@ export type AgentKindInfo_Serialize = {
 	/**
 	 *  What a section's reset wait, retry or automatic continuation starts
 	 *  with when a person switches it on (the hard wait is the kind's usage
-	 *  window).
+	 *  window), and the unclassified exception's threshold.
 	 */
 	switch_on: CandidatePolicy_Serialize,
 };
@@ -831,19 +836,32 @@ export type CandidateInput_Serialize = {
 	policy: CandidatePolicy_Serialize,
 };
 
-/**  A complete policy for one candidate: one section per configurable class. */
+/**
+ *  A complete policy for one candidate: one section per configurable class,
+ *  and the opt-in exception for unclassified failures.
+ */
 export type CandidatePolicy = CandidatePolicy_Serialize | CandidatePolicy_Deserialize;
 
-/**  A complete policy for one candidate: one section per configurable class. */
+/**
+ *  A complete policy for one candidate: one section per configurable class,
+ *  and the opt-in exception for unclassified failures.
+ */
 export type CandidatePolicy_Deserialize = {
 	transient: ClassPolicy_Deserialize,
 	hard: ClassPolicy_Deserialize,
+	/**  Off in policies stored before it existed. */
+	unclassified?: UnclassifiedPolicy,
 };
 
-/**  A complete policy for one candidate: one section per configurable class. */
+/**
+ *  A complete policy for one candidate: one section per configurable class,
+ *  and the opt-in exception for unclassified failures.
+ */
 export type CandidatePolicy_Serialize = {
 	transient: ClassPolicy_Serialize,
 	hard: ClassPolicy_Serialize,
+	/**  Off in policies stored before it existed. */
+	unclassified: UnclassifiedPolicy,
 };
 
 /**  One candidate of the route, in route order. */
@@ -1197,6 +1215,11 @@ export type Decision =
 { kind: "continue"; class: PolicyClass; ordinal: number; max_continuations: number } | 
 /**  Exclude `excluded` for the rest of the cycle and run `next` now. */
 { kind: "skip"; class: PolicyClass; excluded: number; next: number } | 
+/**
+ *  The candidate's opted-in exception: its `identical`-th identical
+ *  quiet unclassified failure in a row. Like a skip, once per cycle.
+ */
+{ kind: "skip_repeated"; excluded: number; next: number; identical: number } | 
 /**  Stop by policy; recovery is manual from here. */
 { kind: "stop"; reason: StopReason } | 
 /**  No automatic recovery possible. */
@@ -1659,7 +1682,13 @@ export type ManualReason =
 /**  The policy said skip but every later candidate is disabled or excluded. */
 { kind: "no_eligible_candidate"; class: PolicyClass } | 
 /**  The route cycle points past the end of the candidate list. */
-{ kind: "candidate_out_of_range"; index: number; count: number };
+{ kind: "candidate_out_of_range"; index: number; count: number } | 
+/**
+ *  Unclassified, on a candidate opted in to moving on after
+ *  `threshold` identical quiet failures; `held` says why not now.
+ *  `identical` counts this failure and the identical ones before it.
+ */
+{ kind: "repeated_unclassified"; code: SemanticCode; identical: number; threshold: number; held: RepeatHeld };
 
 /**  One limit mark. */
 export type MarkView = MarkView_Serialize | MarkView_Deserialize;
@@ -1959,6 +1988,32 @@ export type Readiness_Serialize = {
 	/**  Anything else that stops a run, in words. */
 	problems: string[],
 	ready: boolean,
+};
+
+/**
+ *  Why an unclassified failure on an opted-in candidate still waits for a
+ *  person.
+ */
+export type RepeatHeld = 
+/**  Fewer identical failures than the threshold so far. */
+"below_threshold" | 
+/**
+ *  This failure does not count: its attempt changed files in the
+ *  working directory (output and tool activity stop at the gate).
+ */
+"files_changed" | 
+/**  The route already moved on once in this cycle for this reason. */
+"moved_on_this_cycle" | 
+/**  Every later candidate is disabled or excluded. */
+"no_candidate_left";
+
+/**
+ *  The repeated-failure exception: `threshold` (2–10 when enabled)
+ *  identical unclassified failures in a row.
+ */
+export type RepeatedFailure = {
+	enabled: boolean,
+	threshold: number,
 };
 
 /**  Wait for a trusted provider reset instant, at most `max_wait_seconds` ahead. */
@@ -2739,6 +2794,12 @@ export type SimulatedFailure_Deserialize = {
 	 *  continuation; absent means no session it could resume.
 	 */
 	session?: SessionFacts_Deserialize | null,
+	/**
+	 *  Which failure this is, for counting identical unclassified ones:
+	 *  failures with the same fingerprint are the same failure. Absent:
+	 *  the code names it. A text failure gets its evidence's.
+	 */
+	fingerprint?: string | null,
 };
 
 /**  One failed attempt, given at classification level. */
@@ -2763,6 +2824,12 @@ export type SimulatedFailure_Serialize = {
 	 *  continuation; absent means no session it could resume.
 	 */
 	session: SessionFacts_Serialize | null,
+	/**
+	 *  Which failure this is, for counting identical unclassified ones:
+	 *  failures with the same fingerprint are the same failure. Absent:
+	 *  the code names it. A text failure gets its evidence's.
+	 */
+	fingerprint: string | null,
 };
 
 /**  Byte span of the sanitized evidence text that a rule matched. */
@@ -3007,6 +3074,18 @@ export type Transcript_Serialize = {
 	usage: Usage_Serialize | null,
 	/**  Entries and bytes left out of the middle to stay within the bound. */
 	elided: Elided,
+};
+
+/**
+ *  What a candidate does about unclassified failures beyond handing them to
+ *  a person.
+ */
+export type UnclassifiedPolicy = {
+	/**
+	 *  Move on once after this many identical unclassified failures with no
+	 *  output and no effects; off unless enabled.
+	 */
+	repeated_failure: RepeatedFailure,
 };
 
 /**  Why automatic recovery is not allowed for a failed attempt. */

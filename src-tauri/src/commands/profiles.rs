@@ -10,7 +10,7 @@ use recourse::engine::{secret_places, AgentKindInfo, Readiness, SecretEnv, TextP
 use recourse::evaluator::CandidateSlot;
 use recourse::evidence::Provider;
 use recourse::policy::validate::{validate_policy, FieldError};
-use recourse::policy::{CandidatePolicy, ClassPolicy};
+use recourse::policy::{CandidatePolicy, ClassPolicy, UnclassifiedPolicy};
 use recourse::profile::{CandidateInput, Profile};
 use recourse::simulation::{preview, PreviewStep, SimulatedFailure};
 use tauri::State;
@@ -127,6 +127,14 @@ pub async fn policy_summary(policy: CandidatePolicy) -> String {
 #[specta::specta]
 pub async fn describe_schedule(section: ClassPolicy, next: Option<String>) -> String {
     section.describe_schedule(next.as_deref())
+}
+
+/// What the unclassified exception does, in words; `next` names the
+/// candidate a skip goes to.
+#[tauri::command]
+#[specta::specta]
+pub async fn describe_unclassified(section: UnclassifiedPolicy, next: Option<String>) -> String {
+    section.describe(next.as_deref())
 }
 
 /// The evaluator's timeline for an example failure sequence: the same

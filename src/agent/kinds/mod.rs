@@ -155,10 +155,10 @@ const HOUR: u32 = 3_600;
 /// transient failures retried 3 times from 10 s, then skip; a hard one waits
 /// for its window to reset, up to `window_s`, then skip.
 fn waits_for_window(window_s: u32) -> CandidatePolicy {
-    CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((3, 10)), Exhausted::Skip),
-        hard: ClassPolicy::new(Some(window_s), None, Exhausted::Skip),
-    }
+    CandidatePolicy::new(
+        ClassPolicy::new(None, Some((3, 10)), Exhausted::Skip),
+        ClassPolicy::new(Some(window_s), None, Exhausted::Skip),
+    )
 }
 
 pub(super) fn descriptor(kind: AgentKind) -> &'static Descriptor {

@@ -74,9 +74,11 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
         access: Some(Access::Edit),
         ..AgentSpec::default_for(AgentKind::Opencode)
     },
-    starter_policy: || CandidatePolicy {
-        transient: ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
-        hard: ClassPolicy::new(None, None, Exhausted::Skip),
+    starter_policy: || {
+        CandidatePolicy::new(
+            ClassPolicy::new(Some(300), Some((3, 10)), Exhausted::Skip),
+            ClassPolicy::new(None, None, Exhausted::Skip),
+        )
     },
     starter_why: "OpenCode calls a provider's API with your key: a rate limit that says when to come back is waited for (up to 5 min) and overloads are retried 3 times from 10 s; a hard failure (credits, an invalid key) does not clear by waiting, so it skips to the next candidate.",
     hard_wait_s: HOUR,

@@ -21,9 +21,11 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
     access: None,
     readiness: None,
     starter: || AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 1500 }]),
-    starter_policy: || CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip),
-        hard: ClassPolicy::new(Some(120), None, Exhausted::Skip),
+    starter_policy: || {
+        CandidatePolicy::new(
+            ClassPolicy::new(None, Some((3, 2)), Exhausted::Skip),
+            ClassPolicy::new(Some(120), None, Exhausted::Skip),
+        )
     },
     starter_why: "The built-in simulated provider plays short failures so you can watch the policy work: retries from 2 s and a reset wait of up to 2 min.",
     hard_wait_s: 120,

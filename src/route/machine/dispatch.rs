@@ -144,6 +144,7 @@ fn held(
         &next.cycle,
         &classification,
         &GateVerdict::Allowed,
+        evaluator::Identical::NONE,
         &slots(&next),
         now,
     );

@@ -227,6 +227,56 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
 }
 
 #[test]
+fn the_thresholdth_identical_quiet_unclassified_failure_dispatches_the_next_candidate() {
+    let mut opted_in = candidate(1, true);
+    opted_in.policy.unclassified = crate::policy::UnclassifiedPolicy::skip_after(2);
+    let r = row(RouteState::Running, vec![opted_in, candidate(2, true)]);
+    let unknown = |number: u32| {
+        let mut f = failure_of(SemanticCode::Unknown, None);
+        f.number = number;
+        f.evidence.message = format!("agent exited: request req_{number:0>20} at 12:0{number}:00");
+        f.files_changed = Some(0);
+        f
+    };
+    // Attempt 2 failed the same way, as its stored result reads back.
+    let earlier = unknown(2);
+    let stored = AttemptResultRecord {
+        number: 2,
+        finished_at: now(),
+        outcome: AttemptOutcome::Failed,
+        classification: Some(earlier.classification.clone()),
+        effect: Some(earlier.effect.clone()),
+        policy_revision: Some(1),
+        policy: None,
+        decision: None,
+        evidence: Some(earlier.evidence.clone()),
+        excerpt: None,
+    };
+    let attempt = attempt_record(7, 2, 3, (0, &r.candidates[0]), "me", now());
+    let mut failure = unknown(3);
+    failure.earlier = vec![earlier_sighting(&attempt, Some(&stored), Some(0))];
+    let plan = failed(&r, failure.clone(), lease(), World::default(), now()).unwrap();
+    let Effect::Dispatch(next) = plan.effect() else {
+        panic!("dispatched: {:?}", plan.effect());
+    };
+    assert_eq!(next.candidate_index, 1, "the next candidate runs at once");
+    assert!(plan.next().cycle.repeat_skip_used);
+    assert!(matches!(
+        plan.write().result().and_then(|r| r.decision.clone()),
+        Some(Decided::Typed(Decision::SkipRepeated { identical: 2, .. }))
+    ));
+    // Had attempt 2 changed files, it would not count.
+    failure.earlier = vec![earlier_sighting(&attempt, Some(&stored), Some(1))];
+    let plan = failed(&r, failure, lease(), World::default(), now()).unwrap();
+    assert_eq!(plan.next().state, RouteState::NeedsManual);
+    assert_eq!(
+        plan.next().manual_reason.as_ref().unwrap().text(),
+        "the failure is unclassified (unknown): identical failure 1 of 2 with no output or \
+         effects; at 2 the route moves to the next candidate"
+    );
+}
+
+#[test]
 fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
     let mut c = candidate(1, true);
     c.policy = CandidatePolicy::both(ClassPolicy::new(None, Some((2, 5)), Exhausted::Stop));
@@ -345,6 +395,8 @@ fn failure_after_tool_use_goes_to_manual_whatever_the_policy() {
             evidence_current: Some(true),
         },
         session: Session::default(),
+        files_changed: None,
+        earlier: Vec::new(),
     };
     let plan = failed(&r, failure, lease(), World::default(), now()).expect("the route is running");
     assert_eq!(plan.next().state, RouteState::NeedsManual);
@@ -383,6 +435,8 @@ fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
         classification,
         effect: simulated.effect_context(),
         session: Session::default(),
+        files_changed: None,
+        earlier: Vec::new(),
     }
 }
 
@@ -407,10 +461,10 @@ fn sends(action: ManualAction) -> AttemptInput {
 }
 
 fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
-    let waiting = CandidatePolicy {
-        transient: ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
-        hard: ClassPolicy::new(Some(600), None, Exhausted::Stop),
-    };
+    let waiting = CandidatePolicy::new(
+        ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
+        ClassPolicy::new(Some(600), None, Exhausted::Stop),
+    );
     let on_account = |mut c: Candidate| {
         c.policy = waiting.clone();
         c.account = Some(acct());

@@ -1,9 +1,10 @@
 -- Every manual action a person took on a route (retry now, skip now,
--- cancel wait, stop, resume): who (the app or the command line), when,
--- which action, from which state, and what it led to (the attempt it
--- started, the wait it cancelled, the stop), as `record_json`. Written in
--- the transaction of the transition the action caused; append-only, gone
--- only with its route (see `route_purges`, migration 0009).
+-- cancel wait, stop, resume, continue, hand over): who (the app or the
+-- command line), when, which action, from which state, and what it led to
+-- (the attempt it started, the wait it cancelled, the stop), as
+-- `record_json`. Written in the transaction of the transition the action
+-- caused; append-only, gone only with its route (see `route_purges`,
+-- migration 0009).
 CREATE TABLE manual_actions (
     id          INTEGER PRIMARY KEY,
     route_id    INTEGER NOT NULL REFERENCES routes(id),

@@ -115,6 +115,38 @@ impl Store {
             .query_row(params![route_id, candidate_index], |r| r.get(0))?)
     }
 
+    /// Up to `limit` attempts of the route before attempt `number`, oldest
+    /// first, each with how many files it changed (`None`: no working-tree
+    /// evidence): what a repeat count reads back.
+    pub fn attempts_before(
+        &self,
+        route_id: u32,
+        number: u32,
+        limit: u32,
+    ) -> Result<Vec<(StoredAttempt, Option<u32>)>, StoreError> {
+        let sql = format!(
+            "SELECT {ATTEMPT_COLUMNS}, {RESULT_COLUMNS}, t.files_changed AS files_changed \
+             FROM attempts a LEFT JOIN attempt_results r ON r.attempt_id = a.id \
+             LEFT JOIN attempt_transcripts t ON t.attempt_id = a.id \
+             WHERE a.route_id = ?1 AND a.number < ?2 ORDER BY a.number DESC LIMIT ?3"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt
+            .query_map(params![route_id, number, limit], |r| {
+                Ok((
+                    RawAttempt::read(r)?,
+                    r.get::<_, Option<u32>>("files_changed")?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut attempts = rows
+            .into_iter()
+            .map(|(raw, files)| Ok((raw.parse()?, files)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        attempts.reverse();
+        Ok(attempts)
+    }
+
     /// The unclassified inbox, the one definition of it: failed attempts
     /// no catalogue rule recognised (code `unknown`; a known cause outside
     /// provider policy, such as a missing program, is not inbox material)

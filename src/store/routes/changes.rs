@@ -72,7 +72,8 @@ impl Store {
     pub fn data_version(&self) -> Result<i64, StoreError> {
         Ok(self
             .conn()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |r| r.get(0))?)
     }
 }
 
@@ -121,7 +122,7 @@ mod tests {
         let row = running_route(&mut store, "me");
         let mark = store.generations().unwrap().seen;
         store
-            .renew_leases("me", now() + Duration::seconds(30))
+            .renew_leases("me", now() + Duration::seconds(30), now())
             .unwrap();
         assert!(
             store.routes_changed_since(mark).unwrap().rows.is_empty(),

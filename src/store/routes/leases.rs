@@ -5,8 +5,30 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, TransactionBehavior};
 
 use super::opt_ts;
-use crate::route::{RouteRow, RouteState};
+use crate::route::RouteState;
 use crate::store::{ts, Store, StoreError};
+
+/// SQL for the lease of a row of `routes`: the later of the route's own
+/// `lease_until` (written by its last transition or takeover) and its
+/// owner's heartbeat row in `engine_leases` (migration 0014); NULL when
+/// neither is there. Timestamps are fixed-width RFC 3339, so text order is
+/// time order.
+macro_rules! lease_until_sql {
+    () => {
+        "NULLIF(MAX(COALESCE(routes.lease_until, ''), COALESCE((SELECT l.lease_until \
+         FROM engine_leases l WHERE l.owner = routes.owner), '')), '')"
+    };
+}
+pub(crate) use lease_until_sql;
+
+/// A route its engine's heartbeat checks, as far as it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnedRoute {
+    pub id: u32,
+    pub generation: u32,
+    pub state: RouteState,
+    pub deadline: Option<DateTime<Utc>>,
+}
 
 /// A route an engine means to take over, as it saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,34 +50,57 @@ fn active() -> String {
 }
 
 impl Store {
-    /// Routes with a pending timer or a running attempt whose owner is not
-    /// `owner` (or that have none), newest first: the candidates for
-    /// adoption. Finished routes are not read at all.
-    pub fn active_routes_not_owned_by(&self, owner: &str) -> Result<Vec<RouteRow>, StoreError> {
-        let rest = format!("WHERE {} AND owner IS NOT ?1 ORDER BY id DESC", active());
-        self.select_routes(&rest, [owner])
-    }
-
-    /// Routes with a pending timer or a running attempt owned by `owner`:
-    /// what its heartbeat checks for overdue deadlines and lost reports.
-    pub fn active_routes_owned_by(&self, owner: &str) -> Result<Vec<RouteRow>, StoreError> {
-        let rest = format!("WHERE {} AND owner = ?1 ORDER BY id", active());
-        self.select_routes(&rest, [owner])
-    }
-
-    /// `(id, owner, lease_until)` of every route with a pending timer or a
-    /// running attempt, newest first, without reading the rest of the rows.
-    #[allow(clippy::type_complexity)]
-    pub fn active_owners(
-        &self,
-    ) -> Result<Vec<(u32, Option<String>, Option<DateTime<Utc>>)>, StoreError> {
+    /// The routes with a pending timer or a running attempt owned by
+    /// `owner`, by id, with only what its heartbeat checks (state,
+    /// generation, deadline): read every lease period, so no whole rows.
+    pub fn active_routes_owned_by(&self, owner: &str) -> Result<Vec<OwnedRoute>, StoreError> {
         let sql = format!(
-            "SELECT id, owner, lease_until FROM routes WHERE {} ORDER BY id DESC",
+            "SELECT id, generation, state, deadline FROM routes WHERE {} AND owner = ?1 ORDER BY id",
             active()
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let raws = stmt
-            .query_map([], |r| {
+            .query_map([owner], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        raws.into_iter()
+            .map(|(id, generation, state, deadline)| {
+                Ok(OwnedRoute {
+                    id,
+                    generation,
+                    state: RouteState::parse(&state).ok_or(StoreError::Malformed {
+                        what: "route state",
+                        detail: state,
+                    })?,
+                    deadline: opt_ts(deadline)?,
+                })
+            })
+            .collect()
+    }
+
+    /// `(id, owner, lease_until)` of every route with a pending timer or a
+    /// running attempt whose owner is not `except` (every one, for `None`),
+    /// newest first, without reading the rest of the rows.
+    #[allow(clippy::type_complexity)]
+    pub fn active_owners(
+        &self,
+        except: Option<&str>,
+    ) -> Result<Vec<(u32, Option<String>, Option<DateTime<Utc>>)>, StoreError> {
+        let sql = format!(
+            "SELECT id, owner, {} AS lease_until FROM routes WHERE {} \
+             AND (?1 IS NULL OR owner IS NOT ?1) ORDER BY id DESC",
+            lease_until_sql!(),
+            active()
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([except], |r| {
                 Ok((
                     r.get::<_, u32>("id")?,
                     r.get::<_, Option<String>>("owner")?,
@@ -68,11 +113,24 @@ impl Store {
             .collect()
     }
 
-    /// Extends every lease `owner` holds.
-    pub fn renew_leases(&self, owner: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
-        self.conn()
-            .prepare_cached("UPDATE routes SET lease_until = ?2 WHERE owner = ?1")?
-            .execute(params![owner, ts(until)])?;
+    /// Extends every lease `owner` holds: one row, however many routes it
+    /// owns. Rows of other owners whose lease ran out before `now` go (a
+    /// route of theirs then counts its own lease, which ran out no later).
+    pub fn renew_leases(
+        &self,
+        owner: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)?;
+        tx.prepare_cached(
+            "INSERT INTO engine_leases (owner, lease_until) VALUES (?1, ?2) \
+             ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until",
+        )?
+        .execute(params![owner, ts(until)])?;
+        tx.prepare_cached("DELETE FROM engine_leases WHERE lease_until < ?1 AND owner != ?2")?
+            .execute(params![ts(now), owner])?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -109,12 +167,16 @@ impl Store {
         Ok(taken)
     }
 
-    /// Gives up ownership of routes that need no owner any more.
+    /// Gives up ownership of routes that need no owner any more, and the
+    /// owner's lease.
     pub fn release_ownership(&self, owner: &str) -> Result<(), StoreError> {
-        self.conn().execute(
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)?;
+        tx.execute(
             "UPDATE routes SET owner = NULL, lease_until = NULL WHERE owner = ?1",
             [owner],
         )?;
+        tx.execute("DELETE FROM engine_leases WHERE owner = ?1", [owner])?;
+        tx.commit()?;
         Ok(())
     }
 }
@@ -123,9 +185,9 @@ impl Store {
 mod tests {
     use chrono::Duration;
 
-    use super::super::fixtures::{commit, ids, now, open, running_route};
+    use super::super::fixtures::{commit, now, open, running_route};
     use super::*;
-    use crate::route::machine;
+    use crate::route::{machine, RouteRow};
 
     #[test]
     fn routes_need_an_owner_while_running_or_waiting() {
@@ -147,9 +209,14 @@ mod tests {
         commit(&mut store, machine::succeeded(&finished, 1, now()).unwrap());
         let unowned = running_route(&mut store, "other");
         store.release_ownership("other").unwrap();
-        let found = store.active_routes_not_owned_by("me").unwrap();
+        let found: Vec<u32> = store
+            .active_owners(Some("me"))
+            .unwrap()
+            .iter()
+            .map(|(id, _, _)| *id)
+            .collect();
         assert_eq!(
-            ids(&found),
+            found,
             vec![unowned.id, theirs.id],
             "own and finished routes are left out; a route with no owner is included"
         );
@@ -187,5 +254,79 @@ mod tests {
             owners,
             vec![Some("me".into()), Some("gone".into()), Some("me".into())]
         );
+    }
+
+    /// `routes.lease_until` as stored, and the lease a read of the route gives.
+    fn leases(store: &Store, id: u32) -> (Option<String>, Option<DateTime<Utc>>) {
+        let stored = store
+            .conn()
+            .query_row("SELECT lease_until FROM routes WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        (stored, store.route(id).unwrap().unwrap().lease_until)
+    }
+
+    #[test]
+    fn a_renewal_writes_the_owners_row_and_every_route_it_owns_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let a = running_route(&mut store, "me");
+        let b = running_route(&mut store, "me");
+        let theirs = running_route(&mut store, "other");
+        let until = now() + Duration::seconds(60);
+        store.renew_leases("me", until, now()).unwrap();
+        for row in [&a, &b] {
+            assert_eq!(
+                leases(&store, row.id),
+                (Some(ts(row.lease_until.unwrap())), Some(until)),
+                "route {}: its row is not rewritten, its lease is its owner's",
+                row.id
+            );
+        }
+        assert_eq!(
+            leases(&store, theirs.id).1,
+            theirs.lease_until,
+            "another owner's route keeps its own lease"
+        );
+        let owners = store.active_owners(None).unwrap();
+        assert!(
+            owners.contains(&(a.id, Some("me".into()), Some(until))),
+            "the orphan check reads the same lease: {owners:?}"
+        );
+    }
+
+    #[test]
+    fn a_lease_that_ran_out_is_dropped_and_the_routes_own_counts_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let row = running_route(&mut store, "gone");
+        let own = row.lease_until.unwrap();
+        let later = now() + Duration::seconds(600);
+        store.renew_leases("gone", later, now()).unwrap();
+        assert_eq!(leases(&store, row.id).1, Some(later));
+        // Another engine renews after "gone"'s lease ran out: its row goes.
+        let after = later + Duration::seconds(1);
+        store
+            .renew_leases("me", after + Duration::seconds(15), after)
+            .unwrap();
+        let owners: String = store
+            .conn()
+            .query_row("SELECT group_concat(owner) FROM engine_leases", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(owners, "me", "only the live owner's row is left");
+        assert_eq!(
+            leases(&store, row.id).1,
+            Some(own),
+            "the route's own lease, which ran out no later than its owner's"
+        );
+        store.release_ownership("me").unwrap();
+        let left: u32 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM engine_leases", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "a released owner leaves no lease");
     }
 }

@@ -15,6 +15,8 @@ mod cas;
 mod changes;
 mod housekeeping;
 mod leases;
+
+pub(crate) use leases::lease_until_sql;
 mod snapshots;
 mod transcripts;
 
@@ -31,7 +33,7 @@ pub use attempts::StoredAttempt;
 pub use cas::{Batch, Cas};
 pub use changes::{ChangeSeq, Generations, RouteChanges};
 pub use housekeeping::{PruneCount, RouteScope};
-pub use leases::Claim;
+pub use leases::{Claim, OwnedRoute};
 
 /// The text search of [`Store::routes_page`]: a route matches when its id
 /// is the text (as a number) or its profile name or prompt contains it,
@@ -73,20 +75,25 @@ pub type RouteRead = (u32, Result<RouteRow, StoreError>);
 /// The failed candidate is the one of the latest failed attempt or held
 /// dispatch (an attempt wins a tie: it was dispatched after the hold).
 /// The candidate snapshot is in `route_snapshots`, written once per route
-/// (migration 0010).
-const ROUTE_COLUMNS: &str = "id, profile_id, profile_name, prompt, cwd, state, generation, \
+/// (migration 0010); the lease is the route's own or its owner's
+/// ([`leases::lease_until_sql`]).
+const ROUTE_COLUMNS: &str = concat!(
+    "id, profile_id, profile_name, prompt, cwd, state, generation, \
     candidate_index, \
     (SELECT s.candidates_json FROM route_snapshots s WHERE s.route_id = routes.id) \
       AS candidates_json, cycle_json, classification_json, policy_json, decision, \
     decision_json, deadline, pending_outcome, manual_reason, manual_reason_code, manual_reason_json, \
-    owner, lease_until, created_at, updated_at, queued_json, archived_at, \
+    owner, ",
+    lease_until_sql!(),
+    " AS lease_until, created_at, updated_at, queued_json, archived_at, \
     (SELECT COUNT(*) FROM attempts a WHERE a.route_id = routes.id) AS attempts, \
     (SELECT candidate_index FROM ( \
        SELECT a.candidate_index, a.generation AS g, 1 AS k FROM attempts a \
        JOIN attempt_results r ON r.attempt_id = a.id \
        WHERE a.route_id = routes.id AND r.outcome = 'failed' \
        UNION ALL SELECT h.candidate_index, h.generation, 0 FROM dispatch_holds h \
-       WHERE h.route_id = routes.id) ORDER BY g DESC, k DESC LIMIT 1) AS failed_candidate";
+       WHERE h.route_id = routes.id) ORDER BY g DESC, k DESC LIMIT 1) AS failed_candidate"
+);
 
 impl Store {
     /// Creates a route queued at generation 0 and, in the same transaction,
@@ -656,6 +663,22 @@ mod manual_reason_tests {
             "the upgrade gives the sentences earlier builds wrote their codes"
         );
     }
+
+    #[test]
+    fn a_decision_stored_before_decisions_were_typed_reads_back_as_its_words() {
+        let words = "retry in 4 s (retry 1 of 3)".to_string();
+        assert_eq!(
+            decided(None, Some(words.clone())).unwrap(),
+            Some(Decided::Words(words.clone())),
+            "an old row has the words and no JSON"
+        );
+        assert_eq!(
+            decided_columns(Some(&Decided::Words(words.clone()))),
+            (None, Some(words)),
+            "written back, it stays words: no JSON is made up for it"
+        );
+        assert_eq!(decided(None, None).unwrap(), None);
+    }
 }
 
 #[cfg(test)]
@@ -727,5 +750,37 @@ mod page_tests {
         );
         assert_eq!(RouteSearch::new("#42").id, Some(42));
         assert_eq!(RouteSearch::new("   "), RouteSearch::default());
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::fixtures::open;
+    use super::*;
+    use rusqlite::StatementStatus;
+
+    #[test]
+    fn a_cached_statement_is_planned_once_whatever_is_bound_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        for owner in ["a", "b", "c"] {
+            store.queued_routes_owned_by(owner).unwrap();
+        }
+        let sql = format!(
+            "SELECT {ROUTE_COLUMNS} FROM routes WHERE state = 'queued' AND owner = ?1 \
+             ORDER BY queued_at, id"
+        );
+        let stmt = store.conn().prepare_cached(&sql).unwrap();
+        assert_eq!(
+            stmt.get_status(StatementStatus::Run),
+            3,
+            "the statement the three calls ran"
+        );
+        assert_eq!(
+            stmt.get_status(StatementStatus::RePrepare),
+            0,
+            "a new owner bound is not a reason to parse and plan it again (it was, \
+             on every call, before the connection kept its plans stable)"
+        );
     }
 }

@@ -120,7 +120,7 @@ mod tests {
         };
         let resume = machine::manual(
             &stopped,
-            // Stopped while its agent ran: resuming asks first.
+            // Stopped while its agent ran: the person confirms the repeat.
             crate::route::Ask::new(
                 crate::route::ManualAction::Resume,
                 stopped.generation,

@@ -44,9 +44,8 @@ export type SavedRule = B.SavedRule_Serialize;
 export type RuleDraft = B.RuleDraft_Serialize;
 /** Received as an inbox item's evidence and sent back, complete, to classify. */
 export type PlaygroundInput = B.PlaygroundInput_Serialize;
-
-/** Received with a candidate and sent back edited: its optional
- * `auto_continue` is left out while off, both ways. */
+/** Received complete (its unclassified section too), edited, and sent back
+ * complete; its optional `auto_continue` is left out while off, both ways. */
 export type CandidatePolicy = B.CandidatePolicy_Serialize;
 export type ClassPolicy = B.ClassPolicy_Serialize;
 export type PreviewStep = B.PreviewStep_Serialize;
@@ -81,6 +80,7 @@ export type {
   PolicyClass,
   Provider,
   RetryProgress,
+  UnclassifiedPolicy,
   RouteCounts,
   RouteFilter,
   RouteState,

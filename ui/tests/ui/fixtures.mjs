@@ -18,6 +18,10 @@ export function immediate(on_exhausted) {
   };
 }
 
+/** The unclassified exception switched off, as the backend sends it when nobody opted in. */
+export const UNCLASSIFIED_OFF = { repeated_failure: { enabled: false, threshold: 0 } };
+
+/** A stored candidate; a policy given without its unclassified section has it off, as the backend reads it. */
 export function candidate(id, name, kind, policy) {
   return {
     id,
@@ -39,7 +43,7 @@ export function candidate(id, name, kind, policy) {
       config_dir: null,
       timeouts: { idle_s: 900, total_s: 14400 },
     },
-    policy,
+    policy: { unclassified: UNCLASSIFIED_OFF, ...policy },
     policy_revision: 1,
   };
 }

@@ -16,6 +16,7 @@ const policy = {
     retry: { enabled: false, max_retries: 0, initial_interval_seconds: 0 },
     on_exhausted: "stop",
   },
+  unclassified: { repeated_failure: { enabled: false, threshold: 0 } },
 };
 
 function candidate(id, name, enabled = true) {

@@ -19,7 +19,8 @@ export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   },
   unclassified: {
     label: "Unclassified",
-    meaning: "Unknown, low confidence or outside provider recovery (e.g. a failed task). Always recovered by hand.",
+    meaning:
+      "Unknown, low confidence or outside provider recovery (e.g. a failed task). Recovered by hand, unless a candidate opted in to moving on after identical repeats.",
   },
 };
 

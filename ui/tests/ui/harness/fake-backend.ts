@@ -34,6 +34,7 @@ import type {
   RouteSnapshot,
   Settings,
   StartRun,
+  UnclassifiedPolicy,
   WorkdirCheck,
 } from "../../../src/lib/types";
 import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
@@ -156,7 +157,9 @@ function policyWords(p: CandidatePolicy): string {
     `${s.wait_for_reset.enabled ? `wait ≤ ${s.wait_for_reset.max_wait_seconds} s, ` : ""}` +
     `${s.retry.enabled ? `${s.retry.max_retries}× from ${s.retry.initial_interval_seconds} s, ` : ""}${s.on_exhausted}` +
     continues(s);
-  return `transient ${one(p.transient)}; hard ${one(p.hard)}`;
+  const repeated = p.unclassified.repeated_failure;
+  const unclassified = repeated.enabled ? `; unclassified skip after ${repeated.threshold}` : "";
+  return `transient ${one(p.transient)}; hard ${one(p.hard)}${unclassified}`;
 }
 
 /** The validator's rule that a generic candidate names its program. */
@@ -181,9 +184,21 @@ function checkCandidates(inputs: CandidateInput[]): FieldError[] {
 }
 
 export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
+  const repeated = p.unclassified.repeated_failure;
+  const { min, max } = POLICY_LIMITS.repeat_threshold;
+  const threshold: FieldError[] =
+    repeated.enabled && (repeated.threshold < min || repeated.threshold > max)
+      ? [
+          {
+            path: `candidates[${index}].unclassified.repeated_failure.threshold`,
+            message: `must be ${min}–${max} identical failures when enabled, got ${repeated.threshold}`,
+          },
+        ]
+      : [];
   return [
     ...checkSection(`candidates[${index}].transient`, p.transient),
     ...checkSection(`candidates[${index}].hard`, p.hard),
+    ...threshold,
   ];
 }
 
@@ -364,6 +379,12 @@ export class FakeBackend {
         };
       case "describe_schedule":
         return fakeSchedule(args.section as ClassPolicy, (args.next as string | null) ?? null);
+      case "describe_unclassified": {
+        // The real words are the Rust tests'; here the arguments, marked.
+        const repeated = (args.section as UnclassifiedPolicy).repeated_failure;
+        const what = repeated.enabled ? `skip after ${repeated.threshold}` : "off";
+        return `[backend unclassified] ${what}, to ${(args.next as string | null) ?? "nobody"}`;
+      }
       case "start_run":
         return this.startRun(args.request as StartRun);
       case "route_counts":
