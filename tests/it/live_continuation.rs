@@ -10,7 +10,8 @@
 //!
 //! And with automatic continuation on (no action): the route continues the
 //! session by itself when every tool call completed, and waits for a person
-//! when the CLI refused the tool (Claude Code at `read_only`).
+//! when the CLI refused the tool (`write_then_error`: Claude Code at
+//! `read_only` refuses the model's file write, then the provider fails).
 //!
 //! Every CLI's continue runs by default except OpenCode's (it backs off for
 //! about 80 s before it reports the failure); `RECOURSE_LIVE=all` runs it
@@ -82,9 +83,9 @@ struct Outcome {
     said: String,
 }
 
-/// `continue.sh` in the sandbox on a profile of `candidates`, then `action`
-/// (`none`: the run alone).
-fn run(candidates: &[CandidateInput], action: &str) -> Outcome {
+/// `continue.sh` in the sandbox with the mock's `scenario` on a profile of
+/// `candidates`, then `action` (`none`: the run alone).
+fn run(scenario: &str, candidates: &[CandidateInput], action: &str) -> Outcome {
     let names: Vec<&str> = candidates.iter().map(|c| c.name.as_str()).collect();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("live.db");
@@ -92,7 +93,7 @@ fn run(candidates: &[CandidateInput], action: &str) -> Outcome {
     let work = dir.path().join("sandbox");
     let mut child = Command::new("bash")
         .arg(Path::new(ROOT).join("tests/live/sandbox.sh"))
-        .arg("tool_then_error")
+        .arg(scenario)
         .arg(&work)
         .arg("--")
         .arg("bash")
@@ -141,7 +142,7 @@ fn continue_resumes_each_real_clis_own_session_and_the_route_succeeds() {
             eprintln!("{cli}/continue did not run (RECOURSE_LIVE)");
             continue;
         }
-        let o = run(&[candidate(cli)], "continue");
+        let o = run("tool_then_error", &[candidate(cli)], "continue");
         let attempts = o.store.attempts(1).unwrap();
         let route = o.store.route(1).unwrap().unwrap();
         assert_eq!(
@@ -198,7 +199,11 @@ fn handover_starts_the_next_real_cli_with_the_prompt_and_the_package() {
         eprintln!("claude/handover did not run (RECOURSE_LIVE)");
         return;
     }
-    let o = run(&[candidate("claude"), candidate("codex")], "handover");
+    let o = run(
+        "tool_then_error",
+        &[candidate("claude"), candidate("codex")],
+        "handover",
+    );
     let attempts = o.store.attempts(1).unwrap();
     assert_eq!(attempts.len(), 2, "{}", o.said);
     let AttemptInput::Handover {
@@ -250,7 +255,7 @@ fn automatic_continuation_resumes_each_real_clis_session_after_its_tools_complet
             eprintln!("{cli}/auto did not run (RECOURSE_LIVE)");
             continue;
         }
-        let o = run(&[continuing(cli, Access::Edit)], "none");
+        let o = run("tool_then_error", &[continuing(cli, Access::Edit)], "none");
         let attempts = o.store.attempts(1).unwrap();
         let route = o.store.route(1).unwrap().unwrap();
         assert_eq!(
@@ -290,22 +295,29 @@ fn automatic_continuation_leaves_a_refused_tool_call_to_a_person() {
         eprintln!("claude/auto-refused did not run (RECOURSE_LIVE)");
         return;
     }
-    // At read_only Claude Code's plan mode refuses the shell call the
-    // model makes; the provider then fails.
-    let o = run(&[continuing("claude", Access::ReadOnly)], "none");
+    // At read_only Claude Code's plan mode refuses the file write the model
+    // asks for (a harmless `echo` it would allow); the provider then fails.
+    let o = run(
+        "write_then_error",
+        &[continuing("claude", Access::ReadOnly)],
+        "none",
+    );
     let attempts = o.store.attempts(1).unwrap();
     let route = o.store.route(1).unwrap().unwrap();
     assert_eq!(attempts.len(), 1, "no continuation was sent:\n{}", o.said);
-    assert_ne!(
-        route.state,
-        RouteState::Succeeded,
-        "nothing continued the session:\n{}",
+    assert_eq!(
+        (route.state, format!("{:?}", route.decision)),
+        (
+            RouteState::NeedsManual,
+            "Some(Typed(Manual { reason: UnsafeEffect { reason: ToolActivitySeen } }))".into()
+        ),
+        "the gate's decision, as with the option off:\n{}",
         o.said
     );
     assert!(
         !o.requests
             .iter()
-            .any(|r| r["note"] == "tool_then_error: continued"),
+            .any(|r| r["note"] == "write_then_error: continued"),
         "the mock saw no resumed session: {:#?}",
         o.requests
     );

@@ -24,7 +24,11 @@ Scenarios that act rather than fail:
                     directory (`--workdir`) with the CLI's own file tool,
                     then answers once the tool's result (done or refused)
                     comes back;
-  write_file_shell  the same through the CLI's shell tool.
+  write_file_shell  the same through the CLI's shell tool;
+  write_then_error  `tool_then_error` with `write_file`'s call: the model
+                    writes the file, then the provider fails until a resumed
+                    session brings a new user message (at `read_only` the
+                    CLI refuses the write first).
 
 Every request is appended to `--log` as one JSON line: path, status sent,
 the tools declared, and what the conversation held (`user_texts`,
@@ -672,11 +676,13 @@ class Handler(BaseHTTPRequestHandler):
             # The subscription window: refused until the reset it announces
             # (whole seconds), then served.
             scenario = "usage_limit" if time.time() < epoch(RESET_SOON_S) else "ok"
-        if scenario == "tool_then_error":
+        if scenario in ("tool_then_error", "write_then_error"):
             if continues_after_tool(api, req):
-                scenario = "tool_then_error: continued"  # answered: the session resumed
+                scenario += ": continued"  # answered: the session resumed
             elif has_tool_result(api, req):
                 scenario = "server_error"
+            elif scenario == "write_then_error":
+                call = write_call(api, req, self.server.workdir)
             else:
                 call = shell_call(api, req)
         elif scenario in ("write_file", "write_file_shell"):
@@ -733,7 +739,8 @@ class Handler(BaseHTTPRequestHandler):
 
 SCENARIOS = ["ok", "rate_limited", "usage_limit", "usage_limit_until_reset", "quota_day",
              "overloaded", "server_error", "unavailable", "unauthorized", "forbidden",
-             "credit_balance", "model_not_found", "cut_stream", "tool_then_error", "secret_echo",
+             "credit_balance", "model_not_found", "cut_stream", "tool_then_error", "write_then_error",
+             "secret_echo",
              "write_file", "write_file_shell"]
 
 
