@@ -94,7 +94,7 @@ pub struct SessionFacts {
 }
 
 /// Why automatic continuation did not answer a gate refusal, for the
-/// preview and `recourse simulate`.
+/// preview, `recourse simulate` and a route the gate holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NotContinued {
@@ -110,6 +110,10 @@ pub enum NotContinued {
     Tools { tools: ToolCalls },
     /// The candidate's budget for this route cycle is used.
     BudgetSpent { max_continuations: u32 },
+    /// Allowed, but the agent could not start at once (its account limited
+    /// or full, or dispatches paused): queued, it would have been sent the
+    /// plain prompt.
+    NotAtOnce,
 }
 
 impl NotContinued {
@@ -135,6 +139,9 @@ impl NotContinued {
                 if *max_continuations == 1 { "" } else { "s" },
                 if *max_continuations == 1 { "is" } else { "are" }
             ),
+            NotContinued::NotAtOnce => "the agent could not start at once (its account is \
+                                        limited or full, or dispatches are paused)"
+                .to_string(),
         }
     }
 }

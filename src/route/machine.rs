@@ -22,7 +22,8 @@ use super::{
 use crate::account::{AccountId, AccountState};
 use crate::classification::{Classification, SemanticCode};
 use crate::evaluator::{
-    self, CandidateSlot, Decision, ManualReason, RouteCycle, SessionFacts, Sighting, ToolCalls,
+    self, CandidateSlot, Decision, ManualReason, NotContinued, RouteCycle, SessionFacts, Sighting,
+    ToolCalls,
 };
 use crate::evidence::Evidence;
 use crate::policy::CandidatePolicy;
@@ -627,13 +628,29 @@ pub fn failed(
         }
     }
     // No continuation was made: what the gate and policy decide without it.
-    let gated = match decision {
-        Decision::Continue { .. } => {
-            evaluator::evaluate(&row.cycle, classification, &verdict, identical, &slots, now)
-        }
-        decided => decided,
+    let (gated, held_back) = match decision {
+        Decision::Continue { .. } => (
+            evaluator::evaluate(&row.cycle, classification, &verdict, identical, &slots, now),
+            true,
+        ),
+        decided => (decided, false),
     };
-    Some(plan_failure(row, &failure, gated, lease, world, now))
+    let mut plan = plan_failure(row, &failure, gated, lease, world, now);
+    // A person held by the gate reads why an opted-in candidate did not
+    // continue its session instead.
+    if let Some(HoldReason::UnsafeEffect {
+        not_continued: why, ..
+    }) = plan.next.0.manual_reason.as_mut()
+    {
+        *why = if held_back {
+            Some(NotContinued::NotAtOnce)
+        } else {
+            evaluator::continuation(&row.cycle, classification, &verdict, &facts, &slots)
+                .err()
+                .filter(|why| *why != NotContinued::Off)
+        };
+    }
+    Some(plan)
 }
 
 /// What `decision` about `failure` leads to, with the attempt's result, the
@@ -756,7 +773,7 @@ fn follow(
         Decision::Continue { .. } => return dispatch(row, next, write, lease, world, now),
         Decision::Manual {
             reason: ManualReason::UnsafeEffect { reason },
-        } => HoldReason::UnsafeEffect { reason },
+        } => HoldReason::gate(reason),
         Decision::Stop { reason } => HoldReason::PolicyStop { reason },
         Decision::Manual { reason } => HoldReason::NoRecovery { reason },
     };

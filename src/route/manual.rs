@@ -110,7 +110,7 @@ impl HoldReason {
     /// the failure was safe to replay (or nothing ran).
     pub fn repeat_risk(&self) -> Option<RepeatRisk> {
         match self {
-            HoldReason::UnsafeEffect { reason } => Some(RepeatRisk::Gate { reason: *reason }),
+            HoldReason::UnsafeEffect { reason, .. } => Some(RepeatRisk::Gate { reason: *reason }),
             HoldReason::Interrupted { attempt, .. } => {
                 Some(RepeatRisk::Interrupted { attempt: *attempt })
             }
@@ -307,9 +307,7 @@ mod tests {
 
     #[test]
     fn only_holds_after_work_may_have_been_done_carry_a_repeat_risk() {
-        let gate = HoldReason::UnsafeEffect {
-            reason: UnsafeReason::ToolActivitySeen,
-        };
+        let gate = HoldReason::gate(UnsafeReason::ToolActivitySeen);
         assert_eq!(
             gate.repeat_risk(),
             Some(RepeatRisk::Gate {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::RepeatRisk;
-use crate::evaluator::{ManualReason, StopReason};
+use crate::evaluator::{ManualReason, NotContinued, StopReason};
 use crate::safety::UnsafeReason;
 
 /// Where a route is.
@@ -224,7 +224,13 @@ pub enum HoldReason {
     },
     /// The effect-safety gate refused automatic recovery: the failed
     /// attempt may have done work, so running it again may repeat it.
-    UnsafeEffect { reason: UnsafeReason },
+    /// `not_continued` says why a candidate that opted into automatic
+    /// continuation did not continue its session instead.
+    UnsafeEffect {
+        reason: UnsafeReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_continued: Option<NotContinued>,
+    },
     /// Recovery is used up and the candidate's policy says stop.
     PolicyStop { reason: StopReason },
     /// No automatic recovery is possible (unclassified, low confidence, no
@@ -272,8 +278,15 @@ impl HoldReason {
         match self {
             HoldReason::WaitCancelled => Cow::Borrowed(Self::WAIT_CANCELLED),
             HoldReason::StoppedByYou { .. } => Cow::Borrowed(Self::STOPPED_BY_YOU),
-            HoldReason::UnsafeEffect { reason } => {
-                Cow::Owned(ManualReason::UnsafeEffect { reason: *reason }.describe())
+            HoldReason::UnsafeEffect {
+                reason,
+                not_continued,
+            } => {
+                let gate = ManualReason::UnsafeEffect { reason: *reason }.describe();
+                Cow::Owned(match not_continued {
+                    Some(why) => format!("{gate}; not continued automatically: {}", why.describe()),
+                    None => gate,
+                })
             }
             HoldReason::PolicyStop { reason } => Cow::Owned(reason.describe()),
             HoldReason::NoRecovery { reason } => Cow::Owned(reason.describe()),
@@ -291,6 +304,14 @@ impl HoldReason {
         }
     }
 
+    /// The gate's refusal alone.
+    pub fn gate(reason: UnsafeReason) -> HoldReason {
+        HoldReason::UnsafeEffect {
+            reason,
+            not_continued: None,
+        }
+    }
+
     /// The reason a code stored before reasons were JSON stands for; `None`
     /// for a code this build does not know.
     pub fn from_code(code: &str) -> Option<HoldReason> {
@@ -300,7 +321,7 @@ impl HoldReason {
             _ => UnsafeReason::ALL
                 .into_iter()
                 .find(|r| r.code() == code)
-                .map(|reason| HoldReason::UnsafeEffect { reason }),
+                .map(HoldReason::gate),
         }
     }
 }
@@ -322,7 +343,7 @@ mod tests {
         for reason in UnsafeReason::ALL {
             assert_eq!(
                 HoldReason::from_code(reason.code()),
-                Some(HoldReason::UnsafeEffect { reason })
+                Some(HoldReason::gate(reason))
             );
         }
         assert_eq!(HoldReason::from_code("cancelled"), None, "unknown code");
@@ -336,8 +357,12 @@ mod tests {
             HoldReason::StoppedByYou {
                 risk: Some(super::super::RepeatRisk::StoppedWhileRunning { attempt: 2 }),
             },
+            HoldReason::gate(UnsafeReason::ToolActivitySeen),
             HoldReason::UnsafeEffect {
                 reason: UnsafeReason::ToolActivitySeen,
+                not_continued: Some(NotContinued::Tools {
+                    tools: crate::evaluator::ToolCalls::Refused,
+                }),
             },
             HoldReason::PolicyStop {
                 reason: StopReason::ExhaustedWithStop {

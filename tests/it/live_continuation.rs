@@ -25,9 +25,11 @@ use std::time::{Duration, Instant};
 
 use crate::common::{kind_of, seed_profile, send_signal, uniform_policy};
 use recourse::agent::{Access, AgentSpec, AttemptTimeouts};
+use recourse::evaluator::{NotContinued, ToolCalls};
 use recourse::policy::{AutoContinue, Exhausted};
 use recourse::profile::CandidateInput;
-use recourse::route::{AttemptInput, RouteState, DEFAULT_CONTINUE_MESSAGE};
+use recourse::route::{AttemptInput, HoldReason, RouteState, DEFAULT_CONTINUE_MESSAGE};
+use recourse::safety::UnsafeReason;
 use recourse::store::Store;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -312,6 +314,22 @@ fn automatic_continuation_leaves_a_refused_tool_call_to_a_person() {
             "Some(Typed(Manual { reason: UnsafeEffect { reason: ToolActivitySeen } }))".into()
         ),
         "the gate's decision, as with the option off:\n{}",
+        o.said
+    );
+    assert_eq!(
+        route.manual_reason,
+        Some(HoldReason::UnsafeEffect {
+            reason: UnsafeReason::ToolActivitySeen,
+            not_continued: Some(NotContinued::Tools {
+                tools: ToolCalls::Refused
+            }),
+        }),
+        "the person reads why the session was not continued"
+    );
+    assert!(
+        o.said
+            .contains("not continued automatically: a tool call was refused"),
+        "recourse run says so too:\n{}",
         o.said
     );
     assert!(

@@ -1771,7 +1771,7 @@ export type MatchReport_Serialize = {
 
 /**
  *  Why automatic continuation did not answer a gate refusal, for the
- *  preview and `recourse simulate`.
+ *  preview, `recourse simulate` and a route the gate holds.
  */
 export type NotContinued = 
 /**  The candidate has not opted in. */
@@ -1785,7 +1785,13 @@ export type NotContinued =
 /**  Not every tool call completed. */
 { kind: "tools"; tools: ToolCalls } | 
 /**  The candidate's budget for this route cycle is used. */
-{ kind: "budget_spent"; max_continuations: number };
+{ kind: "budget_spent"; max_continuations: number } | 
+/**
+ *  Allowed, but the agent could not start at once (its account limited
+ *  or full, or dispatches paused): queued, it would have been sent the
+ *  plain prompt.
+ */
+{ kind: "not_at_once" };
 
 /**  Which route events raise a desktop notification. */
 export type Notifications = Notifications_Serialize | Notifications_Deserialize;

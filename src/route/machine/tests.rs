@@ -440,10 +440,6 @@ fn failure_of(code: SemanticCode, reset_in_s: Option<i32>) -> Failure {
     }
 }
 
-/// Every target of `event` from a route in `state` that the machine
-/// reaches: the failure cases between them cover each decision, and each is
-/// tried in every world (clear, full, limited three ways) so a dispatch
-/// reaches each of its ends.
 /// What a continue or hand-over of attempt 1 sends.
 fn sends(action: ManualAction) -> AttemptInput {
     match action {
@@ -460,6 +456,10 @@ fn sends(action: ManualAction) -> AttemptInput {
     }
 }
 
+/// Every target of `event` from a route in `state` that the machine
+/// reaches: the failure cases between them cover each decision, and each is
+/// tried in every world (clear, full, limited three ways) so a dispatch
+/// reaches each of its ends.
 fn machine_targets(state: RouteState, event: Event) -> BTreeSet<&'static str> {
     let waiting = CandidatePolicy::new(
         ClassPolicy::new(None, Some((2, 5)), Exhausted::Skip),
@@ -907,9 +907,7 @@ fn sending_work_again_after_the_gate_or_a_stop_mid_run_needs_the_persons_yes() {
     use crate::safety::UnsafeReason;
     let two = || vec![candidate(1, true), candidate(2, true)];
     let mut gated = row(RouteState::NeedsManual, two());
-    gated.0.manual_reason = Some(HoldReason::UnsafeEffect {
-        reason: UnsafeReason::ToolActivitySeen,
-    });
+    gated.0.manual_reason = Some(HoldReason::gate(UnsafeReason::ToolActivitySeen));
     let running = row(RouteState::Running, two());
     let stopped = act(&running, ManualAction::Stop, 4).unwrap();
     let stopped = RouteRow(RouteRecord {
@@ -1139,9 +1137,7 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
 fn continuing_or_handing_over_after_the_gate_needs_the_persons_yes_too() {
     use crate::safety::UnsafeReason;
     let mut gated = row(RouteState::NeedsManual, vec![resuming(1), resuming(2)]);
-    gated.0.manual_reason = Some(HoldReason::UnsafeEffect {
-        reason: UnsafeReason::ToolActivitySeen,
-    });
+    gated.0.manual_reason = Some(HoldReason::gate(UnsafeReason::ToolActivitySeen));
     for action in [ManualAction::Continue, ManualAction::Handover] {
         let send = |asked: Ask| {
             manual_continuation(
@@ -1289,54 +1285,93 @@ fn without_every_piece_of_evidence_the_gate_decides_exactly_as_with_the_option_o
         max_continuations: 2,
     });
     let network = SemanticCode::NetworkReset;
+    let refused_because = |tools| NotContinued::Tools { tools };
     let cases = [
         (
             "pending tool",
             &on,
             after_tools(network, Some("s-3"), Pending),
+            refused_because(Pending),
         ),
         (
             "refused tool",
             &on,
             after_tools(network, Some("s-3"), Refused),
+            refused_because(Refused),
         ),
         (
             "failed tool",
             &on,
             after_tools(network, Some("s-3"), Failed),
+            refused_because(Failed),
         ),
         (
             "unknown tools",
             &on,
             after_tools(network, Some("s-3"), Unknown),
+            refused_because(Unknown),
         ),
-        ("no session", &on, after_tools(network, None, Completed)),
+        (
+            "no session",
+            &on,
+            after_tools(network, None, Completed),
+            NotContinued::NoSession,
+        ),
         (
             "budget spent",
             &spent,
             after_tools(network, Some("s-3"), Completed),
+            NotContinued::BudgetSpent {
+                max_continuations: 2,
+            },
         ),
         (
             "hard failure",
             &on,
             after_tools(SemanticCode::UsageLimitReached, Some("s-3"), Completed),
+            NotContinued::NotTransient,
         ),
     ];
-    for (case, r, failure) in cases {
+    for (case, r, failure, why) in cases {
         let plan = failed(r, failure.clone(), lease(), World::default(), now()).unwrap();
         let mut off = r.clone();
         off.0.candidates[0].policy.transient.auto_continue = AutoContinue::DISABLED;
         let before = failed(&off, failure, lease(), World::default(), now()).unwrap();
-        assert_eq!(outcome(&plan), outcome(&before), "{case}");
-        assert!(
-            matches!(
-                plan.next().manual_reason,
-                Some(HoldReason::UnsafeEffect { .. })
-            ),
-            "{case}: the gate hands it to a person: {:?}",
-            plan.next().manual_reason
+        let Some(HoldReason::UnsafeEffect {
+            reason,
+            not_continued,
+        }) = plan.next().manual_reason.clone()
+        else {
+            panic!(
+                "{case}: the gate hands it to a person: {:?}",
+                plan.next().manual_reason
+            );
+        };
+        assert_eq!(not_continued, Some(why), "{case}: the person reads why");
+        let mut gate_alone = outcome(&plan);
+        gate_alone.1 = Some(HoldReason::gate(reason));
+        assert_eq!(gate_alone, outcome(&before), "{case}: otherwise the same");
+        assert_eq!(
+            before.next().manual_reason,
+            Some(HoldReason::gate(reason)),
+            "{case}: with the option off nothing is said about it"
         );
     }
+}
+
+#[test]
+fn a_held_routes_reason_says_why_its_session_was_not_continued() {
+    let held = HoldReason::UnsafeEffect {
+        reason: crate::safety::UnsafeReason::ToolActivitySeen,
+        not_continued: Some(NotContinued::Tools {
+            tools: ToolCalls::Refused,
+        }),
+    };
+    assert_eq!(
+        held.text(),
+        "not safe to recover automatically: a tool call or tool effect was seen before the \
+         failure; not continued automatically: a tool call was refused"
+    );
 }
 
 #[test]
@@ -1373,6 +1408,17 @@ fn a_continuation_that_would_not_start_at_once_leaves_the_route_to_the_gate() {
             "{case}: queued or held, it would later go out as the plain prompt"
         );
         assert_eq!(*plan.effect(), Effect::Nothing, "{case}");
+        assert!(
+            matches!(
+                plan.next().manual_reason,
+                Some(HoldReason::UnsafeEffect {
+                    not_continued: Some(NotContinued::NotAtOnce),
+                    ..
+                })
+            ),
+            "{case}: the person reads why: {:?}",
+            plan.next().manual_reason
+        );
         assert_eq!(
             plan.next()
                 .cycle
