@@ -162,3 +162,41 @@ fn removing_a_rule_drops_its_fixtures_and_raises_the_revision() {
         format!("local rule {} does not exist", draft.id)
     );
 }
+
+#[test]
+fn fixtures_by_rule_lists_builtin_and_local_fixtures_under_the_rule_they_expect() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let evidence = evidence("flux capacitor out of sync");
+    let draft = RuleDraft {
+        code: SemanticCode::ProviderUnavailable,
+        ..propose(&evidence, |_| false)
+    };
+    let saved = overlay
+        .save(
+            &draft.to_spec(true),
+            Some(("test", &evidence)),
+            &[],
+            &[],
+            chrono_tz::Tz::UTC,
+        )
+        .unwrap();
+    let by_rule = overlay.fixtures_by_rule();
+    let file = std::path::PathBuf::from(saved.fixture_path.unwrap());
+    let local_name = format!("local/{}", file.file_name().unwrap().to_string_lossy());
+    assert_eq!(
+        by_rule.get(&draft.id),
+        Some(&vec![local_name]),
+        "the saved rule lists the fixture made from its evidence"
+    );
+    let builtin = builtin_fixtures()
+        .iter()
+        .find(|f| f.fixture.expect.rule_id.is_some())
+        .expect("some built-in fixture expects a rule");
+    let id = builtin.fixture.expect.rule_id.as_ref().unwrap();
+    assert!(
+        by_rule[id].contains(&builtin.name),
+        "built-in fixtures are listed beside local ones: {:?}",
+        by_rule[id]
+    );
+}
