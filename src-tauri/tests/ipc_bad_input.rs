@@ -311,7 +311,7 @@ fn engine_refusals_cross_as_code_message_and_fields() {
         app.error("classify_text", json!({ "input": { "provider": "generic", "message": "boom", "http_status": 42, "headers": {} } })),
         (
             "validation".into(),
-            "HTTP status must be 100–599, got 42".into(),
+            "http_status: HTTP status must be 100–599, got 42".into(),
             json!([{ "path": "http_status", "message": "HTTP status must be 100–599, got 42" }])
         )
     );
@@ -319,7 +319,7 @@ fn engine_refusals_cross_as_code_message_and_fields() {
         app.error("export_fixture", json!({ "routeId": 5, "attempt": 1 })),
         (
             "not_found".into(),
-            "route 5 attempt 1 has no unclassified evidence".into(),
+            "unclassified evidence of route/attempt 5/1 does not exist".into(),
             json!([])
         )
     );

@@ -284,11 +284,8 @@ fn show(overlay: &Overlay, id: &str) -> Exit {
             println!("pattern {index}:   {}", escape(pattern));
         }
     }
-    let local = overlay.local_fixtures().0;
-    for named in builtin_fixtures().iter().chain(&local) {
-        if named.fixture.expect.rule_id.as_deref() == Some(id) {
-            println!("fixture:     {}", escape(&named.name));
-        }
+    for name in overlay.fixtures_by_rule().remove(id).unwrap_or_default() {
+        println!("fixture:     {}", escape(&name));
     }
     Exit::Success
 }

@@ -11,8 +11,8 @@ use clap::Subcommand;
 use recourse::agent::AgentKind;
 use recourse::controls::escape;
 use recourse::engine::{
-    preview_import, read_document, read_document_file, write_document_file, AgentKindInfo, Engine,
-    EngineError, EngineOptions, ImportPreview, ImportTarget, RouteViewer,
+    files, preview_import, read_document, read_document_file, write_document_file, AgentKindInfo,
+    Engine, EngineError, EngineOptions, ImportPreview, ImportTarget, RouteViewer,
 };
 use recourse::policy::CandidatePolicy;
 use recourse::profile::document::{ProfileCandidate, ProfileDocument, MAX_DOCUMENT_BYTES};
@@ -573,7 +573,10 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
         profile.id,
         std::process::id()
     ));
-    write_private(&file, &original).with_context(|| format!("cannot write {}", file.display()))?;
+    // Only its owner can read it: the document may hold keys in a
+    // candidate's environment.
+    files::write_private(&file, original.as_bytes())
+        .with_context(|| format!("cannot write {}", file.display()))?;
     let kept = |why: &str| {
         anyhow!(
             "{why}; nothing was saved; your edit is kept at {} \
@@ -628,19 +631,6 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
             Err(e) => return Err(e.into()),
         }
     }
-}
-
-/// A new file only its owner can read (the document may hold keys in a
-/// candidate's environment); an existing file or link there is refused.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(text.as_bytes())
 }
 
 /// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `file` through the shell,

@@ -1,15 +1,16 @@
 //! The engine's API over the catalogue in force (built-in rules plus the
 //! local overlay): the catalogue itself, its state for the rule browser,
-//! the inbox of unclassified evidence, and local rules checked and saved.
+//! the inbox of unclassified evidence and its export as a fixture, pasted
+//! text classified, and local rules checked and saved.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, MutexGuard};
 
 use super::overlay::{self, Overlay};
 use super::views::summary;
 use super::{Engine, EngineError, InboxItem};
-use crate::catalogue::bundled::NamedFixture;
-use crate::catalogue::{Catalogue, RuleSpec};
+use crate::catalogue::{self, Catalogue, Explanation, RuleSpec};
 use crate::classification::Classification;
 use crate::evaluator::CandidateSlot;
 use crate::evidence::{Evidence, Provider, RawEvidence};
@@ -27,13 +28,55 @@ pub struct TextPreview {
 /// snapshot, so no lock is held while it is read.
 pub struct CatalogueState {
     pub catalogue: Arc<Catalogue>,
-    /// The local rules' fixtures; a fixture file that cannot be read is
-    /// left out.
-    pub local_fixtures: Vec<NamedFixture>,
+    /// The names of the fixtures (built-in and local) that expect each
+    /// rule, by rule id; a local fixture file that cannot be read is left
+    /// out.
+    pub fixtures_by_rule: BTreeMap<String, Vec<String>>,
     /// The local rules file.
     pub rules_path: PathBuf,
     /// Why the local rules file is not in force (file, rule, reason).
     pub error: Option<String>,
+}
+
+/// Pasted evidence for the playground; raw text never leaves this call
+/// unsanitized.
+#[derive(Debug, Clone, serde::Deserialize, specta::Type)]
+pub struct PlaygroundInput {
+    pub provider: Provider,
+    pub message: String,
+    pub http_status: Option<u16>,
+    pub headers: BTreeMap<String, String>,
+}
+
+impl PlaygroundInput {
+    /// Sanitized evidence of the pasted text, or which field is wrong.
+    pub fn evidence(self) -> Result<Evidence, EngineError> {
+        if let Some(status) = self.http_status.filter(|s| !(100..=599).contains(s)) {
+            return Err(EngineError::validation(
+                "http_status",
+                format!("HTTP status must be 100–599, got {status}"),
+            ));
+        }
+        Ok(Evidence::from_raw(
+            RawEvidence::new(self.provider, self.message, chrono::Utc::now())
+                .with_http_status(self.http_status)
+                .with_headers(self.headers),
+        ))
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct PlaygroundResult {
+    pub explanation: Explanation,
+    /// The sanitized text the rules were matched against (spans index it).
+    pub sanitized: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+pub struct FixtureExport {
+    /// Where the file was written.
+    pub path: String,
+    pub text: String,
 }
 
 impl Engine {
@@ -48,10 +91,44 @@ impl Engine {
         let overlay = self.overlay();
         CatalogueState {
             catalogue: overlay.catalogue(),
-            local_fixtures: overlay.local_fixtures().0,
+            fixtures_by_rule: overlay.fixtures_by_rule(),
             rules_path: overlay.rules_path(),
             error: overlay.error().map(str::to_owned),
         }
+    }
+
+    /// Pasted text, sanitized, as the catalogue in force explains it.
+    pub fn classify_text(&self, input: PlaygroundInput) -> Result<PlaygroundResult, EngineError> {
+        let evidence = input.evidence()?;
+        let explanation = self
+            .catalogue()
+            .explain(&evidence, crate::timing::machine_local_tz());
+        Ok(PlaygroundResult {
+            explanation,
+            sanitized: evidence.message,
+        })
+    }
+
+    /// Writes the sanitized evidence of one unclassified attempt as a
+    /// catalogue fixture in a `fixtures/` folder beside the database, ready
+    /// to move into the repository's `fixtures/catalogue/`.
+    pub fn export_fixture(
+        &self,
+        route_id: u32,
+        attempt: u32,
+    ) -> Result<FixtureExport, EngineError> {
+        let db_path = self.store().path().to_path_buf();
+        let item = self
+            .unclassified_inbox()?
+            .into_iter()
+            .find(|item| item.route_id == route_id && item.attempt == attempt)
+            .ok_or_else(|| {
+                EngineError::not_found(
+                    "unclassified evidence of route/attempt",
+                    format!("{route_id}/{attempt}"),
+                )
+            })?;
+        write_fixture(&db_path, &item)
     }
 
     /// Sanitized evidence of attempts no catalogue rule classified, each
@@ -190,5 +267,114 @@ impl Engine {
         let mut overlay = self.inner.overlay.lock().unwrap_or_else(|p| p.into_inner());
         overlay.refresh();
         overlay
+    }
+}
+
+/// Writes `item` as a fixture file in a `fixtures/` folder beside the
+/// database at `db_path`.
+fn write_fixture(db_path: &Path, item: &InboxItem) -> Result<FixtureExport, EngineError> {
+    let classification = catalogue::classify(&item.evidence, crate::timing::machine_local_tz());
+    let text = catalogue::fixture_from_evidence(&item.evidence, &classification);
+    let dir = db_path.parent().unwrap_or(Path::new(".")).join("fixtures");
+    let path = dir.join(format!(
+        "unclassified-route{}-attempt{}.toml",
+        item.route_id, item.attempt
+    ));
+    crate::store::files::write_private(&path, text.as_bytes())
+        .map_err(|err| EngineError::Io(format!("could not write {}: {err}", path.display())))?;
+    Ok(FixtureExport {
+        path: path.display().to_string(),
+        text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classification::SemanticCode;
+
+    #[test]
+    fn pasted_text_with_an_impossible_http_status_is_refused_at_its_field() {
+        let input = PlaygroundInput {
+            provider: Provider::Generic,
+            message: "boom".into(),
+            http_status: Some(42),
+            headers: BTreeMap::new(),
+        };
+        let err = input.evidence().unwrap_err();
+        assert_eq!(err.code(), super::super::ErrorCode::Validation);
+        let paths: Vec<&str> = err.field_errors().iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["http_status"]);
+        assert_eq!(
+            err.to_string(),
+            "http_status: HTTP status must be 100–599, got 42"
+        );
+    }
+
+    #[test]
+    fn pasted_text_is_sanitized_before_anything_reads_it() {
+        let input = PlaygroundInput {
+            provider: Provider::Generic,
+            message: "401 invalid x-api-key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
+                .into(),
+            http_status: Some(401),
+            headers: BTreeMap::new(),
+        };
+        let evidence = input.evidence().unwrap();
+        assert!(
+            !evidence.message.contains("abcdefghijklmnop"),
+            "the key is redacted before it is shown: {}",
+            evidence.message
+        );
+    }
+
+    fn inbox_item() -> InboxItem {
+        let evidence = Evidence::from_raw(
+            RawEvidence::new(
+                Provider::Generic,
+                "segfault in the flux capacitor",
+                chrono::Utc::now(),
+            )
+            .with_exit_code(139),
+        );
+        InboxItem {
+            route_id: 3,
+            attempt: 2,
+            candidate_name: "sim".into(),
+            code: SemanticCode::Unknown,
+            catalogue_version: catalogue::CATALOGUE_VERSION.into(),
+            now: None,
+            evidence,
+        }
+    }
+
+    #[test]
+    fn exported_fixture_is_written_beside_the_database_and_parses() {
+        let dir = tempfile::tempdir().unwrap();
+        let export = write_fixture(&dir.path().join("recourse.db"), &inbox_item()).unwrap();
+        let expected = dir
+            .path()
+            .join("fixtures/unclassified-route3-attempt2.toml");
+        assert_eq!(export.path, expected.display().to_string());
+        assert_eq!(std::fs::read_to_string(&expected).unwrap(), export.text);
+        catalogue::Fixture::parse(&export.text)
+            .expect("an exported fixture is a valid fixture file");
+    }
+
+    #[test]
+    fn export_into_an_unwritable_place_says_where_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        // A plain file where the fixtures folder should be makes the write fail.
+        std::fs::write(dir.path().join("fixtures"), "not a folder").unwrap();
+        let err = write_fixture(&dir.path().join("recourse.db"), &inbox_item()).unwrap_err();
+        assert_eq!(err.code(), super::super::ErrorCode::Io);
+        let target = dir
+            .path()
+            .join("fixtures/unclassified-route3-attempt2.toml");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("could not write {}: ", target.display())),
+            "{err}"
+        );
     }
 }

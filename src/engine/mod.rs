@@ -59,7 +59,9 @@ pub use account_views::{
     AccountCandidateView, AccountNotice, AccountStatus, AccountView, AccountsOverview, HourBar,
     MarkView, MAX_RUNNING,
 };
-pub use catalogue::{CatalogueState, TextPreview};
+pub use catalogue::{
+    CatalogueState, FixtureExport, PlaygroundInput, PlaygroundResult, TextPreview,
+};
 pub use continuation::{ContinuationPreview, ContinueOffer, HandoverOffer};
 pub use detail::*;
 pub use error::{EngineError, ErrorCode};

@@ -8,6 +8,7 @@
 //! and why. Reviewing, saving and removing a rule run the shared checks of
 //! [`crate::catalogue::checks`] first and write nothing when they refuse.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -154,6 +155,22 @@ impl Overlay {
             }
         }
         (found, problems)
+    }
+
+    /// The names of the fixtures, built-in then local, that expect each
+    /// rule, by rule id: what the rule browser and `catalogue show` list.
+    pub fn fixtures_by_rule(&self) -> BTreeMap<String, Vec<String>> {
+        let mut by_rule: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let local = self.local_fixtures().0;
+        for named in builtin_fixtures().iter().chain(&local) {
+            if let Some(id) = &named.fixture.expect.rule_id {
+                by_rule
+                    .entry(id.clone())
+                    .or_default()
+                    .push(named.name.clone());
+            }
+        }
+        by_rule
     }
 
     /// The checks of `spec` as it would act once reviewed, and every reason

@@ -118,8 +118,11 @@ fn prompt_excerpt(prompt: &str) -> String {
     }
 }
 
-fn attempt_view(a: StoredAttempt, transcript: Option<TranscriptSummary>) -> AttemptView {
-    let in_inbox = a.in_inbox();
+fn attempt_view(
+    a: StoredAttempt,
+    transcript: Option<TranscriptSummary>,
+    in_inbox: bool,
+) -> AttemptView {
     let r = a.result;
     AttemptView {
         input: a.attempt.input,
@@ -179,6 +182,7 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
     let actions = store.manual_actions(id)?;
     let timeline = super::timeline::timeline(&row, &stored, &actions);
     let mut summaries = store.transcript_summaries(id)?;
+    let inbox = store.inbox_attempts(id)?;
     let totals = summaries.iter().fold(Usage::default(), |sum, (_, s)| {
         sum.plus(Usage {
             input_tokens: s.input_tokens,
@@ -191,7 +195,8 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
         .into_iter()
         .map(|a| {
             let at = summaries.iter().position(|(n, _)| *n == a.attempt.number);
-            attempt_view(a, at.map(|i| summaries.swap_remove(i).1))
+            let in_inbox = inbox.contains(&a.attempt.number);
+            attempt_view(a, at.map(|i| summaries.swap_remove(i).1), in_inbox)
         })
         .collect();
     let holds = store.holds(id)?.into_iter().map(hold_view).collect();

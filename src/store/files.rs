@@ -10,6 +10,7 @@
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A folder only its owner may enter.
 pub const PRIVATE_DIR: u32 = 0o700;
@@ -26,7 +27,9 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` to `path` 0600, through a temporary file and a rename,
-/// creating the folder 0700 when missing.
+/// creating the folder 0700 when missing: the one atomic write. The file
+/// and then the folder are synced, so after a crash `path` holds the old
+/// bytes or the new ones, never a mix or nothing.
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -36,28 +39,39 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let (tmp, mut file) = new_temporary(dir, &name.to_string_lossy())?;
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(PRIVATE_FILE)
-            .open(&tmp)?;
-        // An old temporary file of this name keeps its mode on open.
-        file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE))?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// A new temporary file for `name` in `dir`, 0600, named for this process
+/// and a counter so no other writer, thread or process, ever opens it;
+/// `create_new` also refuses a file or link planted at that name (the
+/// folder may be a shared one such as `/tmp`), and the next name is tried.
+fn new_temporary(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(PRIVATE_FILE)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Creates an empty file at `path` 0600 unless something is there already,
@@ -142,6 +156,32 @@ mod tests {
         write_private(&file, b"{\"again\": 1}").unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"{\"again\": 1}");
         let left: Vec<_> = std::fs::read_dir(dir.path().join("a/b")).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left");
+    }
+
+    #[test]
+    fn writers_racing_on_one_path_leave_one_whole_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rules.toml");
+        // Large enough that interleaved or truncated writes would show.
+        let texts: Vec<Vec<u8>> = (b'a'..=b'h').map(|c| vec![c; 256 * 1024]).collect();
+        std::thread::scope(|scope| {
+            for text in &texts {
+                let file = &file;
+                scope.spawn(move || {
+                    for _ in 0..20 {
+                        write_private(file, text).expect("every write succeeds");
+                    }
+                });
+            }
+        });
+        let got = std::fs::read(&file).unwrap();
+        assert!(
+            texts.contains(&got),
+            "the file is one writer's whole text, not a mix ({} bytes)",
+            got.len()
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left");
     }
 

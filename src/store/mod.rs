@@ -303,6 +303,11 @@ impl Store {
         }
     }
 
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The connection; marks this database as the one in use (see
     /// [`IN_USE`]).
     pub(crate) fn conn(&self) -> &Connection {

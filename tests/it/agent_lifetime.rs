@@ -4,10 +4,11 @@
 //! tools it started.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{alive, hanging_agent, open_engine, seed_profile};
+use crate::common::{
+    alive, hanging_agent, open_engine, recourse_on, seed_profile, sigkill, spawn_run,
+};
 use recourse::agent::{AgentKind, AgentSpec};
 use recourse::engine::{ActionRequest, EngineOptions};
 use recourse::policy::CandidatePolicy;
@@ -38,23 +39,6 @@ fn read_pid(file: &Path) -> String {
     panic!("{} was never written", file.display());
 }
 
-fn run(db: &Path, profile: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args([
-            "run",
-            "--profile",
-            profile,
-            "--prompt",
-            "Reply with the single word done.",
-            "--db",
-        ])
-        .arg(db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
 /// Waits until the owner stored the process of route 1's attempt.
 fn stored_process(db: &Path) -> (u32, u64) {
     for _ in 0..500 {
@@ -64,12 +48,6 @@ fn stored_process(db: &Path) -> (u32, u64) {
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("the attempt's process was never stored");
-}
-
-fn sigkill(child: &mut Child) {
-    // std's kill is SIGKILL on Unix: what an OOM kill does.
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 /// A generic agent that starts a background tool and then waits: the tool
@@ -101,7 +79,7 @@ fn a_sigkilled_run_takes_its_agent_with_it() {
     let db = dir.path().join("r.db");
     let pidfile = dir.path().join("agent.pid");
     seed_profile(&db, "Hang", &[hanging_agent(&pidfile)]);
-    let mut child = run(&db, "Hang");
+    let mut child = spawn_run(&db, "Hang");
     let agent = read_pid(&pidfile);
     assert!(alive(&agent));
     sigkill(&mut child);
@@ -117,7 +95,7 @@ async fn an_adopting_engine_kills_the_orphaned_tools_before_calling_the_attempt_
     let db = dir.path().join("r.db");
     let (candidate, agent_pid, tool_pid) = agent_with_tool(dir.path());
     seed_profile(&db, "Tool", &[candidate]);
-    let mut child = run(&db, "Tool");
+    let mut child = spawn_run(&db, "Tool");
     let (agent, tool) = (read_pid(&agent_pid), read_pid(&tool_pid));
     assert_eq!(
         stored_process(&db).0.to_string(),
@@ -154,7 +132,7 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
     let db = dir.path().join("r.db");
     let (candidate, agent_pid, tool_pid) = agent_with_tool(dir.path());
     seed_profile(&db, "Tool", &[candidate]);
-    let mut owner = run(&db, "Tool");
+    let mut owner = spawn_run(&db, "Tool");
     let (agent, tool) = (read_pid(&agent_pid), read_pid(&tool_pid));
     assert_eq!(stored_process(&db).0.to_string(), agent);
     let other = recourse::engine::Engine::open(
@@ -275,13 +253,7 @@ fn sigterm_and_sighup_stop_the_agents_group_and_record_the_attempt_like_ctrl_c()
         let db = dir.path().join("r.db");
         let (candidate, agent_pid, tool_pid) = agent_with_tool(dir.path());
         seed_profile(&db, "Tool", &[candidate]);
-        let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(["run", "--profile", "Tool", "--prompt", "go", "--db"])
-            .arg(&db)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_run(&db, "Tool");
         let (agent, tool) = (read_pid(&agent_pid), read_pid(&tool_pid));
         stored_process(&db);
         crate::common::send_signal(child.id() as i32, signal);
@@ -315,11 +287,7 @@ fn sigterm_and_sighup_stop_the_agents_group_and_record_the_attempt_like_ctrl_c()
             Some(AttemptOutcome::Interrupted),
             "{name}: the attempt is recorded"
         );
-        let routes = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(["routes", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
+        let routes = recourse_on(&db, &["routes"]);
         assert!(
             !String::from_utf8_lossy(&routes.stdout).contains("orphaned"),
             "{name}: no orphan for `recover` to find"

@@ -4,8 +4,8 @@
 //! is left byte-for-byte as it was, with no journal files beside it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use crate::common::recourse_on;
 use recourse::engine::{Engine, EngineOptions, RouteQuery, RouteViewer};
 use recourse::store::{Store, SCHEMA_VERSION};
 
@@ -202,12 +202,7 @@ fn every_cli_command_that_opens_the_database_refuses_each_bad_file() {
         (case.make)(&path);
         let before = snapshot(dir.path());
         for args in commands {
-            let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
-                .args(args)
-                .arg("--db")
-                .arg(&path)
-                .output()
-                .unwrap();
+            let out = recourse_on(&path, args);
             assert_eq!(out.status.code(), Some(1), "{} {args:?}", case.name);
             assert_eq!(
                 String::from_utf8_lossy(&out.stderr),

@@ -5,30 +5,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::{recourse_cmd, Run};
+
 use recourse::catalogue::propose::propose;
 use recourse::catalogue::{Catalogue, Fixture, CATALOGUE_VERSION};
 use recourse::engine::overlay::{overlay_dir, Overlay, RULES_FILE};
 use recourse::evidence::{Evidence, Provider, RawEvidence};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn recourse(db: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .env("TZ", "UTC")
-        .output()
-        .expect("the recourse binary runs");
-    Run {
-        code: output.status.code().expect("exited normally"),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    let output = recourse_cmd(db, args).env("TZ", "UTC").output();
+    Run::from(output.expect("the recourse binary runs"))
 }
 
 fn rule_file(dir: &Path, body: &str) -> PathBuf {

@@ -6,11 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use crate::common::Run;
 
 fn classify(args: &[&str], stdin: &str) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
@@ -26,12 +22,7 @@ fn classify(args: &[&str], stdin: &str) -> Run {
     // A writer that finds the pipe closed (the binary stopped early) is fine.
     let _ = input.write_all(stdin.as_bytes());
     drop(input);
-    let output = child.wait_with_output().expect("the binary finishes");
-    Run {
-        code: output.status.code().expect("exited normally"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
+    Run::from(child.wait_with_output().expect("the binary finishes"))
 }
 
 fn json_lines(run: &Run) -> Vec<Value> {

@@ -4,25 +4,18 @@
 //! meanwhile elsewhere; `run` on an unknown profile; a closed pipe.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
+use crate::common::{recourse_cmd, recourse_on};
 use recourse::profile::document::load;
 use recourse::store::Store;
 
-fn recourse(db: &Path, args: &[&str]) -> Output {
-    recourse_env(db, args, &[])
-}
-
+/// `recourse ARGS --db DB` with `env` added and no `$VISUAL` (it would
+/// win over the test's `$EDITOR`).
 fn recourse_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .envs(env.iter().copied())
-        .env_remove("VISUAL")
-        .stdin(Stdio::null())
-        .output()
-        .expect("recourse runs")
+    let mut command = recourse_cmd(db, args);
+    command.envs(env.iter().copied()).env_remove("VISUAL");
+    command.output().expect("recourse runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -70,7 +63,7 @@ fn editor(dir: &Path, name: &str, body: &str) -> String {
 fn a_profile_is_created_exported_edited_imported_on_a_fresh_database_and_run() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("first.db");
-    let out = recourse(
+    let out = recourse_on(
         &first,
         &["profile", "create", "Work", "--agent", "simulated"],
     );
@@ -105,7 +98,7 @@ PY"#,
     );
 
     let file = dir.path().join("work.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &first,
         &["profile", "export", "Work", file.to_str().unwrap()],
     ));
@@ -116,7 +109,7 @@ PY"#,
     );
 
     let fresh = dir.path().join("fresh.db");
-    let said = ok(&recourse(
+    let said = ok(&recourse_on(
         &fresh,
         &["profile", "import", file.to_str().unwrap()],
     ));
@@ -126,14 +119,14 @@ PY"#,
         vec!["Work"],
         "an import seeds no demo profile"
     );
-    let out = recourse(&fresh, &["run", "--profile", "Work", "--prompt", "go"]);
+    let out = recourse_on(&fresh, &["run", "--profile", "Work", "--prompt", "go"]);
     assert_eq!(ok(&out), "(simulated) The task is done.\n", "the answer");
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("candidate 1/2 flaky"), "{said}");
     assert!(said.contains("succeeded"), "{said}");
 
     // The same document exported from the fresh database is the same file.
-    let again = ok(&recourse(&fresh, &["profile", "export", "Work"]));
+    let again = ok(&recourse_on(&fresh, &["profile", "export", "Work"]));
     assert_eq!(again, exported, "export → import → export is stable");
 }
 
@@ -142,11 +135,11 @@ fn every_policy_shape_and_agent_kind_round_trips_through_a_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("round.db");
     let example = fixture("example.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap()],
     ));
-    let exported = ok(&recourse(&db, &["profile", "export", "Daily driver"]));
+    let exported = ok(&recourse_on(&db, &["profile", "export", "Daily driver"]));
     let original = load(&std::fs::read_to_string(&example).unwrap()).unwrap();
     let back = load(&exported).unwrap();
     assert_eq!(back.document, original.document);
@@ -161,7 +154,7 @@ fn every_policy_shape_and_agent_kind_round_trips_through_a_database() {
         recourse::agent::AgentKind::ALL.len(),
         "the example covers every agent kind"
     );
-    let said = ok(&recourse(
+    let said = ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap(), "--replace"],
     ));
@@ -176,11 +169,15 @@ fn the_unclassified_exception_round_trips_through_a_database_and_is_shown() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("unclassified.db");
     let example = fixture("example.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap()],
     ));
-    let exported = load(&ok(&recourse(&db, &["profile", "export", "Daily driver"]))).unwrap();
+    let exported = load(&ok(&recourse_on(
+        &db,
+        &["profile", "export", "Daily driver"],
+    )))
+    .unwrap();
     let opus = &exported.document.candidates[0];
     assert_eq!(
         opus.unclassified,
@@ -194,7 +191,7 @@ fn the_unclassified_exception_round_trips_through_a_database_and_is_shown() {
             .enabled,
         "a candidate whose document leaves the section out has it off"
     );
-    let shown = ok(&recourse(&db, &["profile", "show", "Daily driver"]));
+    let shown = ok(&recourse_on(&db, &["profile", "show", "Daily driver"]));
     assert!(
         shown.contains(
             "   unclassified: The first 2 identical unclassified failures with no output or \
@@ -208,7 +205,7 @@ fn the_unclassified_exception_round_trips_through_a_database_and_is_shown() {
 fn a_legacy_document_is_imported_normalized() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("legacy.db");
-    let out = recourse(
+    let out = recourse_on(
         &db,
         &[
             "profile",
@@ -222,7 +219,7 @@ fn a_legacy_document_is_imported_normalized() {
         "{}",
         text(&out.stderr)
     );
-    let doc = load(&ok(&recourse(
+    let doc = load(&ok(&recourse_on(
         &db,
         &["profile", "show", "Old routing", "--json"],
     )))
@@ -259,7 +256,7 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
         (big, "larger than 1 MiB; refusing to read it"),
     ];
     for (file, expected) in cases {
-        let out = recourse(&db, &["profile", "import", file.to_str().unwrap()]);
+        let out = recourse_on(&db, &["profile", "import", file.to_str().unwrap()]);
         assert_ne!(out.status.code(), Some(0), "{}", file.display());
         assert!(
             text(&out.stderr).contains(expected),
@@ -270,8 +267,8 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
         assert!(!db.exists(), "a refused import creates no database");
     }
     // On an existing database, the refusal leaves the profiles as they were.
-    ok(&recourse(&db, &["profile", "create", "Kept"]));
-    let out = recourse(
+    ok(&recourse_on(&db, &["profile", "create", "Kept"]));
+    let out = recourse_on(
         &db,
         &[
             "profile",
@@ -293,7 +290,7 @@ fn a_secret_argument_is_masked_in_the_change_list() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("args.db");
     let example = fixture("example.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap()],
     ));
@@ -311,7 +308,7 @@ fn a_secret_argument_is_masked_in_the_change_list() {
     for extra in [&["--dry-run"][..], &[]] {
         let mut args = vec!["profile", "import", changed.to_str().unwrap(), "--replace"];
         args.extend_from_slice(extra);
-        let said = ok(&recourse(&db, &args));
+        let said = ok(&recourse_on(&db, &args));
         assert!(!said.contains(KEY), "the key is printed in clear: {said}");
         assert!(!said.contains("sk-ant"), "not even its start: {said}");
         let line = said
@@ -330,7 +327,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("replace.db");
     let example = fixture("example.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap()],
     ));
@@ -342,7 +339,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
         .replace("http://127.0.0.1:3128", "http://127.0.0.1:8080");
     std::fs::write(&changed, edited).unwrap();
 
-    let out = recourse(&db, &["profile", "import", changed.to_str().unwrap()]);
+    let out = recourse_on(&db, &["profile", "import", changed.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("a profile named \"Daily driver\" already exists; `--replace`"),
@@ -350,7 +347,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
         text(&out.stderr)
     );
 
-    let dry = ok(&recourse(
+    let dry = ok(&recourse_on(
         &db,
         &[
             "profile",
@@ -378,7 +375,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     );
     assert!(!dry.contains("8080"), "{dry}");
 
-    let said = ok(&recourse(
+    let said = ok(&recourse_on(
         &db,
         &["profile", "import", changed.to_str().unwrap(), "--replace"],
     ));
@@ -386,7 +383,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
         said.starts_with("replaced profile \"Daily driver\":"),
         "{said}"
     );
-    let shown = ok(&recourse(&db, &["profile", "show", "Daily driver"]));
+    let shown = ok(&recourse_on(&db, &["profile", "show", "Daily driver"]));
     assert!(
         shown.contains(
             "transient: Retry after 5 s, 10 s, 20 s, 40 s, 1 min 20 s, then skip to codex."
@@ -400,7 +397,7 @@ fn an_edit_made_elsewhere_meanwhile_is_not_overwritten() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("guard.db");
     let example = fixture("example.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap()],
     ));
@@ -445,7 +442,7 @@ fn an_edit_made_elsewhere_meanwhile_is_not_overwritten() {
             .contains("\"max_retries\": 9"),
         "the edit is kept, not lost"
     );
-    let shown = load(&ok(&recourse(
+    let shown = load(&ok(&recourse_on(
         &db,
         &["profile", "show", "Daily driver", "--json"],
     )))
@@ -461,7 +458,7 @@ fn an_edit_made_elsewhere_meanwhile_is_not_overwritten() {
 fn an_invalid_edit_is_kept_and_nothing_is_saved() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("invalid.db");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "create", "Work", "--agent", "codex"],
     ));
@@ -498,7 +495,7 @@ fn an_invalid_edit_is_kept_and_nothing_is_saved() {
 fn run_on_an_unknown_profile_lists_the_profiles_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("missing.db");
-    let out = recourse(&db, &["run", "--profile", "Wrok", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Wrok", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr)
@@ -508,10 +505,10 @@ fn run_on_an_unknown_profile_lists_the_profiles_and_creates_nothing() {
     );
     assert!(!db.exists(), "no database is created for a mistyped name");
 
-    ok(&recourse(&db, &["profile", "create", "Work"]));
-    ok(&recourse(&db, &["profile", "create", "Home"]));
+    ok(&recourse_on(&db, &["profile", "create", "Work"]));
+    ok(&recourse_on(&db, &["profile", "create", "Home"]));
     let before = std::fs::read(&db).unwrap();
-    let out = recourse(&db, &["run", "--profile", "Wrok", "--prompt", "go"]);
+    let out = recourse_on(&db, &["run", "--profile", "Wrok", "--prompt", "go"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr)
@@ -531,30 +528,30 @@ fn run_on_an_unknown_profile_lists_the_profiles_and_creates_nothing() {
 fn rename_duplicate_delete_and_list() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ops.db");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "create", "A", "--agent", "gemini"],
     ));
-    ok(&recourse(&db, &["profile", "duplicate", "A", "B"]));
-    ok(&recourse(&db, &["profile", "rename", "A", "C"]));
-    let out = recourse(&db, &["profile", "rename", "B", "C"]);
+    ok(&recourse_on(&db, &["profile", "duplicate", "A", "B"]));
+    ok(&recourse_on(&db, &["profile", "rename", "A", "C"]));
+    let out = recourse_on(&db, &["profile", "rename", "B", "C"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("a profile named \"C\" already exists"),
         "{}",
         text(&out.stderr)
     );
-    let listed = ok(&recourse(&db, &["profile", "list"]));
+    let listed = ok(&recourse_on(&db, &["profile", "list"]));
     assert_eq!(
         listed,
         "B  (1 candidate: gemini)\nC  (1 candidate: gemini)\n"
     );
-    ok(&recourse(&db, &["profile", "delete", "C"]));
+    ok(&recourse_on(&db, &["profile", "delete", "C"]));
     let json: serde_json::Value =
-        serde_json::from_str(&ok(&recourse(&db, &["profile", "list", "--json"]))).unwrap();
+        serde_json::from_str(&ok(&recourse_on(&db, &["profile", "list", "--json"]))).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(json[0]["name"], "B");
-    let out = recourse(&db, &["profile", "show", "C"]);
+    let out = recourse_on(&db, &["profile", "show", "C"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("profile \"C\" does not exist; the profiles are: \"B\""),
@@ -568,7 +565,7 @@ fn listing_into_a_closed_pipe_does_not_panic() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("pipe.db");
     let example = fixture("example.json");
-    ok(&recourse(
+    ok(&recourse_on(
         &db,
         &["profile", "import", example.to_str().unwrap()],
     ));
@@ -578,10 +575,7 @@ fn listing_into_a_closed_pipe_does_not_panic() {
         &["profile", "export", "Daily driver"][..],
         &["profile", "list"][..],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(args)
-            .arg("--db")
-            .arg(&db)
+        let mut child = recourse_cmd(&db, args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

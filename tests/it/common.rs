@@ -5,14 +5,17 @@
 //! Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use recourse::agent::{AgentKind, AgentSpec};
 use recourse::engine::{ActionRequest, Engine, EngineError, EngineOptions, RouteSnapshot};
 use recourse::policy::{CandidatePolicy, ClassPolicy, Exhausted};
 use recourse::profile::CandidateInput;
-use recourse::route::{ManualAction, RouteState};
+use recourse::route::{ManualAction, RouteRow, RouteState};
 use recourse::store::Store;
 
 /// Opens an engine on `db`, seeding the demo profile only if asked.
@@ -47,8 +50,8 @@ pub fn said(stderr: &[u8]) -> String {
 }
 
 /// The `recourse` binary with `ARGS`.
-pub fn recourse(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+pub fn recourse(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
         .args(args)
         .output()
         .expect("recourse runs")
@@ -70,14 +73,34 @@ pub fn with_accounts(
         .collect()
 }
 
-/// The `recourse` binary with `ARGS --db DB`.
-pub fn recourse_on(db: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("recourse runs")
+/// The `recourse` binary with `ARGS --db DB`, run to its end.
+pub fn recourse_on(db: &Path, args: &[&str]) -> Output {
+    recourse_cmd(db, args).output().expect("recourse runs")
+}
+
+/// The `recourse` binary with `ARGS --db DB` and standard input closed,
+/// not started: the test adds its environment and where output goes.
+pub fn recourse_cmd(db: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_recourse"));
+    command.args(args).arg("--db").arg(db).stdin(Stdio::null());
+    command
+}
+
+/// What a finished `recourse` said, as text.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().expect("exited normally"),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
 }
 
 /// The route once `done` holds, polled every 10 ms of tokio time for up to
@@ -89,7 +112,7 @@ pub async fn until_route(
     what: &str,
     done: impl Fn(&RouteSnapshot) -> bool,
 ) -> RouteSnapshot {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
     loop {
         let s = engine.route_detail(id).unwrap().snapshot;
         if done(&s) {
@@ -100,7 +123,7 @@ pub async fn until_route(
             "route {id} never {what}: it is {}",
             s.state.as_str()
         );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -110,17 +133,56 @@ pub async fn until_state(engine: &Engine, id: u32, state: RouteState) -> RouteSn
     until_route(engine, id, &what, |s| s.state == state).await
 }
 
-/// `recourse run --profile PROFILE --prompt go --db DB`, started (its
-/// stderr kept, its stdout dropped).
-pub fn spawn_run(db: &Path, profile: &str) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
-        .arg(db)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+/// `recourse run --profile PROFILE --prompt go --db DB`, not started: its
+/// stdout dropped, its stderr piped.
+pub fn run_cmd(db: &Path, profile: &str) -> Command {
+    let mut command = recourse_cmd(db, &["run", "--profile", profile, "--prompt", "go"]);
+    command.stdout(Stdio::null()).stderr(Stdio::piped());
+    command
+}
+
+/// [`run_cmd`], started.
+pub fn spawn_run(db: &Path, profile: &str) -> Child {
+    run_cmd(db, profile)
         .spawn()
         .expect("recourse binary starts")
+}
+
+/// SIGKILLs `child` (std's kill on Unix: what an OOM kill does) and reaps it.
+pub fn sigkill(child: &mut Child) {
+    child.kill().expect("SIGKILL delivered");
+    child.wait().expect("killed child reaped");
+}
+
+/// Route `id` as the database at `db` holds it now; `None` while there is
+/// no such route or no database yet.
+pub fn stored_route(db: &Path, id: u32) -> Option<RouteRow> {
+    Store::open_read_only(db).ok()?.route(id).ok()?
+}
+
+/// Route 1 once `when` holds, polled every 10 ms for up to 20 s while
+/// `child`, the `recourse run` that made it, lives; panics with the run's
+/// exit status and stderr (when piped) if it ends first.
+pub fn wait_for_route(db: &Path, child: &mut Child, when: impl Fn(&RouteRow) -> bool) -> RouteRow {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if let Some(row) = stored_route(db, 1).filter(|r| when(r)) {
+            return row;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            // It may have reached the state just before it exited.
+            if let Some(row) = stored_route(db, 1).filter(|r| when(r)) {
+                return row;
+            }
+            let mut said = String::new();
+            if let Some(mut stderr) = child.stderr.take() {
+                let _ = stderr.read_to_string(&mut said);
+            }
+            panic!("recourse run exited ({status}) before the expected state: {said}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("route never reached the expected state");
 }
 
 /// A policy section of a profile document as JSON: no reset wait, no

@@ -9,10 +9,10 @@
 //! another seed). Figures are in `docs/reliability.md`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{seed_profile, uniform_policy};
+use crate::common::{run_cmd, seed_profile, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
@@ -79,13 +79,7 @@ fn pristine(dir: &Path) -> Vec<u8> {
 }
 
 fn run(db: &Path, profile: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", profile, "--prompt", "go", "--db"])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = run_cmd(db, profile).stdout(Stdio::piped()).spawn().unwrap();
     let started = Instant::now();
     loop {
         if child.try_wait().unwrap().is_some() {

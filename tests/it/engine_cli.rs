@@ -3,9 +3,9 @@
 
 use crate::common::recourse_on;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::common::{hanging_agent, seed_profile, uniform_policy};
+use crate::common::{hanging_agent, seed_profile, spawn_run, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
@@ -215,14 +215,7 @@ fn ctrl_c_stops_the_agent_and_leaves_the_route_for_a_person() {
     let db = dir.path().join("cli.db");
     let pidfile = dir.path().join("agent.pid");
     seed_profile(&db, "Hang", &[hanging_agent(&pidfile)]);
-    let prompt = "Reply with the single word done.";
-    let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", "Hang", "--prompt", prompt, "--db"])
-        .arg(&db)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&db, "Hang");
     let mut agent_pid = String::new();
     for _ in 0..500 {
         agent_pid = std::fs::read_to_string(&pidfile).unwrap_or_default();

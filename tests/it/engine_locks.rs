@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{open_engine, seed_profile, uniform_policy};
+use crate::common::{open_engine, seed_profile, spawn_run, uniform_policy};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::engine::StartRun;
 use recourse::policy::Exhausted;
@@ -187,14 +187,7 @@ fn recourse_run_returns_after_a_long_write_lock_across_its_deadline() {
             SimStep::Succeed { after_ms: 10 },
         ],
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", "Locked", "--prompt", "go", "--db"])
-        .arg(&db)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&db, "Locked");
     let start = Instant::now();
     let viewer = loop {
         if let Ok(v) = Store::open_read_only(&db) {

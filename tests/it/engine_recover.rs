@@ -7,42 +7,19 @@
 
 use crate::common::recourse_on;
 use std::path::Path;
-use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::common::{seed_profile, spawn_run, uniform_policy};
+use crate::common::{
+    seed_profile, sigkill, spawn_run, stored_route, uniform_policy, wait_for_route,
+};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
-use recourse::route::RouteRow;
 use recourse::route::{AttemptOutcome, RouteState};
 use recourse::store::Store;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
-}
-
-fn route(db: &Path, id: u32) -> Option<RouteRow> {
-    Store::open_read_only(db).ok()?.route(id).ok()?
-}
-
-fn wait_for(db: &Path, child: &mut Child, when: impl Fn(&RouteRow) -> bool) -> RouteRow {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
-        if let Some(row) = route(db, 1).filter(|r| when(r)) {
-            return row;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("recourse run exited ({status}) before the expected state");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("route never reached the expected state");
-}
-
-fn kill_9(mut child: Child) {
-    child.kill().expect("SIGKILL delivered");
-    child.wait().expect("killed child reaped");
 }
 
 /// A usage limit that resets 3 s after the failure (a trusted reset wait),
@@ -81,8 +58,8 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     waiting_profile(&db);
     quick_profile(&db);
     let mut child = spawn_run(&db, "Waits");
-    let waiting = wait_for(&db, &mut child, |r| r.state == RouteState::WaitingReset);
-    kill_9(child);
+    let waiting = wait_for_route(&db, &mut child, |r| r.state == RouteState::WaitingReset);
+    sigkill(&mut child);
     let deadline = waiting.deadline.unwrap();
 
     let out = recourse_on(&db, &["routes"]);
@@ -161,8 +138,8 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
     );
     seed_profile(&db, "Slow", &[candidate]);
     let mut child = spawn_run(&db, "Slow");
-    wait_for(&db, &mut child, |r| r.state == RouteState::Running);
-    kill_9(child);
+    wait_for_route(&db, &mut child, |r| r.state == RouteState::Running);
+    sigkill(&mut child);
 
     let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
@@ -204,7 +181,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     );
     seed_profile(&db, "Flaky", &[candidate]);
     let mut child = spawn_run(&db, "Flaky");
-    let waiting = wait_for(&db, &mut child, |r| r.state == RouteState::RetryScheduled);
+    let waiting = wait_for_route(&db, &mut child, |r| r.state == RouteState::RetryScheduled);
     crate::common::send_signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
@@ -217,7 +194,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
             deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )
     );
-    let row = route(&db, 1).unwrap();
+    let row = stored_route(&db, 1).unwrap();
     assert_eq!(row.state, RouteState::RetryScheduled, "the wait continues");
     assert_eq!(row.deadline, Some(deadline), "at its deadline");
     assert_eq!(row.generation, waiting.generation);
@@ -300,7 +277,7 @@ fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
     crate::common::send_signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
-    let row = route(&db, 1).unwrap();
+    let row = stored_route(&db, 1).unwrap();
     assert_eq!(
         row.state,
         RouteState::RetryScheduled,
@@ -333,7 +310,7 @@ fn a_run_stopped_past_its_lease_keeps_its_route_and_its_agent() {
     let pidfile = dir.path().join("agent.pid");
     seed_profile(&db, "Hangs", &[crate::common::hanging_agent(&pidfile)]);
     let mut run = spawn_run(&db, "Hangs");
-    wait_for(&db, &mut run, |r| r.state == RouteState::Running);
+    wait_for_route(&db, &mut run, |r| r.state == RouteState::Running);
     let agent = (0..500)
         .find_map(|_| {
             std::thread::sleep(Duration::from_millis(10));
@@ -354,7 +331,7 @@ fn a_run_stopped_past_its_lease_keeps_its_route_and_its_agent() {
     );
     let out = recourse_on(&db, &["recover"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let row = route(&db, 1).unwrap();
+    let row = stored_route(&db, 1).unwrap();
     assert_eq!(row.state, RouteState::Running, "not taken over");
     assert!(crate::common::alive(&agent), "the agent was not killed");
     // Cleanup: the run continues and is stopped like Ctrl-C.

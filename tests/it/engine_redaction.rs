@@ -4,9 +4,8 @@
 //! logging, neither the database files nor any output contain them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::common::{replay_agent, seed_profile};
+use crate::common::{recourse_cmd, replay_agent, seed_profile};
 use recourse::agent::{AgentKind, AgentSpec};
 use recourse::policy::CandidatePolicy;
 use recourse::profile::CandidateInput;
@@ -25,13 +24,8 @@ fn profile(db: &Path, name: &str, agent: AgentSpec) {
 
 /// Runs the binary with trace logs; returns stdout + stderr.
 fn recourse(db: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .env("RECOURSE_LOG", "trace")
-        .output()
-        .expect("recourse runs");
+    let out = recourse_cmd(db, args).env("RECOURSE_LOG", "trace").output();
+    let out = out.expect("recourse runs");
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

@@ -5,10 +5,11 @@
 //! goes to manual recovery instead of being replayed.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{open_engine, seed_profile, uniform_policy};
+use crate::common::{
+    open_engine, seed_profile, sigkill, spawn_run, uniform_policy, wait_for_route,
+};
 use chrono::{DateTime, Utc};
 use recourse::agent::{AgentSpec, SimStep};
 use recourse::engine::Engine;
@@ -44,41 +45,11 @@ fn long_profile(path: &Path) {
     seed_profile(path, "Long", &candidates);
 }
 
-fn spawn_run(db: &Path, stderr: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["run", "--profile", "Long", "--prompt", "long task", "--db"])
-        .arg(db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(stderr).unwrap())
-        .spawn()
-        .expect("recourse binary starts")
-}
-
 fn the_route(db: &Path) -> Option<RouteRow> {
     let store = Store::open(db).unwrap();
     let mut routes = store.routes().unwrap();
     assert!(routes.len() <= 1, "one route per run");
     routes.pop()
-}
-
-/// Polls until `when` holds for the route (or 20 s pass).
-fn wait_for(db: &Path, child: &mut Child, stderr: &Path, when: impl Fn(&RouteRow) -> bool) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
-        if the_route(db).is_some_and(|r| when(&r)) {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            let err = std::fs::read_to_string(stderr).unwrap_or_default();
-            if the_route(db).is_some_and(|r| when(&r)) {
-                return;
-            }
-            panic!("recourse run exited ({status}) before the expected state: {err}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("route never reached the expected state");
 }
 
 /// Cheap jitter without a RNG dependency.
@@ -88,11 +59,6 @@ fn jitter_ms(max: u64) -> u64 {
         .unwrap()
         .subsec_nanos();
     u64::from(nanos) % max.max(1)
-}
-
-fn kill(mut child: Child) {
-    child.kill().expect("SIGKILL delivered");
-    child.wait().expect("killed child reaped");
 }
 
 /// Invariants of the stored history right after the crash.
@@ -219,11 +185,10 @@ async fn crash_when(when: impl Fn(&RouteRow) -> bool, extra_ms: u64) -> RouteRow
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     long_profile(&db);
-    let stderr = dir.path().join("stderr.txt");
-    let mut child = spawn_run(&db, &stderr);
-    wait_for(&db, &mut child, &stderr, when);
+    let mut child = spawn_run(&db, "Long");
+    wait_for_route(&db, &mut child, when);
     std::thread::sleep(Duration::from_millis(extra_ms));
-    kill(child);
+    sigkill(&mut child);
     let crashed = check_history(&db);
     check_recovery(&db, &crashed).await;
     crashed

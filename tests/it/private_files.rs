@@ -7,6 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::recourse_on;
 use recourse::store::Store;
 
 fn mode(path: &Path) -> u32 {
@@ -115,11 +116,7 @@ fn a_folder_named_with_db_is_left_as_it_is() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let db = dir.path().join("mine.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["profile", "create", "Work", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = recourse_on(&db, &["profile", "create", "Work"]);
     ok(&out);
     assert_eq!(mode(dir.path()), 0o755, "the user's folder is the user's");
     assert_eq!(mode(&db), 0o600, "the database in it is still private");

@@ -2,23 +2,16 @@
 //! text in the playground, export unclassified evidence as a fixture, and
 //! make a local rule from evidence: propose, check, save, remove.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-
-use chrono::Utc;
-use recourse::catalogue::bundled::builtin_fixtures;
 use recourse::catalogue::propose::{code_basis, propose, RuleDraft};
-use recourse::catalogue::{self, Catalogue, Explanation, Origin, ProviderScope};
+use recourse::catalogue::{self, Origin, ProviderScope};
 use recourse::classification::{Class, Confidence, Scope, SemanticCode};
 use recourse::engine::overlay::{EvidenceSource, RuleReview, SavedRule};
-use recourse::engine::{Engine, InboxItem};
-use recourse::evidence::{Evidence, Provider, RawEvidence};
-use recourse::policy::FieldError;
-use recourse::timing::machine_local_tz;
+use recourse::engine::{Engine, FixtureExport, InboxItem, PlaygroundInput, PlaygroundResult};
+use recourse::evidence::Provider;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
-use crate::error::{ErrorCode, IpcError};
+use crate::error::IpcError;
 use crate::AppState;
 
 /// Where a rule comes from.
@@ -72,13 +65,7 @@ pub async fn catalogue_rules(state: State<'_, AppState>) -> Result<CatalogueView
 fn catalogue_view(engine: &Engine) -> CatalogueView {
     let state = engine.catalogue_state();
     let catalogue = &state.catalogue;
-    let mut fixtures: HashMap<&str, Vec<String>> = HashMap::new();
-    let local = &state.local_fixtures;
-    for named in builtin_fixtures().iter().chain(local) {
-        if let Some(id) = named.fixture.expect.rule_id.as_deref() {
-            fixtures.entry(id).or_default().push(named.name.clone());
-        }
-    }
+    let fixtures = &state.fixtures_by_rule;
     let rules = catalogue
         .rules
         .iter()
@@ -126,23 +113,6 @@ fn catalogue_view(engine: &Engine) -> CatalogueView {
     }
 }
 
-/// Pasted evidence for the playground; raw text never leaves this call
-/// unsanitized.
-#[derive(Debug, Clone, Deserialize, specta::Type)]
-pub struct PlaygroundInput {
-    pub provider: Provider,
-    pub message: String,
-    pub http_status: Option<u16>,
-    pub headers: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-pub struct PlaygroundResult {
-    pub explanation: Explanation,
-    /// The sanitized text the rules were matched against (spans index it).
-    pub sanitized: String,
-}
-
 #[tauri::command]
 #[specta::specta]
 pub async fn classify_text(
@@ -150,47 +120,14 @@ pub async fn classify_text(
     input: PlaygroundInput,
 ) -> Result<PlaygroundResult, IpcError> {
     state
-        .run(move |engine| playground(&engine.catalogue(), input))
+        .run(move |engine| Ok(engine.classify_text(input)?))
         .await
-}
-
-fn playground(catalogue: &Catalogue, input: PlaygroundInput) -> Result<PlaygroundResult, IpcError> {
-    let evidence = pasted_evidence(input)?;
-    let explanation = catalogue.explain(&evidence, machine_local_tz());
-    Ok(PlaygroundResult {
-        explanation,
-        sanitized: evidence.message,
-    })
-}
-
-/// Sanitized evidence of pasted text, or which field is wrong.
-fn pasted_evidence(input: PlaygroundInput) -> Result<Evidence, IpcError> {
-    if let Some(status) = input.http_status.filter(|s| !(100..=599).contains(s)) {
-        let message = format!("HTTP status must be 100–599, got {status}");
-        return Err(IpcError {
-            code: ErrorCode::Validation,
-            fields: vec![FieldError::new("http_status", message.clone())],
-            message,
-        });
-    }
-    Ok(Evidence::from_raw(
-        RawEvidence::new(input.provider, input.message, Utc::now())
-            .with_http_status(input.http_status)
-            .with_headers(input.headers),
-    ))
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn unclassified_inbox(state: State<'_, AppState>) -> Result<Vec<InboxItem>, IpcError> {
     state.run(|engine| Ok(engine.unclassified_inbox()?)).await
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-pub struct FixtureExport {
-    /// Where the file was written.
-    pub path: String,
-    pub text: String,
 }
 
 /// Writes the sanitized evidence of one unclassified attempt as a catalogue
@@ -202,37 +139,9 @@ pub async fn export_fixture(
     route_id: u32,
     attempt: u32,
 ) -> Result<FixtureExport, IpcError> {
-    let inbox = state.run(|engine| Ok(engine.unclassified_inbox()?)).await?;
-    let item = inbox
-        .into_iter()
-        .find(|item| item.route_id == route_id && item.attempt == attempt)
-        .ok_or_else(|| IpcError {
-            code: ErrorCode::NotFound,
-            message: format!("route {route_id} attempt {attempt} has no unclassified evidence"),
-            fields: Vec::new(),
-        })?;
-    write_fixture(&state.db_path, &item)
-}
-
-/// Writes `item` as a fixture file in a `fixtures/` folder beside the database.
-fn write_fixture(db_path: &Path, item: &InboxItem) -> Result<FixtureExport, IpcError> {
-    let classification = catalogue::classify(&item.evidence, machine_local_tz());
-    let text = catalogue::fixture_from_evidence(&item.evidence, &classification);
-    let dir = db_path.parent().unwrap_or(Path::new(".")).join("fixtures");
-    let path = dir.join(format!(
-        "unclassified-route{}-attempt{}.toml",
-        item.route_id, item.attempt
-    ));
-    let written = recourse::engine::files::write_private(&path, text.as_bytes());
-    written.map_err(|err| IpcError {
-        code: ErrorCode::Io,
-        message: format!("could not write {}: {err}", path.display()),
-        fields: Vec::new(),
-    })?;
-    Ok(FixtureExport {
-        path: path.display().to_string(),
-        text,
-    })
+    state
+        .run(move |engine| Ok(engine.export_fixture(route_id, attempt)?))
+        .await
 }
 
 /// The evidence a new rule is made from: an inbox item or pasted text.
@@ -250,7 +159,7 @@ impl RuleSource {
             RuleSource::Inbox { route_id, attempt } => {
                 EvidenceSource::Attempt { route_id, attempt }
             }
-            RuleSource::Pasted(input) => EvidenceSource::Pasted(pasted_evidence(input)?),
+            RuleSource::Pasted(input) => EvidenceSource::Pasted(input.evidence()?),
         })
     }
 }
@@ -333,95 +242,4 @@ pub async fn save_rule(
 #[specta::specta]
 pub async fn remove_local_rule(state: State<'_, AppState>, id: String) -> Result<String, IpcError> {
     state.run(move |engine| Ok(engine.remove_rule(&id)?)).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn playground(message: &str, http_status: Option<u16>) -> Result<PlaygroundResult, IpcError> {
-        super::playground(
-            catalogue::builtin(),
-            PlaygroundInput {
-                provider: Provider::Generic,
-                message: message.into(),
-                http_status,
-                headers: BTreeMap::new(),
-            },
-        )
-    }
-
-    #[test]
-    fn playground_refuses_an_impossible_http_status_naming_the_field() {
-        let err = playground("boom", Some(42)).unwrap_err();
-        assert_eq!(err.code, ErrorCode::Validation);
-        let paths: Vec<&str> = err.fields.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["http_status"]);
-        assert_eq!(err.message, "HTTP status must be 100–599, got 42");
-    }
-
-    #[test]
-    fn playground_shows_only_sanitized_text() {
-        let result = playground(
-            "401 invalid x-api-key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
-            Some(401),
-        )
-        .unwrap();
-        assert!(
-            !result.sanitized.contains("abcdefghijklmnop"),
-            "the key is redacted before it is shown: {}",
-            result.sanitized
-        );
-    }
-
-    fn inbox_item() -> InboxItem {
-        let evidence = Evidence::from_raw(
-            RawEvidence::new(
-                Provider::Generic,
-                "segfault in the flux capacitor",
-                Utc::now(),
-            )
-            .with_exit_code(139),
-        );
-        InboxItem {
-            route_id: 3,
-            attempt: 2,
-            candidate_name: "sim".into(),
-            code: SemanticCode::Unknown,
-            catalogue_version: catalogue::CATALOGUE_VERSION.into(),
-            now: None,
-            evidence,
-        }
-    }
-
-    #[test]
-    fn exported_fixture_is_written_beside_the_database_and_parses() {
-        let dir = tempfile::tempdir().unwrap();
-        let export = write_fixture(&dir.path().join("recourse.db"), &inbox_item()).unwrap();
-        let expected = dir
-            .path()
-            .join("fixtures/unclassified-route3-attempt2.toml");
-        assert_eq!(export.path, expected.display().to_string());
-        assert_eq!(std::fs::read_to_string(&expected).unwrap(), export.text);
-        catalogue::Fixture::parse(&export.text)
-            .expect("an exported fixture is a valid fixture file");
-    }
-
-    #[test]
-    fn export_into_an_unwritable_place_says_where_and_why() {
-        let dir = tempfile::tempdir().unwrap();
-        // A plain file where the fixtures folder should be makes the write fail.
-        std::fs::write(dir.path().join("fixtures"), "not a folder").unwrap();
-        let err = write_fixture(&dir.path().join("recourse.db"), &inbox_item()).unwrap_err();
-        assert_eq!(err.code, ErrorCode::Io);
-        let target = dir
-            .path()
-            .join("fixtures/unclassified-route3-attempt2.toml");
-        assert!(
-            err.message
-                .starts_with(&format!("could not write {}: ", target.display())),
-            "{}",
-            err.message
-        );
-    }
 }

@@ -10,6 +10,34 @@ fn evidence(message: &str) -> Evidence {
     ))
 }
 
+/// Saves the rule proposed from `message` as a provider_unavailable
+/// failure, with that evidence as its fixture.
+fn save_drawn_from(overlay: &mut Overlay, message: &str) -> (Evidence, RuleDraft, SavedRule) {
+    let evidence = evidence(message);
+    let draft = RuleDraft {
+        code: SemanticCode::ProviderUnavailable,
+        ..propose(&evidence, |_| false)
+    };
+    let saved = save_from(overlay, &draft, &evidence).unwrap();
+    (evidence, draft, saved)
+}
+
+/// Saves `draft`, reviewed, with `evidence` as the text it is made from.
+fn save_from(
+    overlay: &mut Overlay,
+    draft: &RuleDraft,
+    evidence: &Evidence,
+) -> Result<SavedRule, EngineError> {
+    let spec = draft.to_spec(true);
+    overlay.save(
+        &spec,
+        Some(("test", evidence)),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    )
+}
+
 #[test]
 fn a_broken_local_file_keeps_the_builtin_catalogue_and_names_file_and_rule() {
     let dir = tempfile::tempdir().unwrap();
@@ -34,20 +62,8 @@ fn saving_a_rule_writes_rule_and_fixture_without_the_secret() {
     let dir = tempfile::tempdir().unwrap();
     let mut overlay = Overlay::open(dir.path().to_path_buf());
     let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
-    let evidence = evidence(&format!("flux capacitor out of sync (key {key})"));
-    let draft = RuleDraft {
-        code: SemanticCode::ProviderUnavailable,
-        ..propose(&evidence, |_| false)
-    };
-    let saved = overlay
-        .save(
-            &draft.to_spec(true),
-            Some(("test", &evidence)),
-            &[],
-            &[],
-            chrono_tz::Tz::UTC,
-        )
-        .unwrap();
+    let message = format!("flux capacitor out of sync (key {key})");
+    let (evidence, draft, saved) = save_drawn_from(&mut overlay, &message);
     assert_eq!(
         saved.catalogue_version,
         format!("{}+local.1", builtin().version)
@@ -83,15 +99,7 @@ fn a_rule_that_misses_its_own_evidence_is_refused_and_nothing_is_written() {
     let mut draft = propose(&evidence, |_| false);
     draft.code = SemanticCode::ProviderUnavailable;
     draft.pattern = "warp core breach imminent".into();
-    let err = overlay
-        .save(
-            &draft.to_spec(true),
-            Some(("test", &evidence)),
-            &[],
-            &[],
-            chrono_tz::Tz::UTC,
-        )
-        .unwrap_err();
+    let err = save_from(&mut overlay, &draft, &evidence).unwrap_err();
     assert_eq!(
         err.to_string(),
         "pattern: the rule does not match the text it is made from"
@@ -140,25 +148,37 @@ fn a_too_broad_rule_is_refused_with_its_reason() {
 fn removing_a_rule_drops_its_fixtures_and_raises_the_revision() {
     let dir = tempfile::tempdir().unwrap();
     let mut overlay = Overlay::open(dir.path().to_path_buf());
-    let evidence = evidence("flux capacitor out of sync");
-    let draft = RuleDraft {
-        code: SemanticCode::ProviderUnavailable,
-        ..propose(&evidence, |_| false)
-    };
-    overlay
-        .save(
-            &draft.to_spec(true),
-            Some(("test", &evidence)),
-            &[],
-            &[],
-            chrono_tz::Tz::UTC,
-        )
-        .unwrap();
+    let (_, draft, _) = save_drawn_from(&mut overlay, "flux capacitor out of sync");
     let version = overlay.remove(&draft.id).unwrap();
     assert_eq!(version, format!("{}+local.2", builtin().version));
     assert!(overlay.local_fixtures().0.is_empty());
     assert_eq!(
         overlay.remove(&draft.id).unwrap_err().to_string(),
         format!("local rule {} does not exist", draft.id)
+    );
+}
+
+#[test]
+fn fixtures_by_rule_lists_builtin_and_local_fixtures_under_the_rule_they_expect() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let (_, draft, saved) = save_drawn_from(&mut overlay, "flux capacitor out of sync");
+    let by_rule = overlay.fixtures_by_rule();
+    let file = std::path::PathBuf::from(saved.fixture_path.unwrap());
+    let local_name = format!("local/{}", file.file_name().unwrap().to_string_lossy());
+    assert_eq!(
+        by_rule.get(&draft.id),
+        Some(&vec![local_name]),
+        "the saved rule lists the fixture made from its evidence"
+    );
+    let builtin = builtin_fixtures()
+        .iter()
+        .find(|f| f.fixture.expect.rule_id.is_some())
+        .expect("some built-in fixture expects a rule");
+    let id = builtin.fixture.expect.rule_id.as_ref().unwrap();
+    assert!(
+        by_rule[id].contains(&builtin.name),
+        "built-in fixtures are listed beside local ones: {:?}",
+        by_rule[id]
     );
 }

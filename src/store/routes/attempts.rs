@@ -16,16 +16,11 @@ pub struct StoredAttempt {
     pub result: Option<AttemptResultRecord>,
 }
 
-impl StoredAttempt {
-    /// Whether [`Store::inbox_results`] lists it: the same definition,
-    /// for one attempt already read.
-    pub fn in_inbox(&self) -> bool {
-        self.result.as_ref().is_some_and(|r| {
-            r.evidence.is_some()
-                && r.classification.as_ref().map(|c| c.code) == Some(SemanticCode::Unknown)
-        })
-    }
-}
+/// Which results are unclassified inbox material, the one definition of
+/// it (`?1` is the code `unknown`): failed attempts no catalogue rule
+/// recognised (a known cause outside provider policy, such as a missing
+/// program, is not inbox material) that kept their evidence.
+const IN_INBOX: &str = "r.code = ?1 AND r.evidence_json IS NOT NULL";
 
 /// What a read of the `attempts` table selects; [`RawAttempt::read`] takes
 /// the columns by these names, which the `attempt_results` ones never share.
@@ -147,16 +142,28 @@ impl Store {
         Ok(attempts)
     }
 
-    /// The unclassified inbox, the one definition of it: failed attempts
-    /// no catalogue rule recognised (code `unknown`; a known cause outside
-    /// provider policy, such as a missing program, is not inbox material)
-    /// that kept their evidence. Newest route first, with their route; one
-    /// query, however many routes there are.
+    /// The unclassified inbox (see [`IN_INBOX`]): newest route first, with
+    /// their route; one query, however many routes there are.
     pub fn inbox_results(&self) -> Result<Vec<(u32, StoredAttempt)>, StoreError> {
         self.results_where(
-            "r.code = ?1 AND r.evidence_json IS NOT NULL ORDER BY a.route_id DESC, a.number",
+            &format!("{IN_INBOX} ORDER BY a.route_id DESC, a.number"),
             params![SemanticCode::Unknown.as_str()],
         )
+    }
+
+    /// The numbers of route `route_id`'s attempts in the inbox.
+    pub fn inbox_attempts(&self, route_id: u32) -> Result<Vec<u32>, StoreError> {
+        let sql = format!(
+            "SELECT a.number FROM attempts a JOIN attempt_results r ON r.attempt_id = a.id \
+             WHERE a.route_id = ?2 AND {IN_INBOX} ORDER BY a.number"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let numbers = stmt
+            .query_map(params![SemanticCode::Unknown.as_str(), route_id], |r| {
+                r.get(0)
+            })?
+            .collect::<Result<Vec<u32>, _>>()?;
+        Ok(numbers)
     }
 
     /// The newest `limit` failed attempts that kept their evidence, with

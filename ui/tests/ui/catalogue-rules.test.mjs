@@ -420,37 +420,45 @@ test("a changed fixture must be confirmed by name before the rule saves", async 
   }
 });
 
-test("a rule can be made from text pasted in the playground", async () => {
-  const sanitized = "the gizmo service jammed (unit 42)";
-  const result = {
-    sanitized,
-    explanation: {
-      classification: {
-        code: "unknown",
-        class: "unclassified",
-        confidence: "low",
-        scope: "unknown",
-        rule_id: null,
-        catalogue_version: "2026.12.4",
-        retry_after_s: null,
-        reset_at: null,
-        matched: null,
-        explanation: "No catalogue rule matched this evidence; unknown failures are not recovered automatically.",
-      },
-      matches: [],
-      progress_lines_ignored: 0,
-      hint: null,
+/** Pasted text no rule knows, as the playground classifies it. */
+const PASTED = "the gizmo service jammed (unit 42)";
+const PASTED_RESULT = {
+  sanitized: PASTED,
+  explanation: {
+    classification: {
+      code: "unknown",
+      class: "unclassified",
+      confidence: "low",
+      scope: "unknown",
+      rule_id: null,
+      catalogue_version: "2026.12.4",
+      retry_after_s: null,
+      reset_at: null,
+      matched: null,
+      explanation: "No catalogue rule matched this evidence; unknown failures are not recovered automatically.",
     },
-  };
-  const app = await openApp({ ...scenario(), playground: result }, { hash: "#/catalogue/playground" });
+    matches: [],
+    progress_lines_ignored: 0,
+    hint: null,
+  },
+};
+
+async function ruleFromPasted(app) {
+  await app.page.getByLabel("Failure text").fill(PASTED);
+  await app.page.getByRole("button", { name: "Classify" }).click();
+  await app.page.getByRole("button", { name: "Create rule from this text…" }).click();
+  const dialog = app.page.getByTestId("create-rule");
+  await dialog.getByTestId("check-impact").waitFor();
+  return dialog;
+}
+
+test("a rule can be made from text pasted in the playground", async () => {
+  const app = await openApp({ ...scenario(), playground: PASTED_RESULT }, { hash: "#/catalogue/playground" });
   try {
-    await app.page.getByLabel("Failure text").fill(sanitized);
-    await app.page.getByRole("button", { name: "Classify" }).click();
-    await app.page.getByRole("button", { name: "Create rule from this text…" }).click();
-    await app.page.getByTestId("create-rule").getByTestId("check-impact").waitFor();
+    await ruleFromPasted(app);
     const proposed = (await app.calls()).find((c) => c.cmd === "propose_rule").args;
     assert.deepEqual(proposed, {
-      source: { pasted: { provider: "generic", message: sanitized, http_status: null, headers: {} } },
+      source: { pasted: { provider: "generic", message: PASTED, http_status: null, headers: {} } },
     });
     await app.page.keyboard.press("Escape");
     assert.equal(await app.page.getByTestId("create-rule").count(), 0, "Escape closes without saving");
@@ -459,6 +467,39 @@ test("a rule can be made from text pasted in the playground", async () => {
       "Create rule from this text…",
       "focus returns to the button that opened it",
     );
+  } finally {
+    await app.close();
+  }
+});
+
+test("a pattern that misses the pasted text it is made from is refused at the field before Save", async () => {
+  const misses = "warp core breach imminent";
+  // The backend's words when the draft would not classify its own text (engine::overlay).
+  const reason = "the rule does not match the text it is made from";
+  const review = {
+    rule_id: DRAFT.id,
+    checks: { ...CLEAN.checks, impact: [] },
+    refusals: [{ path: "pattern", message: reason }],
+  };
+  const app = await openApp(
+    { ...scenario([{ pattern: misses, review }]), playground: PASTED_RESULT },
+    { hash: "#/catalogue/playground" },
+  );
+  try {
+    const dialog = await ruleFromPasted(app);
+    await dialog.getByLabel(/Text pattern/).fill(misses);
+    const error = dialog.getByTestId("pattern-error");
+    await error.waitFor();
+    assert.equal(await error.textContent(), reason, "said at the pattern field while typing");
+    assert.ok(await dialog.getByRole("button", { name: "Save rule" }).isDisabled(), "Save is not offered");
+    const checked = (await app.calls()).filter((c) => c.cmd === "review_rule").at(-1).args;
+    assert.equal(checked.draft.pattern, misses);
+    assert.deepEqual(
+      checked.source,
+      { pasted: { provider: "generic", message: PASTED, http_status: null, headers: {} } },
+      "the live check is given the text, so the backend can say the pattern misses it",
+    );
+    assert.equal((await app.calls()).filter((c) => c.cmd === "save_rule").length, 0, "nothing was saved");
   } finally {
     await app.close();
   }

@@ -66,6 +66,37 @@ test("switching a wait on or a field going invalid moves nothing under the point
   }
 });
 
+for (const [label, viewport] of [
+  ["desktop", { width: 1280, height: 820 }],
+  ["phone", { width: 390, height: 844 }],
+]) {
+  test(`opening and closing a policy section keeps the page where it was (${label})`, async () => {
+    const app = await openApp({ profiles: [demoProfile()] }, { ...viewport, hash: "#/profiles" });
+    try {
+      const row = app.page.getByTestId("candidate-row").nth(1);
+      const toggle = row.getByRole("button", { name: "Edit policy" });
+      const remove = row.getByRole("button", { name: /^Remove / });
+      await toggle.scrollIntoViewIfNeeded();
+      // Viewport boxes: where the controls are under the pointer, whatever scrolled.
+      const at = async (locator) => {
+        const { x, y, width } = await locator.boundingBox();
+        return { x: Math.round(x), y: Math.round(y), width: Math.round(width) };
+      };
+      const [toggleBefore, removeBefore] = [await at(toggle), await at(remove)];
+      await toggle.click();
+      await row.getByTestId("section-transient").waitFor();
+      const collapse = row.getByRole("button", { name: "Collapse" });
+      assert.deepEqual(await at(collapse), toggleBefore, "the button just pressed stays under the pointer");
+      assert.deepEqual(await at(remove), removeBefore, "the row's other controls stay put");
+      await collapse.click();
+      await row.getByTestId("section-transient").waitFor({ state: "detached" });
+      assert.deepEqual(await at(toggle), toggleBefore, "closing it moves nothing either");
+    } finally {
+      await app.close();
+    }
+  });
+}
+
 test("a simulated candidate chooses whose words it fails in", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   try {
