@@ -13,7 +13,7 @@ import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startApp, appBinary, repoRoot } from "./webdriver.mjs";
+import { startApp, appBinary, appProcesses, repoRoot } from "./webdriver.mjs";
 
 const cli = join(appBinary, "..", "recourse");
 const WAIT_S = 6;
@@ -61,7 +61,6 @@ function holders(file) {
   }
   return pids;
 }
-const appProcesses = async () => (await sh("pgrep", ["-x", "recourse-app"])).split(/\s+/).filter(Boolean);
 
 let app;
 let monitor;
@@ -100,7 +99,7 @@ test("close while a route waits → keep running → the window hides, the wait 
   assert.ok(await clickByText("[data-testid=close-dialog] button", "Keep running"));
   for (let i = 0; i < 50 && (await visibleWindows()).length > 0; i++) await sleep(100);
   assert.deepEqual(await visibleWindows(), [], "the window is hidden, not closed");
-  assert.equal((await appProcesses()).length, 1, "the app keeps running");
+  assert.equal(appProcesses(app.dbPath).length, 1, "the app keeps running");
 
   // The wait fires (~6 s), the next attempt fails with an unknown error: the
   // route needs a person and the notification goes out over D-Bus.
@@ -130,7 +129,7 @@ test("a second launch exits at once and shows the running window", async () => {
   assert.ok(took < 10000, `exits quickly (${took} ms)`);
   for (let i = 0; i < 50 && (await visibleWindows()).length === 0; i++) await sleep(100);
   assert.equal((await visibleWindows()).length, 1, "the running app's window is shown again");
-  assert.equal((await appProcesses()).length, 1, "one app process, so one engine on the database");
+  assert.equal(appProcesses(app.dbPath).length, 1, "one app process, so one engine on the database");
   assert.equal(holders(app.dbPath).length, 1, "one process has the database open");
 });
 

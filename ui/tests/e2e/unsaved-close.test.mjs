@@ -7,14 +7,14 @@ import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startApp, appBinary, repoRoot } from "./webdriver.mjs";
+import { startApp, appBinary, appProcesses, repoRoot } from "./webdriver.mjs";
 
 const cli = join(appBinary, "..", "recourse");
 const sh = (cmd, args) =>
   new Promise((resolve) => execFile(cmd, args, { timeout: 15000 }, (_e, out) => resolve(String(out ?? "").trim())));
 const visibleWindows = async () =>
   (await sh("xdotool", ["search", "--onlyvisible", "--name", "^Recourse$"])).split(/\s+/).filter(Boolean);
-const appRunning = async () => (await sh("pgrep", ["-x", "recourse-app"])).length > 0;
+const appRunning = () => appProcesses(app.dbPath).length > 0;
 
 let app;
 before(async () => {
@@ -52,8 +52,8 @@ test("closing with unsaved edits asks; cancel keeps them, save writes them and t
   await closeByWindowManager();
   await app.waitForText("[data-testid=close-dialog]", (t) => /Save your changes/.test(t));
   assert.ok(await click("[data-testid=close-dialog] button", "Save changes"));
-  for (let i = 0; i < 100 && (await appRunning()); i++) await sleep(100);
-  assert.equal(await appRunning(), false, "nothing was active, so the app quits once saved");
+  for (let i = 0; i < 100 && appRunning(); i++) await sleep(100);
+  assert.equal(appRunning(), false, "nothing was active, so the app quits once saved");
   const doc = JSON.parse(
     execFileSync(cli, ["profile", "show", "Nightly", "--json", "--db", app.dbPath], { encoding: "utf8" }),
   );

@@ -1,7 +1,7 @@
 // Minimal W3C WebDriver client over fetch, enough to drive the real Recourse
 // window through tauri-driver (which forwards to WebKitWebDriver).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,6 +15,26 @@ export const appBinary =
  * Starts tauri-driver with a fresh database and returns a session handle.
  * `prepare(dbPath, dir)` runs first, to seed the database.
  */
+/**
+ * The app processes running on `dbPath`: only this test's, though another
+ * Recourse (a developer's, another checkout's tests) may run beside it.
+ */
+export function appProcesses(dbPath) {
+  const mine = `RECOURSE_DB=${dbPath}\0`;
+  return readdirSync("/proc")
+    .filter((pid) => /^\d+$/.test(pid))
+    .filter((pid) => {
+      try {
+        return (
+          readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "recourse-app" &&
+          readFileSync(`/proc/${pid}/environ`, "latin1").includes(mine)
+        );
+      } catch {
+        return false; // gone meanwhile, or not ours to read
+      }
+    });
+}
+
 export async function startApp({ port = 4444 + Math.floor(Math.random() * 500), env = {}, prepare } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "recourse-e2e-"));
   const dbPath = join(dir, "recourse.db");
