@@ -245,7 +245,7 @@ pub(crate) fn status_in(text: &str) -> Option<u16> {
         .as_str()
         .parse()
         .ok()
-        .filter(|s| (100..600).contains(s))
+        .filter(|s| crate::evidence::HTTP_STATUS_RANGE.contains(s))
 }
 
 pub(crate) fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
@@ -256,7 +256,9 @@ pub(crate) fn str_at<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a 
 pub(crate) fn status_at(v: &serde_json::Value, path: &[&str]) -> Option<u16> {
     let v = path.iter().try_fold(v, |v, k| v.get(k))?;
     let n = v.as_u64().or_else(|| v.as_str()?.parse().ok())?;
-    u16::try_from(n).ok().filter(|s| (100..600).contains(s))
+    u16::try_from(n)
+        .ok()
+        .filter(|s| crate::evidence::HTTP_STATUS_RANGE.contains(s))
 }
 
 /// A fresh adapter of a process kind, for the tests.

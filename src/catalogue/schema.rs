@@ -426,7 +426,7 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
         .map(|&status| {
             u16::try_from(status)
                 .ok()
-                .filter(|s| (100..=599).contains(s))
+                .filter(|s| crate::evidence::HTTP_STATUS_RANGE.contains(s))
                 .ok_or(CatalogueError::BadHttpStatus {
                     rule: rule.to_owned(),
                     status,

@@ -333,8 +333,8 @@ fn status_field(object: &Map<String, Value>) -> Result<Option<u16>, String> {
     field(object, "http_status")
         .map(|v| {
             v.as_u64()
-                .filter(|s| (100..=599).contains(s))
                 .and_then(|s| u16::try_from(s).ok())
+                .filter(|s| recourse::evidence::HTTP_STATUS_RANGE.contains(s))
                 .ok_or_else(|| field_error("http_status", "integer 100-599", v))
         })
         .transpose()
@@ -403,7 +403,10 @@ fn run_text(
 
 fn raw_from_args(args: &ClassifyArgs, text: String) -> Result<RawEvidence, String> {
     let (provider, phase) = (args.provider, args.phase);
-    if let Some(status) = args.status.filter(|s| !(100..=599).contains(s)) {
+    if let Some(status) = args
+        .status
+        .filter(|s| !recourse::evidence::HTTP_STATUS_RANGE.contains(s))
+    {
         return Err(format!("--status {status}: expected integer 100-599"));
     }
     let headers = args

@@ -213,7 +213,7 @@ fn text_failure(
             value
                 .as_u64()
                 .and_then(|n| u16::try_from(n).ok())
-                .filter(|n| (100..=599).contains(n))
+                .filter(|n| recourse::evidence::HTTP_STATUS_RANGE.contains(n))
                 .ok_or(".http_status: expected integer 100-599")?,
         ),
     };

@@ -51,7 +51,10 @@ pub struct PlaygroundInput {
 impl PlaygroundInput {
     /// Sanitized evidence of the pasted text, or which field is wrong.
     pub fn evidence(self) -> Result<Evidence, EngineError> {
-        if let Some(status) = self.http_status.filter(|s| !(100..=599).contains(s)) {
+        if let Some(status) = self
+            .http_status
+            .filter(|s| !crate::evidence::HTTP_STATUS_RANGE.contains(s))
+        {
             return Err(EngineError::validation(
                 "http_status",
                 format!("HTTP status must be 100–599, got {status}"),

@@ -21,6 +21,9 @@ use serde::{Deserialize, Serialize};
 pub use fingerprint::Fingerprint;
 pub use sanitize::{sanitize, strip_terminal_escapes};
 
+/// The HTTP statuses there are: anything else read as one is not a status.
+pub const HTTP_STATUS_RANGE: std::ops::RangeInclusive<u16> = 100..=599;
+
 /// Sanitized message text is cut to this many bytes (on a char boundary).
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// Bytes from the start of a raw message considered at all.

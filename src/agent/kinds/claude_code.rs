@@ -195,7 +195,7 @@ impl StreamAdapter for Claude {
             .get("api_error_status")
             .and_then(|v| v.as_u64())
             .and_then(|n| u16::try_from(n).ok())
-            .filter(|s| (100..600).contains(s));
+            .filter(|s| crate::evidence::HTTP_STATUS_RANGE.contains(s));
         let is_error = h.bool("is_error").unwrap_or(true);
         if !is_error {
             if let Some(answer) = h.str("result").or(h.cut_text.as_deref()) {
