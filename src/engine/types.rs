@@ -120,7 +120,9 @@ pub struct LastFailure {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct RetryProgress {
     pub class: PolicyClass,
-    /// Retries used so far in this cycle for the current candidate.
+    /// The pending retry's number in this cycle for the current candidate
+    /// (counted when it is scheduled, so while it waits it is "retry N of
+    /// max").
     pub ordinal: u32,
     pub max: u32,
 }

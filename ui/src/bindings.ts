@@ -2081,7 +2081,11 @@ export type Retry = {
 /**  Retry progress of the current candidate in the class of its last failure. */
 export type RetryProgress = {
 	class: PolicyClass,
-	/**  Retries used so far in this cycle for the current candidate. */
+	/**
+	 *  The pending retry's number in this cycle for the current candidate
+	 *  (counted when it is scheduled, so while it waits it is "retry N of
+	 *  max").
+	 */
 	ordinal: number,
 	max: number,
 };
