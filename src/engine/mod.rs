@@ -207,7 +207,10 @@ impl Engine {
         route_id: u32,
         attempt: u32,
     ) -> Result<AttemptTranscript, EngineError> {
-        views::attempt_transcript(&self.store(), route_id, attempt).or_else(|e| {
+        // Bound first: the store's guard must be gone before the fallback
+        // reads the route through the same lock.
+        let stored = views::attempt_transcript(&self.store(), route_id, attempt);
+        stored.or_else(|e| {
             let running = self.route_row(route_id)?.attempts == attempt;
             match self.live_transcript(route_id).filter(|_| running) {
                 Some(transcript) => Ok(AttemptTranscript {

@@ -169,6 +169,7 @@ async fn supervise(
     let mut progress = Progress {
         to: launch.progress.as_ref(),
         last: None,
+        pending: false,
     };
     let mut pipes_open = true;
     let mut exited: Option<(std::io::Result<ExitStatus>, Instant)> = None;
@@ -200,6 +201,9 @@ async fn supervise(
             }
             () = sleep_until(grace_end.unwrap_or_else(Instant::now)), if grace_end.is_some() => {
                 break None;
+            }
+            () = sleep_until(progress.due().unwrap_or_else(Instant::now)), if progress.due().is_some() => {
+                progress.send(&adapter.seen().transcript);
             }
             msg = rx.recv(), if pipes_open => match msg {
                 Some(Output::Line { bytes, oversized }) => {
@@ -267,22 +271,41 @@ async fn supervise(
 }
 
 /// Hands the live transcript to whoever watches the attempt, at most four
-/// times a second: a chatty agent does not flood the UI.
+/// times a second: a chatty agent does not flood the UI. What a burst of
+/// lines left unsent goes out when the quarter second is up, so a quiet
+/// agent is never shown as it was before its last burst.
 struct Progress<'a> {
     to: Option<&'a tokio::sync::watch::Sender<Transcript>>,
     last: Option<Instant>,
+    /// A change not sent yet.
+    pending: bool,
 }
 
 impl Progress<'_> {
     const EVERY: Duration = Duration::from_millis(250);
 
     fn tell(&mut self, transcript: &Transcript) {
-        let Some(to) = self.to else { return };
-        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+        if self.to.is_none() {
             return;
         }
-        self.last = Some(Instant::now());
-        to.send_replace(transcript.clone());
+        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            self.pending = true;
+            return;
+        }
+        self.send(transcript);
+    }
+
+    /// When the change held back is due.
+    fn due(&self) -> Option<Instant> {
+        self.last.filter(|_| self.pending).map(|t| t + Self::EVERY)
+    }
+
+    fn send(&mut self, transcript: &Transcript) {
+        if let Some(to) = self.to {
+            self.last = Some(Instant::now());
+            self.pending = false;
+            to.send_replace(transcript.clone());
+        }
     }
 }
 

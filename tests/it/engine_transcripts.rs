@@ -99,6 +99,59 @@ fn script(dir: &Path, body: &str) -> AgentSpec {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_attempts_transcript_is_what_its_agent_said_so_far_and_the_engine_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("t.db"), false).await;
+    // Claude Code's recorded first three lines (its tool ran), then the
+    // agent keeps working.
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/agents/recorded/claude-2.1.332/tool_then_error/stdout");
+    let mut agent = script(
+        dir.path(),
+        &format!("head -n 3 '{}'\nsleep 30", recorded.display()),
+    );
+    agent.kind = AgentKind::ClaudeCode;
+    let id = start_one(&engine, agent, dir.path()).await;
+    until_route(&engine, id, "ran", |s| s.state == RouteState::Running).await;
+    // Asked while the agent runs (the app asks when Stop is pressed): the
+    // answer comes from the running attempt, and nothing is left locked.
+    let asking = engine.clone();
+    let live = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || loop {
+            // Until the run is booked (just after the route says running).
+            match asking.attempt_transcript(id, 1) {
+                Ok(t) if !t.transcript.entries.is_empty() => return t,
+                Ok(_) | Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }),
+    )
+    .await
+    .expect("the running attempt's transcript is answered, not waited on forever")
+    .unwrap();
+    assert!(
+        format!("{:?}", live.transcript.entries).contains("recourse-tool-ran"),
+        "what the agent did so far: {:?}",
+        live.transcript.entries
+    );
+    let s = engine.route_detail(id).unwrap().snapshot;
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        crate::common::act_confirmed(
+            &engine,
+            id,
+            recourse::route::ManualAction::Stop,
+            s.generation,
+        ),
+    )
+    .await
+    .expect("the engine still acts after the question")
+    .unwrap();
+    until_route(&engine, id, "stopped", |s| s.state != RouteState::Running).await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_files_an_attempt_changed_in_its_git_working_directory_are_listed() {
     let dir = tempfile::tempdir().unwrap();
     let repo = git_repo_in(&dir);
