@@ -1244,6 +1244,13 @@ test("an attempt shows what its agent did, and its whole transcript opens on dem
   }
 });
 
+/** Asks to retry route 7 now; the question's account of what its attempt ran. */
+async function whatRanBeforeRetry(app) {
+  await row(app.page, 7).click();
+  await app.page.getByRole("button", { name: "Retry now" }).click();
+  return app.page.getByRole("dialog").getByTestId("what-ran");
+}
+
 test("the question before a repeat shows what the attempt ran and changed", async () => {
   const scenario = richScenario();
   scenario.transcripts = {
@@ -1263,9 +1270,7 @@ test("the question before a repeat shows what the attempt ran and changed", asyn
   };
   const app = await openApp(scenario);
   try {
-    await row(app.page, 7).click();
-    await app.page.getByRole("button", { name: "Retry now" }).click();
-    const what = app.page.getByRole("dialog").getByTestId("what-ran");
+    const what = await whatRanBeforeRetry(app);
     await what.getByTestId("transcript-tool").waitFor();
     assert.match(await what.textContent(), /What attempt 3 did[\s\S]*shell\s*npm test\s*Completed/);
     assert.match(await what.textContent(), /This attempt changed 1 file[\s\S]*src\/app\.py/);
@@ -1330,16 +1335,26 @@ function routeWithTranscript(scenario, transcript, { running = false } = {}) {
 const shownIndexes = (scope) =>
   scope.locator("[data-testid=transcript] .entry").evaluateAll((els) => els.map((e) => Number(e.dataset.index)));
 
+/** Opens route 9's first attempt behind `disclosure`; its detail and the transcript's pager. */
+async function openPagedTranscript(app, disclosure) {
+  await row(app.page, 9).click();
+  const detail = app.page.locator("[data-testid=route-detail]");
+  await detail.getByText(disclosure, { exact: true }).click();
+  const pager = detail.getByTestId("transcript-pager");
+  await pager.waitFor();
+  return { detail, pager };
+}
+
+/** Waits until the open transcript shows `n` entries. */
+const entriesShown = (app, n) =>
+  app.page.waitForFunction((n) => document.querySelectorAll("[data-testid=transcript] .entry").length === n, n);
+
 test("a long transcript paints its first page with the answer and files, and shows the rest on demand", async () => {
   const scenario = richScenario();
   routeWithTranscript(scenario, longTranscript(9, 1, 1500));
   const app = await openApp(scenario);
   try {
-    await row(app.page, 9).click();
-    const detail = app.page.locator("[data-testid=route-detail]");
-    await detail.getByText("Transcript", { exact: true }).click();
-    const pager = detail.getByTestId("transcript-pager");
-    await pager.waitFor();
+    const { detail, pager } = await openPagedTranscript(app, "Transcript");
     const shown = await shownIndexes(detail);
     assert.deepEqual(shown, [...Array(200).keys()], "the first page, in order");
     assert.equal(await pager.getByTestId("transcript-count").textContent(), "Showing 200 of 1,500 entries");
@@ -1349,7 +1364,7 @@ test("a long transcript paints its first page with the answer and files, and sho
     const more = pager.getByRole("button", { name: "Show 200 more" });
     await more.focus();
     await app.page.keyboard.press("Enter");
-    await app.page.waitForFunction(() => document.querySelectorAll("[data-testid=transcript] .entry").length === 400);
+    await entriesShown(app, 400);
     assert.equal(
       await app.page.evaluate(() => document.activeElement?.getAttribute("data-index")),
       "200",
@@ -1358,7 +1373,7 @@ test("a long transcript paints its first page with the answer and files, and sho
     assert.equal(await pager.getByTestId("transcript-count").textContent(), "Showing 400 of 1,500 entries");
 
     await pager.getByRole("button", { name: "Show all 1,500" }).click();
-    await app.page.waitForFunction(() => document.querySelectorAll("[data-testid=transcript] .entry").length === 1500);
+    await entriesShown(app, 1500);
     assert.deepEqual(await shownIndexes(detail), [...Array(1500).keys()], "every entry once, in order");
     assert.equal(await detail.getByTestId("transcript-pager").count(), 0, "nothing left to show");
   } finally {
@@ -1371,11 +1386,7 @@ test("a running attempt's long output shows its newest page, and earlier entries
   routeWithTranscript(scenario, longTranscript(9, 1, 450), { running: true });
   const app = await openApp(scenario);
   try {
-    await row(app.page, 9).click();
-    const detail = app.page.locator("[data-testid=route-detail]");
-    await detail.getByText("Output so far", { exact: true }).click();
-    const pager = detail.getByTestId("transcript-pager");
-    await pager.waitFor();
+    const { detail, pager } = await openPagedTranscript(app, "Output so far");
     assert.deepEqual(
       await shownIndexes(detail),
       [...Array(200).keys()].map((i) => 250 + i),
@@ -1383,7 +1394,7 @@ test("a running attempt's long output shows its newest page, and earlier entries
     );
     assert.equal(await pager.getByTestId("transcript-count").textContent(), "Showing the last 200 of 450 entries");
     await pager.getByRole("button", { name: "Show 200 earlier" }).click();
-    await app.page.waitForFunction(() => document.querySelectorAll("[data-testid=transcript] .entry").length === 400);
+    await entriesShown(app, 400);
     assert.equal(await app.page.evaluate(() => document.activeElement?.getAttribute("data-index")), "50");
   } finally {
     await app.close();
@@ -1396,9 +1407,7 @@ test("the question before a repeat states how many tool calls it shows, and show
   scenario.transcripts = { "7/3": longTranscript(7, 3, 900) };
   const app = await openApp(scenario);
   try {
-    await row(app.page, 7).click();
-    await app.page.getByRole("button", { name: "Retry now" }).click();
-    const what = app.page.getByRole("dialog").getByTestId("what-ran");
+    const what = await whatRanBeforeRetry(app);
     await what.getByTestId("transcript-pager").waitFor();
     assert.equal(await what.getByTestId("transcript-tool-count").textContent(), "Showing 200 of 450 tool calls");
     assert.equal(await what.getByTestId("transcript-tool").count(), 200);
