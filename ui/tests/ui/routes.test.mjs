@@ -1244,6 +1244,13 @@ test("an attempt shows what its agent did, and its whole transcript opens on dem
   }
 });
 
+/** Asks to retry route 7 now; the question's account of what its attempt ran. */
+async function whatRanBeforeRetry(app) {
+  await row(app.page, 7).click();
+  await app.page.getByRole("button", { name: "Retry now" }).click();
+  return app.page.getByRole("dialog").getByTestId("what-ran");
+}
+
 test("the question before a repeat shows what the attempt ran and changed", async () => {
   const scenario = richScenario();
   scenario.transcripts = {
@@ -1263,12 +1270,154 @@ test("the question before a repeat shows what the attempt ran and changed", asyn
   };
   const app = await openApp(scenario);
   try {
-    await row(app.page, 7).click();
-    await app.page.getByRole("button", { name: "Retry now" }).click();
-    const what = app.page.getByRole("dialog").getByTestId("what-ran");
+    const what = await whatRanBeforeRetry(app);
     await what.getByTestId("transcript-tool").waitFor();
     assert.match(await what.textContent(), /What attempt 3 did[\s\S]*shell\s*npm test\s*Completed/);
     assert.match(await what.textContent(), /This attempt changed 1 file[\s\S]*src\/app\.py/);
+  } finally {
+    await app.close();
+  }
+});
+
+/**
+ * A long transcript as the bound keeps one: `entries` entries alternating a
+ * tool call and what the agent wrote (so half are tool calls), the answer
+ * and one changed file.
+ */
+function longTranscript(routeId, attemptNo, entries) {
+  return {
+    route_id: routeId,
+    attempt: attemptNo,
+    transcript: {
+      session_id: "t-long",
+      model: null,
+      entries: Array.from({ length: entries }, (_, i) =>
+        i % 2 === 0
+          ? { kind: "tool", id: `call-${i}`, name: "Bash", summary: `step ${i}`, status: "completed", detail: null }
+          : { kind: "assistant", text: `note ${i}` },
+      ),
+      answer: "All steps done.",
+      usage: null,
+      elided: { entries: 0, bytes: 0 },
+    },
+    files: { dir: "/work/repo", files: [{ path: "src/app.py", status: "M" }], more: 0, diff_stat: "" },
+  };
+}
+
+/** A finished route 9 whose first attempt holds `transcript`, or a running one. */
+function routeWithTranscript(scenario, transcript, { running = false } = {}) {
+  const summary = {
+    session_id: "t-long",
+    answer_excerpt: null,
+    tool_calls: 0,
+    refused: [],
+    input_tokens: 0,
+    output_tokens: 0,
+    cost_usd: null,
+    files_changed: 1,
+  };
+  scenario.routes.push({
+    snapshot: snapshot(9, running ? "running" : "succeeded", { generation: 2, cwd: "/work/repo" }),
+    attempts: [
+      attempt(1, {
+        outcome: running ? null : "succeeded",
+        finished_at: running ? null : iso(-110e3),
+        classification: null,
+        decision: null,
+        excerpt: null,
+        transcript: summary,
+      }),
+    ],
+  });
+  scenario.transcripts = { "9/1": transcript };
+}
+
+const shownIndexes = (scope) =>
+  scope.locator("[data-testid=transcript] .entry").evaluateAll((els) => els.map((e) => Number(e.dataset.index)));
+
+/** Opens route 9's first attempt behind `disclosure`; its detail and the transcript's pager. */
+async function openPagedTranscript(app, disclosure) {
+  await row(app.page, 9).click();
+  const detail = app.page.locator("[data-testid=route-detail]");
+  await detail.getByText(disclosure, { exact: true }).click();
+  const pager = detail.getByTestId("transcript-pager");
+  await pager.waitFor();
+  return { detail, pager };
+}
+
+/** Waits until the open transcript shows `n` entries. */
+const entriesShown = (app, n) =>
+  app.page.waitForFunction((n) => document.querySelectorAll("[data-testid=transcript] .entry").length === n, n);
+
+test("a long transcript paints its first page with the answer and files, and shows the rest on demand", async () => {
+  const scenario = richScenario();
+  routeWithTranscript(scenario, longTranscript(9, 1, 1500));
+  const app = await openApp(scenario);
+  try {
+    const { detail, pager } = await openPagedTranscript(app, "Transcript");
+    const shown = await shownIndexes(detail);
+    assert.deepEqual(shown, [...Array(200).keys()], "the first page, in order");
+    assert.equal(await pager.getByTestId("transcript-count").textContent(), "Showing 200 of 1,500 entries");
+    assert.match(await detail.getByTestId("transcript-answer").textContent(), /All steps done\./, "answer not paged");
+    assert.match(await detail.getByTestId("files-changed").textContent(), /src\/app\.py/, "files not paged");
+
+    const more = pager.getByRole("button", { name: "Show 200 more" });
+    await more.focus();
+    await app.page.keyboard.press("Enter");
+    await entriesShown(app, 400);
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.getAttribute("data-index")),
+      "200",
+      "focus moves to the first entry revealed, so a keyboard reader goes on from there",
+    );
+    assert.equal(await pager.getByTestId("transcript-count").textContent(), "Showing 400 of 1,500 entries");
+
+    await pager.getByRole("button", { name: "Show all 1,500" }).click();
+    await entriesShown(app, 1500);
+    assert.deepEqual(await shownIndexes(detail), [...Array(1500).keys()], "every entry once, in order");
+    assert.equal(await detail.getByTestId("transcript-pager").count(), 0, "nothing left to show");
+  } finally {
+    await app.close();
+  }
+});
+
+test("a running attempt's long output shows its newest page, and earlier entries on demand", async () => {
+  const scenario = richScenario();
+  routeWithTranscript(scenario, longTranscript(9, 1, 450), { running: true });
+  const app = await openApp(scenario);
+  try {
+    const { detail, pager } = await openPagedTranscript(app, "Output so far");
+    assert.deepEqual(
+      await shownIndexes(detail),
+      [...Array(200).keys()].map((i) => 250 + i),
+      "the newest 200",
+    );
+    assert.equal(await pager.getByTestId("transcript-count").textContent(), "Showing the last 200 of 450 entries");
+    await pager.getByRole("button", { name: "Show 200 earlier" }).click();
+    await entriesShown(app, 400);
+    assert.equal(await app.page.evaluate(() => document.activeElement?.getAttribute("data-index")), "50");
+  } finally {
+    await app.close();
+  }
+});
+
+test("the question before a repeat states how many tool calls it shows, and shows every one on demand", async () => {
+  const scenario = richScenario();
+  // 900 entries hold 450 tool calls: the first page of 200 shows fewer than half.
+  scenario.transcripts = { "7/3": longTranscript(7, 3, 900) };
+  const app = await openApp(scenario);
+  try {
+    const what = await whatRanBeforeRetry(app);
+    await what.getByTestId("transcript-pager").waitFor();
+    assert.equal(await what.getByTestId("transcript-tool-count").textContent(), "Showing 200 of 450 tool calls");
+    assert.equal(await what.getByTestId("transcript-tool").count(), 200);
+    assert.equal(await what.getByTestId("transcript-assistant").count(), 0, "only what ran");
+    await what.getByRole("button", { name: "Show all 450" }).click();
+    await app.page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=what-ran] [data-testid=transcript-tool]").length === 450,
+    );
+    assert.equal(await what.getByTestId("transcript-tool-count").textContent(), "450 tool calls");
+    assert.equal(await what.getByTestId("transcript-pager").count(), 0);
   } finally {
     await app.close();
   }
