@@ -112,8 +112,38 @@ impl Engine {
                 }
                 Ok(snapshot(&row))
             }
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) if kills && !run_here => {
+                self.stop_after_its_report(current, ask, &input)
+            }
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
             None => Err(stale(&self.route_row(row.id)?)),
+        }
+    }
+
+    /// The agent this process killed was reported by its owner first: the
+    /// person's stop still applies to where that report left the route,
+    /// unless the owner has started another agent meanwhile (which only the
+    /// owner could stop).
+    fn stop_after_its_report(
+        &self,
+        current: RouteRow,
+        ask: Ask,
+        input: &AttemptInput,
+    ) -> Result<RouteSnapshot, EngineError> {
+        let ask = Ask {
+            expected_generation: current.generation,
+            ..ask
+        };
+        let id = current.id;
+        let outcome = self.advance(current, |row, world| {
+            self.manual_plan(ask, input, row, world)
+                .ok()
+                .filter(|plan| *plan.effect() != Effect::Kill)
+        })?;
+        match outcome {
+            Some(Cas::Won(row)) => Ok(snapshot(&row)),
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
+            None => Err(stale(&self.route_row(id)?)),
         }
     }
 

@@ -171,10 +171,23 @@ async fn a_stop_from_another_process_is_recorded_once_the_agent_is_gone() {
     );
     let attempts = Store::open(&db).unwrap().attempts(1).unwrap();
     let outcome = attempts[0].result.as_ref().map(|r| r.outcome);
-    assert_eq!(
-        outcome,
-        Some(AttemptOutcome::Killed),
-        "recorded as killed, by the owner that killed it"
+    // Which commits first is a race between the two processes: the stop
+    // (the owner then records the ended agent as killed), or the owner's
+    // report of an agent that died by a signal (then the stop applies to
+    // the route that report left). Either way it ends stopped, by the CLI.
+    assert!(
+        matches!(
+            outcome,
+            Some(AttemptOutcome::Killed | AttemptOutcome::Failed)
+        ),
+        "the attempt's end is recorded: {outcome:?}"
+    );
+    let history = Store::open(&db).unwrap().manual_actions(1).unwrap();
+    assert!(
+        history
+            .iter()
+            .any(|a| a.record.action == ManualAction::Stop && a.record.by == Actor::Cli),
+        "the stop is in the route's history: {history:?}"
     );
     // Resume at once from this other process: the new agent starts only
     // after the old one is gone, so two never run together.
