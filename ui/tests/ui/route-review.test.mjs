@@ -307,6 +307,24 @@ test("the focus ring of a top tab is drawn whole", async () => {
   }
 });
 
+test("archiving a route that still needs you asks first, and cancel keeps it", async () => {
+  const app = await openApp(routesOf({ snapshot: snapshot(5, "needs_manual", { actions: ["stop"] }), attempts: [] }));
+  const detail = detailOf(app.page);
+  try {
+    await row(app.page, 5).click();
+    await detail.getByTestId("archive-route").click();
+    const ask = app.page.getByRole("dialog", { name: "Archive route 5?" });
+    await ask.getByText("still needs you").waitFor();
+    await ask.getByRole("button", { name: "Cancel" }).click();
+    assert.ok(!(await app.calls()).some((c) => c.cmd === "archive_route"), "nothing archived without a yes");
+    await detail.getByTestId("archive-route").click();
+    await ask.getByRole("button", { name: "Archive route" }).click();
+    await row(app.page, 5).waitFor({ state: "detached" });
+  } finally {
+    await app.close();
+  }
+});
+
 test("a route at rest can be archived, found under Archived, and deleted after confirming", async () => {
   const app = await openApp(
     routesOf(
