@@ -14,6 +14,8 @@ let autostart = $state<boolean | null>(null);
 let error = $state("");
 /** The app's settings as last read or saved; null until read. */
 let settings = $state<Settings | null>(null);
+/** The settings save in flight, which the next one waits for. */
+let saving: Promise<unknown> = Promise.resolve();
 
 export const background = {
   get paused() {
@@ -41,17 +43,23 @@ export const background = {
    * Saves the settings changed by `change`; the backend checks them first.
    * Resolves to the field errors by path (empty when saved).
    */
-  async saveSettings(change: (s: Settings) => Settings): Promise<Record<string, string>> {
-    if (!settings) return {};
-    error = "";
-    try {
-      settings = await call(commands.setSettings(change($state.snapshot(settings) as Settings)));
-      return {};
-    } catch (err) {
-      if (err instanceof AppError && err.fields.length > 0) return err.byField();
-      error = messageOf(err);
-      return {};
-    }
+  saveSettings(change: (s: Settings) => Settings): Promise<Record<string, string>> {
+    // One save at a time, each applied to what the one before saved: two
+    // quick edits would otherwise each send the settings without the other.
+    const run = saving.then(async () => {
+      if (!settings) return {};
+      error = "";
+      try {
+        settings = await call(commands.setSettings(change($state.snapshot(settings) as Settings)));
+        return {};
+      } catch (err) {
+        if (err instanceof AppError && err.fields.length > 0) return err.byField();
+        error = messageOf(err);
+        return {};
+      }
+    });
+    saving = run;
+    return run;
   },
   async load() {
     try {

@@ -96,6 +96,25 @@ test("closing while routes wait asks once; the remembered answer is sent and sho
   }
 });
 
+test("two quick changes in Settings are both saved, though the first is still being written", async () => {
+  const app = await openApp({ slow: { set_settings: 400 } });
+  try {
+    await app.page.getByRole("link", { name: "Settings" }).click();
+    await app.page.locator("#notify-succeeded").click();
+    await app.page.locator("#notify-waiting").click();
+    await app.page.waitForFunction(
+      () => window.__CALLS__.filter((c) => c.cmd === "set_settings").length === 2,
+      undefined,
+      { timeout: 5000 },
+    );
+    await app.page.waitForTimeout(500);
+    const notify = await app.page.evaluate(() => window.__BACKEND__.settings.notify);
+    assert.deepEqual(notify, { needs_you: true, succeeded: true, waiting: true }, "neither change lost");
+  } finally {
+    await app.close();
+  }
+});
+
 test("Escape keeps the window and sends no answer", async () => {
   const app = await openApp({});
   try {

@@ -87,6 +87,8 @@ export type Scenario = {
    * Tauri itself rejects a malformed request with.
    */
   failNext?: Record<string, IpcError | string>;
+  /** Milliseconds these commands take to answer (what a busy backend does). */
+  slow?: Record<string, number>;
   /** Start at login as the autostart plugin reports it (off by default). */
   autostart?: boolean;
   /** New dispatches paused at start. */

@@ -20,8 +20,10 @@ window.__BACKEND__ = backend;
 window.__EMIT__ = emit;
 mockWindows("main");
 mockIPC(
-  (cmd, args) => {
+  async (cmd, args) => {
     window.__CALLS__.push({ cmd, args });
+    const wait = window.__SCENARIO__?.slow?.[cmd];
+    if (wait) await new Promise((done) => setTimeout(done, wait));
     return backend.handle(cmd, (args ?? {}) as Record<string, unknown>);
   },
   { shouldMockEvents: true },
