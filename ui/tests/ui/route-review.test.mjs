@@ -229,6 +229,27 @@ test("what was typed in the run form survives a visit to another area, and Setti
   }
 });
 
+test("an empty directory field runs in Settings' default, and says so", async () => {
+  const app = await openApp({
+    ...routesOf(),
+    profiles: [{ id: 1, name: "Everyday", revision: 1, candidates: [], created_at: iso(0), updated_at: iso(0) }],
+    settings: { default_cwd: "/srv/repo" },
+  });
+  try {
+    const field = app.page.getByLabel("Working directory");
+    await app.page.waitForFunction(() => document.querySelector("#run-cwd")?.value === "/srv/repo");
+    await field.fill("");
+    await app.page.getByTestId("run-cwd-hint").filter({ hasText: "(the default from Settings)" }).waitFor();
+    await app.page.getByLabel("Prompt").fill("go");
+    await app.page.getByRole("button", { name: "Start run" }).click();
+    await app.page.waitForFunction(() => window.__CALLS__.some((c) => c.cmd === "start_run"));
+    const sent = (await app.calls()).find((c) => c.cmd === "start_run").args;
+    assert.equal(sent.request.cwd, "/srv/repo", "the default, not Recourse's own directory");
+  } finally {
+    await app.close();
+  }
+});
+
 test("a decision's instants are written like every other time", async () => {
   const app = await openApp(
     routesOf({
