@@ -44,3 +44,8 @@ export function reportUnparsed(id: () => string, label: () => string, error: () 
   });
   return fields;
 }
+
+/** The editor's registry, for a part that words what its fields say (none outside an editor). */
+export function unparsedFields(): UnparsedFields | undefined {
+  return getContext<UnparsedFields | undefined>(KEY);
+}

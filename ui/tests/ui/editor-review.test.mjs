@@ -66,6 +66,27 @@ test("switching a wait on or a field going invalid moves nothing under the point
   }
 });
 
+test("text a field cannot read leaves no schedule described, as a refused value does", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
+  try {
+    const row = app.page.getByTestId("candidate-row").first();
+    await row.getByRole("button", { name: "Edit policy" }).click();
+    const section = row.getByTestId("section-transient");
+    const retry = section.getByRole("switch", { name: "Retry the same candidate" });
+    if ((await retry.getAttribute("aria-checked")) !== "true") await retry.click();
+    await section.getByLabel("First delay", { exact: true }).fill("-5");
+    await app.page.waitForFunction(
+      () =>
+        document.querySelector("[data-testid=schedule-transient]")?.textContent?.trim() ===
+        "Fix the fields marked above to see what this section does.",
+      undefined,
+      { timeout: 5000 },
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 for (const [label, viewport] of [
   ["desktop", { width: 1280, height: 820 }],
   ["phone", { width: 390, height: 844 }],
