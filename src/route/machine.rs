@@ -401,6 +401,18 @@ pub fn admit(
         if skips && next_eligible(row).is_none() {
             return Err(Refusal::NoCandidateLeft);
         }
+        let offered = transitions::actions(row.state).any(|a| a == action);
+        if let (true, ManualAction::Continue, Some(c)) = (
+            offered,
+            action,
+            row.candidates.get(row.candidate_index as usize),
+        ) {
+            return Err(Refusal::Unavailable(format!(
+                "continue is not possible: {} candidates cannot resume a session; retry now \
+                 or skip to the next candidate instead",
+                c.agent.kind.descriptor().label
+            )));
+        }
         return Err(Refusal::NotValid {
             action,
             state: row.state,

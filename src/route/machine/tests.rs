@@ -1458,3 +1458,31 @@ fn a_continuation_that_failed_cleanly_is_judged_with_what_its_session_did_before
         "the attempt's own effects are stored as it had them"
     );
 }
+
+#[test]
+fn continue_on_a_kind_that_cannot_resume_says_so_rather_than_blaming_the_state() {
+    let mut generic = candidate(1, true);
+    generic.agent = AgentSpec::default_for(crate::agent::AgentKind::Generic);
+    let r = row(RouteState::NeedsManual, vec![generic, candidate(2, true)]);
+    assert_eq!(
+        admit(&r, ManualAction::Continue, r.generation, World::default()),
+        Err(Refusal::Unavailable(
+            "continue is not possible: Any command candidates cannot resume a session; retry \
+             now or skip to the next candidate instead"
+                .into()
+        ))
+    );
+    let running = row(RouteState::Running, vec![resuming(1)]);
+    assert!(
+        matches!(
+            admit(
+                &running,
+                ManualAction::Continue,
+                running.generation,
+                World::default()
+            ),
+            Err(Refusal::NotValid { .. })
+        ),
+        "where the state offers no Continue, the state is the reason"
+    );
+}
