@@ -1461,16 +1461,22 @@ fn a_continuation_that_failed_cleanly_is_judged_with_what_its_session_did_before
 
 #[test]
 fn continue_on_a_kind_that_cannot_resume_says_so_rather_than_blaming_the_state() {
-    let mut generic = candidate(1, true);
-    generic.agent = AgentSpec::default_for(crate::agent::AgentKind::Generic);
-    let r = row(RouteState::NeedsManual, vec![generic, candidate(2, true)]);
+    let r = row(
+        RouteState::NeedsManual,
+        vec![candidate(1, true), candidate(2, true)],
+    );
+    let kind = r.candidates[0].agent.kind.descriptor();
+    assert!(
+        kind.resume.is_none(),
+        "the simulated provider resumes nothing"
+    );
     assert_eq!(
         admit(&r, ManualAction::Continue, r.generation, World::default()),
-        Err(Refusal::Unavailable(
-            "continue is not possible: Any command candidates cannot resume a session; retry \
-             now or skip to the next candidate instead"
-                .into()
-        ))
+        Err(Refusal::Unavailable(format!(
+            "continue is not possible: {} candidates cannot resume a session; retry now or skip \
+             to the next candidate instead",
+            kind.label
+        )))
     );
     let running = row(RouteState::Running, vec![resuming(1)]);
     assert!(
