@@ -34,13 +34,18 @@ test("extra arguments are one row each, spaces and quotes kept, and saved as tha
   }
 });
 
+/** Opens the first candidate's policy: its row, transient section and retry switch. */
+async function openTransient(page) {
+  const row = page.getByTestId("candidate-row").first();
+  await row.getByRole("button", { name: "Edit policy" }).click();
+  const section = row.getByTestId("section-transient");
+  return { row, section, retry: section.getByRole("switch", { name: "Retry the same candidate" }) };
+}
+
 test("switching a wait on or a field going invalid moves nothing under the pointer, and no schedule is described then", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   try {
-    const row = app.page.getByTestId("candidate-row").first();
-    await row.getByRole("button", { name: "Edit policy" }).click();
-    const section = row.getByTestId("section-transient");
-    const retry = section.getByRole("switch", { name: "Retry the same candidate" });
+    const { row, section, retry } = await openTransient(app.page);
     // Boxes relative to the row: a click or fill may scroll the page, which moves nothing under the pointer.
     const within = async (locator) => {
       const [box, origin] = [await locator.boundingBox(), await row.boundingBox()];
@@ -69,10 +74,7 @@ test("switching a wait on or a field going invalid moves nothing under the point
 test("text a field cannot read leaves no schedule described, as a refused value does", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   try {
-    const row = app.page.getByTestId("candidate-row").first();
-    await row.getByRole("button", { name: "Edit policy" }).click();
-    const section = row.getByTestId("section-transient");
-    const retry = section.getByRole("switch", { name: "Retry the same candidate" });
+    const { section, retry } = await openTransient(app.page);
     if ((await retry.getAttribute("aria-checked")) !== "true") await retry.click();
     await section.getByLabel("First delay", { exact: true }).fill("-5");
     await app.page.waitForFunction(
