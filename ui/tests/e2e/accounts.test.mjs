@@ -78,13 +78,13 @@ test("a limited account holds the next route, shows in Accounts with a countdown
   assert.equal((await app.waitForText("[data-testid=waiting]")).trim(), "Route 1Route 2", "both routes wait on it");
 
   assert.ok(await app.clickByText("[data-testid=account] button", "Clear…"));
-  await app.waitForText("dialog[open]", (t) => t.includes("Clear work?"));
+  await app.waitForText("dialog[open]", (t) => t.includes("Clear “work”?"));
   assert.ok(await app.clickByText("dialog[open] button", "Cancel"));
   const kept = JSON.parse(execFileSync(cli, ["accounts", "--json", "--db", app.dbPath]).toString());
   assert.equal(kept.accounts[0].marks.length, 1, "cancel clears nothing");
 
   assert.ok(await app.clickByText("[data-testid=account] button", "Clear…"));
-  await app.waitForText("dialog[open]", (t) => t.includes("Clear work?"));
+  await app.waitForText("dialog[open]", (t) => t.includes("Clear “work”?"));
   assert.ok(await app.clickByText("dialog[open] button", "Clear"));
   await app.waitForText("[data-testid=account-status]", (t) => t === "Ready", 15000);
   const cleared = JSON.parse(execFileSync(cli, ["accounts", "--json", "--db", app.dbPath]).toString());

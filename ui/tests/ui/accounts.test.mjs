@@ -50,7 +50,7 @@ test("clear asks first; cancelling sends nothing, confirming clears and says so"
     const work = card(app.page, "work");
     await work.getByRole("button", { name: "Clear…" }).click();
     const dialog = app.page.getByRole("dialog");
-    assert.match(await dialog.textContent(), /Clear work\?.*dispatch again/s);
+    assert.match(await dialog.textContent(), /Clear “work”\?.*dispatch again/s);
     await dialog.getByRole("button", { name: "Cancel" }).click();
     assert.equal((await app.calls()).filter((c) => c.cmd === "clear_account").length, 0);
     await work.getByRole("button", { name: "Clear…" }).click();

@@ -85,7 +85,7 @@ test("Skip with context shows the package before it is sent, and Cancel sends no
     const button = page.locator('[data-testid=route-detail] button[data-action="handover"]');
     await button.click();
     const dialog = page.locator("[data-testid=continuation-dialog]");
-    assert.match(await dialog.locator("h2").innerText(), /Skip route 8 to Codex with context\?/);
+    assert.match(await dialog.locator("h2").innerText(), /Skip route 8 with context to “Codex”\?/);
     assert.match(await dialog.locator("[data-testid=handover-package]").innerText(), /- Bash echo 1 — completed/);
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });

@@ -172,12 +172,12 @@ test("the route list shows every route newest first with all of its live facts",
     assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
     assert.equal(
       await r6.locator("[data-testid=pending]").textContent(),
-      "When exhausted: skip to Codex",
+      "If it still fails: skip to Codex",
       "names the candidate a skip goes to",
     );
     assert.equal(
       await row(app.page, 5).locator("[data-testid=retry]").textContent(),
-      "Hard retries: off in this policy",
+      "Hard failures are not retried on this candidate",
     );
     assert.match(await row(app.page, 5).locator("[data-testid=pending]").textContent(), /stop for manual recovery/);
     assert.match(
@@ -642,7 +642,7 @@ test("with the gate's refusal the status does not promise retries, and after suc
     );
     assert.equal(
       await row(app.page, 5).locator("[data-testid=pending]").textContent(),
-      "When exhausted: stop for manual recovery",
+      "If it still fails: stop for manual recovery",
     );
     assert.deepEqual(app.errors, []);
   } finally {
@@ -657,7 +657,7 @@ test("on the last candidate a skip outcome says the route will wait for you, not
   try {
     assert.equal(
       await row(app.page, 6).locator("[data-testid=pending]").textContent(),
-      "When exhausted: no candidate is left to skip to, so the route will wait for you",
+      "If it still fails: no candidate is left to skip to, so the route will wait for you",
     );
     assert.deepEqual(app.errors, []);
   } finally {

@@ -109,10 +109,10 @@ export function primaryAction(s: RouteSnapshot, nowMs: number): ManualAction | n
 
 /** What follows when the current candidate's pending wait or retry is used up. */
 export function pendingText(outcome: Exhausted, s: RouteSnapshot): string {
-  if (outcome === "stop") return "When exhausted: stop for manual recovery";
+  if (outcome === "stop") return "If it still fails: stop for manual recovery";
   return s.skip_to
-    ? `When exhausted: skip to ${s.skip_to}`
-    : "When exhausted: no candidate is left to skip to, so the route will wait for you";
+    ? `If it still fails: skip to ${s.skip_to}`
+    : "If it still fails: no candidate is left to skip to, so the route will wait for you";
 }
 
 export const OUTCOME_LABEL: Record<AttemptOutcome, string> = {

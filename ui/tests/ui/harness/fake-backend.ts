@@ -149,7 +149,11 @@ function fakeSchedule(section: ClassPolicy, next: string | null): string {
   const retry = section.retry.enabled
     ? `${section.retry.max_retries}× from ${section.retry.initial_interval_seconds} s`
     : "no retry";
-  return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}${continues(section)}`;
+  // As long as the real sentence automatic continuation adds, so a test sees its lines.
+  const sentence = section.auto_continue?.enabled
+    ? ". After a failure that follows work, when every tool the agent ran completed, continue its own session instead of asking you; the prompt is never sent again."
+    : "";
+  return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}${continues(section)}${sentence}`;
 }
 
 /** What the fake says for `policy_summary`: the arguments, so a test can

@@ -1,5 +1,6 @@
-// Grows a textarea with its content so that <main> stays the only element
-// that scrolls vertically (WebKitGTK has no `field-sizing: content`).
+// Grows a textarea with its content (or, empty, its placeholder) so that
+// none of it is cut off and <main> stays the only element that scrolls
+// vertically (WebKitGTK has no `field-sizing: content`).
 export function autogrow(el: HTMLTextAreaElement, _value: string) {
   const fit = () => {
     if (el.offsetParent === null) return; // hidden tab panel: fit once it shows
