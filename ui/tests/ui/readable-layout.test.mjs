@@ -204,3 +204,18 @@ test("at 390 px the Continue dialog's message is shown whole, not cut to four li
     await app.close();
   }
 });
+
+test("moving or removing a candidate is announced with its name in quotes", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
+  const announcer = app.page.getByTestId("announcer");
+  try {
+    await app.page.getByRole("button", { name: "Move Claude (simulated) down" }).click();
+    await announcer.filter({ hasText: "moved" }).waitFor({ state: "attached" });
+    assert.equal(await announcer.textContent(), "“Claude (simulated)” moved to position 2");
+    await app.page.getByRole("button", { name: "Remove Codex" }).click();
+    await announcer.filter({ hasText: "removed" }).waitFor({ state: "attached" });
+    assert.equal(await announcer.textContent(), "“Codex” removed (not saved yet)");
+  } finally {
+    await app.close();
+  }
+});
