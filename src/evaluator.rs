@@ -378,7 +378,7 @@ pub trait Wording {
 }
 
 /// For the attempt history, read long after the decision: absolute RFC 3339
-/// instants, delays in seconds, and candidates by position, since a
+/// instants, delays in words (`1 min 30 s`), and candidates by position, since a
 /// candidate's name can change after the fact.
 pub struct HistoryWording;
 
@@ -388,7 +388,7 @@ impl Wording for HistoryWording {
     }
 
     fn delay(&self, seconds: u32) -> String {
-        format!("{seconds} s")
+        crate::timing::words::exact(u64::from(seconds))
     }
 
     fn candidate(&self, index: u32) -> String {

@@ -335,7 +335,7 @@ pub fn preview(
 pub const PASTED_REPEATS: usize = 12;
 
 /// For a timeline, read as a whole from its start: instants as offsets from
-/// that start (`+1m10s`), delays as spans (`10s`), candidates by name.
+/// that start (`+1 min 10 s`), delays as spans (`10 s`), candidates by name.
 pub struct TimelineWording<'a> {
     pub start: DateTime<Utc>,
     pub candidates: &'a [CandidateSlot],
@@ -358,26 +358,15 @@ impl Wording for TimelineWording<'_> {
     }
 }
 
-/// `+1h2m3s` relative to the start.
+/// `+1 h 2 min 3 s` relative to the start.
 pub fn offset(since_start: Duration) -> String {
     format!("+{}", span(since_start))
 }
 
-/// `1d2h3m4s`, leaving out zero units; `0s` for nothing.
+/// `1 d 2 h 3 min 4 s`, leaving out zero units; `0 s` for nothing: as
+/// every duration a person reads is written.
 pub fn span(duration: Duration) -> String {
-    let mut rest = duration.num_seconds().max(0);
-    let mut out = String::new();
-    for (unit, seconds) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
-        let count = rest / seconds;
-        rest %= seconds;
-        if count > 0 {
-            out.push_str(&format!("{count}{unit}"));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("0s");
-    }
-    out
+    crate::timing::words::exact(u64::try_from(duration.num_seconds()).unwrap_or(0))
 }
 
 #[cfg(test)]

@@ -711,5 +711,7 @@ fn reset_instant<Z: TimeZone>(
     None
 }
 
+pub mod words;
+
 #[cfg(test)]
 mod tests;

@@ -29,9 +29,10 @@ impl IpcError {
 }
 
 impl IpcError {
-    /// A refused save of a candidate list, its message naming each field in
-    /// words by the candidates' `names` (`Candidate 1 “opus” › Transient ›
-    /// First delay: …`); the fields keep their paths for the form.
+    /// A refused save or import of a candidate list, its message naming
+    /// each field and each problem in words by the candidates' `names`
+    /// (`Candidate 1 “opus” › Transient › First delay: …`); the fields keep
+    /// their paths for the form.
     pub fn in_words(mut self, names: &[String]) -> IpcError {
         if !self.fields.is_empty() {
             self.message = recourse::profile::words::errors_in_words(&self.fields, names);

@@ -77,13 +77,7 @@ pub(crate) fn code_for(code: SemanticCode, window: Option<Window>) -> SemanticCo
 /// The text "the provider's reset is N away", for explanations.
 pub(crate) fn distance(hint: &TimingHint, occurred_at: DateTime<Utc>) -> String {
     let seconds = (hint.reset_at - occurred_at).num_seconds().max(0);
-    let (days, hours, minutes) = (seconds / 86_400, seconds / 3_600 % 24, seconds / 60 % 60);
-    match (days, hours, minutes) {
-        (0, 0, 0) => format!("{seconds} s"),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
+    crate::timing::words::readable(u64::try_from(seconds).unwrap_or(0))
 }
 
 /// A throttle/quota tie that a reset hint settled.

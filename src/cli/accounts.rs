@@ -214,11 +214,7 @@ fn mark_line(m: &MarkView) -> String {
 /// `2026-12-02T13:02:00Z (in 3 h 2 min)`.
 fn instant(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = ((at - now).num_milliseconds().max(0) + 999) / 1000;
-    let left = match secs {
-        s if s < 60 => format!("{s} s"),
-        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
-        s => format!("{} h {} min", s / 3600, (s % 3600) / 60),
-    };
+    let left = recourse::timing::words::readable(u64::try_from(secs).unwrap_or(0));
     format!(
         "{} (in {left})",
         at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)

@@ -16,7 +16,7 @@ use recourse::engine::{
 };
 use recourse::policy::CandidatePolicy;
 use recourse::profile::document::{ProfileCandidate, ProfileDocument, MAX_DOCUMENT_BYTES};
-use recourse::profile::Profile;
+use recourse::profile::{words, Profile};
 
 use super::exit::Exit;
 use super::routes::DbArg;
@@ -321,7 +321,10 @@ fn plain(e: EngineError) -> anyhow::Error {
 }
 
 /// Prints every problem of a refused document, one per line.
-fn print_refusal(source: &str, error: &EngineError) -> Exit {
+/// Says why `source` was refused, each problem in the words the app uses
+/// (named by `names`, the candidates' names) and then the field's path in
+/// the document, to find it there.
+fn print_refusal(source: &str, error: &EngineError, names: &[String]) -> Exit {
     let errors = error.field_errors();
     if errors.is_empty() {
         eprintln!("error: {source}: {}", escape(&error.to_string()));
@@ -332,7 +335,11 @@ fn print_refusal(source: &str, error: &EngineError) -> Exit {
             if n == 1 { "" } else { "s" }
         );
         for e in errors {
-            eprintln!("  {}", escape(&e.to_string()));
+            let said = words::error_words(e, names);
+            match words::error_path(e).as_str() {
+                "document" | "file" => eprintln!("  {}", escape(&said)),
+                path => eprintln!("  {} (at {})", escape(&said), escape(path)),
+            }
         }
     }
     Exit::BadInput
@@ -351,7 +358,7 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
         let stored = stored_profiles(&db)?;
         let loaded = match read_document(&text) {
             Ok(loaded) => loaded,
-            Err(e) => return Ok(print_refusal(&source, &e)),
+            Err(e) => return Ok(print_refusal(&source, &e, &words::candidate_names(&text))),
         };
         let name = &loaded.document.name;
         let preview = preview_import(&loaded, stored.iter().find(|p| &p.name == name));
@@ -360,12 +367,12 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
     }
     let loaded = match read_document(&text) {
         Ok(loaded) => loaded,
-        Err(e) => return Ok(print_refusal(&source, &e)),
+        Err(e) => return Ok(print_refusal(&source, &e, &words::candidate_names(&text))),
     };
     with_engine(db, move |engine| {
         let preview = match engine.preview_loaded(&loaded) {
             Ok(p) => p,
-            Err(e) => return Ok(print_refusal(&source, &e)),
+            Err(e) => return Ok(print_refusal(&source, &e, &words::candidate_names(&text))),
         };
         let target = match (preview.existing, replace) {
             (Some(_), false) => {
@@ -394,7 +401,7 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
                 describe_import(&preview, replace, false);
                 Ok(Exit::Success)
             }
-            Err(e) => Ok(print_refusal(&source, &e)),
+            Err(e) => Ok(print_refusal(&source, &e, &words::candidate_names(&text))),
         }
     })
     .await
@@ -471,7 +478,11 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit>
             );
             Ok(Exit::Success)
         }
-        Err(e @ EngineError::Validation(_)) => Ok(print_refusal("--agent", &e)),
+        Err(e @ EngineError::Validation(_)) => Ok(print_refusal(
+            "--agent",
+            &e,
+            &[doc.candidates[0].name.clone()],
+        )),
         Err(e) => Err(e.into()),
     }
 }
@@ -596,7 +607,11 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
         let loaded = match read_document(&text) {
             Ok(loaded) => loaded,
             Err(e) => {
-                print_refusal(&file.display().to_string(), &e);
+                print_refusal(
+                    &file.display().to_string(),
+                    &e,
+                    &words::candidate_names(&text),
+                );
                 if ask_to_edit_again()? {
                     continue;
                 }
@@ -622,7 +637,11 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
                 return Err(kept(&format!("profile {name:?} could not be saved: {why}")))
             }
             Err(e @ EngineError::Validation(_)) => {
-                print_refusal(&file.display().to_string(), &e);
+                print_refusal(
+                    &file.display().to_string(),
+                    &e,
+                    &words::candidate_names(&text),
+                );
                 if ask_to_edit_again()? {
                     continue;
                 }

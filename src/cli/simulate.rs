@@ -241,7 +241,7 @@ fn render(
     let mut out = format!("start {}\n", rfc3339(start));
     for step in steps {
         out.push_str(&format!(
-            "#{:<3} {:>9}  {:<14} {:<12} {:<24} -> {}\n",
+            "#{:<3} {:>11}  {:<14} {:<12} {:<24} -> {}\n",
             step.failure + 1,
             words.instant(step.at),
             step.candidate_name,

@@ -109,7 +109,10 @@ fn from_attempts(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntr
                         &mut entries,
                         GapReason::Retry,
                         *at,
-                        format!("retry {ordinal} of {max_retries} after {delay_seconds} s"),
+                        format!(
+                            "retry {ordinal} of {max_retries} after {}",
+                            crate::timing::words::exact(u64::from(*delay_seconds))
+                        ),
                         same_candidate,
                     ),
                     Some(Decided::Typed(

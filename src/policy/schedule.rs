@@ -137,23 +137,7 @@ impl CandidatePolicy {
 }
 
 fn readable(seconds: u32) -> String {
-    if seconds < 60 {
-        return format!("{seconds} s");
-    }
-    let (d, h, m, s) = (
-        seconds / 86_400,
-        seconds % 86_400 / 3_600,
-        seconds % 3_600 / 60,
-        seconds % 60,
-    );
-    match (d, h, m, s) {
-        (1.., 1.., _, _) => format!("{d} d {h} h"),
-        (1.., 0, _, _) => format!("{d} d"),
-        (0, 1.., 1.., _) => format!("{h} h {m} min"),
-        (0, 1.., 0, _) => format!("{h} h"),
-        (0, 0, _, 1..) => format!("{m} min {s} s"),
-        (0, 0, _, 0) => format!("{m} min"),
-    }
+    crate::timing::words::readable(u64::from(seconds))
 }
 
 #[cfg(test)]
@@ -256,24 +240,5 @@ mod tests {
         assert!(section
             .describe_schedule(None)
             .contains("(at most once in this cycle)"));
-    }
-
-    #[test]
-    fn durations_use_the_two_largest_units() {
-        let written: Vec<String> = [5, 60, 125, 3_600, 15_540, 86_400, 183_600]
-            .map(readable)
-            .into();
-        assert_eq!(
-            written,
-            [
-                "5 s",
-                "1 min",
-                "2 min 5 s",
-                "1 h",
-                "4 h 19 min",
-                "1 d",
-                "2 d 3 h"
-            ]
-        );
     }
 }

@@ -219,7 +219,13 @@ fn take_agents(fields: &mut Map<String, Value>) -> Result<Vec<AgentSpec>, Profil
             None => return Err(shape(path, "missing field `agent`")),
             Some(Value::String(slug)) => {
                 let kind = AgentKind::from_slug(slug).ok_or_else(|| {
-                    shape(&path, format!("unknown agent; one of {}", agent_names()))
+                    shape(
+                        &path,
+                        format!(
+                            "unknown variant `{slug}`, expected one of {}",
+                            agent_names()
+                        ),
+                    )
                 })?;
                 AgentSpec::default_for(kind)
             }
@@ -245,7 +251,7 @@ fn agent_spec(path: &str, value: Value) -> Result<AgentSpec, ProfileError> {
         .expect("an agent spec serializes");
     if let (Value::Object(given), Value::Object(known)) = (&value, &known) {
         if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
-            let expected: Vec<&str> = known.keys().map(String::as_str).collect();
+            let expected: Vec<String> = known.keys().map(|k| format!("`{k}`")).collect();
             return Err(shape(
                 format!("{path}.{unknown}"),
                 format!(
@@ -269,7 +275,7 @@ fn agent_spec(path: &str, value: Value) -> Result<AgentSpec, ProfileError> {
 fn agent_names() -> String {
     let names: Vec<String> = AgentKind::ALL
         .iter()
-        .map(|k| format!("\"{}\"", k.slug()))
+        .map(|k| format!("`{}`", k.slug()))
         .collect();
     names.join(", ")
 }

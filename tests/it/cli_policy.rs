@@ -375,7 +375,7 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
     let text = stdout(&simulate("reset-wait.json", &[]));
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[1].ends_with("-> wait for the hard reset until +1m"),
+        lines[1].ends_with("-> wait for the hard reset until +1 min"),
         "{}",
         lines[1]
     );
@@ -385,13 +385,13 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
         lines[2]
     );
     assert!(
-        lines[3].ends_with("-> transient retry 1 of 2 in 10s, at +1m10s"),
+        lines[3].ends_with("-> transient retry 1 of 2 in 10 s, at +1 min 10 s"),
         "a 6 h reset is not waited for: {}",
         lines[3]
     );
     assert_eq!(
         lines[4],
-        "end: no more failures; the attempt at +1m10s on gemini is assumed to succeed"
+        "end: no more failures; the attempt at +1 min 10 s on gemini is assumed to succeed"
     );
 }
 

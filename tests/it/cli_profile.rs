@@ -247,11 +247,12 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
     let cases = [
         (
             damaged,
-            "document: not valid JSON: EOF while parsing a string at line 1 column 34",
+            "  The file is not valid JSON at line 1, column 34: the file ends inside a text value \
+             (a closing \" is missing)\n",
         ),
         (
             fixture("invalid-newer-version.json"),
-            "version: 2 is newer than this build reads (1); update Recourse to import it",
+            "  Version: 2 is newer than this build reads (1); update Recourse to import it (at version)",
         ),
         (big, "larger than 1 MiB; refusing to read it"),
     ];
@@ -472,7 +473,8 @@ fn an_invalid_edit_is_kept_and_nothing_is_saved() {
     let said = text(&out.stderr);
     assert!(
         said.contains(
-            "candidates[0].hard.on_exhausted: unknown variant `later`, expected `skip` or `stop`"
+            "› Hard › When recovery is exhausted: “later” is not one of skip, stop \
+             (at candidates[0].hard.on_exhausted)"
         ),
         "{said}"
     );
@@ -679,8 +681,9 @@ fn a_document_never_carries_a_secret_and_a_masked_one_keeps_the_stored_value() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains(
-            "candidates[0].agent.env.ANTHROPIC_API_KEY: [masked] stands for a secret an exported \
-             document leaves out, and this profile has no value of its own to keep; type the value"
+            "› Environment variable ANTHROPIC_API_KEY: [masked] stands for a secret an exported \
+             document leaves out, and this profile has no value of its own to keep; type the value \
+             (at candidates[0].agent.env.ANTHROPIC_API_KEY)"
         ),
         "{}",
         text(&out.stderr)
@@ -696,10 +699,79 @@ fn a_document_never_carries_a_secret_and_a_masked_one_keeps_the_stored_value() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains(
-            "candidates[0].agent.env.ANTHROPIC_API_KEY: refers to a keyring entry this candidate \
-             does not have; type the value"
+            "› Environment variable ANTHROPIC_API_KEY: refers to a keyring entry this candidate \
+             does not have; type the value (at candidates[0].agent.env.ANTHROPIC_API_KEY)"
         ),
         "a document cannot point a candidate at a keyring entry: {}",
         text(&out.stderr)
+    );
+}
+
+/// What `recourse profile import` prints about `document`, on a fresh database.
+fn refusal_of(document: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.json");
+    std::fs::write(&file, document).unwrap();
+    let out = recourse_on(
+        &dir.path().join("r.db"),
+        &["profile", "import", file.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    text(&out.stderr)
+}
+
+/// A one-candidate document, "opus", with `agent` and `hard_outcome` as given.
+fn one_candidate(agent: &str, hard_retries: &str, hard_outcome: &str) -> String {
+    format!(
+        r#"{{"version": 1, "name": "P", "candidates": [{{"name": "opus", "agent": {agent},
+            "transient": {{"wait_for_reset": {{"enabled": false, "max_wait_seconds": 0}},
+                "retry": {{"enabled": false, "max_retries": 0, "initial_interval_seconds": 0}},
+                "on_exhausted": "skip"}},
+            "hard": {{"wait_for_reset": {{"enabled": false, "max_wait_seconds": 0}},
+                "retry": {{"enabled": true, "max_retries": {hard_retries}, "initial_interval_seconds": 5}}
+                {hard_outcome}}}}}]}}"#
+    )
+}
+
+#[test]
+fn a_refused_import_names_the_candidate_the_field_and_why_in_words_then_the_path() {
+    let kind = recourse::agent::AgentKind::ALL[1].descriptor();
+    let agent = format!("\"{}\"", kind.slug);
+    let said = refusal_of(&one_candidate(
+        r#"{"kind": "foo"}"#,
+        "1",
+        r#", "on_exhausted": "stop""#,
+    ));
+    assert!(
+        said.contains("  Candidate 1 “opus” › Agent kind: “foo” is not an agent kind Recourse knows; it knows ")
+            && said.contains(&format!("({})", kind.label))
+            && said.ends_with(" (at candidates[0].agent.kind)\n"),
+        "an unknown variant: {said}"
+    );
+    assert!(
+        refusal_of(&one_candidate(&agent, "1", "")).contains(
+            "  Candidate 1 “opus” › Hard › When recovery is exhausted: missing; the document \
+             must give it (at candidates[0].hard.on_exhausted)\n"
+        ),
+        "a missing field, at that field"
+    );
+    assert!(
+        refusal_of(&one_candidate(
+            &agent,
+            "\"three\"",
+            r#", "on_exhausted": "stop""#
+        ))
+        .contains(
+            "  Candidate 1 “opus” › Hard › Retries: expected a whole number, 0 or more, found the \
+             text “three” (at candidates[0].hard.retry.max_retries)\n"
+        ),
+        "a wrong type"
+    );
+    assert!(
+        refusal_of("{\"version\": 1,\n \"name\": \"X\",\n}").contains(
+            "  The file is not valid JSON at line 3, column 1: a comma before a closing bracket \
+             is not allowed\n"
+        ),
+        "a syntax error, with where in the file"
     );
 }

@@ -147,13 +147,13 @@ fn names_with_control_characters_are_refused_naming_the_field() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
         stderr(&out).lines().nth(1),
-        Some("  name: a profile name cannot hold control characters (found U+001B at character 5)")
+        Some("  Profile name: a profile name cannot hold control characters (found U+001B at character 5) (at name)")
     );
     let out = import(&db, &document("Work", &["opus\nroute 1 succeeded"]));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
-            "  candidates[0].name: a candidate name cannot hold control characters (found U+000A at character 5)"
+            "› Name: a candidate name cannot hold control characters (found U+000A at character 5) (at candidates[0].name)"
         ),
         "{}",
         stderr(&out)
@@ -204,7 +204,7 @@ fn a_name_differing_only_by_invisible_characters_or_normalization_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
-            "candidates[1].name: duplicate candidate name \"op\\u{200d}us\" (also candidates[0]); it differs only by invisible characters from \"opus\""
+            "› Name: duplicate candidate name \"op\\u{200d}us\" (also candidates[0]); it differs only by invisible characters from \"opus\" (at candidates[1].name)"
         ),
         "{}",
         stderr(&out)

@@ -379,7 +379,7 @@ async fn pasted_error_text_is_classified_by_the_catalogue_in_force_and_previewed
     assert_eq!(
         texts,
         [
-            "transient retry 1 of 1 in 5s, at +5s",
+            "transient retry 1 of 1 in 5 s, at +5 s",
             "manual recovery: transient policy says skip, but no eligible candidate is left"
         ],
         "the same evaluator as the editor's preview, on the classified failure"

@@ -659,8 +659,8 @@ fn timeline_says_the_same_with_offsets_from_its_start_and_candidate_names() {
     assert_eq!(
         texts,
         [
-            "wait for the hard reset until +1m10s",
-            "transient retry 2 of 3 in 10s, at +1m10s",
+            "wait for the hard reset until +1 min 10 s",
+            "transient retry 2 of 3 in 10 s, at +1 min 10 s",
             "transient recovery exhausted: skip opus for gemini",
             "stop: hard recovery is exhausted and the candidate's policy says stop",
             "manual recovery: the failure is unclassified (unknown): unknown or outside provider policy",

@@ -13,6 +13,7 @@ use recourse::profile::Profile;
 use tauri::State;
 
 use super::Reply;
+use crate::error::IpcError;
 use crate::AppState;
 
 /// Writes profile `id`'s document to `path` (replacing the file there).
@@ -31,7 +32,8 @@ pub async fn export_profile(state: State<'_, AppState>, id: u32, path: String) -
 }
 
 /// Reads the document at `path` and says what importing it would change;
-/// nothing is written.
+/// nothing is written. A refusal names each problem in words, as a refused
+/// save does and as `recourse profile import` prints it.
 #[tauri::command]
 #[specta::specta]
 pub async fn preview_profile_file(
@@ -41,7 +43,10 @@ pub async fn preview_profile_file(
     state
         .run(move |engine| {
             let text = read_document_file(Path::new(&path))?;
-            Ok(engine.preview_import(&text)?)
+            let names = recourse::profile::words::candidate_names(&text);
+            engine
+                .preview_import(&text)
+                .map_err(|e| IpcError::from(e).in_words(&names))
         })
         .await
 }
@@ -57,7 +62,8 @@ pub async fn import_profile(
     replace: Option<ExistingProfile>,
     copy_as: Option<String>,
 ) -> Reply<Profile> {
-    let loaded = read_document(&document_json)?;
+    let names = recourse::profile::words::candidate_names(&document_json);
+    let loaded = read_document(&document_json).map_err(|e| IpcError::from(e).in_words(&names))?;
     let names: Vec<String> = loaded
         .document
         .candidates

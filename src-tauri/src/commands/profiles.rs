@@ -197,7 +197,7 @@ mod tests {
         assert_eq!(
             texts,
             [
-                "transient retry 1 of 1 in 5s, at +5s",
+                "transient retry 1 of 1 in 5 s, at +5 s",
                 "transient recovery exhausted: skip opus for gemini"
             ],
             "offsets from the preview's start and candidates by the draft's names"
