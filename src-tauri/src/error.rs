@@ -78,6 +78,25 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_import_says_each_problem_in_words_and_keeps_the_paths() {
+        let fields = vec![
+            FieldError::new(
+                "candidates[0].hard.on_exhausted",
+                "unknown variant `later`, expected `skip` or `stop`",
+            ),
+            FieldError::new("candidates[0].hard", "missing field `retry`"),
+        ];
+        let ipc =
+            IpcError::from(EngineError::Validation(fields.clone())).in_words(&["opus".into()]);
+        assert_eq!(
+            ipc.message,
+            "Candidate 1 “opus” › Hard › When recovery is exhausted: “later” is not one of skip, stop; \
+             Candidate 1 “opus” › Hard › Retry the same candidate: missing; the document must give it"
+        );
+        assert_eq!(ipc.fields, fields, "the paths stay, for placing each error");
+    }
+
+    #[test]
     fn not_found_has_no_field() {
         let ipc = IpcError::from(EngineError::NotFound {
             what: "route",

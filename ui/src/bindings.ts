@@ -69,7 +69,8 @@ export const commands = {
 	exportProfile: (id: number, path: string) => typedError<null, IpcError>(__TAURI_INVOKE("export_profile", { id, path })),
 	/**
 	 *  Reads the document at `path` and says what importing it would change;
-	 *  nothing is written.
+	 *  nothing is written. A refusal names each problem in words, as a refused
+	 *  save does and as `recourse profile import` prints it.
 	 */
 	previewProfileFile: (path: string) => typedError<ImportPreview_Serialize, IpcError>(__TAURI_INVOKE("preview_profile_file", { path })),
 	/**
