@@ -18,7 +18,7 @@ use crate::catalogue::bundled::{builtin_fixtures, negative_corpus, NamedFixture}
 use crate::catalogue::checks::{check_rule, RuleChecks, Sample};
 use crate::catalogue::local::{LocalError, LocalFile};
 use crate::catalogue::{builtin, Catalogue, CatalogueError, Fixture, RuleSpec};
-use crate::classification::SemanticCode;
+use crate::classification::{Scope, SemanticCode};
 use crate::evidence::Evidence;
 use crate::policy::FieldError;
 use crate::store::{Store, StoreError};
@@ -192,11 +192,28 @@ impl Overlay {
             ));
         }
         if spec.code == SemanticCode::Unknown.as_str() {
-            // Nothing else can be judged before the rule has a code.
             refusals.push(FieldError::new(
                 "code",
                 "choose which failure this is: its code's class decides what policies do with it",
             ));
+            // The checks' outcome needs the code, but whether the rule is
+            // well formed and matches its own text does not: judged with a
+            // stand-in code, a bad pattern is said before a code is chosen.
+            let stand_in = RuleSpec {
+                code: SemanticCode::TaskFailed.as_str().to_owned(),
+                scope: Scope::OutOfScope,
+                ..spec.clone()
+            };
+            let judged = self.review(&stand_in, evidence, samples, &[], tz);
+            let found: Vec<FieldError> = judged
+                .refusals
+                .into_iter()
+                .filter(|f| {
+                    !matches!(f.path.as_str(), "code" | "confirmed_fixtures")
+                        && !refusals.contains(f)
+                })
+                .collect();
+            refusals.extend(found);
             return RuleReview {
                 rule_id: spec.id.clone(),
                 checks: None,

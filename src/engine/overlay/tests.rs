@@ -126,6 +126,50 @@ fn a_rule_that_misses_its_own_evidence_is_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn a_pattern_that_misses_its_own_text_is_said_before_a_code_is_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = Overlay::open(dir.path().to_path_buf());
+    let evidence = evidence("flux capacitor out of sync");
+    let mut draft = propose(&evidence, |_| false);
+    draft.code = SemanticCode::Unknown;
+    draft.pattern = "warp core breach imminent".into();
+    let review = overlay.review(
+        &draft.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    let paths: Vec<&str> = review.refusals.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["code", "pattern"],
+        "both the missing code and the pattern that misses its text: {:?}",
+        review.refusals
+    );
+    assert_eq!(
+        review.refusals[1].message,
+        "the rule does not match the text it is made from"
+    );
+    assert!(review.checks.is_none(), "the checks' outcome needs a code");
+
+    draft.pattern = "flux capacitor out of sync".into();
+    let review = overlay.review(
+        &draft.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    assert_eq!(
+        review.refusals.len(),
+        1,
+        "a pattern that matches leaves only the code to choose: {:?}",
+        review.refusals
+    );
+}
+
+#[test]
 fn a_too_broad_rule_is_refused_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let mut overlay = Overlay::open(dir.path().to_path_buf());

@@ -288,10 +288,11 @@ export const routes = {
     };
   },
 
-  select(id: number | null) {
+  /** Selects a route (null: none); the promise settles once its detail is read. */
+  select(id: number | null): Promise<void> {
     selected = id;
     detailError = null;
-    if (id !== null) void loadDetail(id);
+    return id !== null ? loadDetail(id) : Promise.resolve();
   },
 
   /** Reloads one route (after a refused action) from the backend. */

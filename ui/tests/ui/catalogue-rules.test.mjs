@@ -472,6 +472,27 @@ test("a rule can be made from text pasted in the playground", async () => {
   }
 });
 
+test("closing Create rule returns focus to its button though the click did not focus it (WebKit)", async () => {
+  const app = await openApp({ ...scenario(), playground: PASTED_RESULT }, { hash: "#/catalogue/playground" });
+  try {
+    await app.page.getByLabel("Failure text").fill(PASTED);
+    await app.page.getByRole("button", { name: "Classify" }).click();
+    const opener = app.page.getByRole("button", { name: "Create rule from this text…" });
+    // A programmatic click focuses nothing, like a mouse click on a WebKit button.
+    await opener.evaluate((b) => b.click());
+    await app.page.getByTestId("create-rule").getByTestId("check-impact").waitFor();
+    await app.page.keyboard.press("Escape");
+    assert.equal(await app.page.getByTestId("create-rule").count(), 0);
+    assert.equal(
+      await app.page.evaluate(() => document.activeElement?.textContent),
+      "Create rule from this text…",
+      "focus returns to the pressed button, not the page body",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 test("a pattern that misses the pasted text it is made from is refused at the field before Save", async () => {
   const misses = "warp core breach imminent";
   // The backend's words when the draft would not classify its own text (engine::overlay).

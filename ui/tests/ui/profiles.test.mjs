@@ -535,6 +535,38 @@ test("import shows what the file changes and saves only when confirmed", async (
   }
 });
 
+test("after the import dialog or a failed import, focus is back on Import from file… (the file chooser took it)", async () => {
+  const focused = (app) => app.page.evaluate(() => document.activeElement?.textContent?.trim());
+  const app = await openApp(
+    { profiles: [demoProfile()], openPath: "/home/me/demo.json", importPreview: IMPORT_PREVIEW },
+    { hash: "#/profiles" },
+  );
+  try {
+    const importButton = app.page.getByRole("button", { name: "Import from file…" });
+    // Programmatic clicks focus nothing, like a mouse click in WebKit.
+    await importButton.evaluate((b) => b.click());
+    const dialog = app.page.getByRole("dialog", { name: "Import “Demo (simulated)”" });
+    await dialog.waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).evaluate((b) => b.click());
+    await dialog.waitFor({ state: "detached" });
+    assert.equal(await focused(app), "Import from file…", "Cancel gives focus back to the button");
+  } finally {
+    await app.close();
+  }
+  const failing = await openApp({ profiles: [demoProfile()], openPath: "/home/me/bad.json" }, { hash: "#/profiles" });
+  try {
+    await failing.page.getByRole("button", { name: "Import from file…" }).evaluate((b) => b.click());
+    await failing.page.getByRole("alert").filter({ hasText: "no import preview" }).waitFor();
+    assert.equal(
+      await focused(failing),
+      "Import from file…",
+      "a refused file leaves focus on the button, not the page",
+    );
+  } finally {
+    await failing.close();
+  }
+});
+
 test("an import over unsaved edits of the same profile asks first", async () => {
   const app = await openApp(
     {
