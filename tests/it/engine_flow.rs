@@ -95,6 +95,12 @@ async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_it
         gate.repeat_risk.is_some(),
         "a tool ran before the stream dropped: the gate refused recovery"
     );
+    let held = gate.manual_reason.as_deref().unwrap_or_default();
+    assert!(
+        held.contains("a tool call or tool effect was seen before the failure"),
+        "the candidate is named for running a tool before its stream drops, and the hold says \
+         so (not that it wrote a line before the tool): {held}"
+    );
     let codes: Vec<String> = engine
         .route_detail(start.id)
         .unwrap()
@@ -113,7 +119,7 @@ async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_it
     assert_eq!(
         refused.to_string(),
         "skip-now sends the prompt to an agent again and may repeat work: the safety gate \
-         refused automatic recovery: assistant output (thinking included) was seen before the failure; \
+         refused automatic recovery: a tool call or tool effect was seen before the failure; \
          confirm that you want it"
     );
     // A person confirms and skips to the last candidate, which succeeds.
