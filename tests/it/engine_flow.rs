@@ -221,6 +221,25 @@ async fn a_program_that_cannot_start_is_a_local_failure_not_an_inbox_item() {
         excerpt.starts_with("cannot start recourse-test-no-such-claude: not found on PATH"),
         "the message says what is wrong: {excerpt}"
     );
+    let decision = detail.attempts[0].decision.clone().unwrap_or_default();
+    assert_eq!(
+        Some(decision.as_str()),
+        last.manual_reason.as_deref(),
+        "the attempt's decision says what the route's headline says"
+    );
+    assert!(
+        decision.starts_with("cannot start recourse-test-no-such-claude: not found on PATH")
+            && decision.contains("Install the program or set the candidate's Program")
+            && !decision.contains("spawn_failed"),
+        "the cause and the fix lead, not the failure's class code: {decision}"
+    );
+    assert_eq!(
+        last.last_failure
+            .as_ref()
+            .and_then(|f| f.decision.as_deref()),
+        Some(decision.as_str()),
+        "and the route's last failure says it in the same words"
+    );
     assert!(
         engine.unclassified_inbox().unwrap().is_empty(),
         "a known local failure is not material for new catalogue rules"
