@@ -5,6 +5,7 @@
 use super::{
     ActionView, AttemptTranscript, AttemptView, ClassificationSummary, EngineError, HoldView,
     LastFailure, RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    UnavailableAction,
 };
 use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass, SemanticCode};
@@ -66,6 +67,10 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         created_at: row.created_at,
         updated_at: row.updated_at,
         actions: machine::valid_actions(row),
+        unavailable: machine::unavailable(row)
+            .into_iter()
+            .map(|(action, why)| UnavailableAction { action, why })
+            .collect(),
     }
 }
 
