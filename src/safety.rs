@@ -217,14 +217,15 @@ pub fn gate(ctx: &EffectContext) -> GateVerdict {
     }
 }
 
+/// Stale evidence, then the prompt's delivery, then what the agent did: a
+/// thing seen before a thing unknown, and of those the one with the widest
+/// reach first (a tool acts outside the conversation, a partial result is
+/// work handed back, output is words). An agent that wrote a line and then
+/// ran a tool is held because the tool ran: that is what a person must
+/// check, and what the reason says.
 fn first_unsafe_reason(ctx: &EffectContext) -> Option<UnsafeReason> {
     use UnsafeReason::*;
     let flags = [
-        (
-            ctx.assistant_output_seen,
-            AssistantOutputSeen,
-            AssistantOutputUnknown,
-        ),
         (
             ctx.tool_activity_seen,
             ToolActivitySeen,
@@ -235,18 +236,22 @@ fn first_unsafe_reason(ctx: &EffectContext) -> Option<UnsafeReason> {
             PartialResultSeen,
             PartialResultUnknown,
         ),
+        (
+            ctx.assistant_output_seen,
+            AssistantOutputSeen,
+            AssistantOutputUnknown,
+        ),
     ];
+    let seen = flags
+        .iter()
+        .find_map(|(seen, when_seen, _)| (*seen == Some(true)).then_some(*when_seen));
+    let unknown = flags
+        .iter()
+        .find_map(|(seen, _, when_unknown)| seen.is_none().then_some(*when_unknown));
     evidence_reason(ctx.evidence_current)
         .or_else(|| delivery_reason(ctx.prompt_delivery))
-        .or_else(|| {
-            flags
-                .into_iter()
-                .find_map(|(seen, when_seen, when_unknown)| match seen {
-                    Some(false) => None,
-                    Some(true) => Some(when_seen),
-                    None => Some(when_unknown),
-                })
-        })
+        .or(seen)
+        .or(unknown)
 }
 
 fn evidence_reason(current: Option<bool>) -> Option<UnsafeReason> {
@@ -377,7 +382,7 @@ mod tests {
         };
         assert_eq!(
             gate(&clean.with_earlier(&worked)),
-            GateVerdict::Manual(UnsafeReason::AssistantOutputSeen),
+            GateVerdict::Manual(UnsafeReason::ToolActivitySeen),
             "a continuation that failed cleanly still continues work done before it"
         );
         let merged = clean.with_earlier(&EffectContext::nothing_known());
@@ -391,6 +396,36 @@ mod tests {
             GateVerdict::Allowed,
             "a session in which nothing happened stays safe"
         );
+    }
+
+    #[test]
+    fn the_reason_given_is_what_happened_with_the_widest_reach() {
+        use UnsafeReason::*;
+        let delivered = EffectContext {
+            prompt_delivery: Some(PromptDelivery::Confirmed),
+            ..EffectContext::effect_safe()
+        };
+        let cases = [
+            // An agent that said a line and then ran a tool: the tool is
+            // what a person must check (the demo's Codex did exactly this
+            // and was reported as "assistant output was seen").
+            ((Some(true), Some(true), Some(false)), ToolActivitySeen),
+            ((Some(true), Some(false), Some(true)), PartialResultSeen),
+            // Something seen says more than something unknown.
+            ((Some(true), None, None), AssistantOutputSeen),
+            ((None, None, Some(true)), PartialResultSeen),
+            ((None, None, None), ToolActivityUnknown),
+            ((None, Some(false), Some(false)), AssistantOutputUnknown),
+        ];
+        for ((output, tool, partial), reason) in cases {
+            let ctx = EffectContext {
+                assistant_output_seen: output,
+                tool_activity_seen: tool,
+                partial_result_seen: partial,
+                ..delivered.clone()
+            };
+            assert_eq!(gate(&ctx), GateVerdict::Manual(reason), "{ctx:?}");
+        }
     }
 
     #[test]

@@ -18,6 +18,30 @@ use tokio::sync::broadcast::{error::RecvError, Receiver};
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct RouteChanged(pub RouteEvent);
 
+/// Routes another process deleted (`recourse routes delete`, retention):
+/// the window drops them from its lists and counts.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct RoutesRemoved(pub Vec<u32>);
+
+/// Forwards every batch of routes deleted elsewhere to the window, and the
+/// tray's counts follow.
+pub fn forward_removals(app: AppHandle, mut removals: Receiver<Vec<u32>>) {
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match removals.recv().await {
+                Ok(ids) => {
+                    if let Err(err) = RoutesRemoved(ids).emit(&app) {
+                        tracing::warn!(%err, "could not emit the removal event");
+                    }
+                    crate::background::refresh_tray(&app);
+                }
+                Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "route removals lagged"),
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+}
+
 /// An account was marked limited: the Accounts view reloads.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct AccountMarked(pub AccountNotice);
@@ -312,6 +336,7 @@ mod tests {
             created_at: Utc::now(),
             updated_at: Utc::now(),
             actions: Vec::new(),
+            unavailable: Vec::new(),
         };
         RouteEvent {
             route_id,

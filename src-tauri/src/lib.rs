@@ -132,6 +132,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .events(collect_events![
             events::RouteChanged,
+            events::RoutesRemoved,
             events::AccountMarked,
             background::CloseRequested,
             background::PauseChanged,
@@ -256,6 +257,7 @@ fn engine_opened(
             tracing::info!("engine ready");
             events::forward(handle.clone(), engine.subscribe());
             events::forward_notices(handle.clone(), engine.subscribe_accounts());
+            events::forward_removals(handle.clone(), engine.subscribe_removals());
             EngineStatus::Ready
         }
         Err(err) => {

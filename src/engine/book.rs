@@ -26,6 +26,9 @@ pub(super) struct Book {
     pub armed: HashMap<u32, u32>,
     /// Last generation published per route.
     pub published: HashMap<u32, u32>,
+    /// Routes last published (or found at open) archived: an archive mark
+    /// moves no generation, so it is compared on its own.
+    pub archived: std::collections::HashSet<u32>,
     /// Route changes up to this point have been looked at.
     pub seen_change: ChangeSeq,
     /// Timer firings and attempt reports not committed yet.

@@ -394,7 +394,15 @@ impl Engine {
     }
 
     pub(super) fn publish(&self, row: &RouteRow) {
-        self.book().published.insert(row.id, row.generation);
+        {
+            let mut book = self.book();
+            book.published.insert(row.id, row.generation);
+            if row.archived_at.is_some() {
+                book.archived.insert(row.id);
+            } else {
+                book.archived.remove(&row.id);
+            }
+        }
         // No subscriber is fine: nobody is watching.
         let _ = self.inner.events.send(RouteEvent {
             route_id: row.id,

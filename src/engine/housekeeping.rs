@@ -35,7 +35,9 @@ impl Engine {
                 "archived",
             ));
         }
-        Ok(snapshot(&self.route_row(id)?))
+        let row = self.route_row(id)?;
+        self.publish(&row);
+        Ok(snapshot(&row))
     }
 
     /// Deletes routes `ids` with their whole history, in one transaction.
@@ -57,6 +59,7 @@ impl Engine {
         let mut book = self.book();
         for id in &deleted {
             book.published.remove(id);
+            book.archived.remove(id);
         }
         Ok(deleted)
     }

@@ -110,6 +110,8 @@ struct Inner {
     events: broadcast::Sender<RouteEvent>,
     /// One notice per new limit mark.
     notices: broadcast::Sender<AccountNotice>,
+    /// Routes another process deleted, as this engine noticed them.
+    removals: broadcast::Sender<Vec<u32>>,
     scheduler: Scheduler,
     /// Wakes the task that retries held work.
     retry_wake: tokio::sync::Notify,
@@ -134,6 +136,7 @@ impl Engine {
         let (scheduler, fired, timer_task) = Scheduler::start(stop.child_token());
         let (events, _) = broadcast::channel(1024);
         let (notices, _) = broadcast::channel(64);
+        let (removals, _) = broadcast::channel(64);
         let engine = Engine {
             inner: Arc::new(Inner {
                 store: Mutex::new(store),
@@ -144,6 +147,7 @@ impl Engine {
                 clock: Clock::start(),
                 events,
                 notices,
+                removals,
                 scheduler,
                 retry_wake: tokio::sync::Notify::new(),
                 release_wake: tokio::sync::Notify::new(),
@@ -178,6 +182,13 @@ impl Engine {
 
     pub fn subscribe(&self) -> broadcast::Receiver<RouteEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// The ids of routes another process deleted (`recourse routes delete`,
+    /// its retention), a batch per look at the database: a window drops
+    /// them from its lists without a reload.
+    pub fn subscribe_removals(&self) -> broadcast::Receiver<Vec<u32>> {
+        self.inner.removals.subscribe()
     }
 
     /// Every agent kind, as the editor's picker and the CLI show it.

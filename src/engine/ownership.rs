@@ -117,6 +117,7 @@ impl Engine {
         let generations = self.store().generations()?;
         let mut book = self.book();
         book.published.extend(generations.routes);
+        book.archived.extend(generations.archived);
         book.seen_change = generations.seen;
         Ok(())
     }
@@ -354,19 +355,37 @@ impl Engine {
     }
 
     /// Another process committed: drop timers and kill attempts of routes
-    /// this engine no longer owns at the generation it acted on, and publish
-    /// every route that changed. Reads only the routes changed since the
-    /// last look.
+    /// this engine no longer owns at the generation it acted on, publish
+    /// every route that changed (a new one, a transition, an archive mark)
+    /// and the ids of routes deleted. Reads only the routes changed since
+    /// the last look.
     fn sync_external(&self) -> Result<(), EngineError> {
         let since = self.book().seen_change;
         let changes = self.store().routes_changed_since(since)?;
+        let removed: Vec<u32> = {
+            let mut book = self.book();
+            changes
+                .removed
+                .iter()
+                .copied()
+                .filter(|id| {
+                    book.archived.remove(id);
+                    book.published.remove(id).is_some()
+                })
+                .collect()
+        };
+        if !removed.is_empty() {
+            // No subscriber is fine: nobody is watching.
+            let _ = self.inner.removals.send(removed);
+        }
         for row in &changes.rows {
             let mine = row.owner.as_deref() == Some(self.inner.instance.as_str());
-            let (armed_at, published) = {
+            let (armed_at, published, archived) = {
                 let book = self.book();
                 (
                     book.armed.get(&row.id).copied(),
                     book.published.get(&row.id).copied(),
+                    book.archived.contains(&row.id),
                 )
             };
             if armed_at.is_some_and(|g| g != row.generation || !mine) {
@@ -378,7 +397,7 @@ impl Engine {
             {
                 self.kill(row.id);
             }
-            if published != Some(row.generation) {
+            if published != Some(row.generation) || archived != row.archived_at.is_some() {
                 self.publish(row);
             }
         }

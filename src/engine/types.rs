@@ -177,6 +177,16 @@ pub struct RouteSnapshot {
     pub updated_at: DateTime<Utc>,
     /// Actions valid now, in display order.
     pub actions: Vec<ManualAction>,
+    /// Every other action, with why it is not possible now: what the
+    /// engine would answer a request for it (its greyed button says so).
+    pub unavailable: Vec<UnavailableAction>,
+}
+
+/// An action a route does not offer now, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct UnavailableAction {
+    pub action: ManualAction,
+    pub why: String,
 }
 
 /// Which routes the list shows, by what they need from a person.

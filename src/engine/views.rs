@@ -5,9 +5,11 @@
 use super::{
     ActionView, AttemptTranscript, AttemptView, ClassificationSummary, EngineError, HoldView,
     LastFailure, RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
+    UnavailableAction,
 };
 use crate::agent::{TranscriptSummary, Usage};
-use crate::classification::{Classification, PolicyClass};
+use crate::classification::{Classification, PolicyClass, SemanticCode};
+use crate::evaluator::Decision;
 use crate::route::{machine, Decided, HoldReason, RouteRow, RouteState};
 use crate::store::accounts::StoredHold;
 use crate::store::routes::{RouteScope, StoredAction, StoredAttempt};
@@ -65,6 +67,10 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         created_at: row.created_at,
         updated_at: row.updated_at,
         actions: machine::valid_actions(row),
+        unavailable: machine::unavailable(row)
+            .into_iter()
+            .map(|(action, why)| UnavailableAction { action, why })
+            .collect(),
     }
 }
 
@@ -92,8 +98,35 @@ fn last_failure(row: &RouteRow) -> Option<LastFailure> {
             .map(|c| c.name.clone())
             .unwrap_or_default(),
         classification: summary(classification),
-        decision: row.decision.as_ref().map(|d| d.text().into_owned()),
+        decision: row.decision.as_ref().map(|d| {
+            let cause = match &row.manual_reason {
+                Some(HoldReason::CannotStart { cause }) => Some(cause.as_str()),
+                _ => None,
+            };
+            decision_text(d, Some(classification), cause)
+        }),
     })
+}
+
+/// A decision in words. For a program that would not start, the cause and
+/// the fix lead, in the words the route's headline uses, rather than the
+/// failure's class: "unclassified (spawn_failed)" tells a person nothing.
+/// `cause`: the failure's message (`cannot start claude: not found on PATH`).
+fn decision_text(
+    decided: &Decided,
+    classification: Option<&Classification>,
+    cause: Option<&str>,
+) -> String {
+    let spawn = classification.is_some_and(|c| c.code == SemanticCode::SpawnFailed);
+    match (spawn, cause, decided) {
+        (true, Some(cause), Decided::Typed(Decision::Manual { .. })) => HoldReason::CannotStart {
+            cause: cause.to_string(),
+        }
+        .text()
+        .into_owned(),
+        (true, Some(cause), _) => format!("{cause}; {}", decided.text()),
+        _ => decided.text().into_owned(),
+    }
 }
 
 pub(crate) fn summary(c: &Classification) -> ClassificationSummary {
@@ -137,9 +170,14 @@ fn attempt_view(
         classification: r
             .as_ref()
             .and_then(|r| r.classification.as_ref().map(summary)),
-        decision: r
-            .as_ref()
-            .and_then(|r| r.decision.as_ref().map(|d| d.text().into_owned())),
+        decision: r.as_ref().and_then(|r| {
+            let d = r.decision.as_ref()?;
+            Some(decision_text(
+                d,
+                r.classification.as_ref(),
+                r.excerpt.as_deref(),
+            ))
+        }),
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
         exit_code: r
             .as_ref()

@@ -396,32 +396,90 @@ pub fn admit(
     if row.generation != expected_generation {
         return Err(Refusal::Stale);
     }
-    if !valid_actions(row).contains(&action) {
-        let skips = matches!(action, ManualAction::SkipNow | ManualAction::Handover);
-        if skips && next_eligible(row).is_none() {
-            return Err(Refusal::NoCandidateLeft);
-        }
-        let offered = transitions::actions(row.state).any(|a| a == action);
-        if let (true, ManualAction::Continue, Some(c)) = (
-            offered,
-            action,
-            row.candidates.get(row.candidate_index as usize),
-        ) {
-            return Err(Refusal::Unavailable(format!(
-                "continue is not possible: {} candidates cannot resume a session; retry now \
-                 or skip to the next candidate instead",
-                c.agent.kind.descriptor().label
-            )));
-        }
-        return Err(Refusal::NotValid {
-            action,
-            state: row.state,
-        });
+    if let Some(refusal) = not_offered(row, action) {
+        return Err(refusal);
     }
     if world.paused && transitions::dispatches(action) {
         return Err(Refusal::Paused);
     }
     Ok(())
+}
+
+/// Why the route's state and candidates do not offer `action`; `None` when
+/// they do.
+fn not_offered(row: &RouteRow, action: ManualAction) -> Option<Refusal> {
+    if valid_actions(row).contains(&action) {
+        return None;
+    }
+    let skips = matches!(action, ManualAction::SkipNow | ManualAction::Handover);
+    if skips && next_eligible(row).is_none() {
+        return Some(Refusal::NoCandidateLeft);
+    }
+    let offered = transitions::actions(row.state).any(|a| a == action);
+    if let (true, ManualAction::Continue, Some(c)) = (
+        offered,
+        action,
+        row.candidates.get(row.candidate_index as usize),
+    ) {
+        return Some(Refusal::Unavailable(format!(
+            "continue is not possible: {} candidates cannot resume a session; retry now \
+             or skip to the next candidate instead",
+            c.agent.kind.descriptor().label
+        )));
+    }
+    Some(Refusal::NotValid {
+        action,
+        state: row.state,
+    })
+}
+
+/// Why each action the route does not offer now is not offered, in words
+/// for its greyed-out button: the refusal [`admit`] gives a request for it
+/// at the route's current generation, so the window says what the engine
+/// would answer. Actions it offers are absent.
+pub fn unavailable(row: &RouteRow) -> Vec<(ManualAction, String)> {
+    ManualAction::ALL
+        .into_iter()
+        .filter_map(|action| {
+            let refusal = if already_done(row, action) {
+                Refusal::AlreadyDone
+            } else {
+                not_offered(row, action)?
+            };
+            Some((action, refusal_words(&refusal, action, row.state)))
+        })
+        .collect()
+}
+
+/// A refusal as a person reads it beside the action.
+fn refusal_words(refusal: &Refusal, action: ManualAction, state: RouteState) -> String {
+    match refusal {
+        Refusal::AlreadyDone if action == ManualAction::CancelWait => {
+            "the wait is cancelled already".to_string()
+        }
+        Refusal::AlreadyDone => format!("the route is {} already", state_words(state)),
+        Refusal::NotValid { state, .. } => {
+            format!("not possible while the route is {}", state_words(*state))
+        }
+        Refusal::NoCandidateLeft => "no candidate is left to skip to in this cycle".to_string(),
+        Refusal::Unavailable(why) => why.clone(),
+        Refusal::Stale => "the route changed since it was shown".to_string(),
+        Refusal::Paused => "new dispatches are paused".to_string(),
+        Refusal::RepeatRisk(risk) => risk.text(),
+    }
+}
+
+/// A state as the sentence "the route is …" ends.
+fn state_words(state: RouteState) -> &'static str {
+    match state {
+        RouteState::Running => "running",
+        RouteState::WaitingReset => "waiting for the provider's reset",
+        RouteState::RetryScheduled => "waiting to retry",
+        RouteState::Queued => "queued for a free slot",
+        RouteState::NeedsManual => "waiting for you",
+        RouteState::Stopped => "stopped",
+        RouteState::Succeeded => "done (it succeeded)",
+    }
 }
 
 /// Cancelling a cancelled wait and stopping a stopped route change nothing.

@@ -63,6 +63,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0014_engine_leases",
         include_str!("migrations/0014_engine_leases.sql"),
     ),
+    (
+        "0015_route_removals",
+        include_str!("migrations/0015_route_removals.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

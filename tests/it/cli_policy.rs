@@ -356,9 +356,9 @@ fn simulate_says_why_a_session_is_not_continued() {
     let text = simulate_on("continues.json", "pending-tool.json");
     assert!(
         text.lines().nth(1).unwrap().ends_with(
-            "-> manual recovery: not safe to recover automatically: assistant output (thinking \
-             included) was seen before the failure; not continued automatically: a tool call \
-             had not finished"
+            "-> manual recovery: not safe to recover automatically: a tool call or tool effect \
+             was seen before the failure; not continued automatically: a tool call had not \
+             finished"
         ),
         "{text}"
     );

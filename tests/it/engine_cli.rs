@@ -177,8 +177,8 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
     let shown = stdout(&recourse_on(&db, &["route", "1"]));
     assert!(
         shown.contains(
-            "  may repeat work: the safety gate refused automatic recovery: assistant output \
-             (thinking included) was seen before the failure\n"
+            "  may repeat work: the safety gate refused automatic recovery: a tool call or tool \
+             effect was seen before the failure\n"
         ),
         "{shown}"
     );
@@ -201,8 +201,8 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
         history[1].starts_with("  you: retry-now (gen 3) from the command line at ")
             && history[1].ends_with(
                 ": started attempt 2 on Twice sim (candidate 1), after you confirmed it may repeat \
-                 work (the safety gate refused automatic recovery: assistant output (thinking \
-                 included) was seen before the failure)"
+                 work (the safety gate refused automatic recovery: a tool call or tool effect \
+                 was seen before the failure)"
             )
             && history[2].starts_with("  attempt 2 (gen 3)"),
         "the action is in the history, before the attempt it started: {history:?}"

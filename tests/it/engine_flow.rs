@@ -95,6 +95,12 @@ async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_it
         gate.repeat_risk.is_some(),
         "a tool ran before the stream dropped: the gate refused recovery"
     );
+    let held = gate.manual_reason.as_deref().unwrap_or_default();
+    assert!(
+        held.contains("a tool call or tool effect was seen before the failure"),
+        "the candidate is named for running a tool before its stream drops, and the hold says \
+         so (not that it wrote a line before the tool): {held}"
+    );
     let codes: Vec<String> = engine
         .route_detail(start.id)
         .unwrap()
@@ -113,7 +119,7 @@ async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_it
     assert_eq!(
         refused.to_string(),
         "skip-now sends the prompt to an agent again and may repeat work: the safety gate \
-         refused automatic recovery: assistant output (thinking included) was seen before the failure; \
+         refused automatic recovery: a tool call or tool effect was seen before the failure; \
          confirm that you want it"
     );
     // A person confirms and skips to the last candidate, which succeeds.
@@ -214,6 +220,25 @@ async fn a_program_that_cannot_start_is_a_local_failure_not_an_inbox_item() {
     assert!(
         excerpt.starts_with("cannot start recourse-test-no-such-claude: not found on PATH"),
         "the message says what is wrong: {excerpt}"
+    );
+    let decision = detail.attempts[0].decision.clone().unwrap_or_default();
+    assert_eq!(
+        Some(decision.as_str()),
+        last.manual_reason.as_deref(),
+        "the attempt's decision says what the route's headline says"
+    );
+    assert!(
+        decision.starts_with("cannot start recourse-test-no-such-claude: not found on PATH")
+            && decision.contains("Install the program or set the candidate's Program")
+            && !decision.contains("spawn_failed"),
+        "the cause and the fix lead, not the failure's class code: {decision}"
+    );
+    assert_eq!(
+        last.last_failure
+            .as_ref()
+            .and_then(|f| f.decision.as_deref()),
+        Some(decision.as_str()),
+        "and the route's last failure says it in the same words"
     );
     assert!(
         engine.unclassified_inbox().unwrap().is_empty(),

@@ -439,3 +439,50 @@ fn the_cli_archives_deletes_only_when_confirmed_and_prunes() {
     let nothing = recourse_on(&db, &["routes", "prune", "--yes"]);
     assert_eq!(text(&nothing).0, Some(2), "prune needs to be told what");
 }
+
+/// The next event of route `id` on `events`, within 5 s.
+async fn next_of(
+    events: &mut tokio::sync::broadcast::Receiver<recourse::engine::RouteEvent>,
+    id: u32,
+) -> RouteSnapshot {
+    let wait = async {
+        loop {
+            let e = events.recv().await.expect("event stream open");
+            if e.route_id == id {
+                return e.snapshot;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), wait)
+        .await
+        .expect("published within 5 s")
+}
+
+#[tokio::test]
+async fn an_archive_and_a_delete_made_by_another_process_reach_this_engines_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = one_candidate(&dir, 10).await;
+    let s = start(&app, "ok", None).await;
+    until(&app, s.id, |s| s.state == RouteState::Succeeded).await;
+    let mut events = app.subscribe();
+    let mut removals = app.subscribe_removals();
+    // `recourse routes archive` / `delete`: another engine on the same file.
+    let cli = open_engine(&dir.path().join("h.db"), false).await;
+    cli.archive_route(s.id, true).unwrap();
+    let archived = next_of(&mut events, s.id).await;
+    assert!(
+        archived.archived_at.is_some(),
+        "an archive mark moves no generation, yet the window hears of it"
+    );
+    cli.archive_route(s.id, false).unwrap();
+    let back = next_of(&mut events, s.id).await;
+    assert_eq!(back.archived_at, None, "and of it being brought back");
+    cli.delete_routes(&[s.id]).unwrap();
+    let gone = tokio::time::timeout(Duration::from_secs(5), removals.recv())
+        .await
+        .expect("the deletion is noticed within 5 s")
+        .unwrap();
+    assert_eq!(gone, vec![s.id]);
+    cli.shutdown().await;
+    app.shutdown().await;
+}

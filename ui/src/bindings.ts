@@ -185,6 +185,7 @@ export const events = {
 	engineStatus: makeEvent<EngineStatus, EngineStatus>("engine-status"),
 	pauseChanged: makeEvent<PauseChanged, PauseChanged>("pause-changed"),
 	routeChanged: makeEvent<RouteChanged_Serialize, RouteChanged_Deserialize>("route-changed"),
+	routesRemoved: makeEvent<RoutesRemoved, RoutesRemoved>("routes-removed"),
 };
 
 /* Constants */
@@ -2342,6 +2343,11 @@ export type RouteSnapshot_Deserialize = {
 	updated_at: string,
 	/**  Actions valid now, in display order. */
 	actions: ManualAction[],
+	/**
+	 *  Every other action, with why it is not possible now: what the
+	 *  engine would answer a request for it (its greyed button says so).
+	 */
+	unavailable: UnavailableAction[],
 };
 
 export type RouteSnapshot_Serialize = {
@@ -2405,6 +2411,11 @@ export type RouteSnapshot_Serialize = {
 	updated_at: string,
 	/**  Actions valid now, in display order. */
 	actions: ManualAction[],
+	/**
+	 *  Every other action, with why it is not possible now: what the
+	 *  engine would answer a request for it (its greyed button says so).
+	 */
+	unavailable: UnavailableAction[],
 };
 
 /**  Where a route is. */
@@ -2425,6 +2436,12 @@ export type RouteState =
 "needs_manual" | 
 /**  Stopped by a person; `resume` starts a fresh cycle. */
 "stopped" | "succeeded";
+
+/**
+ *  Routes another process deleted (`recourse routes delete`, retention):
+ *  the window drops them from its lists and counts.
+ */
+export type RoutesRemoved = number[];
 
 /**  The three checks of one proposed rule. */
 export type RuleChecks = RuleChecks_Serialize | RuleChecks_Deserialize;
@@ -3085,6 +3102,12 @@ export type Transcript_Serialize = {
 	usage: Usage_Serialize | null,
 	/**  Entries and bytes left out of the middle to stay within the bound. */
 	elided: Elided,
+};
+
+/**  An action a route does not offer now, and why. */
+export type UnavailableAction = {
+	action: ManualAction,
+	why: string,
 };
 
 /**

@@ -242,8 +242,8 @@ mod tests {
                  automatically ({n} of 2), without sending the prompt again"
             )
         };
-        let refused = "manual recovery: not safe to recover automatically: assistant output \
-                       (thinking included) was seen before the failure";
+        let refused = "manual recovery: not safe to recover automatically: a tool call or tool \
+                       effect was seen before the failure";
         assert_eq!(
             texts(vec![after_tools(ToolCalls::Completed); 3]),
             [

@@ -135,6 +135,69 @@ fn each_state_offers_its_actions_and_skip_only_with_a_next_candidate() {
 }
 
 #[test]
+fn every_action_a_route_does_not_offer_says_why_as_the_engine_refuses_it() {
+    use ManualAction::*;
+    for state in RouteState::ALL {
+        for candidates in [
+            vec![resuming(1), resuming(2)],
+            vec![candidate(1, true), candidate(2, false)],
+        ] {
+            let r = row(state, candidates);
+            let offered = valid_actions(&r);
+            let why = unavailable(&r);
+            for action in ManualAction::ALL {
+                let reason = why.iter().find(|(a, _)| *a == action);
+                assert_eq!(
+                    reason.is_some(),
+                    !offered.contains(&action),
+                    "{state:?} {action:?}: an action is offered or says why not, never both"
+                );
+                if reason.is_some() {
+                    assert!(
+                        act(&r, action, r.generation).is_err(),
+                        "{state:?} {action:?}: the engine refuses what the window greys out"
+                    );
+                }
+            }
+        }
+    }
+    let why_not = |r: &RouteRow, action| {
+        unavailable(r)
+            .into_iter()
+            .find(|(a, _)| *a == action)
+            .map(|(_, why)| why)
+    };
+    let running = row(RouteState::Running, vec![resuming(1), resuming(2)]);
+    assert_eq!(
+        why_not(&running, Continue).as_deref(),
+        Some("not possible while the route is running")
+    );
+    let waiting = row(RouteState::RetryScheduled, vec![resuming(1), resuming(2)]);
+    assert_eq!(
+        why_not(&waiting, Resume).as_deref(),
+        Some("not possible while the route is waiting to retry")
+    );
+    let lone = row(
+        RouteState::NeedsManual,
+        vec![resuming(1), candidate(2, false)],
+    );
+    assert_eq!(
+        why_not(&lone, SkipNow).as_deref(),
+        Some("no candidate is left to skip to in this cycle")
+    );
+    let simulated = row(RouteState::Stopped, vec![candidate(1, true)]);
+    assert!(
+        why_not(&simulated, Continue).is_some_and(|w| w.starts_with("continue is not possible: ")
+            && w.contains("cannot resume a session")),
+        "the kind's own reason, as the engine answers it"
+    );
+    assert_eq!(
+        why_not(&simulated, Stop).as_deref(),
+        Some("the route is stopped already")
+    );
+}
+
+#[test]
 fn action_with_an_old_generation_is_stale() {
     let r = row(RouteState::RetryScheduled, vec![candidate(1, true)]);
     let refusal = act(&r, ManualAction::RetryNow, 3).unwrap_err();

@@ -8,15 +8,18 @@ use crate::store::{Store, StoreError};
 /// Routes changed since a point in the store's change sequence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RouteChanges {
+    /// Routes deleted, oldest deletion first (read before `rows`: an id
+    /// used again after a deletion is in both).
+    pub removed: Vec<u32>,
     /// The changed routes, oldest change first.
     pub rows: Vec<RouteRow>,
     /// Pass this to the next call to see only later changes.
     pub seen: ChangeSeq,
 }
 
-/// A point in the store's route change sequence. Every insert and every
-/// write of a route's state, generation or owner moves it forward; lease
-/// renewals do not.
+/// A point in the store's route change sequence. Every insert, every
+/// write of a route's state, generation, owner or archive mark, and every
+/// deletion moves it forward; lease renewals do not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ChangeSeq(i64);
 
@@ -26,12 +29,15 @@ pub struct ChangeSeq(i64);
 pub struct Generations {
     /// `(route id, generation)`.
     pub routes: Vec<(u32, u32)>,
+    /// The archived routes' ids.
+    pub archived: Vec<u32>,
     pub seen: ChangeSeq,
 }
 
 impl Store {
-    /// Routes inserted, or whose state, generation or owner was written,
-    /// after `since` (by any connection), oldest change first.
+    /// Routes inserted, or whose state, generation, owner or archive mark
+    /// was written, and routes deleted, after `since` (by any connection),
+    /// oldest change first.
     pub fn routes_changed_since(&self, since: ChangeSeq) -> Result<RouteChanges, StoreError> {
         let sql = format!(
             "SELECT {ROUTE_COLUMNS}, change_seq FROM routes \
@@ -49,23 +55,51 @@ impl Store {
             seen = seen.max(ChangeSeq(seq));
             rows.push(raw.parse()?);
         }
-        Ok(RouteChanges { rows, seen })
+        let mut removed = Vec::new();
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT route_id, change_seq FROM route_removals \
+             WHERE change_seq > ?1 ORDER BY change_seq",
+        )?;
+        let mut found = stmt.query([since.0])?;
+        while let Some(r) = found.next()? {
+            removed.push(r.get(0)?);
+            seen = seen.max(ChangeSeq(r.get(1)?));
+        }
+        Ok(RouteChanges {
+            removed,
+            rows,
+            seen,
+        })
     }
 
     /// Every route's generation and the change sequence point they reflect,
     /// without reading the rest of the rows.
     pub fn generations(&self) -> Result<Generations, StoreError> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT id, generation, change_seq FROM routes")?;
-        let mut seen = ChangeSeq::default();
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, generation, archived_at IS NOT NULL AS archived, change_seq FROM routes",
+        )?;
+        let removed: i64 = self.conn().query_row(
+            "SELECT IFNULL(MAX(change_seq), 0) FROM route_removals",
+            [],
+            |r| r.get(0),
+        )?;
+        let mut seen = ChangeSeq(removed);
         let mut routes = Vec::new();
+        let mut archived = Vec::new();
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            routes.push((r.get("id")?, r.get("generation")?));
+            let id = r.get("id")?;
+            routes.push((id, r.get("generation")?));
+            if r.get("archived")? {
+                archived.push(id);
+            }
             seen = seen.max(ChangeSeq(r.get("change_seq")?));
         }
-        Ok(Generations { routes, seen })
+        Ok(Generations {
+            routes,
+            archived,
+            seen,
+        })
     }
 
     /// Changes whenever another connection commits (`PRAGMA data_version`).
@@ -113,6 +147,48 @@ mod tests {
         let again = a.routes_changed_since(changes.seen).unwrap();
         assert!(again.rows.is_empty(), "nothing changed after the new mark");
         assert_eq!(again.seen, changes.seen, "an empty read keeps the mark");
+    }
+
+    #[test]
+    fn archiving_and_deleting_are_changes_and_a_deletion_never_hands_its_value_on() {
+        use crate::route::RouteState;
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = open(&dir);
+        let mut b = open(&dir);
+        let older = running_route(&mut a, "me");
+        let newer = running_route(&mut a, "me");
+        commit(&mut a, machine::succeeded(&newer, 1, now()).unwrap());
+        commit(&mut a, machine::succeeded(&older, 1, now()).unwrap());
+        let at_rest = [RouteState::Succeeded];
+        let mark = a.generations().unwrap().seen;
+        assert!(b.set_archived(older.id, Some(now()), &at_rest).unwrap());
+        let archived = a.routes_changed_since(mark).unwrap();
+        assert_eq!(
+            ids(&archived.rows),
+            vec![older.id],
+            "an archive mark written by another process is a change"
+        );
+        assert!(archived.rows[0].archived_at.is_some());
+        assert_eq!(
+            a.generations().unwrap().archived,
+            vec![older.id],
+            "and is read with the generations"
+        );
+        // `older` holds the highest change value: its deletion must not
+        // hand that value to the next change.
+        let deleted = b.delete_routes(&[older.id], &at_rest).unwrap();
+        assert_eq!(deleted, vec![older.id]);
+        let gone = a.routes_changed_since(archived.seen).unwrap();
+        assert_eq!(gone.removed, vec![older.id], "a deletion is a change too");
+        assert!(gone.rows.is_empty());
+        assert!(b.set_archived(newer.id, Some(now()), &at_rest).unwrap());
+        let after = a.routes_changed_since(gone.seen).unwrap();
+        assert_eq!(
+            ids(&after.rows),
+            vec![newer.id],
+            "the change after deleting the newest route is seen"
+        );
+        assert!(after.removed.is_empty(), "a deletion is read once");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 // routes at a time (newest first, selected and paged by the backend's SQL;
 // "Show older" appends the next page), the count behind each filter, the
 // last generation seen per route (late events are dropped), the selected
-// route and its attempt history, and state-change announcements.
+// route and its attempt history, and state-change announcements. Changes
+// made by another process (the CLI) arrive as the same events: a route
+// archived or brought back (its generation unchanged), and routes deleted.
 import { tick } from "svelte";
 import { ROUTE_FILTER_STATES, commands, events } from "../bindings";
 import type {
@@ -86,6 +88,13 @@ function replace(s: RouteSnapshot) {
   const at = list.findIndex((r) => r.id === s.id);
   if (at >= 0 && !keeps(s)) list = list.filter((r) => r.id !== s.id);
   else if (at >= 0) list[at] = s;
+  else if (keeps(s) && search.trim() === "") {
+    // Back in the shown filter (brought back from Archived elsewhere): in
+    // its place by id, if that place is within the loaded pages.
+    const place = list.findIndex((r) => r.id < s.id);
+    if (place >= 0) list = [...list.slice(0, place), s, ...list.slice(place)];
+    else if (!more) list = [...list, s];
+  }
   if (detail && detail.snapshot.id === s.id) detail = { ...detail, snapshot: s };
   refreshCountsSoon();
 }
@@ -108,6 +117,18 @@ function apply(snapshot: RouteSnapshot): boolean {
   announceChange(before, snapshot);
   refreshCountsSoon();
   return true;
+}
+
+/** Drops deleted routes (here or by another process) from the list, the selection and the counts. */
+function forget(deleted: number[]) {
+  if (deleted.length === 0) return;
+  list = list.filter((r) => !deleted.includes(r.id));
+  for (const id of deleted) {
+    latest.delete(id);
+    seen.delete(id);
+  }
+  if (selected !== null && deleted.includes(selected)) routes.select(null);
+  refreshCountsSoon();
 }
 
 /** Counts change with every transition; one cheap request after a burst of events. */
@@ -261,8 +282,15 @@ export const routes = {
    */
   async listen(): Promise<() => void> {
     const changed = await events.routeChanged.listen((e) => {
-      if (apply(e.payload.snapshot) && e.payload.route_id === selected) void loadDetail(selected);
+      const s = e.payload.snapshot;
+      if (apply(s)) {
+        if (s.id === selected) void loadDetail(s.id);
+      } else if (seen.get(s.id) === s.generation && latest.get(s.id)?.archived_at !== s.archived_at) {
+        // Archived or brought back elsewhere: the generation does not move.
+        replace(s);
+      }
     });
+    const removed = await events.routesRemoved.listen((e) => forget(e.payload));
     // The list shown while starting was read before the engine took over
     // the routes; once it has, the list is reloaded from it.
     const status = await events.engineStatus.listen((e) => {
@@ -284,6 +312,7 @@ export const routes = {
     );
     return () => {
       changed();
+      removed();
       status();
     };
   },
@@ -318,13 +347,7 @@ export const routes = {
   /** Deletes routes at rest with their history; throws the backend's refusal. */
   async remove(ids: number[]): Promise<void> {
     const deleted = await call(commands.deleteRoutes(ids));
-    list = list.filter((r) => !deleted.includes(r.id));
-    for (const id of deleted) {
-      latest.delete(id);
-      seen.delete(id);
-    }
-    if (selected !== null && deleted.includes(selected)) routes.select(null);
-    refreshCountsSoon();
+    forget(deleted);
     navigation.announce(`Route ${deleted.join(", ")} deleted`);
   },
 

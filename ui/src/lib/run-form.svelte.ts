@@ -1,13 +1,17 @@
 // What the run form holds, kept while the person moves between areas (the
 // form itself is unmounted then), and "Run again", which fills it from a
 // route. The form starts with the default profile and directory from
-// Settings until the person chooses others.
+// Settings until the person chooses others. A route run again whose agent
+// may already have done its work (the backend's repeat_risk) leaves that
+// risk with the form, which says so and asks before it starts the run.
 let profileId = $state("");
 let prompt = $state("");
 let cwd = $state("");
 /** Bumped by `runAgain`, so the form unfolds and takes focus. */
 let requested = $state(0);
 let touched = false;
+/** The route run again and why its prompt may repeat work already done; null when it may not. */
+let risk = $state<{ routeId: number; text: string } | null>(null);
 
 export const runForm = {
   get profileId() {
@@ -33,6 +37,9 @@ export const runForm = {
   get requested() {
     return requested;
   },
+  get risk() {
+    return risk;
+  },
   /** Applies the Settings defaults unless the person has chosen already. */
   defaults(profile: number | null, dir: string | null) {
     if (touched) return;
@@ -40,8 +47,15 @@ export const runForm = {
     if (dir !== null) cwd = dir;
   },
   /** Fills the form from a route to run again, with the prompt to edit. */
-  runAgain(from: { profileId: number | null; prompt: string; cwd: string | null }) {
+  runAgain(from: {
+    routeId: number;
+    profileId: number | null;
+    prompt: string;
+    cwd: string | null;
+    repeatRisk: string | null;
+  }) {
     if (from.profileId !== null) profileId = String(from.profileId);
+    risk = from.repeatRisk === null ? null : { routeId: from.routeId, text: from.repeatRisk };
     prompt = from.prompt;
     cwd = from.cwd ?? "";
     touched = true;
@@ -50,5 +64,6 @@ export const runForm = {
   /** After a run started: the prompt is used, the choices stay. */
   started() {
     prompt = "";
+    risk = null;
   },
 };

@@ -4,7 +4,7 @@
 // and canned catalogue answers. Policy limits are the backend's own, from
 // the bindings; texts the backend writes (schedules, previews) come back
 // marked as the fake's, so a test sees whether the UI shows them as given.
-import { POLICY_LIMITS, ROUTE_FILTER_STATES } from "../../../src/bindings";
+import { MANUAL_ACTIONS, POLICY_LIMITS, ROUTE_FILTER_STATES } from "../../../src/bindings";
 import type {
   AccountsOverview,
   ActionRequest,
@@ -39,6 +39,18 @@ import type {
 } from "../../../src/lib/types";
 import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
 import agentKinds from "./agent-kinds.json";
+
+/**
+ * Why each action a snapshot does not offer is not possible, as the engine's
+ * `machine::unavailable` answers; marked as the fake's (the real words are
+ * the Rust tests'), so a test sees the window shows what it was given.
+ */
+function unavailable(s: Pick<RouteSnapshot, "actions" | "state">): RouteSnapshot["unavailable"] {
+  return MANUAL_ACTIONS.filter((a) => !s.actions.includes(a)).map((action) => ({
+    action,
+    why: `[backend] not possible while the route is ${s.state}`,
+  }));
+}
 
 /** The routes each list filter keeps: the engine's `RouteFilter::states` (none: every state), archived ones apart. */
 const keeps = (f: RouteFilter, s: RouteSnapshot) => {
@@ -235,6 +247,7 @@ export class FakeBackend {
         archived_at: r.snapshot.archived_at ?? null,
         provider_reset_at: r.snapshot.provider_reset_at ?? null,
         cannot_start: r.snapshot.cannot_start ?? false,
+        unavailable: r.snapshot.unavailable ?? unavailable(r.snapshot),
       },
       attempts: r.attempts.map((a) => ({ ...a, exit_code: a.exit_code ?? null, in_inbox: a.in_inbox ?? false })),
       timeline: r.timeline ?? [],
@@ -680,6 +693,7 @@ export class FakeBackend {
       created_at: NOW(),
       updated_at: NOW(),
       actions: ["stop"],
+      unavailable: unavailable({ actions: ["stop"], state: "running" }),
     };
     this.routes.unshift({
       snapshot,
@@ -766,6 +780,7 @@ export class FakeBackend {
   revise(id: number, patch: Partial<RouteSnapshot>, attempts?: RouteDetail["attempts"]): RouteSnapshot {
     const r = this.stored(id);
     r.snapshot = { ...r.snapshot, ...patch, generation: r.snapshot.generation + 1, updated_at: NOW() };
+    if (!patch.unavailable) r.snapshot.unavailable = unavailable(r.snapshot);
     if (attempts) r.attempts = attempts;
     return r.snapshot;
   }
@@ -868,6 +883,7 @@ export class FakeBackend {
         text = `started attempt ${s.attempts} on ${s.candidate_name} (candidate ${s.candidate_index + 1})`;
         break;
     }
+    s.unavailable = unavailable(s);
     r.manual_actions = [
       ...(r.manual_actions ?? []),
       {

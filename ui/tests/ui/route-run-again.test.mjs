@@ -1,0 +1,70 @@
+// Run again of a route whose agent may already have done its work (the
+// safety gate held it, or it was stopped while it ran): the form says so and
+// Start run asks first, as every other action that may repeat work does.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openApp } from "./lib.mjs";
+import { demoProfile, routeSnapshot } from "./fixtures.mjs";
+
+const RISK = "the safety gate held it: a tool ran (Bash) before the stream dropped";
+
+const scenario = (repeat_risk) => ({
+  profiles: [demoProfile()],
+  routes: [
+    {
+      snapshot: routeSnapshot(7, "needs_manual", { repeat_risk, actions: ["retry_now", "stop"] }),
+      attempts: [],
+      prompt: "Migrate the users table",
+      profile_id: 1,
+    },
+  ],
+});
+
+const startCalls = async (app) => (await app.calls()).filter((c) => c.cmd === "start_run");
+
+test("run again of a route that may have done its work says so, and Start run asks before sending", async () => {
+  const app = await openApp(scenario(RISK));
+  try {
+    await app.page.locator('[data-route="7"]').click();
+    await app.page.getByTestId("run-again").click();
+    const warning = app.page.getByTestId("run-again-risk");
+    assert.equal(
+      (await warning.textContent()).trim(),
+      `Route 7 may repeat work: ${RISK}. This prompt may already have been done.`,
+      "the form names the route and why its prompt may repeat work",
+    );
+    const form = app.page.getByTestId("start-run");
+    await form.getByRole("button", { name: "Start run" }).click();
+    const dialog = app.page.getByRole("dialog");
+    await dialog.getByRole("heading", { name: "Start run: this may repeat work" }).waitFor();
+    assert.match(await dialog.textContent(), /Route 7 may repeat work: the safety gate held it/);
+    assert.equal((await startCalls(app)).length, 0, "nothing is sent while the question is open");
+
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.equal((await startCalls(app)).length, 0, "Cancel sends nothing");
+
+    await form.getByRole("button", { name: "Start run" }).click();
+    await app.page.getByRole("dialog").getByRole("button", { name: "Start run anyway" }).click();
+    await app.page.waitForFunction(() => window.__CALLS__.some((c) => c.cmd === "start_run"));
+    const [call] = await startCalls(app);
+    assert.equal(call.args.request.prompt, "Migrate the users table");
+    await warning.waitFor({ state: "detached" });
+  } finally {
+    await app.close();
+  }
+});
+
+test("run again of a route without a repeat risk starts at once, with no warning", async () => {
+  const app = await openApp(scenario(null));
+  try {
+    await app.page.locator('[data-route="7"]').click();
+    await app.page.getByTestId("run-again").click();
+    await app.page.getByTestId("start-run").getByRole("button", { name: "Start run" }).click();
+    await app.page.waitForFunction(() => window.__CALLS__.some((c) => c.cmd === "start_run"));
+    assert.equal(await app.page.getByTestId("run-again-risk").count(), 0);
+    assert.equal(await app.page.getByRole("dialog").count(), 0, "no question for a route that did no work");
+  } finally {
+    await app.close();
+  }
+});
