@@ -8,6 +8,17 @@ import { SvelteMap } from "svelte/reactivity";
 export type Unparsed = { label: string; message: string };
 
 const KEY = Symbol("unparsed-fields");
+const PLACE = Symbol("field-place");
+
+/**
+ * Called by a part of the editor during init: the fields inside it are
+ * named with `part` after the parts around it ("Candidate 2 “Codex” ›
+ * Transient › Retries"), as the backend names the fields it refuses.
+ */
+export function placeFields(part: () => string) {
+  const outer = getContext<(() => string) | undefined>(PLACE);
+  setContext(PLACE, () => (outer ? `${outer()} › ${part()}` : part()));
+}
 
 export class UnparsedFields {
   /** By input id. */
@@ -35,11 +46,12 @@ export function provideUnparsed(): UnparsedFields {
  */
 export function reportUnparsed(id: () => string, label: () => string, error: () => string | undefined) {
   const fields = getContext<UnparsedFields | undefined>(KEY);
+  const place = getContext<(() => string) | undefined>(PLACE);
   $effect(() => {
     const message = error();
     if (!fields || message === undefined) return;
     const key = id();
-    fields.errors.set(key, { label: label(), message });
+    fields.errors.set(key, { label: place ? `${place()} › ${label()}` : label(), message });
     return () => fields.errors.delete(key);
   });
   return fields;

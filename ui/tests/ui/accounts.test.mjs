@@ -114,6 +114,13 @@ test("settings set the global maximum of running agents, refuse one out of bound
   try {
     const field = app.page.getByLabel("Most agents running at once");
     assert.equal(await field.inputValue(), "4", "the saved maximum");
+    const save = app.page.getByRole("button", { name: "Save" });
+    assert.equal(await save.isDisabled(), true);
+    assert.equal(
+      await save.evaluate((b) => document.getElementById(b.getAttribute("aria-describedby"))?.textContent),
+      "Nothing to save: this is the saved limit.",
+      "a greyed Save says why, where it is seen",
+    );
     await field.fill("300");
     await app.page.getByRole("button", { name: "Save" }).click();
     assert.match(

@@ -74,7 +74,7 @@ test("switching a wait on or a field going invalid moves nothing under the point
 test("text a field cannot read leaves no schedule described, as a refused value does", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   try {
-    const { section, retry } = await openTransient(app.page);
+    const { row, section, retry } = await openTransient(app.page);
     if ((await retry.getAttribute("aria-checked")) !== "true") await retry.click();
     await section.getByLabel("First delay", { exact: true }).fill("-5");
     await app.page.waitForFunction(
@@ -83,6 +83,18 @@ test("text a field cannot read leaves no schedule described, as a refused value 
         "Fix the fields marked above to see what this section does.",
       undefined,
       { timeout: 5000 },
+    );
+    assert.equal(
+      (await row.getByTestId("policy-summary").textContent()).trim(),
+      "Fix the fields marked below to see what this policy does.",
+      "the row's one-line summary does not describe the older value either",
+    );
+    const name = (await row.locator(".name").textContent()).trim();
+    await app.page.getByRole("button", { name: "Save", exact: true }).click();
+    const said = await app.page.getByText("Not saved:", { exact: false }).first().textContent();
+    assert.ok(
+      said.startsWith(`Not saved: Candidate 1 “${name}” › Transient › First delay: `),
+      `the refusal names the candidate and section, as the backend's do: ${said}`,
     );
   } finally {
     await app.close();
