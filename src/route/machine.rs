@@ -291,7 +291,19 @@ pub fn manual(
         // the candidate's exhausted outcome applies (the decision: each
         // candidate and class uses them once per cycle; only resume starts
         // a fresh cycle).
-        ManualAction::RetryNow => dispatch(row, next, write, lease, world, now),
+        // A limit in force would hold the dispatch and let the policy
+        // decide, a skip or a stop the person did not ask for.
+        ManualAction::RetryNow => match dispatch::limit_in_force(row, world, now) {
+            Some(mark) => {
+                return Err(Refusal::Unavailable(format!(
+                    "retry now would not start {}: {}; skip now, wait for it, or clear the limit \
+                     in Accounts if it has lifted",
+                    row.candidates[row.candidate_index as usize].name,
+                    mark.limited_until()
+                )))
+            }
+            None => dispatch(row, next, write, lease, world, now),
+        },
         ManualAction::SkipNow => {
             let index = next_eligible(row).ok_or(Refusal::NoCandidateLeft)?;
             next.cycle = row.cycle.skip_to(index);

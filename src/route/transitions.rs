@@ -60,6 +60,11 @@ const DISPATCH: &[RouteState] = &[
     RouteState::NeedsManual,
 ];
 
+/// Where a person's retry now can end: the agent runs, or it waits for a
+/// slot. A limit in force on the candidate's account refuses it: the held
+/// dispatch would let the policy skip or stop instead of what was asked.
+const RETRY_NOW: &[RouteState] = &[RouteState::Running, RouteState::Queued];
+
 /// The states `event` can lead to from `state`; empty when it does not apply
 /// there (refused, or already done).
 pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
@@ -81,7 +86,8 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
             | Event::Manual(RetryNow | SkipNow | CancelWait | Resume | Continue | Handover) => NONE,
         },
         WaitingReset | RetryScheduled => match event {
-            Event::TimerFired | Event::Manual(RetryNow | SkipNow) => DISPATCH,
+            Event::TimerFired | Event::Manual(SkipNow) => DISPATCH,
+            Event::Manual(RetryNow) => RETRY_NOW,
             Event::Manual(CancelWait) => &[NeedsManual],
             Event::Manual(Stop) => &[Stopped],
             Event::AttemptSucceeded
@@ -101,7 +107,8 @@ pub fn after(state: RouteState, event: Event) -> &'static [RouteState] {
             | Event::Manual(RetryNow | Resume | Continue | Handover) => NONE,
         },
         NeedsManual => match event {
-            Event::Manual(RetryNow | SkipNow) => DISPATCH,
+            Event::Manual(SkipNow) => DISPATCH,
+            Event::Manual(RetryNow) => RETRY_NOW,
             Event::Manual(Continue | Handover) => CONTINUATION,
             Event::Manual(Stop) => &[Stopped],
             Event::TimerFired

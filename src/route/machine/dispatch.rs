@@ -126,6 +126,17 @@ pub(super) fn dispatch(
     plan(row, next, write, Effect::Dispatch(a))
 }
 
+/// The limit mark in force on the current candidate's account (and model),
+/// if any: a dispatch now would be held by it.
+pub(super) fn limit_in_force(row: &RouteRow, world: World<'_>, now: DateTime<Utc>) -> Option<Mark> {
+    let candidate = row.candidates.get(row.candidate_index as usize)?;
+    let state = world.account(candidate.account.as_ref()?)?;
+    match standing(&state.marks, candidate.agent.model.as_deref(), row.id, now) {
+        Standing::Limited(mark) => Some(mark.clone()),
+        _ => None,
+    }
+}
+
 /// The candidate's account is limited by `mark`: nothing is dispatched, and
 /// its policy decides as if the failure had just happened (no agent ran, so
 /// the safety gate allows it).

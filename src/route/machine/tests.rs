@@ -775,6 +775,55 @@ fn a_limited_account_is_not_dispatched_and_its_policy_decides_as_if_it_had_faile
 }
 
 #[test]
+fn retry_now_on_a_limited_account_is_refused_rather_than_decided_by_the_policy() {
+    let mut r = on_work(RouteState::NeedsManual, wait_then_stop());
+    r.0.manual_reason = Some(HoldReason::WaitCancelled);
+    let accounts = [account_state(
+        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
+        false,
+    )];
+    let world = World {
+        accounts: &accounts,
+        ..World::default()
+    };
+    let refused = manual(
+        &r,
+        ask(ManualAction::RetryNow, r.generation),
+        lease(),
+        world,
+        now(),
+    );
+    let name = &r.candidates[0].name;
+    assert_eq!(
+        refused.unwrap_err(),
+        Refusal::Unavailable(format!(
+            "retry now would not start {name}: work limited until 2026-12-02T12:02:00Z; skip now, \
+             wait for it, or clear the limit in Accounts if it has lifted"
+        )),
+        "the person asked for this candidate now; its policy would skip or stop instead"
+    );
+    let skipped = manual(
+        &r,
+        ask(ManualAction::SkipNow, r.generation),
+        lease(),
+        world,
+        now(),
+    )
+    .expect("skip now is still the person's to choose");
+    assert_eq!(skipped.next().candidate_index, 1);
+    let later = now() + chrono::Duration::seconds(121);
+    let plan = manual(
+        &r,
+        ask(ManualAction::RetryNow, r.generation),
+        lease(),
+        world,
+        later,
+    )
+    .expect("after the reset the retry is the account's probe");
+    assert!(plan.write().dispatch().is_some(), "it starts the agent");
+}
+
+#[test]
 fn a_mark_after_the_cycles_reset_wait_is_decided_by_the_rest_of_the_policy() {
     let mut r = on_work(RouteState::RetryScheduled, wait_then_stop());
     r.0.cycle = r.cycle.apply(&crate::evaluator::Decision::WaitForReset {
