@@ -260,18 +260,21 @@ export const routes = {
    * the engine opening in between is not missed.
    */
   async listen(): Promise<() => void> {
-    const changed = await events.routeChanged.listen((e) => {
-      if (apply(e.payload.snapshot) && e.payload.route_id === selected) void loadDetail(selected);
-    });
-    // The list shown while starting was read before the engine took over
-    // the routes; once it has, the list is reloaded from it.
-    const status = await events.engineStatus.listen((e) => {
-      engine = e.payload;
-      if (e.payload.state === "ready") {
-        markEngineReady();
-        void routes.load();
-      }
-    });
+    // Both at once: the first list waits for them (one round trip, not two).
+    const [changed, status] = await Promise.all([
+      events.routeChanged.listen((e) => {
+        if (apply(e.payload.snapshot) && e.payload.route_id === selected) void loadDetail(selected);
+      }),
+      // The list shown while starting was read before the engine took over
+      // the routes; once it has, the list is reloaded from it.
+      events.engineStatus.listen((e) => {
+        engine = e.payload;
+        if (e.payload.state === "ready") {
+          markEngineReady();
+          void routes.load();
+        }
+      }),
+    ]);
     void call(commands.engineStatus()).then(
       (now) => {
         if (engine !== null) return;
