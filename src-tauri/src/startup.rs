@@ -127,6 +127,27 @@ fn never_opened() -> IpcError {
     }
 }
 
+/// Lowers the calling thread's scheduling priority (nice 10; on Linux a
+/// thread's own): the engine's open, at start, reads the whole database
+/// file, and a profile at 100 000 routes had it take most of a core while
+/// WebKit painted the first list (rasterizing it took another). Its
+/// thread ends with the open, so nothing else runs at this priority.
+pub fn behind_the_window() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: setpriority reads its three integers only; on Linux `0`
+        // with PRIO_PROCESS names the calling thread alone.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BEHIND) };
+        if rc != 0 {
+            tracing::debug!(err = %std::io::Error::last_os_error(), "the engine opens at normal priority");
+        }
+    }
+}
+
+/// The nice value of [`behind_the_window`].
+const BEHIND: i32 = 10;
+
 /// A page of routes: the engine's once it is open; before that, the same
 /// query on a read-only connection to the file. A file the glance cannot
 /// read (none yet, an older schema) waits for the engine instead. Both on
@@ -164,4 +185,33 @@ async fn blocking<T: Send + 'static>(
     tauri::async_runtime::spawn_blocking(work)
         .await
         .map_err(|e| IpcError::io(&e))?
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// This thread's nice value.
+    fn nice() -> i32 {
+        // SAFETY: getpriority reads its two integers only; `0` names the calling thread.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::getpriority(libc::PRIO_PROCESS, 0)
+        }
+    }
+
+    #[test]
+    fn the_engine_opens_at_a_lower_priority_than_the_rest_of_the_app() {
+        let before = nice();
+        let opener = std::thread::spawn(|| {
+            super::behind_the_window();
+            nice()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            opener,
+            (before + super::BEHIND).min(19),
+            "the opening thread yields to the window"
+        );
+        assert_eq!(nice(), before, "the other threads keep their priority");
+    }
 }
