@@ -158,12 +158,16 @@ fn the_engine_opens_behind_the_window_s_first_route_list() {
     let (_app, window, opening) = starting_app(db_path);
     // What the app's open does first, on a thread of its own.
     let waiting = std::thread::spawn(move || {
-        let first = tauri::async_runtime::block_on(opening.after_first_list(Duration::from_secs(30)));
+        let first =
+            tauri::async_runtime::block_on(opening.after_first_list(Duration::from_secs(30)));
         (first, opening)
     });
     invoke(&window, "list_routes", first_page()).expect("a page before the engine");
     let (first, opening) = waiting.join().unwrap();
-    assert!(first, "the open waited for the first list, not for its limit");
+    assert!(
+        first,
+        "the open waited for the first list, not for its limit"
+    );
     opening.finish(Ok(engine.clone()));
     tauri::async_runtime::block_on(engine.shutdown());
 }
