@@ -131,7 +131,8 @@ fn never_opened() -> IpcError {
 /// thread's own): the engine's open, at start, reads the whole database
 /// file, and a profile at 100 000 routes had it take most of a core while
 /// WebKit painted the first list (rasterizing it took another). Its
-/// thread ends with the open, so nothing else runs at this priority.
+/// thread ends once the engine is open and wired in, so nothing else runs
+/// at this priority.
 pub fn behind_the_window() {
     #[cfg(target_os = "linux")]
     {
@@ -146,13 +147,14 @@ pub fn behind_the_window() {
 }
 
 /// The nice value of [`behind_the_window`].
+#[cfg(target_os = "linux")]
 const BEHIND: i32 = 10;
 
 /// A page of routes: the engine's once it is open; before that, the same
 /// query on a read-only connection to the file. A file the glance cannot
 /// read (none yet, an older schema) waits for the engine instead. Both on
-/// the blocking pool: the engine opening on one async worker must not
-/// leave the window's requests to wait for the other.
+/// the blocking pool: a page read must not hold one of the async workers
+/// the window's other requests are served on.
 pub async fn route_page(
     cell: &EngineCell,
     db_path: &std::path::Path,
