@@ -21,6 +21,10 @@ use tauri_specta::{collect_commands, collect_events, Builder};
 pub use error::{ErrorCode, IpcError};
 pub use startup::{EngineCell, EngineOpening, EngineStatus};
 
+/// How long the engine's open waits for the window's first route list at
+/// most (see [`EngineOpening::after_first_list`]).
+const FIRST_LIST_WAITS: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Shared state the commands read.
 pub struct AppState {
     engine: EngineCell,
@@ -216,12 +220,23 @@ pub fn run() {
             app.manage(AppState::new(cell, db_path.clone(), log_dir));
             background::install_control(app.handle());
             // The window loads while the engine checks the database and
-            // adopts its routes; commands wait for it.
+            // adopts its routes; commands wait for it. On a thread of its
+            // own: the open is seconds of file reads and writes on a large
+            // database, which would hold one of the async workers the
+            // window's requests are served on, and it runs at a lower
+            // priority than the window's painting.
             let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                let opened = Engine::open(&db_path, EngineOptions::default()).await;
-                engine_opened(&handle, opening, opened.map_err(IpcError::from));
-            });
+            std::thread::Builder::new()
+                .name("engine-open".into())
+                .spawn(move || {
+                    tauri::async_runtime::block_on(opening.after_first_list(FIRST_LIST_WAITS));
+                    startup::behind_the_window();
+                    let opened = tauri::async_runtime::block_on(Engine::open(
+                        &db_path,
+                        EngineOptions::default(),
+                    ));
+                    engine_opened(&handle, opening, opened.map_err(IpcError::from));
+                })?;
             Ok(())
         })
         .build(tauri::generate_context!("../tauri.conf.json"))

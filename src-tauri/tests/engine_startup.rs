@@ -1,7 +1,8 @@
 //! The window first, the engine behind it: on Tauri's mock runtime with the
 //! app's own command registry, commands wait for an engine that opens late,
-//! the route list is read from the file before it is open, and an engine
-//! that fails to open reaches every caller as the app's error shape.
+//! the route list is read from the file before it is open (and the open
+//! waits for that first list), and an engine that fails to open reaches
+//! every caller as the app's error shape.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -145,5 +146,38 @@ fn an_engine_that_fails_to_open_reaches_every_caller_with_its_message() {
     assert_eq!(
         invoke(&window, "engine_status", json!({})),
         Ok(json!({ "state": "failed", "message": message }))
+    );
+}
+
+#[test]
+fn the_engine_opens_behind_the_window_s_first_route_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("recourse.db");
+    let engine = tauri::async_runtime::block_on(Engine::open(&db_path, EngineOptions::default()))
+        .expect("engine opens");
+    let (_app, window, opening) = starting_app(db_path);
+    // What the app's open does first, on a thread of its own.
+    let waiting = std::thread::spawn(move || {
+        let first =
+            tauri::async_runtime::block_on(opening.after_first_list(Duration::from_secs(30)));
+        (first, opening)
+    });
+    invoke(&window, "list_routes", first_page()).expect("a page before the engine");
+    let (first, opening) = waiting.join().unwrap();
+    assert!(
+        first,
+        "the open waited for the first list, not for its limit"
+    );
+    opening.finish(Ok(engine.clone()));
+    tauri::async_runtime::block_on(engine.shutdown());
+}
+
+#[test]
+fn a_window_that_lists_nothing_does_not_hold_the_engine_back_past_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, _window, opening) = starting_app(dir.path().join("recourse.db"));
+    assert!(
+        !tauri::async_runtime::block_on(opening.after_first_list(Duration::from_millis(50))),
+        "nothing was listed, so the limit ended the wait"
     );
 }

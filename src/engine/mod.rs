@@ -99,6 +99,10 @@ pub struct Engine {
 
 struct Inner {
     store: Mutex<Store>,
+    /// A second connection, read-only, for the route list and its counts:
+    /// WAL lets it read beside the writer, so the window's list answers
+    /// while the store is held for a commit or a burst of adoptions.
+    lists: Mutex<Store>,
     /// The catalogue in force: built-in plus the local overlay.
     overlay: Mutex<overlay::Overlay>,
     /// What this engine has in flight.
@@ -132,6 +136,8 @@ impl Engine {
     /// Needs a tokio runtime.
     pub async fn open(db_path: &Path, opts: EngineOptions) -> Result<Engine, EngineError> {
         let store = Store::open(db_path)?;
+        // Opened after the check and migrations above, of the same file.
+        let lists = Store::open_read_only_unchecked(db_path)?;
         let stop = CancellationToken::new();
         let (scheduler, fired, timer_task) = Scheduler::start(stop.child_token());
         let (events, _) = broadcast::channel(1024);
@@ -140,6 +146,7 @@ impl Engine {
         let engine = Engine {
             inner: Arc::new(Inner {
                 store: Mutex::new(store),
+                lists: Mutex::new(lists),
                 overlay: Mutex::new(overlay::Overlay::open(overlay::overlay_dir(db_path))),
                 book: Mutex::new(book::Book::default()),
                 instance: ownership::instance_id(),
@@ -196,14 +203,16 @@ impl Engine {
         AgentKind::ALL.into_iter().map(AgentKindInfo::of).collect()
     }
 
-    /// One page of the route list (see [`views::route_page`]).
+    /// One page of the route list (see [`views::route_page`]), read beside
+    /// the engine's writes rather than after them.
     pub fn list_routes(&self, query: &RouteQuery) -> Result<RoutePage, EngineError> {
-        views::route_page(&self.store(), query)
+        views::route_page(&self.lists(), query)
     }
 
-    /// How many routes each list filter holds, from an index.
+    /// How many routes each list filter holds, from an index; read beside
+    /// the engine's writes.
     pub fn route_counts(&self) -> Result<RouteCounts, EngineError> {
-        views::route_counts(&self.store())
+        views::route_counts(&self.lists())
     }
 
     pub fn route_detail(&self, id: u32) -> Result<RouteDetail, EngineError> {
@@ -241,6 +250,11 @@ impl Engine {
         self.inner.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The read-only connection of the route list; never held with another lock.
+    fn lists(&self) -> MutexGuard<'_, Store> {
+        self.inner.lists.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The lease a transition this engine commits now takes: the one
     /// place its length is read.
     fn lease(&self) -> Lease<'_> {
@@ -265,5 +279,63 @@ impl Engine {
         self.inner
             .shutting_down
             .load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::agent::{AgentSpec, SimStep};
+    use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
+    use crate::profile::CandidateInput;
+
+    /// The window's list and its counts answer while the engine holds its
+    /// store, as it does through a commit or a burst of adoptions at start,
+    /// and show what was committed before.
+    #[tokio::test]
+    async fn the_route_list_answers_while_the_store_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EngineOptions {
+            seed_demo: false,
+            ..EngineOptions::default()
+        };
+        let engine = Engine::open(&dir.path().join("r.db"), opts).await.unwrap();
+        let p = engine.create_profile("p").unwrap();
+        let agent = AgentSpec::simulated(vec![SimStep::Succeed { after_ms: 60_000 }]);
+        let policy = CandidatePolicy::both(ClassPolicy::new(None, None, Exhausted::Stop));
+        let p = engine
+            .save_candidates(
+                p.id,
+                p.revision,
+                vec![CandidateInput::new("c", agent, policy)],
+            )
+            .unwrap();
+        let run = StartRun {
+            profile_id: p.id,
+            prompt: "go".into(),
+            cwd: None,
+        };
+        let id = engine.start_run(run).await.unwrap().id;
+
+        let held = engine.store();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = engine.clone();
+        let listing = std::thread::spawn(move || {
+            let page = reader.list_routes(&RouteQuery::all(10));
+            let counts = reader.route_counts();
+            let _ = tx.send((page, counts));
+        });
+        // Not a speed limit: without its own connection the list waits for
+        // the store until it is let go, which here is after this wait.
+        let answered = rx.recv_timeout(Duration::from_secs(20));
+        drop(held);
+        listing.join().unwrap();
+        let (page, counts) = answered.expect("the list waited for the engine's store");
+        let listed: Vec<u32> = page.unwrap().routes.iter().map(|r| r.id).collect();
+        assert_eq!(listed, vec![id], "the committed route is listed");
+        assert_eq!(counts.unwrap().all, 1, "and counted");
+        engine.shutdown().await;
     }
 }

@@ -210,11 +210,7 @@ impl Store {
     /// How many routes of `scope` are in each state (states with none are
     /// left out); counted from the `routes_by_archive` index, no row is read.
     pub fn state_counts(&self, scope: RouteScope) -> Result<Vec<(RouteState, u32)>, StoreError> {
-        let sql = format!(
-            "SELECT state, COUNT(*) FROM routes WHERE {} GROUP BY state",
-            scope.condition()
-        );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut stmt = self.conn().prepare_cached(&counts_sql(scope))?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
@@ -245,6 +241,17 @@ impl Store {
     }
 }
 
+/// The statement of [`Store::state_counts`]. The index is named: left to
+/// choose, SQLite counted the archived routes by walking `routes_by_state`
+/// (for its order by state) and reading every route row, 0.1–1.2 s at
+/// 100 000 routes, on every page and count of the list.
+fn counts_sql(scope: RouteScope) -> String {
+    format!(
+        "SELECT state, COUNT(*) FROM routes INDEXED BY routes_by_archive WHERE {} GROUP BY state",
+        scope.condition()
+    )
+}
+
 /// The clause after `FROM routes` of [`Store::routes_page`], taking
 /// `?1` before, `?2` id, `?3` pattern, `?4` limit. Without search it walks
 /// the primary key (or `routes_by_state`) newest first and stops at the
@@ -260,10 +267,23 @@ fn page_sql(scope: RouteScope, states: &[RouteState], search: &RouteSearch) -> S
         let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
         format!(" AND state IN ({})", list.join(", "))
     };
-    let scope = scope.condition();
     if search.pattern.is_none() {
-        return format!("WHERE id < ?1 AND {scope}{in_states} ORDER BY id DESC LIMIT ?4");
+        // Newest first, read in the order of an index that holds it (so the
+        // read stops at the limit) rather than every match sorted: every
+        // route of the list walks the primary key (`+` keeps SQLite from
+        // the archive index, whose matches it would sort: 50–190 ms at
+        // 100 000 routes); the archived ones, usually few, are found in
+        // that index rather than by walking every row past them.
+        let from = match (scope, states.is_empty()) {
+            (RouteScope::Listed, true) => "WHERE id < ?1 AND +archived_at IS NULL".to_string(),
+            (RouteScope::Archived, true) => {
+                "INDEXED BY routes_by_archive WHERE id < ?1 AND archived_at IS NOT NULL".to_string()
+            }
+            (_, false) => format!("WHERE id < ?1 AND {}{in_states}", scope.condition()),
+        };
+        return format!("{from} ORDER BY id DESC LIMIT ?4");
     }
+    let scope = scope.condition();
     format!(
         "WHERE id IN (SELECT id FROM routes INDEXED BY routes_by_text \
          WHERE id < ?1 AND {scope}{in_states} AND (id = ?2 OR profile_name LIKE ?3 ESCAPE '\\' \
@@ -734,6 +754,51 @@ mod page_tests {
                 assert!(
                     plan.contains("COVERING INDEX routes_by_text"),
                     "a search reads the narrow text index, not the rows:\n{plan}"
+                );
+            }
+        }
+    }
+
+    /// The newest page of the list, and of one state, is read in id order
+    /// and stops at its limit: sorting every match first cost 50–190 ms
+    /// at 100 000 routes, and the first list at start is such a page.
+    #[test]
+    fn the_newest_page_is_read_in_order_without_sorting_every_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        for states in [&[][..], &[RouteState::NeedsManual][..]] {
+            let plan = plan(&store, RouteScope::Listed, states, &RouteSearch::default());
+            assert!(
+                !plan.contains("TEMP B-TREE FOR ORDER BY"),
+                "{states:?}: every match sorted before the page is cut:\n{plan}"
+            );
+        }
+        let archived = plan(&store, RouteScope::Archived, &[], &RouteSearch::default());
+        assert!(
+            archived.contains("INDEX routes_by_archive"),
+            "archived routes are found in their index, not by walking every row:\n{archived}"
+        );
+    }
+
+    /// Counting reads an index only, in both scopes: the archived count
+    /// read every route row (0.1–1.2 s at 100 000 routes) on every page.
+    #[test]
+    fn counts_never_read_a_route_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        for scope in [RouteScope::Listed, RouteScope::Archived] {
+            let sql = format!("EXPLAIN QUERY PLAN {}", counts_sql(scope));
+            let mut stmt = store.conn().prepare(&sql).unwrap();
+            let plan = stmt
+                .query_map([], |r| r.get::<_, String>("detail"))
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap()
+                .join("\n");
+            for line in plan.lines().filter(|l| l.contains(" routes ")) {
+                assert!(
+                    line.contains("COVERING INDEX"),
+                    "{scope:?}: route rows read to count them:\n{plan}"
                 );
             }
         }

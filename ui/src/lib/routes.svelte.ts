@@ -281,25 +281,28 @@ export const routes = {
    * the engine opening in between is not missed.
    */
   async listen(): Promise<() => void> {
-    const changed = await events.routeChanged.listen((e) => {
-      const s = e.payload.snapshot;
-      if (apply(s)) {
-        if (s.id === selected) void loadDetail(s.id);
-      } else if (seen.get(s.id) === s.generation && latest.get(s.id)?.archived_at !== s.archived_at) {
-        // Archived or brought back elsewhere: the generation does not move.
-        replace(s);
-      }
-    });
-    const removed = await events.routesRemoved.listen((e) => forget(e.payload));
-    // The list shown while starting was read before the engine took over
-    // the routes; once it has, the list is reloaded from it.
-    const status = await events.engineStatus.listen((e) => {
-      engine = e.payload;
-      if (e.payload.state === "ready") {
-        markEngineReady();
-        void routes.load();
-      }
-    });
+    // All at once: the first list waits for them (one round trip, not three).
+    const [changed, removed, status] = await Promise.all([
+      events.routeChanged.listen((e) => {
+        const s = e.payload.snapshot;
+        if (apply(s)) {
+          if (s.id === selected) void loadDetail(s.id);
+        } else if (seen.get(s.id) === s.generation && latest.get(s.id)?.archived_at !== s.archived_at) {
+          // Archived or brought back elsewhere: the generation does not move.
+          replace(s);
+        }
+      }),
+      events.routesRemoved.listen((e) => forget(e.payload)),
+      // The list shown while starting was read before the engine took over
+      // the routes; once it has, the list is reloaded from it.
+      events.engineStatus.listen((e) => {
+        engine = e.payload;
+        if (e.payload.state === "ready") {
+          markEngineReady();
+          void routes.load();
+        }
+      }),
+    ]);
     void call(commands.engineStatus()).then(
       (now) => {
         if (engine !== null) return;

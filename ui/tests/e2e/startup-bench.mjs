@@ -9,6 +9,11 @@
 //     engine is still opening, read from the file);
 //   - process start → the engine open (the UI's `recourse:engine-ready`
 //     mark; the list is then reloaded from the engine);
+//   - "Needs you" right after start, twice: clicked as soon as the first
+//     list is painted (while the engine is still opening on a large
+//     database), and clicked as soon as the list the opened engine reloads
+//     is painted (while its adoption's aftermath runs); each printed with
+//     the moment of its click after process start;
 //   - resident memory of the app and every process it started (WebKit's web
 //     and network processes), as RSS and as PSS (shared pages split fairly),
 //     after SETTLE_MS of idling;
@@ -145,6 +150,74 @@ async function timeListChange(app, action) {
   throw new Error("the list was not painted again within 30 s");
 }
 
+/** Milliseconds from `t0` (the page's clock) to the first painted list after it. */
+async function paintedAfter(app, before, what) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const painted = await app.execute(
+      `return performance.getEntriesByName("recourse:routes-painted")[arguments[0]]?.startTime ?? null;`,
+      [before],
+    );
+    if (painted !== null) return painted;
+    await sleep(5);
+  }
+  throw new Error(`${what}: the list was not painted again within 30 s`);
+}
+
+/**
+ * Clicks "Needs you" as soon as the first list is painted: the page itself
+ * watches for the mark (no poll from here), reads the first list's figures
+ * (`readMarks`), then clicks; then times the new list painted. On a large
+ * database this is while the engine is still opening; `t0` says when.
+ */
+async function clickWhenFirstPainted(app, index, deadline) {
+  let clicked = null;
+  while (clicked === null && Date.now() < deadline) {
+    // At most 20 s per call, within WebDriver's 30 s script timeout.
+    clicked = await app.executeAsync(`
+      const done = arguments[arguments.length - 1];
+      const read = () => { ${readMarks} };
+      const click = () => {
+        const marks = read();
+        const t0 = performance.now();
+        document.querySelector("[data-testid=filter-needs_you]").click();
+        done({ marks, t0, before: performance.getEntriesByName("recourse:routes-painted").length });
+      };
+      const observer = new PerformanceObserver((list) => {
+        if (!list.getEntriesByName("recourse:routes-painted").length) return;
+        observer.disconnect();
+        click();
+      });
+      observer.observe({ type: "mark", buffered: true });
+      setTimeout(() => { observer.disconnect(); done(null); }, 20000);`);
+  }
+  if (clicked === null) throw new Error(`run ${index}: the route list was not painted within 2 min`);
+  const painted = await paintedAfter(app, clicked.before, `run ${index}, "Needs you" at the first list`);
+  return { marks: clicked.marks, t0: clicked.t0, ms: painted - clicked.t0 };
+}
+
+/**
+ * Right after the engine opened: once the list it reloads then is painted,
+ * "Needs you" is clicked (its adoption's aftermath is still running), then
+ * "All" to leave the list as it was for the settled figures.
+ */
+async function needsYouEarly(app, index) {
+  const what = `run ${index}, "Needs you" after the engine opened`;
+  // The reload the engine's opening starts is the first mark after the ready one.
+  const reloaded = await app.execute(`
+    const ready = performance.getEntriesByName("recourse:engine-ready")[0].startTime;
+    return performance.getEntriesByName("recourse:routes-painted").filter((m) => m.startTime < ready).length;`);
+  await paintedAfter(app, reloaded, what);
+  const started = await app.execute(`
+    const before = performance.getEntriesByName("recourse:routes-painted").length;
+    const t0 = performance.now();
+    document.querySelector("[data-testid=filter-needs_you]").click();
+    return { before, t0 };`);
+  const painted = await paintedAfter(app, started.before, what);
+  await timeListChange(app, `document.querySelector("[data-testid=filter-all]").click()`);
+  return { t0: started.t0, ms: painted - started.t0 };
+}
+
 /**
  * Opens the newest route and its first attempt's transcript; milliseconds
  * from the click to the transcript painted, how many entries it shows and
@@ -210,13 +283,11 @@ async function oneRun(index, expectedRoutes) {
   copyFileSync(source, db);
   const app = await startApp({ env: { RECOURSE_DB: db } });
   try {
-    let marks = null;
     const deadline = Date.now() + 120_000;
-    while (!marks && Date.now() < deadline) {
-      marks = await app.execute(readMarks);
-      if (!marks) await sleep(50);
-    }
-    if (!marks) throw new Error(`run ${index}: the route list was not painted within 2 min`);
+    // Right after start: "Needs you" clicked as soon as the first list is
+    // painted, while the engine is still opening.
+    const first = await clickWhenFirstPainted(app, index, deadline);
+    const marks = first.marks;
     if (marks.total !== expectedRoutes || marks.rows !== Math.min(PAGE, expectedRoutes)) {
       throw new Error(
         `run ${index}: ${marks.rows} routes listed of ${marks.total} counted, the database holds ${expectedRoutes}`,
@@ -230,13 +301,19 @@ async function oneRun(index, expectedRoutes) {
     if (readyAt === null) throw new Error(`run ${index}: the engine was not ready within 2 min`);
     const root = appProcess(db);
     const startedAt = startedAtEpochMs(root.startTicks);
+    const early = await needsYouEarly(app, index);
     await sleep(settleMs);
     const members = tree(root);
     const memory = members.map((p) => ({ comm: p.comm, ...memoryKiB(p.pid) }));
     const lists = {};
     for (const [name, action] of LIST_ACTIONS) lists[name] = await timeListChange(app, action);
     const transcript = await timeTranscriptOpen(app, index);
+    const at = (t) => marks.timeOrigin + t - startedAt;
     return {
+      early: {
+        first: { ms: first.ms, atMs: at(first.t0), engineOpen: first.t0 >= readyAt },
+        ready: { ms: early.ms, atMs: at(early.t0), afterReadyMs: early.t0 - readyAt },
+      },
       lists,
       transcript,
       fcpMs: marks.firstContentfulPaint === null ? null : marks.timeOrigin + marks.firstContentfulPaint - startedAt,
@@ -287,6 +364,24 @@ for (const [name] of LIST_ACTIONS) {
   const each = results.map((r) => r.lists[name]);
   console.log(`| ${name} | ${each.map((x) => fmt(x)).join(" | ")} | ${fmt(median(each))} |`);
 }
+console.log(
+  '\n| "Needs you" right after start → painted (ms); clicked at (ms after process start) | ' +
+    results.map((_, i) => `run ${i + 1}`).join(" | ") +
+    " | median |",
+);
+console.log("| --- | " + results.map(() => "---").join(" | ") + " | --- |");
+const firsts = results.map((r) => r.early.first);
+console.log(
+  `| clicked as the first list was painted${firsts.some((f) => f.engineOpen) ? " (the engine was open in some runs)" : " (the engine still opening)"} | ` +
+    firsts.map((f) => `${fmt(f.ms)} (at ${fmt(f.atMs)})`).join(" | ") +
+    ` | ${fmt(median(firsts.map((f) => f.ms)))} |`,
+);
+const readies = results.map((r) => r.early.ready);
+console.log(
+  `| clicked once the list reloaded from the opened engine was painted (ms after it opened) | ` +
+    readies.map((f) => `${fmt(f.ms)} (at ${fmt(f.atMs)}; +${fmt(f.afterReadyMs)})`).join(" | ") +
+    ` | ${fmt(median(readies.map((f) => f.ms)))} |`,
+);
 const opened = results.map((r) => r.transcript);
 const { entries, total } = opened[0];
 console.log(

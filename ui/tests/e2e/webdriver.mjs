@@ -131,6 +131,10 @@ export class Session {
   execute(script, args = []) {
     return this.cmd("POST", "/execute/sync", { script, args });
   }
+  /** Runs `script` in the page; it answers by calling its last argument. */
+  executeAsync(script, args = []) {
+    return this.cmd("POST", "/execute/async", { script, args });
+  }
   async screenshot() {
     return Buffer.from(await this.cmd("GET", "/screenshot"), "base64");
   }
