@@ -14,7 +14,7 @@ use super::views::snapshot;
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
 use crate::agent::FilesChanged;
 use crate::classification::Class;
-use crate::route::machine::{self, Effect, Plan, Refusal, StartRefusal};
+use crate::route::machine::{self, Effect, Plan, Refusal, StartRefusal, World};
 use crate::route::{
     Actor, Ask, AttemptInput, AttemptRecord, Interruption, ManualAction, RouteRow, RouteState,
 };
@@ -103,9 +103,18 @@ impl Engine {
             // only once its agent is known to be gone.
             self.make_sure_agent_gone(&row).await?;
         }
-        match self.advance(row.clone(), |row, world| {
-            self.manual_plan(ask, &input, row, world).ok()
-        })? {
+        // What the accounts' facts refuse (a limit in force) is said as
+        // such, not as a stale request the person would send again.
+        let refusal = std::cell::RefCell::new(None);
+        let step =
+            |row: &RouteRow, world: World<'_>| match self.manual_plan(ask, &input, row, world) {
+                Ok(plan) => Some(plan),
+                Err(r) => {
+                    refusal.replace(Some((r, row.clone())));
+                    None
+                }
+            };
+        match self.advance(row.clone(), step)? {
             Some(Cas::Won(row)) => {
                 if kills && run_here {
                     self.until_run_ends(row.id).await;
@@ -116,7 +125,10 @@ impl Engine {
                 self.stop_after_its_report(current, ask, &input)
             }
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
-            None => Err(stale(&self.route_row(row.id)?)),
+            None => match refusal.into_inner() {
+                Some((r, at)) => refused(r, &at, req.action),
+                None => Err(stale(&self.route_row(row.id)?)),
+            },
         }
     }
 

@@ -395,3 +395,60 @@ async fn a_limit_is_noticed_once_however_many_routes_it_holds_back() {
     );
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_now_while_the_accounts_limit_is_in_force_is_refused_with_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let hits = profile(
+        &engine,
+        "Hits",
+        vec![
+            limited_then_ok("claude", "work", 600),
+            on_account("codex", "other", vec![SimStep::Succeed { after_ms: 10 }]),
+        ],
+    )
+    .await;
+    let id = start(&engine, hits).await;
+    let waiting = until(
+        &engine,
+        id,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    let cancelled = crate::common::act_on(
+        &engine,
+        id,
+        recourse::route::ManualAction::CancelWait,
+        waiting.snapshot.generation,
+    )
+    .await
+    .unwrap();
+    let err = crate::common::act_on(
+        &engine,
+        id,
+        recourse::route::ManualAction::RetryNow,
+        cancelled.generation,
+    )
+    .await
+    .unwrap_err();
+    let said = err.to_string();
+    assert!(
+        said.starts_with("retry now would not start claude: work limited until ")
+            && said.ends_with(
+                "; skip now, wait for it, or clear the limit in Accounts if it has lifted"
+            ),
+        "the refusal says why, not that the request was stale: {said}"
+    );
+    let d = engine.route_detail(id).unwrap();
+    assert_eq!(
+        (
+            d.snapshot.state,
+            d.snapshot.candidate_index,
+            d.attempts.len()
+        ),
+        (RouteState::NeedsManual, 0, 1),
+        "nothing was dispatched and the route did not move to codex"
+    );
+}
