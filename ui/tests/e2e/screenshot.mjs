@@ -15,6 +15,8 @@ try {
   // Start a demo run so the routes view shows a live wait with its countdown.
   await app.execute("location.hash = '#/routes'");
   await app.waitForText("[data-testid=start-run]");
+  // The demo profile is chosen once the profiles are read (the engine opens behind the first list).
+  await app.waitForText("#run-profile", (t) => t.includes("Demo"), 30000);
   await app.type("#run-prompt", "Add retries to the HTTP client and cover them with tests");
   await app.execute(
     "[...document.querySelectorAll('[data-testid=start-run] button')].find((b) => b.textContent.trim() === 'Start run').click()",
