@@ -285,7 +285,7 @@ function scenario(reviews = []) {
   return {
     rules: structuredClone({ ...REAL, rules: REAL.rules.slice(0, 3) }),
     inbox: INBOX,
-    proposal: { draft: DRAFT, sanitized: EVIDENCE.message },
+    proposal: { draft: DRAFT, sanitized: EVIDENCE.message, code_basis: "it says unavailable" },
     reviews: [{ pattern: DRAFT.pattern, review: CLEAN }, ...reviews],
   };
 }
@@ -304,7 +304,11 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
     assert.equal(await dialog.getByTestId("rule-evidence").textContent(), EVIDENCE.message, "the sanitized text");
     assert.equal(await dialog.getByLabel(/Text pattern/).inputValue(), DRAFT.pattern);
     assert.equal(await dialog.getByLabel("Code").inputValue(), "provider_unavailable");
-    assert.match(await dialog.getByTestId("rule-class").textContent(), /Class Transient: it comes from the code/);
+    assert.match(
+      await dialog.getByTestId("rule-class").textContent(),
+      /Class Transient: it comes from the code, a rule never sets it\. Proposed because it says unavailable\./,
+      "a space between the two sentences",
+    );
     assert.equal(
       (await dialog.getByTestId("check-impact").textContent()).replace(/\s+/g, " ").trim(),
       "What it changes 1 of 12 inbox items and past attempts change: inbox: route 7 attempt 2: unknown (Unclassified, no rule) → provider_unavailable (Transient, rule local.codex.gizmo_service_jammed.v1)",

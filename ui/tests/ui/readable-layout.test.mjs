@@ -49,6 +49,22 @@ test("the directory hint reads with a space between its parts", async () => {
   }
 });
 
+test("Settings' directory hint reads with a space before the warning", async () => {
+  const app = await openApp(runScenario(), { hash: "#/settings" });
+  try {
+    await app.page.getByLabel("Default working directory").fill("/tmp/review");
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=default-cwd-hint]")?.textContent?.includes("/tmp/review"),
+    );
+    const hint = await app.page.evaluate(() =>
+      document.querySelector("[data-testid=default-cwd-hint]").textContent.replace(/\s+/g, " ").trim(),
+    );
+    assert.equal(hint, `Used when a run's directory is left empty: now /tmp/review (${NOT_GIT}).`);
+  } finally {
+    await app.close();
+  }
+});
+
 for (const width of WIDTHS) {
   test(`at ${width} px the run form keeps its height when the git warning comes and goes`, async () => {
     const app = await openApp(runScenario(), { width });
