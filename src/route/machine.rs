@@ -296,8 +296,8 @@ pub fn manual(
         ManualAction::RetryNow => match dispatch::limit_in_force(row, world, now) {
             Some(mark) => {
                 return Err(Refusal::Unavailable(format!(
-                    "retry now would not start {}: {}; skip now, wait for it, or clear the limit \
-                     in Accounts if it has lifted",
+                    "{} would not start now: {}; skip now, wait for it, or clear the limit in \
+                     Accounts if it has lifted",
                     row.candidates[row.candidate_index as usize].name,
                     mark.limited_until()
                 )))

@@ -435,7 +435,7 @@ async fn retry_now_while_the_accounts_limit_is_in_force_is_refused_with_why() {
     .unwrap_err();
     let said = err.to_string();
     assert!(
-        said.starts_with("retry now would not start claude: work limited until ")
+        said.starts_with("claude would not start now: work limited until ")
             && said.ends_with(
                 "; skip now, wait for it, or clear the limit in Accounts if it has lifted"
             ),

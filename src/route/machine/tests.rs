@@ -797,7 +797,7 @@ fn retry_now_on_a_limited_account_is_refused_rather_than_decided_by_the_policy()
     assert_eq!(
         refused.unwrap_err(),
         Refusal::Unavailable(format!(
-            "retry now would not start {name}: work limited until 2026-12-02T12:02:00Z; skip now, \
+            "{name} would not start now: work limited until 2026-12-02T12:02:00Z; skip now, \
              wait for it, or clear the limit in Accounts if it has lifted"
         )),
         "the person asked for this candidate now; its policy would skip or stop instead"

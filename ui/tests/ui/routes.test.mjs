@@ -928,6 +928,33 @@ test("a stale action shows a notice with the route's current state instead of fa
   }
 });
 
+test("a refused action's message gives its times as every other time is shown", async () => {
+  const scenario = richScenario();
+  const until = "2026-12-02T12:02:00Z";
+  scenario.failNext = {
+    route_action: { code: "conflict", message: `Claude would not start now: work limited until ${until}`, fields: [] },
+  };
+  const app = await openApp(scenario);
+  try {
+    await row(app.page, 2).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByRole("button", { name: "Resume" }).click();
+    const said = await detail.locator("[data-testid=action-notice]").textContent();
+    const shown = await app.page.evaluate(
+      (iso) =>
+        new Date(iso).toLocaleString(undefined, {
+          dateStyle: "medium",
+          timeStyle: "medium",
+        }),
+      until,
+    );
+    assert.ok(!said.includes(until), `no raw RFC 3339 instant: ${said}`);
+    assert.equal(said, `Resume failed: Claude would not start now: work limited until ${shown}`, "in the app's words");
+  } finally {
+    await app.close();
+  }
+});
+
 test("a refused action other than stale is reported with the backend's message", async () => {
   const scenario = richScenario();
   scenario.failNext = { route_action: { code: "store", message: "database is locked", fields: [] } };
