@@ -89,6 +89,12 @@ test("text a field cannot read leaves no schedule described, as a refused value 
       "Fix the fields marked below to see what this policy does.",
       "the row's one-line summary does not describe the older value either",
     );
+    assert.equal(
+      (await app.page.getByTestId("preview-unread").textContent()).trim(),
+      "Fix the fields marked above to see what this draft would do.",
+      "the preview does not simulate the older value either",
+    );
+    assert.equal(await app.page.getByTestId("preview-timeline").count(), 0);
     const name = (await row.locator(".name").textContent()).trim();
     await app.page.getByRole("button", { name: "Save", exact: true }).click();
     const said = await app.page.getByText("Not saved:", { exact: false }).first().textContent();
