@@ -658,7 +658,10 @@ test("a fractional retry count is refused at the field and never saved as a roun
     assert.equal(await retries.inputValue(), "2.5", "the field keeps exactly what was typed");
     assert.equal(await retries.getAttribute("aria-invalid"), "true");
     await app.page.getByRole("button", { name: "Save" }).click();
-    await app.page.getByText("Not saved: Retries: 2.5 is not a whole number", { exact: false }).waitFor();
+    // Named with its candidate and section, as the backend names the fields it refuses.
+    await app.page
+      .getByText(/^Not saved: Candidate 1 “[^”]+” › Transient › Retries: 2\.5 is not a whole number/)
+      .waitFor();
     assert.equal((await saveCalls(app)).length, 0, "nothing other than what is shown may be written");
     assert.equal(
       await app.page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.id),
