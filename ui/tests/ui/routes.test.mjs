@@ -977,6 +977,23 @@ test("a refused action other than stale is reported with the backend's message",
   }
 });
 
+test("Start run pressed before the profiles are read waits for them and runs on the only one", async () => {
+  // The profiles come from the engine, which opens behind the first list: slow at start.
+  const only = richScenario().profiles[0];
+  const app = await openApp({ ...richScenario(), profiles: [only], slow: { list_profiles: 1500 } });
+  try {
+    const form = app.page.locator("[data-testid=start-run]");
+    await form.getByLabel("Prompt").fill("Add a changelog entry");
+    await form.getByRole("button", { name: "Start run" }).click();
+    await app.page.waitForFunction(() => window.__CALLS__.some((c) => c.cmd === "start_run"), null, { timeout: 10000 });
+    const sent = (await app.calls()).filter((c) => c.cmd === "start_run").map((c) => c.args.request.profile_id);
+    assert.deepEqual(sent, [only.id], "no 'Choose the profile' for a form that had no profiles yet");
+    assert.doesNotMatch(await form.textContent(), /Choose the profile/);
+  } finally {
+    await app.close();
+  }
+});
+
 test("starting a run checks the form, then sends it and opens the new route", async () => {
   const app = await openApp(richScenario());
   try {
