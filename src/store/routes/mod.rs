@@ -713,15 +713,22 @@ mod page_tests {
         states: &[RouteState],
         search: &RouteSearch,
     ) -> String {
-        let sql = format!(
-            "EXPLAIN QUERY PLAN SELECT id FROM routes {}",
-            page_sql(scope, states, search)
-        );
-        let mut stmt = store.conn().prepare(&sql).unwrap();
+        let sql = format!("SELECT id FROM routes {}", page_sql(scope, states, search));
+        explain(
+            store,
+            &sql,
+            params![i64::MAX, search.id, search.pattern, 101],
+        )
+    }
+
+    /// SQLite's plan for `sql` with `params` bound, a step a line.
+    fn explain(store: &Store, sql: &str, params: impl rusqlite::Params) -> String {
+        let mut stmt = store
+            .conn()
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
         let steps = stmt
-            .query_map(params![i64::MAX, search.id, search.pattern, 101], |r| {
-                r.get::<_, String>("detail")
-            })
+            .query_map(params, |r| r.get::<_, String>("detail"))
             .unwrap()
             .collect::<Result<Vec<_>, _>>()
             .unwrap();
@@ -787,14 +794,7 @@ mod page_tests {
         let dir = tempfile::tempdir().unwrap();
         let store = open(&dir);
         for scope in [RouteScope::Listed, RouteScope::Archived] {
-            let sql = format!("EXPLAIN QUERY PLAN {}", counts_sql(scope));
-            let mut stmt = store.conn().prepare(&sql).unwrap();
-            let plan = stmt
-                .query_map([], |r| r.get::<_, String>("detail"))
-                .unwrap()
-                .collect::<Result<Vec<_>, _>>()
-                .unwrap()
-                .join("\n");
+            let plan = explain(&store, &counts_sql(scope), []);
             for line in plan.lines().filter(|l| l.contains(" routes ")) {
                 assert!(
                     line.contains("COVERING INDEX"),
