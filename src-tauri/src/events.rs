@@ -25,17 +25,27 @@ pub struct RoutesRemoved(pub Vec<u32>);
 
 /// Forwards every batch of routes deleted elsewhere to the window, and the
 /// tray's counts follow.
-pub fn forward_removals(app: AppHandle, mut removals: Receiver<Vec<u32>>) {
+pub fn forward_removals(app: AppHandle, removals: Receiver<Vec<u32>>) {
+    each(removals, "route removals", move |ids| {
+        if let Err(err) = RoutesRemoved(ids).emit(&app) {
+            tracing::warn!(%err, "could not emit the removal event");
+        }
+        crate::background::refresh_tray(&app);
+    });
+}
+
+/// Runs `on` for every message of `rx` until the engine drops its sender;
+/// a receiver that fell behind says how much it missed and goes on.
+fn each<T: Clone + Send + 'static>(
+    mut rx: Receiver<T>,
+    what: &'static str,
+    mut on: impl FnMut(T) + Send + 'static,
+) {
     tauri::async_runtime::spawn(async move {
         loop {
-            match removals.recv().await {
-                Ok(ids) => {
-                    if let Err(err) = RoutesRemoved(ids).emit(&app) {
-                        tracing::warn!(%err, "could not emit the removal event");
-                    }
-                    crate::background::refresh_tray(&app);
-                }
-                Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "route removals lagged"),
+            match rx.recv().await {
+                Ok(message) => on(message),
+                Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "{what} lagged"),
                 Err(RecvError::Closed) => break,
             }
         }
@@ -52,25 +62,17 @@ const NOTICE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// One desktop notification per new limit mark ("Claude Code (work)
 /// limited until 1:02 PM; 4 routes waiting"), and the typed event.
-pub fn forward_notices(app: AppHandle, mut notices: Receiver<AccountNotice>) {
-    tauri::async_runtime::spawn(async move {
-        loop {
-            match notices.recv().await {
-                Ok(notice) => {
-                    if let Err(err) = AccountMarked(notice.clone()).emit(&app) {
-                        tracing::warn!(%err, "could not emit the account event");
-                    }
-                    let app = app.clone();
-                    tauri::async_runtime::spawn(async move {
-                        tokio::time::sleep(NOTICE_SETTLES).await;
-                        let waiting = waiting_now(&app, &notice.account).await;
-                        notify_limited(&app, &notice, waiting.unwrap_or(notice.waiting));
-                    });
-                }
-                Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "account notices lagged"),
-                Err(RecvError::Closed) => break,
-            }
+pub fn forward_notices(app: AppHandle, notices: Receiver<AccountNotice>) {
+    each(notices, "account notices", move |notice| {
+        if let Err(err) = AccountMarked(notice.clone()).emit(&app) {
+            tracing::warn!(%err, "could not emit the account event");
         }
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move {
+            tokio::time::sleep(NOTICE_SETTLES).await;
+            let waiting = waiting_now(&app, &notice.account).await;
+            notify_limited(&app, &notice, waiting.unwrap_or(notice.waiting));
+        });
     });
 }
 
