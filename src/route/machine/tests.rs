@@ -652,6 +652,14 @@ fn account_state(marks: Vec<MarkState>, full: bool) -> AccountState {
     }
 }
 
+/// Account `work` in a usage window whose trusted reset is 2 minutes away.
+fn usage_window() -> [AccountState; 1] {
+    [account_state(
+        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
+        false,
+    )]
+}
+
 #[test]
 fn every_state_and_event_does_what_the_transition_table_says() {
     for state in RouteState::ALL {
@@ -740,10 +748,7 @@ fn wait_then_stop() -> CandidatePolicy {
 #[test]
 fn a_limited_account_is_not_dispatched_and_its_policy_decides_as_if_it_had_failed() {
     let r = on_work(RouteState::RetryScheduled, wait_then_stop());
-    let accounts = [account_state(
-        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
-        false,
-    )];
+    let accounts = usage_window();
     let world = World {
         accounts: &accounts,
         ..World::default()
@@ -778,10 +783,7 @@ fn a_limited_account_is_not_dispatched_and_its_policy_decides_as_if_it_had_faile
 fn retry_now_on_a_limited_account_is_refused_rather_than_decided_by_the_policy() {
     let mut r = on_work(RouteState::NeedsManual, wait_then_stop());
     r.0.manual_reason = Some(HoldReason::WaitCancelled);
-    let accounts = [account_state(
-        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
-        false,
-    )];
+    let accounts = usage_window();
     let world = World {
         accounts: &accounts,
         ..World::default()
@@ -830,10 +832,7 @@ fn a_mark_after_the_cycles_reset_wait_is_decided_by_the_rest_of_the_policy() {
         class: crate::classification::PolicyClass::Hard,
         until: now(),
     });
-    let accounts = [account_state(
-        vec![limit(SemanticCode::UsageLimitReached, Some(120), true)],
-        false,
-    )];
+    let accounts = usage_window();
     let world = World {
         accounts: &accounts,
         ..World::default()
