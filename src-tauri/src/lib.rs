@@ -3,6 +3,7 @@
 //! `ui/src/bindings.ts` by tauri-specta.
 
 mod background;
+mod chooser;
 mod commands;
 mod constants;
 mod error;
@@ -18,6 +19,7 @@ use recourse::engine::{Engine, EngineOptions};
 use tauri::{Manager, RunEvent};
 use tauri_specta::{collect_commands, collect_events, Builder};
 
+pub use chooser::{child_main as choose_path_child, CHOOSE_PATH_ARG};
 pub use error::{ErrorCode, IpcError};
 pub use startup::{EngineCell, EngineOpening, EngineStatus};
 
@@ -133,6 +135,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             background::set_unsaved_edits,
             background::set_settings,
             housekeeping::open_folder,
+            chooser::choose_path,
         ])
         .events(collect_events![
             events::RouteChanged,

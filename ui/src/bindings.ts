@@ -176,6 +176,11 @@ export const commands = {
 	 *  (`xdg-open`); only these two, never a path from the window.
 	 */
 	openFolder: (folder: Folder) => typedError<null, IpcError>(__TAURI_INVOKE("open_folder", { folder })),
+	/**
+	 *  Shows the chooser `request` asks for; the chosen path, or `None` when
+	 *  the person cancelled.
+	 */
+	choosePath: (request: PathRequest_Deserialize) => typedError<string | null, IpcError>(__TAURI_INVOKE("choose_path", { request })),
 };
 
 /** Events */
@@ -1405,6 +1410,12 @@ export type FileChange = {
 	status: string,
 };
 
+/**  One group of file name extensions the chooser offers (`JSON`, `["json"]`). */
+export type FileFilter = {
+	name: string,
+	extensions: string[],
+};
+
 /**  The files an attempt changed. */
 export type FilesChanged = {
 	/**  The working directory, as the attempt ran in it. */
@@ -1816,6 +1827,53 @@ export type Notifications_Serialize = {
 	succeeded: boolean,
 	/**  A route starts waiting for a provider's reset. */
 	waiting: boolean,
+};
+
+/**  What to choose. */
+export type PathKind = 
+/**  An existing file to read. */
+"open_file" | 
+/**  Where to write a file (the chooser asks before replacing one). */
+"save_file" | 
+/**  An existing folder. */
+"folder";
+
+/**
+ *  A chooser to show: its title, the folder it starts in and, to save, the
+ *  proposed file name.
+ */
+export type PathRequest = PathRequest_Serialize | PathRequest_Deserialize;
+
+/**
+ *  A chooser to show: its title, the folder it starts in and, to save, the
+ *  proposed file name.
+ */
+export type PathRequest_Deserialize = {
+	kind: PathKind,
+	title: string,
+	/**
+	 *  The folder it opens in; the chooser's own choice when absent or not a
+	 *  folder.
+	 */
+	start_in?: string | null,
+	file_name?: string | null,
+	filters: FileFilter[],
+};
+
+/**
+ *  A chooser to show: its title, the folder it starts in and, to save, the
+ *  proposed file name.
+ */
+export type PathRequest_Serialize = {
+	kind: PathKind,
+	title: string,
+	/**
+	 *  The folder it opens in; the chooser's own choice when absent or not a
+	 *  folder.
+	 */
+	start_in: string | null,
+	file_name: string | null,
+	filters: FileFilter[],
 };
 
 /**  New dispatches were paused or resumed (from the tray or the window). */

@@ -2,9 +2,8 @@
 // database with the seeded demo profile on the simulated provider.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { startApp } from "./webdriver.mjs";
+import { answerFileDialog, startApp } from "./webdriver.mjs";
 
 let app;
 before(async () => {
@@ -102,33 +101,6 @@ test("the route list filters and searches in the real database", async () => {
   await app.type("#route-search", "");
   await until([id], "a cleared search lists every route again");
 });
-
-/**
- * Answers the native GTK file dialog whose title matches `title` as a person
- * would: pastes `path` into its location field and presses Enter (xdotool
- * and xclip on the same Xvfb display; pasting, because the field completes
- * names while one types).
- */
-function answerFileDialog(title, path) {
-  // xclip serves the clipboard until it is stopped; it is stopped at the end.
-  const script = `set -e
-    printf %s '${path}' | xclip -quiet -selection clipboard >/dev/null 2>&1 &
-    clip=$!
-    trap 'kill $clip 2>/dev/null || true' EXIT
-    id=$(xdotool search --sync --onlyvisible --name '${title}' | head -1)
-    xdotool windowactivate --sync "$id" || true
-    sleep 0.5
-    xdotool key ctrl+l
-    sleep 0.3
-    xdotool key ctrl+a ctrl+v
-    sleep 0.3
-    xdotool key Return`;
-  return new Promise((resolve, reject) => {
-    execFile("bash", ["-c", script], { timeout: 30000 }, (e, _out, err) =>
-      e ? reject(new Error(`${e.message}: ${err}`)) : resolve(),
-    );
-  });
-}
 
 test("a profile exported to a file imports back in the app after showing what changed", async () => {
   const file = `${app.dir}/demo-profile.json`;

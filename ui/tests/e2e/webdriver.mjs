@@ -1,6 +1,6 @@
 // Minimal W3C WebDriver client over fetch, enough to drive the real Recourse
 // window through tauri-driver (which forwards to WebKitWebDriver).
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -166,4 +166,31 @@ export class Session {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Answers the native GTK file dialog whose title matches `title` as a person
+ * would: pastes `path` into its location field and presses Enter (xdotool
+ * and xclip on the same Xvfb display; pasting, because the field completes
+ * names while one types).
+ */
+export function answerFileDialog(title, path) {
+  // xclip serves the clipboard until it is stopped; it is stopped at the end.
+  const script = `set -e
+    printf %s '${path}' | xclip -quiet -selection clipboard >/dev/null 2>&1 &
+    clip=$!
+    trap 'kill $clip 2>/dev/null || true' EXIT
+    id=$(xdotool search --sync --onlyvisible --name '${title}' | head -1)
+    xdotool windowactivate --sync "$id" || true
+    sleep 0.5
+    xdotool key ctrl+l
+    sleep 0.3
+    xdotool key ctrl+a ctrl+v
+    sleep 0.3
+    xdotool key Return`;
+  return new Promise((resolve, reject) => {
+    execFile("bash", ["-c", script], { timeout: 30000 }, (e, _out, err) =>
+      e ? reject(new Error(`${e.message}: ${err}`)) : resolve(),
+    );
+  });
 }

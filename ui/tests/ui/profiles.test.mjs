@@ -462,7 +462,7 @@ async function openAndSave(app) {
   await app.page.waitForTimeout(100);
   const calls = await app.calls();
   assert.ok(
-    calls.some((c) => c.cmd === "plugin:dialog|save"),
+    calls.some((c) => c.cmd === "choose_path" && c.args.request.kind === "save_file"),
     "the native save dialog was asked",
   );
   assert.ok(!calls.some((c) => c.cmd === "export_profile"), "a cancelled dialog writes nothing");

@@ -673,17 +673,19 @@ test("the working directory can be typed or chosen with the folder picker", asyn
     await app.page.getByTestId("choose-cwd").click();
     const cwd = app.page.getByLabel("Working directory");
     await app.page.waitForFunction(() => document.getElementById("run-cwd")?.value === "/home/me/project");
-    const asked = (await app.calls()).find((c) => c.cmd === "plugin:dialog|open");
-    assert.equal(asked.args.options.directory, true, "a folder, not a file");
+    const asked = (await app.calls()).find((c) => c.cmd === "choose_path");
+    assert.equal(asked.args.request.kind, "folder", "a folder, not a file");
     await cwd.fill("/srv/other");
     assert.equal(await cwd.inputValue(), "/srv/other", "the field stays editable");
 
     await app.page.evaluate(() => {
-      window.__BACKEND__.scenario.failNext = { "plugin:dialog|open": "no portal to show a dialog" };
+      window.__BACKEND__.scenario.failNext = {
+        choose_path: "Could not open the file chooser: no display to show it on",
+      };
     });
     await app.page.getByTestId("choose-cwd").click();
     await app.page
-      .getByText("Could not open the folder picker: no portal to show a dialog. Type the path instead.")
+      .getByText("Could not open the file chooser: no display to show it on. Type the path instead.")
       .waitFor();
     assert.equal(await cwd.inputValue(), "/srv/other", "what was typed is kept");
     assert.deepEqual(app.errors, []);

@@ -496,10 +496,10 @@ export class FakeBackend {
         return this.scenario.playground;
       case "unclassified_inbox":
         return this.scenario.inbox ?? [];
-      case "plugin:dialog|save":
-        return this.scenario.savePath ?? null;
-      case "plugin:dialog|open":
-        return this.scenario.openPath ?? null;
+      case "choose_path":
+        return (args.request as { kind: string }).kind === "save_file"
+          ? (this.scenario.savePath ?? null)
+          : (this.scenario.openPath ?? null);
       case "export_profile":
         this.profile(Number(args.id));
         return null;
