@@ -147,7 +147,8 @@ pub fn run(command: ProfileCommand) -> Exit {
             }))
         }
         ProfileCommand::Edit { name, db } => {
-            super::routes::block_on(with_engine(db, move |e| edit(e, &name)))
+            let database = db.path();
+            super::routes::block_on(with_engine(db, move |e| edit(e, &name, &database)))
         }
     }
 }
@@ -289,7 +290,7 @@ fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
     match file {
         None => print!("{}", super::json_text(&text)),
         Some(path) => {
-            write_document_file(path, &text).map_err(plain)?;
+            write_document_file(path, &db.path(), &text).map_err(plain)?;
             eprintln!("wrote {}", path.display());
         }
     }
@@ -297,7 +298,7 @@ fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
 }
 
 /// The document text of FILE, or of standard input for `-`, bounded.
-fn read_input(file: &Path) -> Result<String> {
+fn read_input(file: &Path, database: &Path) -> Result<String> {
     if file == Path::new("-") {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -309,7 +310,7 @@ fn read_input(file: &Path) -> Result<String> {
         }
         return String::from_utf8(bytes).map_err(|_| anyhow!("standard input is not UTF-8 text"));
     }
-    read_document_file(file).map_err(plain)
+    read_document_file(file, database).map_err(plain)
 }
 
 /// A one-field error as its message alone (`cannot read F: …`).
@@ -352,7 +353,7 @@ fn print_changes(preview: &ImportPreview) {
 }
 
 async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Result<Exit> {
-    let text = read_input(&file)?;
+    let text = read_input(&file, &db.path())?;
     let source = file.display().to_string();
     if dry_run {
         let stored = stored_profiles(&db)?;
@@ -570,7 +571,7 @@ async fn check(db: DbArg, name: String, json: bool) -> Result<Exit> {
     })
 }
 
-fn edit(engine: &Engine, name: &str) -> Result<Exit> {
+fn edit(engine: &Engine, name: &str, database: &Path) -> Result<Exit> {
     let profiles = engine.list_profiles()?;
     let profile = find(&profiles, name)?.clone();
     let mut doc = ProfileDocument::from_profile(&profile).without_secrets();
@@ -598,7 +599,7 @@ fn edit(engine: &Engine, name: &str) -> Result<Exit> {
     };
     loop {
         run_editor(&file).map_err(|e| kept(&e))?;
-        let text = read_input(&file)?;
+        let text = read_input(&file, database)?;
         if text == original {
             let _ = std::fs::remove_file(&file);
             println!("no changes; profile {name:?} is as it was");

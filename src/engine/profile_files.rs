@@ -49,11 +49,15 @@ pub enum ImportTarget {
 }
 
 /// The text of a profile document file, refusing one over 1 MiB without
-/// reading past it. The error is at field `file`, naming the path.
-pub fn read_document_file(path: &Path) -> Result<String, EngineError> {
+/// reading past it, and the database at `database` itself. The error is at
+/// field `file`, naming the path.
+pub fn read_document_file(path: &Path, database: &Path) -> Result<String, EngineError> {
     let refuse = |why: String| {
         EngineError::validation("file", format!("cannot read {}: {why}", path.display()))
     };
+    if is_database(path, database) {
+        return Err(refuse(NOT_A_DOCUMENT.into()));
+    }
     let file = std::fs::File::open(path).map_err(|e| refuse(e.to_string()))?;
     let mut bytes = Vec::new();
     file.take(MAX_DOCUMENT_BYTES + 1)
@@ -66,10 +70,35 @@ pub fn read_document_file(path: &Path) -> Result<String, EngineError> {
 }
 
 /// Writes `text` 0600 through a temporary file in the same folder and a
-/// rename, so a crash never leaves half a document where the old one was.
-pub fn write_document_file(path: &Path, text: &str) -> Result<(), EngineError> {
-    crate::store::files::write_private(path, text.as_bytes()).map_err(|e| {
-        EngineError::validation("file", format!("cannot write {}: {e}", path.display()))
+/// rename, so a crash never leaves half a document where the old one was;
+/// never over the database at `database`.
+pub fn write_document_file(path: &Path, database: &Path, text: &str) -> Result<(), EngineError> {
+    let refuse = |why: String| {
+        EngineError::validation("file", format!("cannot write {}: {why}", path.display()))
+    };
+    if is_database(path, database) {
+        return Err(refuse(NOT_A_DOCUMENT.into()));
+    }
+    crate::store::files::write_private(path, text.as_bytes()).map_err(|e| refuse(e.to_string()))
+}
+
+const NOT_A_DOCUMENT: &str = "it is Recourse's own database, not a profile document";
+
+/// Whether `path` is the database at `database` or one of its journal
+/// files. Reading one would close a descriptor of it, which drops every
+/// lock this process's SQLite holds there (the next process to close its
+/// connection would then delete the journal under this one); writing one
+/// would replace the database. Compared by file identity, so another name
+/// for the same file is caught too.
+fn is_database(path: &Path, database: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(target) = std::fs::metadata(path) else {
+        return false;
+    };
+    ["", "-wal", "-shm", "-journal"].iter().any(|suffix| {
+        let mut own = database.as_os_str().to_owned();
+        own.push(suffix);
+        std::fs::metadata(own).is_ok_and(|m| (m.dev(), m.ino()) == (target.dev(), target.ino()))
     })
 }
 

@@ -283,6 +283,47 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
     assert_eq!(profile_names(&db), vec!["Kept"]);
 }
 
+/// The database is never read as a document nor written over by an export,
+/// by any of its names: reading it would close a descriptor of it in a
+/// process that holds it open (dropping that process's SQLite locks), and
+/// an export would replace it.
+#[test]
+fn the_database_is_neither_imported_nor_exported_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("recourse.db");
+    ok(&recourse_on(&db, &["profile", "create", "Kept"]));
+    let alias = dir.path().join("another-name.json");
+    std::os::unix::fs::symlink(&db, &alias).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    for file in [&db, &alias] {
+        let path = file.to_str().unwrap();
+        let out = recourse_on(&db, &["profile", "import", path]);
+        assert_ne!(out.status.code(), Some(0), "{path}");
+        assert!(
+            text(&out.stderr).contains(&format!(
+                "cannot read {path}: it is Recourse's own database, not a profile document"
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+        let out = recourse_on(&db, &["profile", "export", "Kept", path]);
+        assert_ne!(out.status.code(), Some(0), "{path}");
+        assert!(
+            text(&out.stderr).contains(&format!(
+                "cannot write {path}: it is Recourse's own database, not a profile document"
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database file is untouched"
+    );
+    assert_eq!(profile_names(&db), vec!["Kept"]);
+}
+
 /// A key passed as an argument is masked in the change list the way the
 /// debug log masks it (one rule for arguments), never printed in clear.
 #[test]

@@ -20,11 +20,13 @@ use crate::AppState;
 #[tauri::command]
 #[specta::specta]
 pub async fn export_profile(state: State<'_, AppState>, id: u32, path: String) -> Reply<()> {
+    let database = state.db_path.clone();
     state
         .run(move |engine| {
             let doc = engine.export_profile(id)?;
             Ok(write_document_file(
                 Path::new(&path),
+                &database,
                 &doc.to_json_pretty(),
             )?)
         })
@@ -40,9 +42,10 @@ pub async fn preview_profile_file(
     state: State<'_, AppState>,
     path: String,
 ) -> Reply<ImportPreview> {
+    let database = state.db_path.clone();
     state
         .run(move |engine| {
-            let text = read_document_file(Path::new(&path))?;
+            let text = read_document_file(Path::new(&path), &database)?;
             let names = recourse::profile::words::candidate_names(&text);
             engine
                 .preview_import(&text)
