@@ -17,6 +17,9 @@ pub struct HoldView {
     pub candidate_name: String,
     pub at: DateTime<Utc>,
     pub account: String,
+    /// The route whose failed attempt the limit was learned from (this
+    /// route's own id when it learned it itself).
+    pub from_route: u32,
     pub classification: ClassificationSummary,
     /// `None`: limited until cleared.
     pub until: Option<DateTime<Utc>>,

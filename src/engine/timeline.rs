@@ -1,9 +1,11 @@
 //! A route drawn over time: each attempt from start to end, the time
 //! between attempts with why it passed (a provider reset, a scheduled retry,
 //! a person's turn), and marks for what happened at one instant (a skip, a
-//! stop, a person starting the next attempt). Read from the stored history
-//! and the route row; the typed decision of each failed attempt says what
-//! its gap was, and each recorded manual action is a mark of its own (for
+//! stop, a person starting the next attempt, a dispatch an account's limit
+//! held back). Read from the stored history and the route row; the typed
+//! decision of each failed attempt or held dispatch says what its gap was,
+//! a person's action inside a wait ends it (the route waits for them from
+//! then on), and each recorded manual action is a mark of its own (for
 //! routes from before actions were recorded, they are inferred).
 
 use chrono::{DateTime, Utc};
@@ -11,6 +13,7 @@ use chrono::{DateTime, Utc};
 use super::{GapReason, TimelineEntry};
 use crate::evaluator::Decision;
 use crate::route::{AttemptOutcome, Decided, HoldReason, RouteRow, RouteState};
+use crate::store::accounts::StoredHold;
 use crate::store::routes::{StoredAction, StoredAttempt};
 
 /// Marks inferred from the history where a person must have acted; a
@@ -28,13 +31,15 @@ const INFERRED: [&str; 5] = [
     STOPPED,
 ];
 
-/// The timeline of `row` from its attempts and manual actions, oldest first.
+/// The timeline of `row` from its attempts, held dispatches and manual
+/// actions, oldest first.
 pub(crate) fn timeline(
     row: &RouteRow,
     attempts: &[StoredAttempt],
+    holds: &[StoredHold],
     actions: &[StoredAction],
 ) -> Vec<TimelineEntry> {
-    let mut entries = from_attempts(row, attempts);
+    let mut entries = from_history(row, attempts, holds, actions);
     entries.retain(|e| match e {
         TimelineEntry::Mark { at, label } => {
             !(INFERRED.contains(&label.as_str()) && actions.iter().any(|a| a.record.at == *at))
@@ -60,90 +65,105 @@ pub(crate) fn timeline(
     entries
 }
 
-fn from_attempts(row: &RouteRow, attempts: &[StoredAttempt]) -> Vec<TimelineEntry> {
+/// A dispatch in the history: an attempt that ran, or one a limit held back.
+enum Dispatch<'a> {
+    Ran(&'a StoredAttempt),
+    Held(&'a StoredHold),
+}
+
+impl Dispatch<'_> {
+    fn at(&self) -> DateTime<Utc> {
+        match self {
+            Dispatch::Ran(s) => s.attempt.started_at,
+            Dispatch::Held(h) => h.record.at,
+        }
+    }
+
+    fn candidate(&self) -> (u32, &str) {
+        match self {
+            Dispatch::Ran(s) => (s.attempt.candidate_index, &s.attempt.candidate_name),
+            Dispatch::Held(h) => (h.record.candidate_index, &h.record.candidate_name),
+        }
+    }
+}
+
+fn from_history(
+    row: &RouteRow,
+    attempts: &[StoredAttempt],
+    holds: &[StoredHold],
+    actions: &[StoredAction],
+) -> Vec<TimelineEntry> {
+    // In time order; a hold before an attempt of the same instant (its
+    // policy skipped to that attempt's candidate).
+    let mut dispatches: Vec<Dispatch<'_>> = holds
+        .iter()
+        .map(Dispatch::Held)
+        .chain(attempts.iter().map(Dispatch::Ran))
+        .collect();
+    dispatches.sort_by_key(|d| (d.at(), matches!(d, Dispatch::Ran(_))));
     let mut entries = Vec::new();
-    for (i, stored) in attempts.iter().enumerate() {
-        let a = &stored.attempt;
-        let result = stored.result.as_ref();
-        entries.push(TimelineEntry::Attempt {
-            number: a.number,
-            candidate_name: a.candidate_name.clone(),
-            start: a.started_at,
-            end: result.map(|r| r.finished_at),
-            outcome: result.map(|r| r.outcome),
-        });
-        let Some(r) = result else { continue };
-        let next = attempts.get(i + 1).map(|n| &n.attempt);
-        let after = After {
-            from: r.finished_at,
-            next_start: next.map(|n| n.started_at),
+    for (i, dispatch) in dispatches.iter().enumerate() {
+        let next = dispatches.get(i + 1);
+        let (candidate_index, _) = dispatch.candidate();
+        let same_candidate = next.is_none_or(|n| n.candidate().0 == candidate_index);
+        let next_name = next.map(|n| n.candidate().1);
+        let after = |from| After {
+            from,
+            next_start: next.map(Dispatch::at),
             route: row,
+            actions,
         };
-        match r.outcome {
-            AttemptOutcome::Succeeded => {}
-            AttemptOutcome::Killed => {
-                entries.push(mark(r.finished_at, "stopped while it ran"));
-                after.person(&mut entries);
-            }
-            AttemptOutcome::Interrupted => {
-                entries.push(mark(r.finished_at, "interrupted: its engine was gone"));
-                after.person(&mut entries);
-            }
-            AttemptOutcome::Failed => {
-                let same_candidate = next.is_none_or(|n| n.candidate_index == a.candidate_index);
-                match r.decision.as_ref() {
-                    Some(Decided::Typed(Decision::WaitForReset { until, .. })) => after.timed(
-                        &mut entries,
-                        GapReason::ResetWait,
-                        *until,
-                        "waiting for the provider's reset".into(),
-                        same_candidate,
+        match dispatch {
+            Dispatch::Held(h) => {
+                let r = &h.record;
+                let learned = if r.mark.route_id == row.id {
+                    String::new()
+                } else {
+                    format!(", learned from route {}", r.mark.route_id)
+                };
+                entries.push(mark(
+                    r.at,
+                    &format!(
+                        "not dispatched to {}: account {} limited{learned}",
+                        r.candidate_name, r.mark.account
                     ),
-                    Some(Decided::Typed(Decision::Retry {
-                        at,
-                        ordinal,
-                        max_retries,
-                        delay_seconds,
-                        ..
-                    })) => after.timed(
-                        &mut entries,
-                        GapReason::Retry,
-                        *at,
-                        format!(
-                            "retry {ordinal} of {max_retries} after {}",
-                            crate::timing::words::exact(u64::from(*delay_seconds))
-                        ),
-                        same_candidate,
-                    ),
-                    Some(Decided::Typed(
-                        skip @ (Decision::Skip { .. } | Decision::SkipRepeated { .. }),
-                    )) => {
-                        let to = next.map_or("the next candidate", |n| n.candidate_name.as_str());
-                        let why = if let Decision::SkipRepeated { identical, .. } = skip {
-                            format!(" after {identical} identical unclassified failures")
-                        } else {
-                            String::new()
-                        };
-                        entries.push(mark(r.finished_at, &format!("skipped to {to}{why}")));
+                ));
+                after(r.at).decided(&mut entries, &r.decision, same_candidate, next_name);
+            }
+            Dispatch::Ran(stored) => {
+                let a = &stored.attempt;
+                let result = stored.result.as_ref();
+                entries.push(TimelineEntry::Attempt {
+                    number: a.number,
+                    candidate_name: a.candidate_name.clone(),
+                    start: a.started_at,
+                    end: result.map(|r| r.finished_at),
+                    outcome: result.map(|r| r.outcome),
+                });
+                let Some(r) = result else { continue };
+                let after = after(r.finished_at);
+                match r.outcome {
+                    AttemptOutcome::Succeeded => {}
+                    AttemptOutcome::Killed => {
+                        entries.push(mark(r.finished_at, "stopped while it ran"));
+                        after.person(&mut entries);
                     }
-                    Some(Decided::Typed(Decision::Continue {
-                        ordinal,
-                        max_continuations,
-                        ..
-                    })) => entries.push(mark(
-                        r.finished_at,
-                        &format!(
-                            "continued its session automatically ({ordinal} of {max_continuations})"
-                        ),
-                    )),
-                    Some(
-                        Decided::Typed(Decision::Stop { .. } | Decision::Manual { .. })
-                        | Decided::MovedOn
-                        // A hold is a dispatch's record, never an attempt's.
-                        | Decided::Held { .. }
-                        | Decided::Words(_),
-                    )
-                    | None => after.person(&mut entries),
+                    AttemptOutcome::Interrupted => {
+                        entries.push(mark(r.finished_at, "interrupted: its engine was gone"));
+                        after.person(&mut entries);
+                    }
+                    AttemptOutcome::Failed => match r.decision.as_ref() {
+                        Some(Decided::Typed(d)) => {
+                            after.decided(&mut entries, d, same_candidate, next_name);
+                        }
+                        Some(
+                            Decided::MovedOn
+                            // A hold is a dispatch's record, never an attempt's.
+                            | Decided::Held { .. }
+                            | Decided::Words(_),
+                        )
+                        | None => after.person(&mut entries),
+                    },
                 }
             }
         }
@@ -164,9 +184,78 @@ struct After<'a> {
     /// When the next attempt started, if one did.
     next_start: Option<DateTime<Utc>>,
     route: &'a RouteRow,
+    /// The route's recorded manual actions: one inside a wait ends it.
+    actions: &'a [StoredAction],
 }
 
 impl After<'_> {
+    /// What the failed attempt's (or held dispatch's) `decision` made of
+    /// the time after it; `next_name` is the next dispatch's candidate.
+    fn decided(
+        &self,
+        entries: &mut Vec<TimelineEntry>,
+        decision: &Decision,
+        same_candidate: bool,
+        next_name: Option<&str>,
+    ) {
+        match decision {
+            Decision::WaitForReset { until, .. } => self.timed(
+                entries,
+                GapReason::ResetWait,
+                *until,
+                "waiting for the provider's reset".into(),
+                same_candidate,
+            ),
+            Decision::Retry {
+                at,
+                ordinal,
+                max_retries,
+                delay_seconds,
+                ..
+            } => self.timed(
+                entries,
+                GapReason::Retry,
+                *at,
+                format!(
+                    "retry {ordinal} of {max_retries} after {}",
+                    crate::timing::words::exact(u64::from(*delay_seconds))
+                ),
+                same_candidate,
+            ),
+            skip @ (Decision::Skip { .. } | Decision::SkipRepeated { .. }) => {
+                let to = next_name.unwrap_or("the next candidate");
+                let why = if let Decision::SkipRepeated { identical, .. } = skip {
+                    format!(" after {identical} identical unclassified failures")
+                } else {
+                    String::new()
+                };
+                entries.push(mark(self.from, &format!("skipped to {to}{why}")));
+            }
+            Decision::Continue {
+                ordinal,
+                max_continuations,
+                ..
+            } => entries.push(mark(
+                self.from,
+                &format!("continued its session automatically ({ordinal} of {max_continuations})"),
+            )),
+            Decision::Stop { .. } | Decision::Manual { .. } => self.person(entries),
+        }
+    }
+
+    /// The first manual action strictly after the wait began and before
+    /// `before` (`None`: no end known) that started no attempt: a person
+    /// cancelled the wait or stopped the route there.
+    fn ended_by_person(&self, before: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+        self.actions
+            .iter()
+            .map(|a| &a.record)
+            .find(|r| {
+                r.at > self.from && before.is_none_or(|b| r.at < b) && r.dispatched().is_none()
+            })
+            .map(|r| r.at)
+    }
+
     /// The route waited for a person: until the next attempt (which a
     /// person started), or still, when this was the last attempt.
     fn person(&self, entries: &mut Vec<TimelineEntry>) {
@@ -198,7 +287,25 @@ impl After<'_> {
         same_candidate: bool,
     ) {
         let pending = self.next_start.is_none() && self.route.state.is_waiting();
-        // Ended by a person: an action before the deadline, or no attempt
+        // A person cancelled it (or stopped the route) and a later action
+        // went on: the wait ends there, and the route waited for them.
+        if let (Some(next), Some(cut)) = (self.next_start, self.ended_by_person(self.next_start)) {
+            entries.push(TimelineEntry::Gap {
+                start: self.from,
+                end: Some(cut),
+                due: Some(due),
+                why,
+                label,
+            });
+            After {
+                from: cut,
+                next_start: Some(next),
+                ..*self
+            }
+            .person(entries);
+            return;
+        }
+        // Ended by a person: an action before the deadline, or no dispatch
         // after it (the wait was cancelled or the route stopped).
         let ended = match self.next_start {
             Some(at) => at,
@@ -212,7 +319,7 @@ impl After<'_> {
                 });
                 return;
             }
-            None => self.route.updated_at,
+            None => self.ended_by_person(None).unwrap_or(self.route.updated_at),
         };
         entries.push(TimelineEntry::Gap {
             start: self.from,
@@ -243,7 +350,7 @@ impl After<'_> {
         After {
             from: at,
             next_start: None,
-            route: self.route,
+            ..*self
         }
         .person(entries);
     }

@@ -197,6 +197,7 @@ fn hold_view(h: StoredHold) -> HoldView {
         candidate_name: r.candidate_name,
         at: r.at,
         account: r.mark.account.to_string(),
+        from_route: r.mark.route_id,
         classification: summary(&r.mark.classification()),
         until: r.mark.until,
         text: Decided::Held {
@@ -218,7 +219,8 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
         .ok_or_else(|| EngineError::not_found("route", id))?;
     let stored = store.attempts(id)?;
     let actions = store.manual_actions(id)?;
-    let timeline = super::timeline::timeline(&row, &stored, &actions);
+    let held = store.holds(id)?;
+    let timeline = super::timeline::timeline(&row, &stored, &held, &actions);
     let mut summaries = store.transcript_summaries(id)?;
     let inbox = store.inbox_attempts(id)?;
     let totals = summaries.iter().fold(Usage::default(), |sum, (_, s)| {
@@ -237,7 +239,7 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
             attempt_view(a, at.map(|i| summaries.swap_remove(i).1), in_inbox)
         })
         .collect();
-    let holds = store.holds(id)?.into_iter().map(hold_view).collect();
+    let holds = held.into_iter().map(hold_view).collect();
     Ok(RouteDetail {
         refused_notice: refused_notice(&row, &attempts),
         snapshot: snapshot(&row),

@@ -7,12 +7,12 @@
 use std::time::{Duration, Instant};
 
 use recourse::agent::{AgentSpec, SimStep};
-use recourse::engine::{AccountStatus, Engine, RouteDetail};
+use recourse::engine::{AccountStatus, Engine, GapReason, RouteDetail, TimelineEntry};
 use recourse::policy::Exhausted;
 use recourse::profile::CandidateInput;
-use recourse::route::RouteState;
+use recourse::route::{ManualAction, RouteState};
 
-use crate::common::{engine_profile, open_engine, start_route, uniform_policy};
+use crate::common::{act_on, engine_profile, open_engine, start_route, uniform_policy};
 
 /// A candidate of account `label` playing `script`, waiting up to an hour
 /// for a reset and stopping after that.
@@ -155,6 +155,102 @@ async fn a_limit_one_route_hit_holds_the_others_on_its_account_until_one_probe_a
         AccountStatus::Ready,
         "the probe's success cleared the mark"
     );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_held_route_draws_its_wait_for_the_limit_and_the_person_s_turn_after_it_was_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let hits = profile(
+        &engine,
+        "Hits",
+        vec![limited_then_ok("claude", "work", 3000)],
+    )
+    .await;
+    let later = profile(
+        &engine,
+        "Later",
+        vec![
+            on_account(
+                "claude too",
+                "work",
+                vec![SimStep::Succeed { after_ms: 10 }],
+            ),
+            on_account("other", "home", vec![SimStep::Succeed { after_ms: 10 }]),
+        ],
+    )
+    .await;
+    let first = start(&engine, hits).await;
+    until(
+        &engine,
+        first,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    let second = start(&engine, later).await;
+    let held = engine.route_detail(second).unwrap();
+    assert_eq!(
+        held.holds[0].from_route, first,
+        "the hold names the route the limit was learned from"
+    );
+    let cancelled = act_on(
+        &engine,
+        second,
+        ManualAction::CancelWait,
+        held.snapshot.generation,
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    act_on(&engine, second, ManualAction::SkipNow, cancelled.generation)
+        .await
+        .unwrap();
+    let done = until(
+        &engine,
+        second,
+        Duration::from_secs(5),
+        is(RouteState::Succeeded),
+    )
+    .await;
+    let shape: Vec<String> = done
+        .timeline
+        .iter()
+        .map(|e| match e {
+            TimelineEntry::Attempt { number, .. } => format!("attempt {number}"),
+            TimelineEntry::Gap { why, label, .. } => format!("{why:?}: {label}"),
+            TimelineEntry::Mark { label, .. } => format!("mark: {label}"),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            format!("mark: not dispatched to claude too: account work limited, learned from route {first}"),
+            "ResetWait: waiting for the provider's reset".into(),
+            "mark: cancel wait from the app".into(),
+            "Person: waited for you".into(),
+            "mark: skip now from the app".into(),
+            "attempt 1".into(),
+        ],
+        "the wait before any attempt and the person's turn after it are drawn, each with its reason"
+    );
+    let gaps: Vec<_> = done
+        .timeline
+        .iter()
+        .filter_map(|e| match e {
+            TimelineEntry::Gap {
+                start, end, why, ..
+            } => Some((*start, *end, *why)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        gaps[0].1,
+        Some(gaps[1].0),
+        "the wait ends where the person's turn starts: at the cancel, not at the skip"
+    );
+    assert_eq!(gaps[1].2, GapReason::Person);
     engine.shutdown().await;
 }
 

@@ -1504,6 +1504,11 @@ export type HoldView_Deserialize = {
 	candidate_name: string,
 	at: string,
 	account: string,
+	/**
+	 *  The route whose failed attempt the limit was learned from (this
+	 *  route's own id when it learned it itself).
+	 */
+	from_route: number,
 	classification: ClassificationSummary_Deserialize,
 	/**  `None`: limited until cleared. */
 	until?: string | null,
@@ -1521,6 +1526,11 @@ export type HoldView_Serialize = {
 	candidate_name: string,
 	at: string,
 	account: string,
+	/**
+	 *  The route whose failed attempt the limit was learned from (this
+	 *  route's own id when it learned it itself).
+	 */
+	from_route: number,
 	classification: ClassificationSummary_Serialize,
 	/**  `None`: limited until cleared. */
 	until: string | null,

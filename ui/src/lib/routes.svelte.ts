@@ -18,6 +18,7 @@ import type {
 } from "./types";
 import { call, messageOf } from "./api";
 import { navigation } from "./navigation.svelte";
+import { runForm } from "./run-form.svelte";
 import { STATE_TEXT } from "../components/routes/labels";
 
 /** Routes per page: rendering a thousand rows doubled the time to the first painted list. */
@@ -128,6 +129,7 @@ function forget(deleted: number[]) {
     seen.delete(id);
   }
   if (selected !== null && deleted.includes(selected)) routes.select(null);
+  runForm.forget(deleted);
   refreshCountsSoon();
 }
 

@@ -152,6 +152,34 @@ for (const width of WIDTHS) {
   });
 }
 
+test("on a desktop the directory hint's reserved lines hold text, not a blank hole", async () => {
+  const app = await openApp(runScenario(), { width: 1280 });
+  try {
+    await app.page.getByLabel("Working directory").fill("/srv/repo");
+    await waitForHint(app.page, "/srv/repo");
+    assert.equal(
+      (await app.page.getByTestId("run-cwd-about").textContent()).trim(),
+      "In the git repository /srv/repo: what the agent changes can be reviewed and undone with git.",
+      "no warning: a quiet line on the directory takes its place",
+    );
+    const [filled, reserved] = await app.page
+      .getByTestId("run-cwd-hint")
+      .evaluate((h) => [
+        [...h.children].reduce((sum, c) => sum + c.getBoundingClientRect().height, 0),
+        h.getBoundingClientRect().height,
+      ]);
+    const line = await app.page
+      .getByTestId("run-cwd-about")
+      .evaluate((e) => parseFloat(getComputedStyle(e).lineHeight));
+    assert.ok(
+      reserved - filled < line,
+      `at most part of a line is left blank under the hint: ${filled.toFixed(1)} of ${reserved.toFixed(1)} px`,
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 /** A route held for a person, with both Continue and Skip with context offered, between long demo-style names. */
 const continuable = {
   routes: [

@@ -68,3 +68,34 @@ test("run again of a route without a repeat risk starts at once, with no warning
     await app.close();
   }
 });
+
+// Issue 30's outside review: the warning stayed after the prompt or the
+// profile was changed, and after the route was deleted.
+test("the repeat warning follows the form: gone for another prompt or profile, back for the route's own, gone with the route", async () => {
+  const s = scenario(RISK);
+  s.profiles.push({ ...demoProfile(), id: 2, name: "Other" });
+  const app = await openApp(s);
+  try {
+    await app.page.locator('[data-route="7"]').click();
+    await app.page.getByTestId("run-again").click();
+    const warning = app.page.getByTestId("run-again-risk");
+    await warning.waitFor();
+    const prompt = app.page.getByLabel("Prompt");
+    await prompt.fill("Write the release notes");
+    await warning.waitFor({ state: "detached" });
+    await prompt.fill("Migrate the users table");
+    await warning.waitFor();
+    await app.page.getByLabel("Profile").selectOption("2");
+    await warning.waitFor({ state: "detached" });
+    await app.page.getByLabel("Profile").selectOption("1");
+    await warning.waitFor();
+    // Deleted (here or in another window): the backend says it is gone.
+    await app.emit("routes-removed", [7]);
+    await warning.waitFor({ state: "detached" });
+    await app.page.getByTestId("start-run").getByRole("button", { name: "Start run" }).click();
+    await app.page.waitForFunction(() => window.__CALLS__.some((c) => c.cmd === "start_run"));
+    assert.equal(await app.page.getByRole("dialog").count(), 0, "no question about a route that is gone");
+  } finally {
+    await app.close();
+  }
+});

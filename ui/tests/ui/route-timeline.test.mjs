@@ -98,3 +98,63 @@ test("the now line crosses a long pending reset wait at an even pace towards its
     await app.close();
   }
 });
+
+// Issue 30's outside review: at 390 px a cut's reason was clipped to
+// "waiting for the provider's" and a cut over unrecorded time had no reason.
+test("every cut says its duration and reason in full, and the word list has every attempt, wait and mark, at both widths", async () => {
+  const timeline = [
+    { kind: "mark", at: iso(-1400e3), label: "not dispatched to Claude: account work limited, learned from route 1" },
+    {
+      kind: "gap",
+      start: iso(-1400e3),
+      end: iso(-800e3),
+      due: iso(-700e3),
+      why: "reset_wait",
+      label: "waiting for the provider's reset",
+    },
+    { kind: "mark", at: iso(-800e3), label: "cancel wait from the app" },
+    // Nothing recorded between the cancel and the skip (an older route's history).
+    { kind: "mark", at: iso(-240e3), label: "skip now from the app" },
+    { kind: "attempt", number: 1, candidate_name: "Codex", start: iso(-240e3), end: iso(-236e3), outcome: "failed" },
+    { kind: "gap", start: iso(-236e3), end: null, due: null, why: "person", label: "needs you" },
+  ];
+  for (const width of [1280, 390]) {
+    const app = await openApp(routeWith(8, "needs_manual", timeline), { width, height: 844 });
+    try {
+      await app.page.locator('[data-route="8"]').click();
+      const t = app.page.getByTestId("route-timeline");
+      await t.getByTestId("timeline-attempt").first().waitFor();
+      const cuts = await t.getByTestId("timeline-break").evaluateAll((els) =>
+        els.map((e) => {
+          const box = e.getBoundingClientRect();
+          const row = e.parentElement.getBoundingClientRect();
+          return {
+            text: e.textContent,
+            reason: e.textContent.slice(e.querySelector("strong").textContent.length).trim(),
+            // Clipped: text taller or wider than its box, or the box outside its row.
+            clipped:
+              e.scrollHeight > e.clientHeight + 1 ||
+              e.scrollWidth > e.clientWidth + 1 ||
+              box.bottom > row.bottom + 1 ||
+              box.top < row.top - 1,
+          };
+        }),
+      );
+      assert.ok(cuts.length >= 2, `at ${width} px the long wait and the unrecorded stretch are cut: ${cuts.length}`);
+      for (const c of cuts) {
+        assert.ok(!c.clipped, `at ${width} px the cut label "${c.text}" is shown whole`);
+        assert.ok(c.reason.length > 0, `at ${width} px the cut "${c.text}" says why in words`);
+      }
+      assert.ok(
+        cuts.some((c) => c.text.endsWith("waiting for the provider's reset")),
+        `at ${width} px the reset wait's reason is written to its last word: ${cuts.map((c) => c.text)}`,
+      );
+      const words = await t.getByTestId("timeline-entry").allTextContents();
+      assert.equal(words.length, timeline.length, `at ${width} px every attempt, wait and mark has its line`);
+      for (const [i, e] of timeline.entries())
+        assert.ok(words[i].includes(e.label ?? `Attempt ${e.number}`), `at ${width} px line ${i} is "${words[i]}"`);
+    } finally {
+      await app.close();
+    }
+  }
+});

@@ -1491,7 +1491,7 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
     account: "work",
     actions: ["skip_now", "cancel_wait", "stop"],
   });
-  const app = await openApp({ routes: [{ snapshot: queued, attempts: [], holds: [held] }] });
+  const app = await openApp({ routes: [{ snapshot: queued, attempts: [], holds: [{ ...held, from_route: 3 }] }] });
   try {
     assert.equal(await row(app.page, 8).locator(".badge.state-queued").textContent(), "Queued");
     assert.equal(await row(app.page, 8).locator("[data-testid=queued]").textContent(), queued.queued);
@@ -1506,6 +1506,52 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
         .then((t) => t.filter((x) => /Skip now|Cancel wait|Stop/.test(x))),
       ["Skip now", "Cancel wait", "Stop"],
       "a queued route can be skipped, cancelled or stopped",
+    );
+    assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+// Issue 30's outside review: "Attempts dispatched 0" beside a "Last failure"
+// read as a contradiction when the failure was another route's account limit.
+test("a route held back before its first dispatch says it was held by its account's limit learned from another route", async () => {
+  const limit = {
+    code: "usage_limit_reached",
+    class: "hard",
+    rule_id: "claude_code.usage_limit_epoch.v1",
+    catalogue_version: "2026.12.5",
+  };
+  const held = {
+    generation: 2,
+    candidate_index: 0,
+    candidate_name: "Claude",
+    at: iso(-30e3),
+    account: "work",
+    from_route: 1,
+    classification: limit,
+    until: iso(60e3),
+    text: "not dispatched: work limited until 2026-12-05T13:02:00Z; wait for the hard reset until 2026-12-05T13:02:00Z",
+  };
+  const waiting = snapshot(2, "waiting_reset", {
+    attempts: 0,
+    deadline: iso(60e3),
+    last_failure: failure(limit),
+    actions: ["retry_now", "skip_now", "cancel_wait", "stop"],
+  });
+  const app = await openApp({ routes: [{ snapshot: waiting, attempts: [], holds: [held] }] });
+  try {
+    assert.equal(
+      (await row(app.page, 2).getByTestId("failed-candidate").textContent()).trim(),
+      "Held back by its account's limit (candidate 1, Claude):",
+      "with nothing dispatched, the failure is named as the limit that held it back",
+    );
+    await row(app.page, 2).click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    await detail.getByTestId("hold").waitFor();
+    assert.equal(
+      await detail.getByTestId("attempts-dispatched").textContent(),
+      "0: not dispatched yet: held back by the limit on account work, learned from route 1",
     );
     assert.deepEqual(app.errors, []);
   } finally {
