@@ -391,7 +391,7 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
     );
     assert_eq!(
         lines[4],
-        "end: no more failures; the attempt at +1 min 10 s on gemini is assumed to succeed"
+        "end: no more failures; the attempt at +1 min 10 s on “gemini” is assumed to succeed"
     );
 }
 
