@@ -227,6 +227,45 @@ impl SemanticCode {
         }
     }
 
+    /// The code in words a new user reads, where a person chooses one (the
+    /// rule editor's code picker): short, as a drop-down cannot wrap; the
+    /// snake_case name stays the stored value.
+    pub fn words(self) -> &'static str {
+        use SemanticCode::*;
+        match self {
+            ProviderOverloaded => "Provider overloaded",
+            ProviderUnavailable => "Provider unavailable",
+            ProviderInternalError => "Provider internal error",
+            GatewayError => "Gateway or proxy error",
+            RateLimited => "Rate limited (too many requests)",
+            ModelCapacity => "Model out of capacity",
+            StreamDisconnected => "Response stream disconnected",
+            NetworkReset => "Connection reset",
+            NetworkTimeout => "Network timeout",
+            NetworkDns => "Host name not found (DNS)",
+            NetworkTls => "Secure connection (TLS) failed",
+            AttemptTimedOut => "Attempt went quiet or ran too long",
+            UsageLimitReached => "Usage limit reached",
+            QuotaExhausted => "Quota used up",
+            CreditBalanceLow => "Credit balance too low",
+            AuthInvalid => "API key or login invalid",
+            AuthRequired => "Login or API key needed",
+            AccountForbidden => "Account not allowed to do this",
+            ModelNotFound => "Model not found or not offered",
+            ProviderConfigInvalid => "Provider settings invalid",
+            ContextLengthExceeded => "Request too long for the model",
+            InvalidRequest => "Invalid request",
+            Cancelled => "Cancelled",
+            TaskFailed => "The task itself failed",
+            RepositoryError => "Repository (git) error",
+            PermissionDenied => "Local permission denied",
+            LocalRuntime => "Could not run on this machine",
+            SpawnFailed => "Agent program could not start",
+            ResumeState => "Saved session could not resume",
+            Unknown => "Not recognised",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         use SemanticCode::*;
         match self {
@@ -391,6 +430,23 @@ mod tests {
                 json,
                 format!("\"{}\"", code.as_str()),
                 "serde name and as_str agree"
+            );
+        }
+    }
+
+    #[test]
+    fn every_code_has_words_of_its_own_not_its_name() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in SemanticCode::ALL {
+            let words = code.words();
+            assert!(
+                !words.contains('_'),
+                "{} is said in words, not as its snake_case name",
+                code.as_str()
+            );
+            assert!(
+                seen.insert(words),
+                "two codes share the words {words:?}: a picker could not tell them apart"
             );
         }
     }

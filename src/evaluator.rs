@@ -182,15 +182,18 @@ impl ManualReason {
             ManualReason::UnsafeEffect { reason } => {
                 format!("not safe to recover automatically: {}", reason.describe())
             }
+            ManualReason::Unclassified {
+                code: SemanticCode::Unknown,
+            } => "the failure is unclassified: no catalogue rule recognised it".to_string(),
             ManualReason::Unclassified { code } => format!(
-                "the failure is unclassified ({}): unknown or outside provider policy",
+                "the failure is unclassified ({}): outside provider policy",
                 code.as_str()
             ),
             ManualReason::LowConfidence { code } => {
                 format!("the classification ({}) has low confidence", code.as_str())
             }
             ManualReason::NoEligibleCandidate { class } => format!(
-                "{} policy says skip, but no eligible candidate is left",
+                "the {} policy says skip, but no candidate is left to skip to in this cycle",
                 class.as_str()
             ),
             ManualReason::CandidateOutOfRange { index, count } => format!(
@@ -217,8 +220,8 @@ impl ManualReason {
                          on once in this cycle for repeated unclassified failures"
                     ),
                     RepeatHeld::NoCandidateLeft => format!(
-                        "{failure} and repeated {identical} times, but no eligible candidate is \
-                         left to move to"
+                        "{failure} and repeated {identical} times, but no candidate is left to \
+                         move to in this cycle"
                     ),
                 }
             }
@@ -349,7 +352,7 @@ impl Decision {
                 excluded,
                 next,
             } => format!(
-                "{} recovery exhausted: skip {} for {}",
+                "{} recovery exhausted on {}: skip to {}",
                 class.as_str(),
                 words.candidate(*excluded),
                 words.candidate(*next)
@@ -359,8 +362,8 @@ impl Decision {
                 next,
                 identical,
             } => format!(
-                "unclassified failure repeated {identical} times with no output or effects: \
-                 skip {} for {} (once per cycle)",
+                "unclassified failure repeated {identical} times on {} with no output or \
+                 effects: skip to {} (once per cycle)",
                 words.candidate(*excluded),
                 words.candidate(*next)
             ),

@@ -335,7 +335,9 @@ pub fn preview(
 pub const PASTED_REPEATS: usize = 12;
 
 /// For a timeline, read as a whole from its start: instants as offsets from
-/// that start (`+1 min 10 s`), delays as spans (`10 s`), candidates by name.
+/// that start (`+1 min 10 s`), delays as spans (`10 s`), candidates by name
+/// in quotes, since a name may hold colons and parentheses of its own
+/// (`“Codex (simulated): a tool ran, then the stream dropped”`).
 pub struct TimelineWording<'a> {
     pub start: DateTime<Utc>,
     pub candidates: &'a [CandidateSlot],
@@ -351,10 +353,11 @@ impl Wording for TimelineWording<'_> {
     }
 
     fn candidate(&self, index: u32) -> String {
-        self.candidates
+        let name = self
+            .candidates
             .get(index as usize)
-            .map_or("?", |slot| slot.name.as_str())
-            .to_string()
+            .map_or("?", |slot| slot.name.as_str());
+        format!("“{name}”")
     }
 }
 

@@ -75,6 +75,8 @@ impl ConcurrencyLimits {
 pub struct CodeClass {
     pub code: recourse::classification::SemanticCode,
     pub class: recourse::classification::Class,
+    /// The code in words, shown before the code itself.
+    pub words: &'static str,
 }
 
 /// Every code but `unknown` (what "no rule matched" means), in table order.
@@ -85,6 +87,7 @@ pub fn rule_codes() -> Vec<CodeClass> {
         .map(|code| CodeClass {
             code,
             class: code.class(),
+            words: code.words(),
         })
         .collect()
 }

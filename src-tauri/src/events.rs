@@ -229,8 +229,8 @@ fn notice(
 }
 
 /// The desktop notifications of one burst's notices: one per kind of
-/// notice, naming the route when it is alone ("Route 4 needs you
-/// (claude)") and counting them when not ("12 routes need you").
+/// notice, naming the route when it is alone ("Route 4 on “Claude Code
+/// (work)” needs you") and counting them when not ("12 routes need you").
 fn notifications(notes: &[(Notice, &RouteEvent)]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for kind in [Notice::NeedsYou, Notice::Waiting, Notice::Succeeded] {
@@ -248,24 +248,22 @@ fn notifications(notes: &[(Notice, &RouteEvent)]) -> Vec<(String, String)> {
     out
 }
 
+/// The candidate in quotes, as every dialog names one: a name often holds
+/// parentheses (`Claude Code (simulated)`) and colons of its own, so a
+/// title in parentheses around it would nest them.
 fn one_route(event: &RouteEvent, notice: Notice) -> (String, String) {
     let snap = &event.snapshot;
+    let route = format!("Route {} on “{}”", snap.id, snap.candidate_name);
     match notice {
         Notice::NeedsYou => (
-            format!("Route {} needs you ({})", snap.id, snap.candidate_name),
+            format!("{route} needs you"),
             snap.manual_reason
                 .clone()
                 .unwrap_or_else(|| "Automatic recovery ended.".into()),
         ),
-        Notice::Succeeded => (
-            format!("Route {} succeeded ({})", snap.id, snap.candidate_name),
-            snap.prompt_excerpt.clone(),
-        ),
+        Notice::Succeeded => (format!("{route} succeeded"), snap.prompt_excerpt.clone()),
         Notice::Waiting => (
-            format!(
-                "Route {} waits for a provider reset ({})",
-                snap.id, snap.candidate_name
-            ),
+            format!("{route} waits for a provider reset"),
             snap.deadline.map_or_else(
                 || "Its next attempt runs at the reset.".into(),
                 |at| format!("Its next attempt runs at {}.", at.format("%H:%M:%S UTC")),
@@ -461,16 +459,35 @@ mod tests {
                     "12 routes need you".to_string(),
                     "Routes 1, 2, 3, 4, 5 and 7 more.".to_string()
                 ),
-                ("Route 40 succeeded (sim)".to_string(), String::new()),
+                ("Route 40 on “sim” succeeded".to_string(), String::new()),
             ],
             "twelve routes needing you are one notification, a lone success names its route"
         );
         assert_eq!(
             notifications(&[(Notice::NeedsYou, &needs[0])]),
             vec![(
-                "Route 1 needs you (sim)".to_string(),
+                "Route 1 on “sim” needs you".to_string(),
                 "Automatic recovery ended.".to_string()
             )]
+        );
+    }
+
+    #[test]
+    fn a_candidate_named_with_parentheses_is_quoted_not_wrapped_in_more() {
+        let mut named = event(4, 1, RouteState::NeedsManual);
+        named.snapshot.candidate_name = "Claude Code (simulated)".into();
+        let titles: Vec<String> = [Notice::NeedsYou, Notice::Succeeded, Notice::Waiting]
+            .into_iter()
+            .map(|kind| one_route(&named, kind).0)
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                "Route 4 on “Claude Code (simulated)” needs you",
+                "Route 4 on “Claude Code (simulated)” succeeded",
+                "Route 4 on “Claude Code (simulated)” waits for a provider reset",
+            ],
+            "not “Route 4 needs you (Claude Code (simulated))”"
         );
     }
 

@@ -161,6 +161,42 @@ pub fn derive(
     AccountId(format!("{}{DERIVED}{}", d.slug, &hex[..HASH_HEX]))
 }
 
+/// What a derived account of `kind` was worked out from, in words, for
+/// someone who never set a label: the same facts [`derive`] hashes, named
+/// (never their values). `candidates`: how many saved candidates run on it.
+pub fn derivation_words(kind: crate::agent::AgentKind, candidates: usize) -> String {
+    let d = kind.descriptor();
+    let mut facts: Vec<&str> = Vec::new();
+    if d.config_dir_variable.is_some() {
+        facts.push("config folder");
+    }
+    if !d.account.credentials.is_empty() {
+        facts.push("credentials");
+    }
+    if !d.account.base_urls.is_empty() {
+        facts.push("endpoint");
+    }
+    match d.launch {
+        Launch::InProcess => facts.push("script"),
+        Launch::Process { .. } if d.default_program.is_none() => facts.push("program"),
+        Launch::Process { .. } => {}
+    }
+    let whose = if candidates == 1 {
+        "the candidate's"
+    } else {
+        "its candidates'"
+    };
+    let facts = match facts.as_slice() {
+        [] => String::new(),
+        [one] => format!(" ({one})"),
+        [first @ .., last] => format!(" ({} and {last})", first.join(", ")),
+    };
+    format!(
+        "Worked out from {whose} settings{facts}, as no account label is set: candidates \
+         with the same ones share this account."
+    )
+}
+
 /// [`derive`] from the spec's own `env` values.
 pub fn derive_from_spec(spec: &AgentSpec, key: &AccountKey) -> AccountId {
     derive(spec, key, |name| spec.env.get(name).cloned())
@@ -182,6 +218,46 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         spec
+    }
+
+    #[test]
+    fn a_derived_account_says_what_it_was_worked_out_from_in_words() {
+        // Read from the descriptors: each named fact is one `derive` hashes.
+        for kind in AgentKind::ALL {
+            let d = kind.descriptor();
+            let words = derivation_words(kind, 1);
+            assert!(
+                words.starts_with("Worked out from the candidate's settings"),
+                "{}: {words}",
+                d.slug
+            );
+            assert!(!words.contains(d.slug), "no slug: {words}");
+            assert_eq!(
+                words.contains("config folder"),
+                d.config_dir_variable.is_some(),
+                "{}: the config folder is named when it counts",
+                d.slug
+            );
+            assert_eq!(
+                words.contains("credentials"),
+                !d.account.credentials.is_empty(),
+                "{}: credentials are named when they count",
+                d.slug
+            );
+        }
+        let with_everything = AgentKind::ALL
+            .into_iter()
+            .find(|k| {
+                let d = k.descriptor();
+                d.config_dir_variable.is_some() && !d.account.base_urls.is_empty()
+            })
+            .expect("a kind keyed by config folder, credentials and endpoint");
+        assert_eq!(
+            derivation_words(with_everything, 2),
+            "Worked out from its candidates' settings (config folder, credentials and \
+             endpoint), as no account label is set: candidates with the same ones share \
+             this account."
+        );
     }
 
     #[test]

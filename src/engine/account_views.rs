@@ -39,6 +39,8 @@ pub struct AccountView {
     /// hash): `Claude Code (~/.claude-work)`.
     pub name: String,
     pub labelled: bool,
+    /// How a derived account was worked out, in words; `None` for a label.
+    pub derivation: Option<String>,
     pub kinds: Vec<AgentKind>,
     pub candidates: Vec<AccountCandidateView>,
     pub status: AccountStatus,
@@ -244,6 +246,9 @@ pub(crate) fn overview(store: &Store, now: DateTime<Utc>) -> Result<AccountsOver
             id: id.to_string(),
             name: name_of(&id, &kinds, &config_dirs(&candidates, &id)),
             labelled: id.is_label(),
+            derivation: kind_of(&id, &kinds)
+                .filter(|_| !id.is_label())
+                .map(|kind| crate::account::derivation_words(kind, own.len())),
             kinds: kinds.into_iter().collect(),
             candidates: own
                 .iter()
@@ -289,17 +294,26 @@ fn config_dirs(
 
 /// A label as it is; a derived account as its kind with its config dir, or
 /// with the start of its hash when it has none.
+/// The kind of a derived account: its candidates', else the one its id
+/// starts with.
+fn kind_of(id: &AccountId, kinds: &BTreeSet<AgentKind>) -> Option<AgentKind> {
+    let slug = id
+        .as_str()
+        .split_once('#')
+        .map_or(id.as_str(), |(slug, _)| slug);
+    kinds
+        .iter()
+        .next()
+        .copied()
+        .or_else(|| AgentKind::from_slug(slug))
+}
+
 fn name_of(id: &AccountId, kinds: &BTreeSet<AgentKind>, dirs: &[String]) -> String {
     if id.is_label() {
         return id.to_string();
     }
     let (slug, hash) = id.as_str().split_once('#').unwrap_or((id.as_str(), ""));
-    let label = kinds
-        .iter()
-        .next()
-        .copied()
-        .or_else(|| AgentKind::from_slug(slug))
-        .map_or(slug, |k| k.descriptor().label);
+    let label = kind_of(id, kinds).map_or(slug, |k| k.descriptor().label);
     match dirs {
         [dir] => format!("{label} ({dir})"),
         _ => format!("{label} (#{})", &hash[..hash.len().min(6)]),

@@ -72,3 +72,50 @@ pub fn demo_candidates() -> Vec<CandidateInput> {
         ),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classification::SemanticCode;
+    use crate::evaluator::CandidateSlot;
+    use crate::simulation::{preview, SimulatedFailure};
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_demo_preview_names_each_candidate_once_in_quotes_and_reads_as_a_sentence() {
+        // The demo's names hold parentheses and colons of their own: bare,
+        // "skip X for Y" could not be read.
+        let slots: Vec<CandidateSlot> = demo_candidates()
+            .iter()
+            .map(|c| CandidateSlot {
+                enabled: c.enabled,
+                name: c.name.clone(),
+                policy: c.policy.clone(),
+                kind: Some(c.agent.kind),
+            })
+            .collect();
+        let start = chrono::Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+        let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 12];
+        let texts: Vec<String> = preview(&slots, &failures, start)
+            .into_iter()
+            .map(|s| s.text)
+            .collect();
+        let skips: Vec<&str> = texts
+            .iter()
+            .map(String::as_str)
+            .filter(|t| t.contains("skip"))
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                "transient recovery exhausted on “Claude Code (simulated): usage limit, then \
+                 overloaded”: skip to “Codex (simulated): a tool ran, then the stream dropped”",
+                "transient recovery exhausted on “Codex (simulated): a tool ran, then the stream \
+                 dropped”: skip to “Gemini CLI (simulated): succeeds”",
+                "manual recovery: the transient policy says skip, but no candidate is left to skip \
+                 to in this cycle",
+            ],
+            "each name whole in quotes; no “skip X for Y”"
+        );
+    }
+}

@@ -277,9 +277,9 @@ fn each_decision_of_the_exception_says_why_in_words() {
             "manual recovery: the failure is unclassified (unknown) and repeated 3 times, but the \
              route already moved on once in this cycle for repeated unclassified failures",
             "manual recovery: the failure is unclassified (unknown) and repeated 3 times, but no \
-             eligible candidate is left to move to",
-            "unclassified failure repeated 3 times with no output or effects: skip candidate 1 \
-             for candidate 2 (once per cycle)",
+             candidate is left to move to in this cycle",
+            "unclassified failure repeated 3 times on candidate 1 with no output or effects: skip \
+             to candidate 2 (once per cycle)",
         ]
     );
 }

@@ -19,7 +19,7 @@ const WRITTEN_OUT: u32 = 10;
 impl ClassPolicy {
     /// What this section does when every attempt fails, in order: `If the
     /// provider gives a trusted reset within 5 min, wait for it and try once
-    /// more. Retry after 5 s, 10 s, 20 s, then skip to Codex.` `next` is the
+    /// more. Retry after 5 s, 10 s, 20 s, then skip to “Codex”.` `next` is the
     /// candidate a skip would go to, if there is one.
     pub fn describe_schedule(&self, next: Option<&str>) -> String {
         let wait = if self.wait_for_reset.enabled {
@@ -51,7 +51,7 @@ impl ClassPolicy {
         };
         let outcome = match (self.on_exhausted, next) {
             (Exhausted::Stop, _) => "stop for manual recovery".to_string(),
-            (Exhausted::Skip, Some(next)) => format!("skip to {next}"),
+            (Exhausted::Skip, Some(next)) => format!("skip to “{next}”"),
             (Exhausted::Skip, None) => {
                 "skip (no candidate after this one: manual recovery)".to_string()
             }
@@ -152,7 +152,7 @@ mod tests {
     fn retries_double_from_the_first_delay_then_skip_to_the_next_candidate() {
         assert_eq!(
             retrying(3, 5, Exhausted::Skip).describe_schedule(Some("Codex")),
-            "Retry after 5 s, 10 s, 20 s, then skip to Codex."
+            "Retry after 5 s, 10 s, 20 s, then skip to “Codex”."
         );
     }
 
@@ -194,7 +194,7 @@ mod tests {
         assert_eq!(
             text,
             "Retry after 5 s, 10 s, 20 s, 40 s, … 999 retries in all, each at most 1 d apart, \
-             then skip to Codex.",
+             then skip to “Codex”.",
             "999 retries (refused by the validator, but typed) must not write 999 delays"
         );
     }
@@ -228,7 +228,7 @@ mod tests {
         section.auto_continue = crate::policy::AutoContinue::ON;
         assert_eq!(
             section.describe_schedule(Some("Codex")),
-            "Retry after 5 s, 10 s, 20 s, then skip to Codex. After a failure that follows \
+            "Retry after 5 s, 10 s, 20 s, then skip to “Codex”. After a failure that follows \
              work, when every tool the agent ran completed, continue its own session instead \
              of asking you (at most twice in this cycle); the prompt is never sent again."
         );

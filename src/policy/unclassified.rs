@@ -114,7 +114,7 @@ impl UnclassifiedPolicy {
             return "Every unclassified failure waits for you.".to_string();
         };
         let to = match next {
-            Some(next) => format!("skip to {next}"),
+            Some(next) => format!("skip to “{next}”"),
             None => "skip (no candidate after this one: you decide)".to_string(),
         };
         format!(
@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(
             UnclassifiedPolicy::skip_after(3).describe(Some("Codex")),
             "The first 2 identical unclassified failures with no output or effects each wait for \
-             you; at the 3rd, skip to Codex, once per route cycle. Any output, tool activity or \
+             you; at the 3rd, skip to “Codex”, once per route cycle. Any output, tool activity or \
              changed file means it waits for you."
         );
         assert!(UnclassifiedPolicy::skip_after(2)

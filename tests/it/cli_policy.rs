@@ -380,7 +380,7 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
         lines[1]
     );
     assert!(
-        lines[2].ends_with("-> hard recovery exhausted: skip opus for gemini"),
+        lines[2].ends_with("-> hard recovery exhausted on “opus”: skip to “gemini”"),
         "a second reset wait for the same class is not allowed: {}",
         lines[2]
     );
@@ -391,7 +391,7 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
     );
     assert_eq!(
         lines[4],
-        "end: no more failures; the attempt at +1 min 10 s on gemini is assumed to succeed"
+        "end: no more failures; the attempt at +1 min 10 s on “gemini” is assumed to succeed"
     );
 }
 
@@ -415,7 +415,9 @@ fn simulate_sends_unknown_text_to_manual() {
     let text = stdout(&simulate("unknown-text.json", &[]));
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[1].ends_with("-> manual recovery: the failure is unclassified (unknown): unknown or outside provider policy"),
+        lines[1].ends_with(
+            "-> manual recovery: the failure is unclassified: no catalogue rule recognised it"
+        ),
         "{}",
         lines[1]
     );

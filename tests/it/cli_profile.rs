@@ -195,7 +195,7 @@ fn the_unclassified_exception_round_trips_through_a_database_and_is_shown() {
     assert!(
         shown.contains(
             "   unclassified: The first 2 identical unclassified failures with no output or \
-             effects each wait for you; at the 3rd, skip to codex, once per route cycle."
+             effects each wait for you; at the 3rd, skip to “codex”, once per route cycle."
         ),
         "{shown}"
     );
@@ -428,7 +428,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let shown = ok(&recourse_on(&db, &["profile", "show", "Daily driver"]));
     assert!(
         shown.contains(
-            "transient: Retry after 5 s, 10 s, 20 s, 40 s, 1 min 20 s, then skip to codex."
+            "transient: Retry after 5 s, 10 s, 20 s, 40 s, 1 min 20 s, then skip to “codex”."
         ),
         "{shown}"
     );

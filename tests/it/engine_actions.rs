@@ -208,7 +208,7 @@ async fn after_a_skip_the_snapshot_describes_the_new_candidate_and_keeps_the_fai
         failure
             .decision
             .unwrap_or_default()
-            .contains("skip candidate 1 for candidate 2"),
+            .contains("exhausted on candidate 1: skip to candidate 2"),
         "what was decided about it"
     );
     engine.shutdown().await;

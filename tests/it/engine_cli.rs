@@ -279,7 +279,7 @@ fn route_after_a_skip_names_the_failed_candidate_apart_from_the_current_one() {
     );
     assert!(
         shown.contains(
-            "  last failure: candidate 1 first: transient recovery exhausted: skip candidate 1 for candidate 2\n"
+            "  last failure: candidate 1 first: transient recovery exhausted on candidate 1: skip to candidate 2\n"
         ),
         "{shown}"
     );

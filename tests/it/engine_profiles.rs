@@ -380,7 +380,8 @@ async fn pasted_error_text_is_classified_by_the_catalogue_in_force_and_previewed
         texts,
         [
             "transient retry 1 of 1 in 5 s, at +5 s",
-            "manual recovery: transient policy says skip, but no eligible candidate is left"
+            "manual recovery: the transient policy says skip, but no candidate is left to skip \
+             to in this cycle"
         ],
         "the same evaluator as the editor's preview, on the classified failure"
     );

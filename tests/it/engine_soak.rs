@@ -508,8 +508,8 @@ fn check_decision(route: u32, a: &AttemptView, policy: &CandidatePolicy) -> bool
             section.wait_for_reset.enabled,
             "{at}: waited while waiting is disabled"
         );
-    } else if decision.starts_with(&format!("{name} recovery exhausted: skip"))
-        || decision.contains("policy says skip, but no eligible candidate")
+    } else if decision.starts_with(&format!("{name} recovery exhausted on "))
+        || decision.contains("policy says skip, but no candidate is left")
     {
         assert_eq!(
             section.on_exhausted,

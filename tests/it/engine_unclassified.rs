@@ -124,8 +124,8 @@ async fn a_route_moves_on_at_the_third_identical_failure_counted_across_a_restar
     assert_eq!(detail.attempts.len(), 4, "three on odd, one on next");
     assert_eq!(
         decisions[2],
-        "unclassified failure repeated 3 times with no output or effects: skip candidate 1 \
-         for candidate 2 (once per cycle)"
+        "unclassified failure repeated 3 times on candidate 1 with no output or effects: skip \
+         to candidate 2 (once per cycle)"
     );
     assert!(
         detail.attempts[..3].iter().all(|a| a.in_inbox),

@@ -575,7 +575,11 @@ fn every_reason_reads_as_a_sentence() {
         ),
         (
             ManualReason::Unclassified { code: SemanticCode::Unknown }.describe(),
-            "the failure is unclassified (unknown): unknown or outside provider policy",
+            "the failure is unclassified: no catalogue rule recognised it",
+        ),
+        (
+            ManualReason::Unclassified { code: SemanticCode::TaskFailed }.describe(),
+            "the failure is unclassified (task_failed): outside provider policy",
         ),
         (
             ManualReason::LowConfidence { code: SemanticCode::RateLimited }.describe(),
@@ -583,7 +587,7 @@ fn every_reason_reads_as_a_sentence() {
         ),
         (
             ManualReason::NoEligibleCandidate { class: Transient }.describe(),
-            "transient policy says skip, but no eligible candidate is left",
+            "the transient policy says skip, but no candidate is left to skip to in this cycle",
         ),
         (
             ManualReason::CandidateOutOfRange { index: 4, count: 2 }.describe(),
@@ -639,9 +643,9 @@ fn history_names_absolute_instants_and_candidates_by_position() {
         [
             "wait for the hard reset until 2026-03-01T12:01:10Z",
             "transient retry 2 of 3 in 10 s, at 2026-03-01T12:01:10Z",
-            "transient recovery exhausted: skip candidate 1 for candidate 2",
+            "transient recovery exhausted on candidate 1: skip to candidate 2",
             "stop: hard recovery is exhausted and the candidate's policy says stop",
-            "manual recovery: the failure is unclassified (unknown): unknown or outside provider policy",
+            "manual recovery: the failure is unclassified: no catalogue rule recognised it",
         ],
         "the attempt history keeps these words: tests and old rows read them"
     );
@@ -661,9 +665,9 @@ fn timeline_says_the_same_with_offsets_from_its_start_and_candidate_names() {
         [
             "wait for the hard reset until +1 min 10 s",
             "transient retry 2 of 3 in 10 s, at +1 min 10 s",
-            "transient recovery exhausted: skip opus for gemini",
+            "transient recovery exhausted on “opus”: skip to “gemini”",
             "stop: hard recovery is exhausted and the candidate's policy says stop",
-            "manual recovery: the failure is unclassified (unknown): unknown or outside provider policy",
+            "manual recovery: the failure is unclassified: no catalogue rule recognised it",
         ]
     );
 }

@@ -218,7 +218,7 @@ export const PROVIDERS_SEEING_EVERY_RULE = ["generic","simulated"] as const;
 
 export const ROUTE_FILTER_STATES = {"active":["running","waiting_reset","retry_scheduled","queued"],"all":[],"archived":[],"finished":["succeeded"],"needs_you":["needs_manual"],"stopped":["stopped"]} as const;
 
-export const RULE_CODES = [{"class":"transient","code":"provider_overloaded"},{"class":"transient","code":"provider_unavailable"},{"class":"transient","code":"provider_internal_error"},{"class":"transient","code":"gateway_error"},{"class":"transient","code":"rate_limited"},{"class":"transient","code":"model_capacity"},{"class":"transient","code":"stream_disconnected"},{"class":"transient","code":"network_reset"},{"class":"transient","code":"network_timeout"},{"class":"transient","code":"network_dns"},{"class":"transient","code":"network_tls"},{"class":"transient","code":"attempt_timed_out"},{"class":"hard","code":"usage_limit_reached"},{"class":"hard","code":"quota_exhausted"},{"class":"hard","code":"credit_balance_low"},{"class":"hard","code":"auth_invalid"},{"class":"hard","code":"auth_required"},{"class":"hard","code":"account_forbidden"},{"class":"hard","code":"model_not_found"},{"class":"hard","code":"provider_config_invalid"},{"class":"hard","code":"context_length_exceeded"},{"class":"unclassified","code":"invalid_request"},{"class":"unclassified","code":"cancelled"},{"class":"unclassified","code":"task_failed"},{"class":"unclassified","code":"repository_error"},{"class":"unclassified","code":"permission_denied"},{"class":"unclassified","code":"local_runtime"},{"class":"unclassified","code":"spawn_failed"},{"class":"unclassified","code":"resume_state"}] as const;
+export const RULE_CODES = [{"class":"transient","code":"provider_overloaded","words":"Provider overloaded"},{"class":"transient","code":"provider_unavailable","words":"Provider unavailable"},{"class":"transient","code":"provider_internal_error","words":"Provider internal error"},{"class":"transient","code":"gateway_error","words":"Gateway or proxy error"},{"class":"transient","code":"rate_limited","words":"Rate limited (too many requests)"},{"class":"transient","code":"model_capacity","words":"Model out of capacity"},{"class":"transient","code":"stream_disconnected","words":"Response stream disconnected"},{"class":"transient","code":"network_reset","words":"Connection reset"},{"class":"transient","code":"network_timeout","words":"Network timeout"},{"class":"transient","code":"network_dns","words":"Host name not found (DNS)"},{"class":"transient","code":"network_tls","words":"Secure connection (TLS) failed"},{"class":"transient","code":"attempt_timed_out","words":"Attempt went quiet or ran too long"},{"class":"hard","code":"usage_limit_reached","words":"Usage limit reached"},{"class":"hard","code":"quota_exhausted","words":"Quota used up"},{"class":"hard","code":"credit_balance_low","words":"Credit balance too low"},{"class":"hard","code":"auth_invalid","words":"API key or login invalid"},{"class":"hard","code":"auth_required","words":"Login or API key needed"},{"class":"hard","code":"account_forbidden","words":"Account not allowed to do this"},{"class":"hard","code":"model_not_found","words":"Model not found or not offered"},{"class":"hard","code":"provider_config_invalid","words":"Provider settings invalid"},{"class":"hard","code":"context_length_exceeded","words":"Request too long for the model"},{"class":"unclassified","code":"invalid_request","words":"Invalid request"},{"class":"unclassified","code":"cancelled","words":"Cancelled"},{"class":"unclassified","code":"task_failed","words":"The task itself failed"},{"class":"unclassified","code":"repository_error","words":"Repository (git) error"},{"class":"unclassified","code":"permission_denied","words":"Local permission denied"},{"class":"unclassified","code":"local_runtime","words":"Could not run on this machine"},{"class":"unclassified","code":"spawn_failed","words":"Agent program could not start"},{"class":"unclassified","code":"resume_state","words":"Saved session could not resume"}] as const;
 
 /* Types */
 /**  An access level. */
@@ -296,6 +296,8 @@ export type AccountView_Deserialize = {
 	 */
 	name: string,
 	labelled: boolean,
+	/**  How a derived account was worked out, in words; `None` for a label. */
+	derivation?: string | null,
 	kinds: AgentKind[],
 	candidates: AccountCandidateView[],
 	status: AccountStatus,
@@ -319,6 +321,8 @@ export type AccountView_Serialize = {
 	 */
 	name: string,
 	labelled: boolean,
+	/**  How a derived account was worked out, in words; `None` for a label. */
+	derivation: string | null,
 	kinds: AgentKind[],
 	candidates: AccountCandidateView[],
 	status: AccountStatus,

@@ -198,7 +198,7 @@ mod tests {
             texts,
             [
                 "transient retry 1 of 1 in 5 s, at +5 s",
-                "transient recovery exhausted: skip opus for gemini"
+                "transient recovery exhausted on “opus”: skip to “gemini”"
             ],
             "offsets from the preview's start and candidates by the draft's names"
         );
@@ -296,7 +296,7 @@ mod tests {
     fn schedule_names_the_next_candidate_it_skips_to() {
         assert_eq!(
             block_on(describe_schedule(retrying(3, 5), Some("Codex".into()))),
-            "Retry after 5 s, 10 s, 20 s, then skip to Codex."
+            "Retry after 5 s, 10 s, 20 s, then skip to “Codex”."
         );
     }
 }

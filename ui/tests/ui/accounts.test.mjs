@@ -34,7 +34,18 @@ test("each account shows its state with a live countdown, the mark's code and ru
       "the chart is described in words",
     );
     const derived = card(app.page, "Claude Code (#3f9a1c)");
-    assert.match(await derived.textContent(), /Derived account claude-code#3f9a1c2b7d0e/);
+    const derivation = derived.getByTestId("account-derivation");
+    assert.equal(
+      (await derivation.innerText()).replace(/\s+/g, " ").trim(),
+      "Worked out from the candidate's settings (config folder, credentials and endpoint), as no account label is set: candidates with the same ones share this account. Account id claude-code#3f9a1c2b7d0e",
+      "the backend's words for how it was worked out, then the id as secondary detail",
+    );
+    assert.doesNotMatch(await derived.textContent(), /Derived account/, "no jargon");
+    assert.equal(
+      await work.getByTestId("account-derivation").count(),
+      0,
+      "a labelled account was named, not worked out",
+    );
     assert.match(await derived.locator("[data-testid=account-state]").textContent(), /route 9 is trying it/);
     assert.equal(await derived.locator("[data-testid=clear]").count(), 0, "nothing to clear without a mark");
     assert.match(await app.page.locator("[data-testid=global]").textContent(), /1 agent running of at most 4\./);

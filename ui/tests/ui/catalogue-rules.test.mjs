@@ -5,16 +5,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { openApp, horizontalOverflow, smallTargets } from "./lib.mjs";
+import { openApp, clippedOptions, horizontalOverflow, smallTargets } from "./lib.mjs";
 
 const root = resolve(import.meta.dirname, "../../..");
 
-/** The code → class table as the backend exports it to the UI. */
-const CODE_CLASSES = Object.fromEntries(
-  JSON.parse(readFileSync(resolve(root, "ui/src/bindings.ts"), "utf8").match(/RULE_CODES = (\[.*\]) as const/)[1]).map(
-    (c) => [c.code, c.class],
-  ),
+/** The codes a rule may give, with class and words, as the backend exports them to the UI. */
+const RULE_CODES = JSON.parse(
+  readFileSync(resolve(root, "ui/src/bindings.ts"), "utf8").match(/RULE_CODES = (\[.*\]) as const/)[1],
 );
+/** The code → class table. */
+const CODE_CLASSES = Object.fromEntries(RULE_CODES.map((c) => [c.code, c.class]));
 
 /** The built-in rules, read from rules.toml as the browser would receive them. */
 function realRules() {
@@ -306,7 +306,7 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
     assert.equal(await dialog.getByLabel("Code").inputValue(), "provider_unavailable");
     assert.match(
       await dialog.getByTestId("rule-class").textContent(),
-      /Class Transient: it comes from the code, a rule never sets it\. Proposed because it says unavailable\./,
+      /Class Transient, code provider_unavailable: the class comes from the code, a rule never sets it\. Proposed because it says unavailable\./,
       "a space between the two sentences",
     );
     assert.equal(
@@ -527,6 +527,52 @@ test("a pattern that misses the pasted text it is made from is refused at the fi
     assert.equal((await app.calls()).filter((c) => c.cmd === "save_rule").length, 0, "nothing was saved");
   } finally {
     await app.close();
+  }
+});
+
+test("the code picker offers each failure in words under its class, and keeps the code as the value", async () => {
+  for (const width of [1280, 390]) {
+    const app = await openApp(scenario(), { width, height: 844, hash: "#/catalogue/inbox" });
+    try {
+      const dialog = await openDialog(app);
+      const code = dialog.getByLabel("Code");
+      const groups = await code.evaluate((el) =>
+        [...el.querySelectorAll("optgroup")].map((g) => ({
+          label: g.label,
+          options: [...g.querySelectorAll("option")].map((o) => [o.value, o.text]),
+        })),
+      );
+      assert.deepEqual(
+        groups.map((g) => g.label),
+        ["Transient", "Hard", "Unclassified"],
+      );
+      const offered = groups.flatMap((g) => g.options.map(([value, text]) => ({ value, text, group: g.label })));
+      assert.deepEqual(
+        offered.map((o) => o.value).sort(),
+        RULE_CODES.map((c) => c.code).sort(),
+        "every code a rule may give, once",
+      );
+      for (const o of offered) {
+        assert.ok(!o.text.includes("_"), `${o.value} is offered in words, not as “${o.text}”`);
+        assert.equal(o.group.toLowerCase(), CODE_CLASSES[o.value], `${o.value} sits under its own class`);
+      }
+      assert.equal(
+        offered.find((o) => o.value === "usage_limit_reached").text,
+        RULE_CODES.find((c) => c.code === "usage_limit_reached").words,
+        "the backend's words for the code",
+      );
+      const fit = await clippedOptions(code);
+      assert.deepEqual(fit.cut, [], `at ${width} px each choice fits the ${fit.room} px of the closed picker`);
+      await code.selectOption({ label: "Usage limit reached" });
+      assert.equal(await code.inputValue(), "usage_limit_reached", "the stored value is still the code");
+      assert.match(
+        await dialog.getByTestId("rule-class").textContent(),
+        /^Class Hard, code usage_limit_reached:/,
+        "the code stays in view, beneath, with its class",
+      );
+    } finally {
+      await app.close();
+    }
   }
 });
 

@@ -119,6 +119,7 @@ function account(id, extra = {}) {
     id,
     name: id,
     labelled: true,
+    derivation: null,
     kinds: ["claude_code"],
     candidates: [{ profile: "Everyday", candidate: "opus" }],
     status: { kind: "ready" },
@@ -187,6 +188,8 @@ export function accountsOverview() {
       account("claude-code#3f9a1c2b7d0e", {
         name: "Claude Code (#3f9a1c)",
         labelled: false,
+        derivation:
+          "Worked out from the candidate's settings (config folder, credentials and endpoint), as no account label is set: candidates with the same ones share this account.",
         status: { kind: "probing", route_id: 9 },
       }),
     ],

@@ -87,6 +87,34 @@ export async function horizontalOverflow(page) {
   });
 }
 
+/**
+ * The options of `select` (a locator) too wide for its closed box: a select
+ * cannot wrap, so what does not fit is cut off unseen. Measured with the
+ * select's own font; `room` leaves out its padding and drop-down arrow.
+ */
+export async function clippedOptions(select) {
+  return select.evaluate((el) => {
+    const style = getComputedStyle(el);
+    const ruler = document.createElement("span");
+    ruler.style.font = style.font;
+    ruler.style.whiteSpace = "pre";
+    document.body.append(ruler);
+    const arrow = 24;
+    const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - arrow;
+    const cut = [...el.options]
+      .map((o) => {
+        ruler.textContent = o.text;
+        return `${o.text} (${Math.ceil(ruler.getBoundingClientRect().width)} px)`;
+      })
+      .filter((text, i) => {
+        ruler.textContent = el.options[i].text;
+        return ruler.getBoundingClientRect().width > room;
+      });
+    ruler.remove();
+    return { cut, room: Math.floor(room) };
+  });
+}
+
 /** Visible interactive elements smaller than 44×44 px. */
 export async function smallTargets(page) {
   return page.evaluate(() =>

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
-import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+import { openApp, clippedOptions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
 import { candidate, demoProfile, immediate, POLICY_LIMITS } from "./fixtures.mjs";
 
 const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
@@ -265,6 +265,31 @@ test("profile editor fits a phone: no sideways scroll, one scroll owner, 44 px t
     assert.ok(
       owners.every((o) => o === "main#main"),
       `only <main> scrolls: ${owners}`,
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("at 390 px every preview example fits its drop-down, which spans the panel, and is said whole beneath it", async () => {
+  const app = await open({ width: 390, height: 844 });
+  try {
+    const select = app.page.getByLabel("Example error");
+    await select.waitFor();
+    const fit = await clippedOptions(select);
+    assert.deepEqual(fit.cut, [], `each label fits the ${fit.room} px inside the drop-down`);
+    const [width, field] = await select.evaluate((el) => [
+      el.getBoundingClientRect().width,
+      el.parentElement.getBoundingClientRect().width,
+    ]);
+    assert.equal(width, field, "the drop-down takes the whole width of its field");
+    const detail = app.page.getByTestId("preview-example-detail");
+    assert.equal(await detail.textContent(), "Every attempt fails with the provider's 529 “overloaded”.");
+    await select.selectOption({ label: "Reset while a tool ran" });
+    assert.equal(
+      await detail.textContent(),
+      "The connection is reset while one of the agent's tools is still running.",
+      "the short label is said in full beneath, where it can wrap",
     );
   } finally {
     await app.close();
