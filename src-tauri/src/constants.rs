@@ -92,6 +92,15 @@ pub fn rule_codes() -> Vec<CodeClass> {
         .collect()
 }
 
+/// Each provider's name in words (`Provider::words`), by its name as it
+/// crosses IPC (`claude-code`): what the provider choices show.
+pub fn provider_words() -> std::collections::BTreeMap<&'static str, &'static str> {
+    recourse::evidence::Provider::ALL
+        .into_iter()
+        .map(|p| (p.as_str(), p.words()))
+        .collect()
+}
+
 /// The states each route-list filter keeps (`RouteFilter::states`; empty:
 /// every state), by the filter's name as it crosses IPC.
 pub fn route_filter_states(

@@ -147,6 +147,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         ])
         .constant("POLICY_LIMITS", constants::PolicyLimits::current())
         .constant("PROVIDERS", recourse::evidence::Provider::ALL)
+        .constant("PROVIDER_WORDS", constants::provider_words())
         .constant(
             "PASTABLE_PROVIDERS",
             recourse::evidence::Provider::pastable(),

@@ -102,6 +102,20 @@ impl Provider {
             .collect()
     }
 
+    /// The name a person reads in a choice of providers (`Anthropic API`).
+    pub fn words(self) -> &'static str {
+        match self {
+            Provider::AnthropicApi => "Anthropic API",
+            Provider::ClaudeCode => "Claude Code",
+            Provider::Codex => "Codex CLI",
+            Provider::OpenaiApi => "OpenAI API",
+            Provider::Gemini => "Gemini CLI",
+            Provider::Opencode => "OpenCode",
+            Provider::Generic => "Any command",
+            Provider::Simulated => "Simulated provider",
+        }
+    }
+
     /// The name in evidence and on the command line (`anthropic-api`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -241,7 +241,7 @@ test("a rule shows class, code, providers, priority and plain scope; patterns an
     const list = await app.page.locator(".rules").textContent();
     assert.ok(!list.includes("out_of_scope") && !list.includes("out of scope"), "no raw scope name is shown");
     const structured = app.page.locator("[data-rule-id='codex.usage_limit.v1']");
-    assert.match(await structured.textContent(), /codex, openai-api/);
+    assert.match(await structured.textContent(), /Codex CLI, OpenAI API/);
     await structured.locator("summary").click();
     // The details render once the disclosure reports itself open.
     await structured.getByTestId("rule-details").waitFor();
@@ -268,6 +268,9 @@ test("the playground sends the typed input and highlights the matched span", asy
   try {
     const page = app.page;
     const form = panel(app, "Playground");
+    const choices = await form.getByLabel("Provider").locator("option").allTextContents();
+    assert.ok(choices.includes("Anthropic API") && choices.includes("Any command"), `in words: ${choices}`);
+    assert.ok(!choices.some((c) => /^[a-z-]+$/.test(c)), `no provider is shown by its code name: ${choices}`);
     await form.getByLabel("Provider").selectOption("anthropic-api");
     await page.getByLabel("Failure text").fill("API Error: 529 overloaded");
     await page.getByLabel("HTTP status").fill("529");

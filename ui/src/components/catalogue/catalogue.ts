@@ -1,12 +1,15 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
-import { PASTABLE_PROVIDERS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
+import { PASTABLE_PROVIDERS, PROVIDER_WORDS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
 import type { Class, HintSource, MatchOutcome, Provider, RuleView, Scope, Span } from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal),
  * from the backend's own list. */
 export const PLAYGROUND_PROVIDERS: readonly Provider[] = PASTABLE_PROVIDERS;
+
+/** A provider as a person reads it (`Claude Code`), in the backend's words. */
+export const providerName = (p: Provider): string => PROVIDER_WORDS[p] ?? p;
 
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
@@ -157,5 +160,5 @@ export const SCOPE_WORDS: Record<Scope, string> = {
 
 /** "any provider" or the list of providers a rule understands. */
 export function providerWords(providers: readonly Provider[]): string {
-  return providers.length === 0 ? "any provider" : providers.join(", ");
+  return providers.length === 0 ? "any provider" : providers.map(providerName).join(", ");
 }
