@@ -747,10 +747,12 @@ test("after a refused save, fixing an agent field clears its error", async () =>
     await app.page.getByLabel("Name").nth(0).fill("Script 2");
     await app.page.getByRole("button", { name: "Save" }).click();
     await app.page.getByText("Not saved:", { exact: false }).waitFor();
-    await app.page.locator(".field-error", { hasText: "a generic candidate needs a program to run" }).waitFor();
+    await app.page
+      .locator(".field-error", { hasText: "Any command needs a program: write a command on PATH, or its path" })
+      .waitFor();
     await program.fill("./run.sh");
     await app.page
-      .locator(".field-error", { hasText: "a generic candidate needs a program to run" })
+      .locator(".field-error", { hasText: "Any command needs a program: write a command on PATH, or its path" })
       .waitFor({ state: "detached" });
     assert.equal(await program.getAttribute("aria-invalid"), null, "the live check answers for the field now");
   } finally {
