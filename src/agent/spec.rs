@@ -580,7 +580,10 @@ mod access_tests {
             spec.program = program;
             let errors = spec.validate("agent");
             assert_eq!(errors.len(), 1, "{errors:?}");
-            assert_eq!(errors[0].path, "agent.program", "said at the field to fill in");
+            assert_eq!(
+                errors[0].path, "agent.program",
+                "said at the field to fill in"
+            );
             // Named as the editor's picker names the kind, with what to write.
             assert_eq!(
                 errors[0].message,

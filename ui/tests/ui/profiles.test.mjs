@@ -36,7 +36,7 @@ test("expanded candidate shows the backend's schedule for the draft, naming the 
       await app.page.getByTestId("schedule-hard").textContent(),
       "[backend schedule] no retry, then stop to Codex",
     );
-    await app.page.locator("[data-testid=section-transient] input").first().fill("4");
+    await app.page.locator("[data-testid=section-transient] input:enabled").first().fill("4");
     await app.page.getByText("[backend schedule] 4× from 5 s, then skip to Codex").waitFor();
     assert.equal(
       await transient.textContent(),
@@ -78,7 +78,7 @@ test("an out-of-range value shows the backend's field error inline and blocks no
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
-    const retries = app.page.locator("[data-testid=section-transient] input").first();
+    const retries = app.page.locator("[data-testid=section-transient] input:enabled").first();
     await retries.fill("0");
     await app.page.getByText("must be 1–10 when enabled, got 0").waitFor();
     assert.equal(await retries.getAttribute("aria-invalid"), "true");
@@ -579,7 +579,7 @@ test("an import over unsaved edits of the same profile asks first", async () => 
   );
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
-    await app.page.locator("[data-testid=section-transient] input").first().fill("4");
+    await app.page.locator("[data-testid=section-transient] input:enabled").first().fill("4");
     await app.page.getByRole("button", { name: "Import from file…" }).click();
     await app.page
       .getByRole("dialog", { name: "Import “Demo (simulated)”" })
@@ -704,7 +704,10 @@ test("policy durations take units, typed or picked, and save exactly the seconds
   try {
     const { delay } = await retryFields(app);
     await delay.fill("5 min");
-    await app.page.getByText("= 300 s (5 min)", { exact: false }).waitFor();
+    await app.page
+      .locator(`[id="${await delay.getAttribute("id")}-help"]`)
+      .getByText("= 300 s (5 min)", { exact: false })
+      .waitFor();
     await app.page.getByLabel("First delay unit").first().selectOption("h");
     assert.equal(await delay.inputValue(), "5 h", "picking a unit keeps the number and rewrites the unit");
     await delay.fill("0.5 s");

@@ -138,7 +138,7 @@ test("a new Any command candidate starts with no program, and saving it so is re
     await row.getByRole("button", { name: "Edit policy" }).click();
     const program = row.getByLabel("Program");
     assert.equal(await program.inputValue(), "", "no made-up program as a value");
-    assert.equal(await program.getAttribute("placeholder"), "a command on PATH, or its path");
+    assert.equal(await program.getAttribute("placeholder"), "command name or path");
     await app.page.getByRole("button", { name: "Save", exact: true }).click();
     const error = row.locator(".field-error", { hasText: "Any command needs a program: write a command on PATH" });
     await error.waitFor();
