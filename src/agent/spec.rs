@@ -145,7 +145,10 @@ impl AgentSpec {
             ),
             AgentKind::Generic if !has_program => err(
                 "program",
-                "a generic candidate needs a program to run".into(),
+                format!(
+                    "{} needs a program: write a command on PATH, or its path",
+                    agent.kind.descriptor().label
+                ),
             ),
             _ if agent.simulates.is_some() && agent.kind != AgentKind::Simulated => err(
                 "simulates",
@@ -568,6 +571,25 @@ mod access_tests {
             with(AgentKind::ClaudeCode, None, &["--permission-mode", "plan"]).is_empty(),
             "a candidate without a level keeps its own flags, as before levels"
         );
+    }
+
+    #[test]
+    fn an_any_command_candidate_without_a_program_is_refused_at_the_program_in_words() {
+        for program in [None, Some("   ".to_string())] {
+            let mut spec = AgentSpec::default_for(AgentKind::Generic);
+            spec.program = program;
+            let errors = spec.validate("agent");
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(
+                errors[0].path, "agent.program",
+                "said at the field to fill in"
+            );
+            // Named as the editor's picker names the kind, with what to write.
+            assert_eq!(
+                errors[0].message,
+                "Any command needs a program: write a command on PATH, or its path"
+            );
+        }
     }
 
     #[test]

@@ -165,7 +165,7 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         .unwrap_err();
     assert_eq!(
         validation(err).1,
-        "candidates[0].agent.program: a generic candidate needs a program to run"
+        "candidates[0].agent.program: Any command needs a program: write a command on PATH, or its path"
     );
     let mut unnamed = sim(" ");
     unnamed.name = " ".into();

@@ -166,8 +166,19 @@ export const SIM_SCRIPTS: { label: string; steps: SimStep[] }[] = [
 export function newDraft(kind: AgentKindInfo, taken: string[]): DraftCandidate {
   let name = kind.label;
   for (let n = 2; taken.includes(name); n++) name = `${kind.label} ${n}`;
-  return draftFrom(null, name, true, kind.starter.agent, kind.starter.policy);
+  const draft = draftFrom(null, name, true, kind.starter.agent, kind.starter.policy);
+  // A kind that runs no program of its own starts with none: its starter's
+  // is a stand-in that keeps a document written from the command line
+  // valid, not a program to run. The field asks for it instead.
+  if (kind.default_program === null && !kind.scripted) draft.program = "";
+  return draft;
 }
+
+/** Why a move button is greyed out: the editor shows these above the list, and each such button points at its own. */
+export const ORDER_WHY = {
+  first: "The first candidate cannot move up: it is tried first.",
+  last: "The last candidate cannot move down: it is tried last.",
+} as const;
 
 /** Compares drafts by what would be saved, not by client keys. */
 export function sameDrafts(a: DraftCandidate[], b: DraftCandidate[]): boolean {

@@ -36,7 +36,7 @@ test("expanded candidate shows the backend's schedule for the draft, naming the 
       await app.page.getByTestId("schedule-hard").textContent(),
       "[backend schedule] no retry, then stop to Codex",
     );
-    await app.page.locator("[data-testid=section-transient] input").first().fill("4");
+    await app.page.locator("[data-testid=section-transient] input:enabled").first().fill("4");
     await app.page.getByText("[backend schedule] 4× from 5 s, then skip to Codex").waitFor();
     assert.equal(
       await transient.textContent(),
@@ -78,7 +78,7 @@ test("an out-of-range value shows the backend's field error inline and blocks no
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
-    const retries = app.page.locator("[data-testid=section-transient] input").first();
+    const retries = app.page.locator("[data-testid=section-transient] input:enabled").first();
     await retries.fill("0");
     await app.page.getByText("must be 1–10 when enabled, got 0").waitFor();
     assert.equal(await retries.getAttribute("aria-invalid"), "true");
@@ -604,7 +604,7 @@ test("an import over unsaved edits of the same profile asks first", async () => 
   );
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
-    await app.page.locator("[data-testid=section-transient] input").first().fill("4");
+    await app.page.locator("[data-testid=section-transient] input:enabled").first().fill("4");
     await app.page.getByRole("button", { name: "Import from file…" }).click();
     await app.page
       .getByRole("dialog", { name: "Import “Demo (simulated)”" })
@@ -729,7 +729,10 @@ test("policy durations take units, typed or picked, and save exactly the seconds
   try {
     const { delay } = await retryFields(app);
     await delay.fill("5 min");
-    await app.page.getByText("= 300 s (5 min)", { exact: false }).waitFor();
+    await app.page
+      .locator(`[id="${await delay.getAttribute("id")}-help"]`)
+      .getByText("= 300 s (5 min)", { exact: false })
+      .waitFor();
     await app.page.getByLabel("First delay unit").first().selectOption("h");
     assert.equal(await delay.inputValue(), "5 h", "picking a unit keeps the number and rewrites the unit");
     await delay.fill("0.5 s");
@@ -772,10 +775,12 @@ test("after a refused save, fixing an agent field clears its error", async () =>
     await app.page.getByLabel("Name").nth(0).fill("Script 2");
     await app.page.getByRole("button", { name: "Save" }).click();
     await app.page.getByText("Not saved:", { exact: false }).waitFor();
-    await app.page.locator(".field-error", { hasText: "a generic candidate needs a program to run" }).waitFor();
+    await app.page
+      .locator(".field-error", { hasText: "Any command needs a program: write a command on PATH, or its path" })
+      .waitFor();
     await program.fill("./run.sh");
     await app.page
-      .locator(".field-error", { hasText: "a generic candidate needs a program to run" })
+      .locator(".field-error", { hasText: "Any command needs a program: write a command on PATH, or its path" })
       .waitFor({ state: "detached" });
     assert.equal(await program.getAttribute("aria-invalid"), null, "the live check answers for the field now");
   } finally {

@@ -183,7 +183,12 @@ function policyWords(p: CandidatePolicy): string {
 /** The validator's rule that a generic candidate names its program. */
 function checkProgram(index: number, agent: AgentSpec): FieldError[] {
   return agent.kind === "generic" && !agent.program?.trim()
-    ? [{ path: `candidates[${index}].agent.program`, message: "a generic candidate needs a program to run" }]
+    ? [
+        {
+          path: `candidates[${index}].agent.program`,
+          message: "Any command needs a program: write a command on PATH, or its path",
+        },
+      ]
     : [];
 }
 
