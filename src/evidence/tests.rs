@@ -957,8 +957,16 @@ fn an_orphan_end_takes_base64_lines_only_not_the_prose_before_them() {
 #[test]
 fn every_provider_has_words_of_its_own_for_a_person() {
     let words: std::collections::BTreeSet<&str> = Provider::ALL.iter().map(|p| p.words()).collect();
-    assert_eq!(words.len(), Provider::ALL.len(), "no two providers read the same");
+    assert_eq!(
+        words.len(),
+        Provider::ALL.len(),
+        "no two providers read the same"
+    );
     for p in Provider::ALL {
-        assert_ne!(p.words(), p.as_str(), "{p:?} is shown in words, not by its name");
+        assert_ne!(
+            p.words(),
+            p.as_str(),
+            "{p:?} is shown in words, not by its name"
+        );
     }
 }
