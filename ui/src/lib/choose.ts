@@ -1,5 +1,6 @@
-import { commands, type PathRequest_Deserialize } from "../bindings";
+import { commands } from "../bindings";
 import { call } from "./api";
+import type { PathRequest } from "./types";
 
 /** What Import and Export offer to pick. */
 export const PROFILE_FILES = [{ name: "Recourse profile", extensions: ["json"] }];
@@ -10,7 +11,7 @@ export const PROFILE_FILES = [{ name: "Recourse profile", extensions: ["json"] }
  * null when the person cancelled.
  */
 export function choosePath(
-  request: Pick<PathRequest_Deserialize, "kind" | "title"> & Partial<PathRequest_Deserialize>,
+  request: Pick<PathRequest, "kind" | "title"> & Partial<PathRequest>,
 ): Promise<string | null> {
   return call(commands.choosePath({ start_in: null, file_name: null, filters: [], ...request }));
 }

@@ -97,3 +97,4 @@ export type CloseQuestion = B.CloseRequested;
 export type EngineStatus = B.EngineStatus;
 /** Received from the backend and sent back whole after editing. */
 export type Settings = B.Settings_Serialize;
+export type PathRequest = B.PathRequest_Deserialize;
