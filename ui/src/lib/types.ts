@@ -56,6 +56,7 @@ export type CandidateInput = B.CandidateInput_Deserialize;
 export type SimulatedFailure = B.SimulatedFailure_Deserialize;
 export type StartRun = B.StartRun_Deserialize;
 export type RuleSource = B.RuleSource_Deserialize;
+export type PathRequest = B.PathRequest_Deserialize;
 export type CandidateSlot = B.CandidateSlot_Deserialize;
 
 // The same shape both ways.
@@ -97,4 +98,3 @@ export type CloseQuestion = B.CloseRequested;
 export type EngineStatus = B.EngineStatus;
 /** Received from the backend and sent back whole after editing. */
 export type Settings = B.Settings_Serialize;
-export type PathRequest = B.PathRequest_Deserialize;
