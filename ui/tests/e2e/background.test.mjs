@@ -106,7 +106,7 @@ test("close while a route waits → keep running → the window hides, the wait 
   const deadline = Date.now() + (WAIT_S + 20) * 1000;
   while (Date.now() < deadline && !/Route \d+ needs you/.test(seen)) await sleep(200);
   assert.match(seen, /member=Notify/, "a Notify call went out on the session bus");
-  assert.match(seen, /string "Route 1 needs you \(quick\)"/);
+  assert.match(seen, /string "Route 1 on “quick” needs you"/);
 
   // Closing again is decided by the remembered answer: no question.
   const settings = JSON.parse(await sh("cat", [join(app.dir, "dev.recourse.app", "settings.json")]));
