@@ -61,6 +61,31 @@ test("a ten-minute wait for a person is cut short and labelled, and every attemp
   }
 });
 
+test("a short attempt before a long wait for a person is not drawn wider than the wait", async () => {
+  // A program that was not found fails in a fraction of a second; the route then waits for you.
+  const timeline = [
+    { kind: "attempt", number: 1, candidate_name: "Claude", start: iso(-12.3e3), end: iso(-12e3), outcome: "failed" },
+    { kind: "gap", start: iso(-12e3), end: iso(0), due: null, why: "person", label: "needs you" },
+  ];
+  for (const width of [1280, 390]) {
+    const app = await openApp(routeWith(9, "needs_manual", timeline), { width, height: 844 });
+    try {
+      await app.page.locator('[data-route="9"]').click();
+      const t = app.page.getByTestId("route-timeline");
+      await t.getByTestId("timeline-attempt").first().waitFor();
+      const [bar] = await boxes(t, "timeline-attempt");
+      const wait = (await boxes(t, "timeline-gap")).reduce((sum, g) => sum + g.width, 0);
+      assert.ok(bar.width >= 24, `the attempt stays readable at ${width} px: ${bar.width}`);
+      assert.ok(
+        wait > bar.width * 2,
+        `at ${width} px, 12 s of waiting is drawn wider than 0.3 s of work: wait ${wait.toFixed(0)} px, attempt ${bar.width.toFixed(0)} px`,
+      );
+    } finally {
+      await app.close();
+    }
+  }
+});
+
 test("the now line crosses a long pending reset wait at an even pace towards its deadline", async () => {
   // Waiting since 5 minutes ago, due in 5 minutes: half way through the wait.
   const timeline = [

@@ -18,7 +18,7 @@ export type Piece = {
   label: string | null;
   x: number;
   width: number;
-  /** Drawn shorter than its time, at `BREAK_PX`. */
+  /** Drawn shorter than its time, at `BREAK_PX` or wider when the track has room to spare. */
   broken: boolean;
 };
 
@@ -75,26 +75,37 @@ export function layout(spans: Span[], start: number, end: number, width: number)
     longest.broken = true;
   }
 
-  // Attempts still too narrow get the minimum; the rest share what is left.
+  // Attempts still too narrow get the minimum; the rest share what is left,
+  // but no stretch drawn to scale is wider than a cut one: a 0.3 s attempt
+  // before a cut 12 s wait must not fill the track while the wait is a notch.
+  // The cut stretches take the width that frees.
+  const broken = pieces.filter((p) => p.broken);
+  const longest = Math.max(0, ...pieces.filter((p) => !p.broken).map(d));
+  const kMax = broken.length > 0 && longest > 0 ? BREAK_PX / longest : Infinity;
   const floored = new Set<Piece>();
   let k = 0;
   for (;;) {
-    const fixed = pieces.filter((p) => p.broken).length * BREAK_PX + floored.size * MIN_ATTEMPT_PX;
+    const fixed = broken.length * BREAK_PX + floored.size * MIN_ATTEMPT_PX;
     const rest = pieces.filter((p) => !p.broken && !floored.has(p));
-    k =
+    k = Math.min(
+      kMax,
       Math.max(0, width - fixed) /
-      Math.max(
-        1,
-        rest.reduce((sum, p) => sum + d(p), 0),
-      );
+        Math.max(
+          1,
+          rest.reduce((sum, p) => sum + d(p), 0),
+        ),
+    );
     const narrow = rest.filter((p) => p.kind === "attempt" && d(p) * k < MIN_ATTEMPT_PX);
     if (narrow.length === 0) break;
     for (const p of narrow) floored.add(p);
   }
+  const scaled = (p: Piece) => (floored.has(p) ? MIN_ATTEMPT_PX : d(p) * k);
+  const drawnToScale = pieces.filter((p) => !p.broken).reduce((sum, p) => sum + scaled(p), 0);
+  const cutWidth = Math.max(BREAK_PX, (width - drawnToScale) / Math.max(1, broken.length));
   let x = 0;
   for (const p of pieces) {
     p.x = x;
-    p.width = p.broken ? BREAK_PX : floored.has(p) ? MIN_ATTEMPT_PX : d(p) * k;
+    p.width = p.broken ? cutWidth : scaled(p);
     x += p.width;
   }
   const drawn = Math.max(width, x);
