@@ -17,7 +17,8 @@ use crate::classification::Class;
 use crate::evaluator::ToolCalls;
 use crate::route::machine::{next_eligible, Failure, Session};
 use crate::route::{
-    continue_message, continue_message_problem, AttemptInput, AttemptRecord, ManualAction, RouteRow,
+    continue_message, continue_message_problem, AttemptInput, AttemptRecord, HoldReason,
+    ManualAction, RouteRow,
 };
 use crate::safety::EffectContext;
 use crate::store::routes::StoredAttempt;
@@ -136,10 +137,16 @@ impl Engine {
             )));
         }
         let Some(session_id) = session else {
-            return Ok(Err(format!(
-                "attempt {number}'s {label} reported no session id, so there is no session to \
-                 resume; retry or hand over instead"
-            )));
+            return Ok(Err(match row.manual_reason {
+                Some(HoldReason::CannotStart { .. }) => format!(
+                    "attempt {number}'s {label} never started, so there is no session to \
+                     resume; retry or hand over instead"
+                ),
+                _ => format!(
+                    "attempt {number}'s {label} reported no session id, so there is no session \
+                     to resume; retry or hand over instead"
+                ),
+            }));
         };
         // The route keeps variable names only; the session's place may hang
         // on their values (`XDG_DATA_HOME`, a config dir), read as a

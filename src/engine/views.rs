@@ -22,6 +22,7 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
     // The last failure's class and policy speak for the current candidate
     // only if it is the one that failed (not after a skip).
     let current_failed = row.failed_candidate == Some(row.candidate_index);
+    let skip_to = next_candidate(row);
     let policy_class = row
         .classification
         .as_ref()
@@ -45,9 +46,7 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         last_failure: last_failure(row),
         retry: policy_class.map(|class| retry_progress(row, class)),
         pending_outcome: pending,
-        skip_to: machine::next_eligible(row)
-            .and_then(|i| row.candidates.get(i as usize))
-            .map(|c| c.name.clone()),
+        skip_to: skip_to.map(str::to_string),
         repeat_risk: machine::repeat_risk(row).map(|r| r.text()),
         deadline: row.deadline,
         provider_reset_at: row
@@ -55,7 +54,10 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
             .as_ref()
             .filter(|_| current_failed)
             .and_then(|c| c.reset_at),
-        manual_reason: row.manual_reason.as_ref().map(|r| r.text().into_owned()),
+        manual_reason: row
+            .manual_reason
+            .as_ref()
+            .map(|r| r.text_then(skip_to).into_owned()),
         cannot_start: matches!(row.manual_reason, Some(HoldReason::CannotStart { .. })),
         queued: row.queued.as_ref().map(|q| q.reason.text()),
         account: row.account().map(|a| a.to_string()),
@@ -72,6 +74,13 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
             .map(|(action, why)| UnavailableAction { action, why })
             .collect(),
     }
+}
+
+/// The candidate Skip now would run, by name.
+fn next_candidate(row: &RouteRow) -> Option<&str> {
+    machine::next_eligible(row)
+        .and_then(|i| row.candidates.get(i as usize))
+        .map(|c| c.name.as_str())
 }
 
 fn retry_progress(row: &RouteRow, class: PolicyClass) -> RetryProgress {
@@ -103,7 +112,7 @@ fn last_failure(row: &RouteRow) -> Option<LastFailure> {
                 Some(HoldReason::CannotStart { cause }) => Some(cause.as_str()),
                 _ => None,
             };
-            decision_text(d, Some(classification), cause)
+            decision_text(d, Some(classification), cause, next_candidate(row))
         }),
     })
 }
@@ -116,13 +125,14 @@ fn decision_text(
     decided: &Decided,
     classification: Option<&Classification>,
     cause: Option<&str>,
+    next: Option<&str>,
 ) -> String {
     let spawn = classification.is_some_and(|c| c.code == SemanticCode::SpawnFailed);
     match (spawn, cause, decided) {
         (true, Some(cause), Decided::Typed(Decision::Manual { .. })) => HoldReason::CannotStart {
             cause: cause.to_string(),
         }
-        .text()
+        .text_then(next)
         .into_owned(),
         (true, Some(cause), _) => format!("{cause}; {}", decided.text()),
         _ => decided.text().into_owned(),
@@ -151,10 +161,13 @@ fn prompt_excerpt(prompt: &str) -> String {
     }
 }
 
+/// `next`: the candidate Skip now would run now, which a spawn failure's
+/// advice names.
 fn attempt_view(
     a: StoredAttempt,
     transcript: Option<TranscriptSummary>,
     in_inbox: bool,
+    next: Option<&str>,
 ) -> AttemptView {
     let r = a.result;
     AttemptView {
@@ -176,6 +189,7 @@ fn attempt_view(
                 d,
                 r.classification.as_ref(),
                 r.excerpt.as_deref(),
+                next,
             ))
         }),
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
@@ -236,7 +250,12 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
         .map(|a| {
             let at = summaries.iter().position(|(n, _)| *n == a.attempt.number);
             let in_inbox = inbox.contains(&a.attempt.number);
-            attempt_view(a, at.map(|i| summaries.swap_remove(i).1), in_inbox)
+            attempt_view(
+                a,
+                at.map(|i| summaries.swap_remove(i).1),
+                in_inbox,
+                next_candidate(&row),
+            )
         })
         .collect();
     let holds = held.into_iter().map(hold_view).collect();

@@ -273,6 +273,28 @@ impl HoldReason {
         "wait cancelled by you; retry now, skip to the next candidate, or stop";
     const STOPPED_BY_YOU: &'static str = "stopped by you";
 
+    /// [`HoldReason::text`] with the way on as the route now has it: the
+    /// candidate Skip now would run (`next`) by name, or, when none is
+    /// left, no skip offered at all.
+    pub fn text_then(&self, next: Option<&str>) -> Cow<'_, str> {
+        let then = match next {
+            Some(name) => format!("retry now, skip to “{name}”, or stop"),
+            None => "retry now, or stop".to_string(),
+        };
+        match self {
+            HoldReason::WaitCancelled => Cow::Owned(format!("wait cancelled by you; {then}")),
+            HoldReason::CannotStart { cause } => Cow::Owned(Self::cannot_start(cause, &then)),
+            other => other.text(),
+        }
+    }
+
+    fn cannot_start(cause: &str, then: &str) -> String {
+        format!(
+            "{cause}. Install the program or set the candidate's Program to its full path \
+             (Profiles), or fix the working directory; then {then}"
+        )
+    }
+
     /// The reason in words: what the route view shows.
     pub fn text(&self) -> Cow<'_, str> {
         match self {
@@ -290,10 +312,9 @@ impl HoldReason {
             }
             HoldReason::PolicyStop { reason } => Cow::Owned(reason.describe()),
             HoldReason::NoRecovery { reason } => Cow::Owned(reason.describe()),
-            HoldReason::CannotStart { cause } => Cow::Owned(format!(
-                "{cause}. Install the program or set the candidate's Program to its full path \
-                 (Profiles), or fix the working directory; then retry now, or skip to the next \
-                 candidate"
+            HoldReason::CannotStart { cause } => Cow::Owned(Self::cannot_start(
+                cause,
+                "retry now, or skip to the next candidate",
             )),
             HoldReason::Interrupted { attempt, cause } => Cow::Owned(format!(
                 "attempt {attempt} was still running when {}; it may have done work, so it is \
@@ -329,6 +350,39 @@ impl HoldReason {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_way_on_names_the_next_candidate_or_offers_no_skip_on_the_last() {
+        let cannot = HoldReason::CannotStart {
+            cause: "cannot start claude: not found on PATH (claude)".into(),
+        };
+        assert!(cannot
+            .text_then(Some("Codex"))
+            .ends_with("fix the working directory; then retry now, skip to “Codex”, or stop"));
+        let last = cannot.text_then(None);
+        assert!(
+            last.ends_with("fix the working directory; then retry now, or stop"),
+            "{last}"
+        );
+        assert!(
+            !last.contains("skip"),
+            "no skip is offered on the last candidate: {last}"
+        );
+        assert_eq!(
+            HoldReason::WaitCancelled.text_then(None),
+            "wait cancelled by you; retry now, or stop"
+        );
+        assert_eq!(
+            HoldReason::WaitCancelled.text_then(Some("Gemini")),
+            "wait cancelled by you; retry now, skip to “Gemini”, or stop"
+        );
+        let gate = HoldReason::gate(UnsafeReason::ALL[0]);
+        assert_eq!(
+            gate.text_then(None),
+            gate.text(),
+            "other reasons offer no way on"
+        );
+    }
 
     #[test]
     fn codes_stored_before_json_read_back_as_their_reason() {

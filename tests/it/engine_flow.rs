@@ -233,6 +233,21 @@ async fn a_program_that_cannot_start_is_a_local_failure_not_an_inbox_item() {
             && !decision.contains("spawn_failed"),
         "the cause and the fix lead, not the failure's class code: {decision}"
     );
+    assert!(
+        decision.ends_with("then retry now, or stop"),
+        "the only candidate has none to skip to, so no skip is offered: {decision}"
+    );
+    let refused = engine
+        .continuation_preview(start.id)
+        .unwrap()
+        .continue_refused
+        .unwrap_or_default();
+    assert_eq!(
+        refused,
+        "attempt 1's Claude Code never started, so there is no session to resume; retry or \
+         hand over instead",
+        "a program that never ran is not said to have reported something"
+    );
     assert_eq!(
         last.last_failure
             .as_ref()
