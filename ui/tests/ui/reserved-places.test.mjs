@@ -94,3 +94,36 @@ for (const [label, viewport] of VIEWPORTS) {
     }
   });
 }
+
+const NOT_GIT = "not a git repository: what the agent changes there cannot be reviewed or undone with git";
+
+for (const [label, viewport] of VIEWPORTS) {
+  test(`typing Settings' default directory moves none of the sections below (${label})`, async () => {
+    const app = await openApp(
+      {
+        ...oneProfile,
+        workdirs: {
+          "": { path: "/home/me", problem: null, warning: NOT_GIT, git_root: null },
+          "/t": { path: "/t", problem: "/t does not exist", warning: null, git_root: null },
+          "/tmp/review": { path: "/tmp/review", problem: null, warning: NOT_GIT, git_root: null },
+        },
+      },
+      { ...viewport, hash: "#/settings" },
+    );
+    try {
+      const hint = app.page.getByTestId("default-cwd-hint");
+      const notify = app.page.getByTestId("settings-notify");
+      await hint.filter({ hasText: "/home/me (not a git repository" }).waitFor();
+      const before = await at(notify);
+      const field = app.page.getByLabel("Default working directory");
+      await field.fill("/t");
+      await hint.filter({ hasText: /left empty\.\s*$/ }).waitFor();
+      assert.deepEqual(await at(notify), before, "the hint kept its lines while it had less to say");
+      await field.fill("/tmp/review");
+      await hint.filter({ hasText: "/tmp/review (not a git repository" }).waitFor();
+      assert.deepEqual(await at(notify), before, "and the warning fits in them");
+    } finally {
+      await app.close();
+    }
+  });
+}
