@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp } from "./lib.mjs";
-import { demoProfile } from "./fixtures.mjs";
+import { demoProfile, routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const VIEWPORTS = [
   ["desktop", { width: 1280, height: 820 }],
@@ -122,6 +122,66 @@ for (const [label, viewport] of VIEWPORTS) {
       await field.fill("/tmp/review");
       await hint.filter({ hasText: "/tmp/review (not a git repository" }).waitFor();
       assert.deepEqual(await at(notify), before, "and the warning fits in them");
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+/** Is every button of the dialog's action row on screen and not covered? */
+const actionsReachable = (dialog) =>
+  dialog.locator(".actions button").evaluateAll((buttons) =>
+    buttons.map((b) => {
+      const r = b.getBoundingClientRect();
+      const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+      return {
+        text: b.textContent.trim(),
+        onScreen: r.top >= 0 && r.bottom <= window.innerHeight,
+        uncovered: hit === b || b.contains(hit),
+      };
+    }),
+  );
+
+const handoverRoute = {
+  snapshot: routeSnapshot(8, "needs_manual", {
+    actions: ["retry_now", "skip_now", "stop", "handover"],
+    repeat_risk: "a tool was run before the failure",
+  }),
+  attempts: [routeAttempt(1)],
+};
+const longPackage = Array.from({ length: 60 }, (_, i) => `- Bash step ${i} — completed`).join("\n");
+
+for (const [label, viewport] of [
+  ["phone", { width: 390, height: 640 }],
+  ["short window", { width: 1280, height: 500 }],
+]) {
+  test(`a dialog taller than the window keeps Cancel and its confirm button on screen (${label})`, async () => {
+    const app = await openApp(
+      {
+        routes: [handoverRoute],
+        continuations: {
+          8: {
+            continue_offer: null,
+            continue_refused: "no session",
+            handover: { from_attempt: 1, to_candidate: "Codex", package: longPackage },
+            handover_refused: null,
+          },
+        },
+      },
+      viewport,
+    );
+    try {
+      await app.page.locator('[data-route="8"]').click();
+      await app.page.locator('[data-testid=route-detail] button[data-action="handover"]').click();
+      const dialog = app.page.getByTestId("continuation-dialog");
+      await dialog.waitFor();
+      const tall = await dialog.evaluate((d) => d.scrollHeight > d.clientHeight);
+      assert.ok(tall, "the case in question: the dialog's content is taller than the window");
+      for (const button of await actionsReachable(dialog))
+        assert.deepEqual(button, { text: button.text, onScreen: true, uncovered: true }, "without scrolling");
+      await dialog.evaluate((d) => d.scrollBy(0, 200));
+      for (const button of await actionsReachable(dialog))
+        assert.deepEqual(button, { text: button.text, onScreen: true, uncovered: true }, "and after some");
     } finally {
       await app.close();
     }
