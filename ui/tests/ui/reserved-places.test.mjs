@@ -187,3 +187,57 @@ for (const [label, viewport] of [
     }
   });
 }
+
+/** Controls of the editor the save message covers, with main scrolled to its end. */
+const coveredAtEnd = (page) =>
+  page.evaluate(() => {
+    const main = document.querySelector("main");
+    main.scrollTop = main.scrollHeight;
+    const message = document.querySelector("[data-testid=save-message]").getBoundingClientRect();
+    return [...document.querySelectorAll(".editor button, .editor input, .editor select, .editor textarea")]
+      .filter((el) => !el.closest(".savebar") && el.getClientRects().length > 0)
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        return r.bottom > message.top && r.top < message.bottom;
+      })
+      .map((el) => (el.textContent || el.getAttribute("aria-label") || el.id).trim());
+  });
+
+for (const [label, viewport] of VIEWPORTS) {
+  for (const long of [false, true]) {
+    test(`a refused save's message leaves every control of the editor reachable, and moves nothing (${label}, ${long ? "long" : "short"} profile)`, async () => {
+      const profile = demoProfile();
+      if (long)
+        for (let i = 0; i < 4; i++)
+          profile.candidates.push({ ...profile.candidates[1], id: 30 + i, name: `Extra ${i}` });
+      const refusal = {
+        code: "validation",
+        message: "Candidate 1 › Transient › First delay: must be 1–3600 seconds (1 s–1 h) when enabled, got 7200",
+        fields: [{ path: "candidates[0].policy.transient.retry.initial_interval_seconds", message: "must be 1–3600" }],
+      };
+      const app = await openApp(
+        { profiles: [profile], failNext: { save_candidates: refusal } },
+        { ...viewport, hash: "#/profiles" },
+      );
+      try {
+        const row = app.page.getByTestId("candidate-row").first();
+        await row.getByRole("button", { name: "Edit policy" }).click();
+        await row.getByTestId("section-transient").getByLabel("Retries", { exact: true }).fill("4");
+        const save = app.page.getByRole("button", { name: "Save", exact: true });
+        const add = app.page.getByRole("button", { name: "+ Add candidate" });
+        await app.page.evaluate(() => {
+          const main = document.querySelector("main");
+          main.scrollTop = main.scrollHeight;
+        });
+        const [saveBefore, addBefore] = [await at(save), await at(add)];
+        await save.click();
+        await app.page.getByTestId("save-message").getByText("Not saved:", { exact: false }).waitFor();
+        assert.deepEqual(await at(save), saveBefore, "Save stays under the pointer that pressed it");
+        assert.deepEqual(await at(add), addBefore, "room is made below what is on screen, not above it");
+        assert.deepEqual(await coveredAtEnd(app.page), [], "scrolled to the end, nothing is under the message");
+      } finally {
+        await app.close();
+      }
+    });
+  }
+}
