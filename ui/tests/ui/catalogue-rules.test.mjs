@@ -380,7 +380,7 @@ test("a too broad pattern is refused with its reason and cannot be saved", async
   try {
     const dialog = await openDialog(app);
     await dialog.getByLabel(/Text pattern/).fill(String.raw`gizmo\w+`);
-    const error = dialog.getByTestId("pattern-error");
+    const error = dialog.locator("#rule-pattern-error");
     await error.waitFor();
     assert.equal(await error.textContent(), BROAD_REASON, "the reason is at the pattern field");
     assert.match(await dialog.getByTestId("check-broadness").textContent(), /only 5 characters of fixed text/);
@@ -513,7 +513,7 @@ test("a pattern that misses the pasted text it is made from is refused at the fi
   try {
     const dialog = await ruleFromPasted(app);
     await dialog.getByLabel(/Text pattern/).fill(misses);
-    const error = dialog.getByTestId("pattern-error");
+    const error = dialog.locator("#rule-pattern-error");
     await error.waitFor();
     assert.equal(await error.textContent(), reason, "said at the pattern field while typing");
     assert.ok(await dialog.getByRole("button", { name: "Save rule" }).isDisabled(), "Save is not offered");
@@ -584,6 +584,50 @@ test("the create-rule dialog at 390×844: no sideways overflow, 44 px targets", 
     const over = o.over.filter((el) => el !== "a.tab");
     assert.ok(o.scrollWidth <= o.width && over.length === 0, `overflow: ${JSON.stringify(o)}`);
     assert.deepEqual(await smallTargets(app.page), []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the pattern's live refusal has its place already, and the code's refusal takes its help's place", async () => {
+  const misses = "warp core breach imminent";
+  const noCode = "boom: bad thing";
+  const choose = "choose which failure this is: its code's class decides what policies do with it";
+  const app = await openApp(
+    scenario([
+      {
+        pattern: misses,
+        review: {
+          rule_id: DRAFT.id,
+          checks: { ...CLEAN.checks, impact: [] },
+          refusals: [{ path: "pattern", message: "the rule does not match the text it is made from" }],
+        },
+      },
+      { pattern: noCode, review: { rule_id: DRAFT.id, checks: null, refusals: [{ path: "code", message: choose }] } },
+    ]),
+    { hash: "#/catalogue/inbox" },
+  );
+  try {
+    const dialog = await openDialog(app);
+    const code = dialog.getByLabel("Code");
+    const box = async () => {
+      const [c, d] = [await code.boundingBox(), await dialog.boundingBox()];
+      return { x: Math.round(c.x - d.x), y: Math.round(c.y - d.y) };
+    };
+    const before = await box();
+    await dialog.getByLabel(/Text pattern/).fill(misses);
+    await dialog.locator("#rule-pattern-error").waitFor();
+    assert.deepEqual(await box(), before, "the live message had its place: the Code row stays");
+
+    await dialog.getByLabel(/Text pattern/).fill(noCode);
+    await dialog.locator("#rule-code-error").waitFor();
+    assert.equal(await dialog.locator("#rule-code-error").textContent(), choose);
+    assert.equal(
+      await dialog.getByTestId("rule-class").isVisible(),
+      false,
+      "the refusal says what the help says: one of them shows, in one place",
+    );
+    assert.deepEqual(await box(), before, "and nothing moved");
   } finally {
     await app.close();
   }
