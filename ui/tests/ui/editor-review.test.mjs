@@ -107,6 +107,62 @@ test("text a field cannot read leaves no schedule described, as a refused value 
   }
 });
 
+/** One previewed step, for a scenario whose preview describes a schedule. */
+const previewStep = (text) => ({
+  step: {
+    failure: 0,
+    at: new Date().toISOString(),
+    candidate: 0,
+    candidate_name: "Claude (simulated)",
+    code: "provider_overloaded",
+    class: "transient",
+    gate: "allowed",
+    decision: {
+      kind: "retry",
+      class: "transient",
+      at: new Date(Date.now() + 5000).toISOString(),
+      ordinal: 1,
+      max_retries: 3,
+      delay_seconds: 5,
+    },
+  },
+  text,
+});
+
+test("a value the backend refuses (out of range, readable) leaves the preview and the row summary describing nothing", async () => {
+  const app = await openApp(
+    { profiles: [demoProfile()], preview: [previewStep("transient retry 1 of 3 in 2 h")] },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByTestId("preview-timeline").waitFor();
+    const { row, section, retry } = await openTransient(app.page);
+    if ((await retry.getAttribute("aria-checked")) !== "true") await retry.click();
+    // "2 h" reads as 7200 s: the field takes it, the validator refuses it (at most 1 h).
+    await section.getByLabel("First delay", { exact: true }).fill("2 h");
+    await app.page.getByTestId("preview-unread").waitFor({ timeout: 5000 });
+    assert.equal(
+      (await app.page.getByTestId("preview-unread").textContent()).trim(),
+      "Fix the fields marked above to see what this draft would do.",
+    );
+    assert.equal(await app.page.getByTestId("preview-timeline").count(), 0, "no schedule of a value that cannot be saved");
+    assert.equal(
+      (await row.getByTestId("policy-summary").textContent()).trim(),
+      "Fix the fields marked below to see what this policy does.",
+      "the row's summary describes nothing either",
+    );
+    await section.getByLabel("First delay", { exact: true }).fill("5 s");
+    await app.page.getByTestId("preview-timeline").waitFor({ timeout: 5000 });
+    assert.match(
+      await row.getByTestId("policy-summary").textContent(),
+      /\[backend summary\]/,
+      "fixed, both describe the draft again",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 for (const [label, viewport] of [
   ["desktop", { width: 1280, height: 820 }],
   ["phone", { width: 390, height: 844 }],
