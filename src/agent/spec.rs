@@ -176,16 +176,10 @@ impl AgentSpec {
         let t = agent.timeouts;
         let (idle, total) = (AttemptTimeouts::IDLE_S, AttemptTimeouts::TOTAL_S);
         if !idle.contains(&t.idle_s) {
-            err(
-                "timeouts.idle_s",
-                words::outside(&idle, t.idle_s),
-            );
+            err("timeouts.idle_s", words::outside(&idle, t.idle_s));
         }
         if !total.contains(&t.total_s) {
-            err(
-                "timeouts.total_s",
-                words::outside(&total, t.total_s),
-            );
+            err("timeouts.total_s", words::outside(&total, t.total_s));
         } else if idle.contains(&t.idle_s) && t.idle_s > t.total_s {
             err(
                 "timeouts.idle_s",

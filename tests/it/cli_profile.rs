@@ -67,7 +67,9 @@ fn a_profile_is_created_exported_edited_imported_on_a_fresh_database_and_run() {
         &first,
         &["profile", "create", "Work", "--agent", "simulated"],
     );
-    assert!(ok(&out).contains("created profile \"Work\" with one candidate, \"Simulated provider\""));
+    assert!(
+        ok(&out).contains("created profile \"Work\" with one candidate, \"Simulated provider\"")
+    );
 
     // Edit: a second simulated candidate that fails once, then succeeds,
     // goes first, with a retry of the transient class.

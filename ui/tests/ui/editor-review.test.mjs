@@ -145,7 +145,11 @@ test("a value the backend refuses (out of range, readable) leaves the preview an
       (await app.page.getByTestId("preview-unread").textContent()).trim(),
       "Fix the fields marked above to see what this draft would do.",
     );
-    assert.equal(await app.page.getByTestId("preview-timeline").count(), 0, "no schedule of a value that cannot be saved");
+    assert.equal(
+      await app.page.getByTestId("preview-timeline").count(),
+      0,
+      "no schedule of a value that cannot be saved",
+    );
     assert.equal(
       (await row.getByTestId("policy-summary").textContent()).trim(),
       "Fix the fields marked below to see what this policy does.",
@@ -250,7 +254,15 @@ test("a file whose profile exists can be imported as a copy beside it", async ()
         existing: { id: 1, revision: 1 },
         legacy: false,
         document_json: '{"version": 1}',
-        changes: [{ candidate: "Claude (simulated)", field: "transient.retry.max_retries", before: "3", after: "5" }],
+        changes: [
+          {
+            candidate: "Claude (simulated)",
+            field: "transient.retry.max_retries",
+            what: "Transient › Retries",
+            before: "3",
+            after: "5",
+          },
+        ],
       },
       imported: demoProfile(),
     },
@@ -258,6 +270,11 @@ test("a file whose profile exists can be imported as a copy beside it", async ()
   );
   try {
     await app.page.getByRole("button", { name: "Import from file…" }).click();
+    assert.equal(
+      (await app.page.getByTestId("change-what").textContent()).trim(),
+      "Transient › Retries",
+      "the change is named as the editor labels the field, not by its path in the file",
+    );
     await app.page.getByTestId("import-copy").click();
     await app.page.getByTestId("file-note").filter({ hasText: "Imported a copy" }).waitFor();
     const sent = (await app.calls()).filter((c) => c.cmd === "import_profile").map((c) => c.args);
@@ -395,6 +412,28 @@ test("Settings keep the run defaults, notifications and retention, and open the 
     await app.page.waitForFunction(() =>
       window.__CALLS__.some((c) => c.cmd === "open_folder" && c.args.folder === "database"),
     );
+  } finally {
+    await app.close();
+  }
+});
+
+test("commands in Settings and the agent picker read as code, never with literal backticks", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/settings" });
+  try {
+    const limit = app.page.getByText("Obeyed by every process on this database", { exact: false });
+    await limit.waitFor();
+    assert.ok(!(await limit.textContent()).includes("`"), await limit.textContent());
+    assert.equal(await limit.locator("code").first().textContent(), "recourse run");
+    await app.page.goto(app.page.url().replace("#/settings", "#/profiles"));
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    const picker = app.page.getByRole("group", { name: "Add a candidate" });
+    await picker.locator(".option").first().waitFor();
+    const said = await picker.locator(".options").textContent();
+    assert.ok(
+      !said.includes("`"),
+      `the kinds' descriptions mark commands with backticks; shown, they are code: ${said}`,
+    );
+    assert.ok((await picker.locator(".options code").count()) > 0, "the marked commands are code");
   } finally {
     await app.close();
   }

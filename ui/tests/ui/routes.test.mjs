@@ -797,6 +797,42 @@ test("a newer route-changed event updates the row and announces the state change
   }
 });
 
+test("a route card names the failure in words with its class; code, rule and catalogue are the attempt's, labelled", async () => {
+  const scenario = richScenario();
+  const unmatched = { code: "unknown", class: "unclassified", rule_id: null, catalogue_version: "2026.11" };
+  scenario.routes.find((r) => r.snapshot.id === 5).attempts = [attempt(1, { classification: unmatched })];
+  const app = await openApp(scenario);
+  try {
+    const card = row(app.page, 6);
+    const line = card.getByTestId("classification");
+    await line.waitFor();
+    assert.equal((await line.getByTestId("code-words").textContent()).trim(), "Provider overloaded");
+    assert.equal((await line.locator(".badge").textContent()).trim(), "transient");
+    const said = await card.textContent();
+    for (const raw of ["provider_overloaded", "anthropic.overloaded.v1", "rule", "catalogue 2026"])
+      assert.ok(!said.includes(raw), `the card's headline reads in words, without “${raw}”: ${said}`);
+    await card.click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    const first = detail.locator("[data-testid=attempt]").first();
+    await first.waitFor();
+    assert.equal(
+      (await first.getByTestId("code-detail").textContent()).replace(/\s+/g, " ").trim(),
+      "code provider_overloaded · rule anthropic.overloaded.v1 · catalogue 2026.11",
+      "kept for looking it up, smaller and labelled",
+    );
+    await row(app.page, 5).click();
+    const words = detail.locator("[data-testid=attempt]").first();
+    await words.getByTestId("code-words").filter({ hasText: "Not recognised" }).waitFor();
+    assert.equal(
+      (await words.getByTestId("code-detail").textContent()).replace(/\s+/g, " ").trim(),
+      "code unknown · no catalogue rule matched · catalogue 2026.11",
+      "no rule reads as words, not “rule none matched”",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 test("an event for the open route reloads its attempt history", async () => {
   const app = await openApp(richScenario());
   try {

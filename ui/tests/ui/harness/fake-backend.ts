@@ -152,7 +152,11 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   };
   if (s.retry.enabled) {
     range("retry.max_retries", s.retry.max_retries, POLICY_LIMITS.max_retries);
-    duration("retry.initial_interval_seconds", s.retry.initial_interval_seconds, POLICY_LIMITS.initial_interval_seconds);
+    duration(
+      "retry.initial_interval_seconds",
+      s.retry.initial_interval_seconds,
+      POLICY_LIMITS.initial_interval_seconds,
+    );
   }
   if (s.wait_for_reset.enabled) {
     duration("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, POLICY_LIMITS.max_wait_seconds);
