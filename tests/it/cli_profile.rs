@@ -588,8 +588,8 @@ fn rename_duplicate_delete_and_list() {
     );
     let listed = ok(&recourse_on(&db, &["profile", "list"]));
     assert_eq!(
-        listed,
-        "B  (1 candidate: gemini)\nC  (1 candidate: gemini)\n"
+        listed, "B  (1 candidate: Gemini CLI)\nC  (1 candidate: Gemini CLI)\n",
+        "the candidate --agent made is named by its kind's label"
     );
     ok(&recourse_on(&db, &["profile", "delete", "C"]));
     let json: serde_json::Value =

@@ -167,7 +167,8 @@ test("the route list shows every route newest first with all of its live facts",
     assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
     assert.match(
       await r6.locator("[data-testid=classification]").textContent(),
-      /provider_overloaded.*anthropic\.overloaded\.v1/,
+      /Provider overloaded/,
+      "the code in words; its raw code and rule are the attempt's, in the detail",
     );
     assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
     assert.equal(
@@ -216,7 +217,7 @@ test("after a skip the route names the candidate that failed and shows no retrie
       await r4.locator("[data-testid=failed-candidate]").textContent(),
       /Last failure \(candidate 1, Claude\):/,
     );
-    assert.match(await r4.locator("[data-testid=classification]").textContent(), /provider_overloaded/);
+    assert.match(await r4.locator("[data-testid=classification]").textContent(), /Provider overloaded/);
     assert.equal(
       await r4.locator("[data-testid=retry]").count(),
       0,
