@@ -92,6 +92,15 @@ pub fn rule_codes() -> Vec<CodeClass> {
         .collect()
 }
 
+/// Every code in words (`SemanticCode::words`), `unknown` included, by its
+/// name as it crosses IPC: what a route card says before the code itself.
+pub fn code_words() -> std::collections::BTreeMap<&'static str, &'static str> {
+    recourse::classification::SemanticCode::ALL
+        .into_iter()
+        .map(|c| (c.as_str(), c.words()))
+        .collect()
+}
+
 /// Each provider's name in words (`Provider::words`), by its name as it
 /// crosses IPC (`claude-code`): what the provider choices show.
 pub fn provider_words() -> std::collections::BTreeMap<&'static str, &'static str> {

@@ -173,6 +173,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
         .constant("MAX_RETENTION_DAYS", crate::settings::MAX_RETENTION_DAYS)
         .constant("ROUTE_FILTER_STATES", constants::route_filter_states())
         .constant("RULE_CODES", constants::rule_codes())
+        .constant("CODE_WORDS", constants::code_words())
         .constant(
             "CONCURRENCY_LIMITS",
             constants::ConcurrencyLimits::current(),

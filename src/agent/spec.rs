@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Access, AgentKind};
 use crate::policy::FieldError;
+use crate::timing::words;
 
 /// One scripted outcome of the simulated provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, JsonSchema)]
@@ -175,32 +176,17 @@ impl AgentSpec {
         let t = agent.timeouts;
         let (idle, total) = (AttemptTimeouts::IDLE_S, AttemptTimeouts::TOTAL_S);
         if !idle.contains(&t.idle_s) {
-            err(
-                "timeouts.idle_s",
-                format!(
-                    "must be {} s to {} s (24 h), got {}",
-                    idle.start(),
-                    idle.end(),
-                    t.idle_s
-                ),
-            );
+            err("timeouts.idle_s", words::outside(&idle, t.idle_s));
         }
         if !total.contains(&t.total_s) {
-            err(
-                "timeouts.total_s",
-                format!(
-                    "must be {} s to {} s (7 d), got {}",
-                    total.start(),
-                    total.end(),
-                    t.total_s
-                ),
-            );
+            err("timeouts.total_s", words::outside(&total, t.total_s));
         } else if idle.contains(&t.idle_s) && t.idle_s > t.total_s {
             err(
                 "timeouts.idle_s",
                 format!(
-                    "must not exceed the total timeout ({} s), got {}",
-                    t.total_s, t.idle_s
+                    "must be at most the total timeout, {}; {} is longer",
+                    words::exact(u64::from(t.total_s)),
+                    words::exact(u64::from(t.idle_s))
                 ),
             );
         }
@@ -493,6 +479,30 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         spec
+    }
+
+    #[test]
+    fn refused_timeouts_are_said_in_durations() {
+        let said = |idle_s: u32, total_s: u32| -> Vec<String> {
+            let mut spec = spec_with(&[], &[]);
+            spec.timeouts = AttemptTimeouts { idle_s, total_s };
+            spec.validate("a")
+                .into_iter()
+                .map(|e| format!("{}: {}", e.path, e.message))
+                .collect()
+        };
+        assert_eq!(
+            said(5, 1_209_600),
+            [
+                "a.timeouts.idle_s: must be at least 10 s; 5 s is shorter",
+                "a.timeouts.total_s: must be at most 7 d; 14 d is longer"
+            ]
+        );
+        assert_eq!(
+            said(86_400, 14_400),
+            ["a.timeouts.idle_s: must be at most the total timeout, 4 h; 1 d is longer"],
+            "an idle timeout past the total one is compared with it, in the same units"
+        );
     }
 
     #[test]

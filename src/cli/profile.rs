@@ -472,9 +472,9 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit>
     match engine.import_profile(&doc, ImportTarget::New) {
         Ok(p) => {
             println!(
-                "created profile {:?} with one {} candidate; change it with `recourse profile edit {:?}`",
+                "created profile {:?} with one candidate, {:?}; change it with `recourse profile edit {:?}`",
                 p.name,
-                agent.slug(),
+                doc.candidates[0].name,
                 p.name
             );
             Ok(Exit::Success)
@@ -488,14 +488,15 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit>
     }
 }
 
-/// A candidate of `kind` with the kind's starter settings and the
+/// A candidate of `kind`, named by the kind's label as the app names one
+/// (`Claude Code`, not `claude-code`), with the kind's starter settings and the
 /// decision's new-candidate policy (immediate skip: a command line shows no
 /// defaults beside it, so it adds no wait or retry unasked), valid as written.
 fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
     let starter = AgentKindInfo::of(kind).starter;
     let policy = CandidatePolicy::default_for_new_candidate();
     ProfileCandidate {
-        name: kind.slug().to_string(),
+        name: kind.descriptor().label.to_string(),
         enabled: true,
         agent: starter.agent,
         transient: policy.transient,

@@ -13,6 +13,7 @@ use super::{
 use crate::agent::AgentKind;
 use crate::classification::PolicyClass;
 use crate::profile::names;
+use crate::timing::words;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -265,12 +266,7 @@ fn validate_reset_wait(prefix: &str, wait: ResetWait) -> Vec<FieldError> {
     }
     vec![FieldError::new(
         format!("{prefix}.max_wait_seconds"),
-        format!(
-            "must be {}–{} seconds (1 s–7 days) when enabled, got {}",
-            RESET_WAIT_RANGE.start(),
-            RESET_WAIT_RANGE.end(),
-            wait.max_wait_seconds
-        ),
+        words::outside(&RESET_WAIT_RANGE, wait.max_wait_seconds),
     )]
 }
 
@@ -293,12 +289,7 @@ fn validate_retry(prefix: &str, retry: Retry) -> Vec<FieldError> {
     if !INITIAL_INTERVAL_RANGE.contains(&retry.initial_interval_seconds) {
         errors.push(FieldError::new(
             format!("{prefix}.initial_interval_seconds"),
-            format!(
-                "must be {}–{} seconds (1 s–1 h) when enabled, got {}",
-                INITIAL_INTERVAL_RANGE.start(),
-                INITIAL_INTERVAL_RANGE.end(),
-                retry.initial_interval_seconds
-            ),
+            words::outside(&INITIAL_INTERVAL_RANGE, retry.initial_interval_seconds),
         ));
     }
     if errors.is_empty() {
@@ -317,8 +308,11 @@ fn check_longest_delay(prefix: &str, retry: Retry) -> Option<FieldError> {
     Some(FieldError::new(
         prefix,
         format!(
-            "the last retry would wait {} s × 2^{exponent} = {longest} s, more than the 24 h ({MAX_DELAY_SECONDS} s) limit; lower max_retries or initial_interval_seconds",
-            retry.initial_interval_seconds
+            "the last retry would wait {} (the first delay, {}, doubled {exponent} times), \
+             longer than the {} limit; use fewer retries or a shorter first delay",
+            words::exact(longest),
+            words::exact(u64::from(retry.initial_interval_seconds)),
+            words::exact(u64::from(MAX_DELAY_SECONDS))
         ),
     ))
 }
@@ -427,13 +421,41 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_delay_or_wait_is_said_in_durations() {
+        let mut policy = retrying(3, 7_200);
+        policy.transient.wait_for_reset = ResetWait {
+            enabled: true,
+            max_wait_seconds: 0,
+        };
+        let said: Vec<(String, String)> = validate_policy("c", &policy)
+            .into_iter()
+            .map(|e| (e.path, e.message))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    "c.transient.wait_for_reset.max_wait_seconds".to_string(),
+                    "must be at least 1 s; 0 s is shorter".to_string()
+                ),
+                (
+                    "c.hard.retry.initial_interval_seconds".to_string(),
+                    // Typed as "2 h", read back as 2 h, not as 7200.
+                    "must be at most 1 h; 2 h is longer".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn last_delay_over_24_hours_is_rejected() {
         let errors = validate_policy("", &retrying(10, 3600));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].path, "hard.retry");
         assert_eq!(
             errors[0].message,
-            "the last retry would wait 3600 s × 2^9 = 1843200 s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds"
+            "the last retry would wait 21 d 8 h (the first delay, 1 h, doubled 9 times), longer than \
+             the 1 d limit; use fewer retries or a shorter first delay"
         );
     }
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::document::{ProfileCandidate, ProfileDocument};
+use super::words::candidate_field_words;
 use crate::agent::masked_args;
 
 /// One difference between the stored profile and the document.
@@ -17,6 +18,9 @@ pub struct ProfileChange {
     /// What changed: `name`, `order`, `candidate`, or a field path inside
     /// the candidate (`transient.retry.max_retries`, `agent.model`).
     pub field: String,
+    /// `field` in words, as the editor labels it ("Transient › Retries"):
+    /// what a person reads.
+    pub what: String,
     /// Absent when the thing is new.
     pub before: Option<String>,
     /// Absent when the thing is removed.
@@ -52,6 +56,7 @@ pub fn changes(current: &ProfileDocument, incoming: &ProfileDocument) -> Vec<Pro
         out.push(ProfileChange {
             candidate: None,
             field: "name".into(),
+            what: "Profile name".into(),
             before: Some(current.name.clone()),
             after: Some(incoming.name.clone()),
         });
@@ -92,6 +97,7 @@ pub fn changes(current: &ProfileDocument, incoming: &ProfileDocument) -> Vec<Pro
         out.push(ProfileChange {
             candidate: None,
             field: "order".into(),
+            what: "Order of the candidates".into(),
             before: Some(kept_before.join(", ")),
             after: Some(kept_after.join(", ")),
         });
@@ -109,6 +115,7 @@ fn whole(c: &ProfileCandidate, position: usize, added: bool) -> ProfileChange {
     ProfileChange {
         candidate: Some(c.name.clone()),
         field: "candidate".into(),
+        what: if added { "Added" } else { "Removed" }.into(),
         before: (!added).then(|| text.clone()),
         after: added.then_some(text),
     }
@@ -138,6 +145,7 @@ fn field_changes(old: &ProfileCandidate, new: &ProfileCandidate) -> Vec<ProfileC
             ProfileChange {
                 candidate: Some(new.name.clone()),
                 field: f.clone(),
+                what: candidate_field_words(f),
                 // A changed secret reads "(hidden) → (hidden)": it did change.
                 before: b,
                 after: a,
@@ -178,5 +186,64 @@ fn walk(value: &Value, path: String, out: &mut BTreeMap<String, String>) {
         Value::Array(_) | Value::Bool(_) | Value::Number(_) => {
             out.insert(path, value.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::document::load;
+
+    /// One candidate "opus" running a CLI, its transient section given.
+    fn document(transient: &str) -> ProfileDocument {
+        let kind = crate::agent::AgentKind::ALL
+            .iter()
+            .map(|k| k.descriptor())
+            .find(|d| d.default_program.is_some())
+            .expect("a kind that runs a CLI");
+        let off = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+            "on_exhausted": "skip"}"#;
+        let text = format!(
+            r#"{{"version": 1, "name": "P", "candidates": [
+                {{"name": "opus", "agent": {{"kind": {}, "env": {{"HTTPS_PROXY": "x"}}}},
+                  "transient": {transient}, "hard": {off}}}]}}"#,
+            serde_json::to_value(kind.kind).expect("a kind serializes")
+        );
+        load(&text).expect("a valid document").document
+    }
+
+    #[test]
+    fn a_changed_field_is_named_in_words_as_the_editor_labels_it() {
+        let before = document(
+            r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+                "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
+                "on_exhausted": "skip"}"#,
+        );
+        let after = document(
+            r#"{"wait_for_reset": {"enabled": true, "max_wait_seconds": 60},
+                "retry": {"enabled": true, "max_retries": 5, "initial_interval_seconds": 5},
+                "on_exhausted": "skip"}"#,
+        );
+        let named: Vec<(String, String)> = changes(&before, &after)
+            .into_iter()
+            .map(|c| (c.field, c.what))
+            .collect();
+        let pair = |f: &str, w: &str| (f.to_string(), w.to_string());
+        assert_eq!(
+            named,
+            [
+                pair("transient.retry.max_retries", "Transient › Retries"),
+                // A switch is named by its label, not as `enabled`.
+                pair(
+                    "transient.wait_for_reset.enabled",
+                    "Transient › Wait for a trusted provider reset"
+                ),
+                pair(
+                    "transient.wait_for_reset.max_wait_seconds",
+                    "Transient › Longest wait"
+                ),
+            ]
+        );
     }
 }

@@ -68,28 +68,42 @@ pub fn field_words(path: &str, names: &[String]) -> String {
         Some(name) => format!("Candidate {} “{}”", index + 1, name.trim()),
         None => format!("Candidate {}", index + 1),
     }];
-    let rest = match rest.split_once('.').unwrap_or((rest, "")) {
-        ("transient", field) => {
-            parts.push("Transient".into());
-            field
-        }
-        ("hard", field) => {
-            parts.push("Hard".into());
-            field
-        }
-        ("unclassified", field) => {
-            parts.push("Unclassified".into());
-            field
-        }
-        _ => rest,
-    };
-    if let Some(variable) = rest.strip_prefix("agent.env.") {
-        parts.push(format!("Environment variable {variable}"));
-    } else if !rest.is_empty() {
-        let label = LABELS.iter().find(|(p, _)| *p == rest);
-        parts.push(label.map_or(rest.to_string(), |(_, l)| (*l).to_string()));
+    if !rest.is_empty() {
+        parts.push(candidate_field_words(rest));
     }
     parts.join(" › ")
+}
+
+/// A field below a candidate in words, as the editor labels it:
+/// `transient.retry.max_retries` is "Transient › Retries", a switch's
+/// `retry.enabled` is its label. A path this does not know is returned as
+/// it is.
+pub fn candidate_field_words(path: &str) -> String {
+    let (section, rest) = match path.split_once('.').unwrap_or((path, "")) {
+        ("transient", field) => (Some("Transient"), field),
+        ("hard", field) => (Some("Hard"), field),
+        ("unclassified", field) => (Some("Unclassified"), field),
+        _ => (None, path),
+    };
+    let label = |p: &str| LABELS.iter().find(|(q, _)| *q == p).map(|(_, l)| *l);
+    let field = if let Some(variable) = rest.strip_prefix("agent.env.") {
+        Some(format!("Environment variable {variable}"))
+    } else if rest.is_empty() {
+        None
+    } else {
+        let switch = rest.strip_suffix(".enabled").and_then(label);
+        Some(
+            label(rest)
+                .or(switch)
+                .map_or(rest.to_string(), str::to_string),
+        )
+    };
+    section
+        .map(str::to_string)
+        .into_iter()
+        .chain(field)
+        .collect::<Vec<_>>()
+        .join(" › ")
 }
 
 /// One problem in words: where, then why. A problem with the whole file

@@ -84,13 +84,13 @@ fn every_limit_error_is_listed_with_its_path() {
     assert_invalid(
         "invalid-limits.json",
         &[
-            "candidates[0].transient.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 0",
+            "candidates[0].transient.wait_for_reset.max_wait_seconds: must be at least 1 s; 0 s is shorter",
             "candidates[0].transient.retry.max_retries: must be 1–10 when enabled, got 0",
-            "candidates[0].transient.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 0",
-            "candidates[0].hard.wait_for_reset.max_wait_seconds: must be 1–604800 seconds (1 s–7 days) when enabled, got 604801",
+            "candidates[0].transient.retry.initial_interval_seconds: must be at least 1 s; 0 s is shorter",
+            "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at most 7 d; 7 d 1 s is longer",
             "candidates[0].hard.retry.max_retries: must be 1–10 when enabled, got 11",
-            "candidates[0].hard.retry.initial_interval_seconds: must be 1–3600 seconds (1 s–1 h) when enabled, got 3601",
-            "candidates[1].transient.retry: the last retry would wait 3600 s × 2^9 = 1843200 s, more than the 24 h (86400 s) limit; lower max_retries or initial_interval_seconds",
+            "candidates[0].hard.retry.initial_interval_seconds: must be at most 1 h; 1 h 1 s is longer",
+            "candidates[1].transient.retry: the last retry would wait 21 d 8 h (the first delay, 1 h, doubled 9 times), longer than the 1 d limit; use fewer retries or a shorter first delay",
         ],
     );
 }

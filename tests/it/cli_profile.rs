@@ -67,7 +67,9 @@ fn a_profile_is_created_exported_edited_imported_on_a_fresh_database_and_run() {
         &first,
         &["profile", "create", "Work", "--agent", "simulated"],
     );
-    assert!(ok(&out).contains("created profile \"Work\" with one simulated candidate"));
+    assert!(
+        ok(&out).contains("created profile \"Work\" with one candidate, \"Simulated provider\"")
+    );
 
     // Edit: a second simulated candidate that fails once, then succeeds,
     // goes first, with a retry of the transient class.
@@ -586,8 +588,8 @@ fn rename_duplicate_delete_and_list() {
     );
     let listed = ok(&recourse_on(&db, &["profile", "list"]));
     assert_eq!(
-        listed,
-        "B  (1 candidate: gemini)\nC  (1 candidate: gemini)\n"
+        listed, "B  (1 candidate: Gemini CLI)\nC  (1 candidate: Gemini CLI)\n",
+        "the candidate --agent made is named by its kind's label"
     );
     ok(&recourse_on(&db, &["profile", "delete", "C"]));
     let json: serde_json::Value =
@@ -814,5 +816,33 @@ fn a_refused_import_names_the_candidate_the_field_and_why_in_words_then_the_path
              is not allowed\n"
         ),
         "a syntax error, with where in the file"
+    );
+}
+
+#[test]
+fn a_candidate_created_from_the_command_line_is_named_by_its_kind_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("label.db");
+    // Any kind whose label is not its slug tells the two apart.
+    let kind = recourse::agent::AgentKind::ALL
+        .iter()
+        .map(|k| k.descriptor())
+        .find(|d| d.label != d.slug)
+        .expect("a kind with a label of its own");
+    let said = ok(&recourse_on(
+        &db,
+        &["profile", "create", "Work", "--agent", kind.slug],
+    ));
+    assert!(
+        said.contains(&format!(
+            "created profile \"Work\" with one candidate, {:?};",
+            kind.label
+        )),
+        "{said}"
+    );
+    let shown = ok(&recourse_on(&db, &["profile", "show", "Work"]));
+    assert!(
+        shown.contains(&format!("1. {} — {}", kind.label, kind.slug)),
+        "named as the app names a new candidate, not by the kind's id: {shown}"
     );
 }

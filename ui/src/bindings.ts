@@ -198,6 +198,8 @@ export const ACTION_HELP = {"cancel_wait":"Stop waiting; the route waits for you
 
 export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
+export const CODE_WORDS = {"account_forbidden":"Account not allowed to do this","attempt_timed_out":"Attempt went quiet or ran too long","auth_invalid":"API key or login invalid","auth_required":"Login or API key needed","cancelled":"Cancelled","context_length_exceeded":"Request too long for the model","credit_balance_low":"Credit balance too low","gateway_error":"Gateway or proxy error","invalid_request":"Invalid request","local_runtime":"Could not run on this machine","model_capacity":"Model out of capacity","model_not_found":"Model not found or not offered","network_dns":"Host name not found (DNS)","network_reset":"Connection reset","network_timeout":"Network timeout","network_tls":"Secure connection (TLS) failed","permission_denied":"Local permission denied","provider_config_invalid":"Provider settings invalid","provider_internal_error":"Provider internal error","provider_overloaded":"Provider overloaded","provider_unavailable":"Provider unavailable","quota_exhausted":"Quota used up","rate_limited":"Rate limited (too many requests)","repository_error":"Repository (git) error","resume_state":"Saved session could not resume","spawn_failed":"Agent program could not start","stream_disconnected":"Response stream disconnected","task_failed":"The task itself failed","unknown":"Not recognised","usage_limit_reached":"Usage limit reached"} as const;
+
 export const CONCURRENCY_LIMITS = {"account_label_chars":64,"max_concurrent":{"max":64,"min":1},"max_running":{"max":256,"min":1}} as const;
 
 export const DEFAULT_CONTINUE_MESSAGE = "Continue the task where you stopped. Your previous turn was cut off by a provider error. First check the current state of the working directory and of anything you changed, and do not repeat an action that already took effect; then finish the task." as const;
@@ -1983,6 +1985,11 @@ export type ProfileChange_Deserialize = {
 	 *  the candidate (`transient.retry.max_retries`, `agent.model`).
 	 */
 	field: string,
+	/**
+	 *  `field` in words, as the editor labels it ("Transient › Retries"):
+	 *  what a person reads.
+	 */
+	what: string,
 	/**  Absent when the thing is new. */
 	before?: string | null,
 	/**  Absent when the thing is removed. */
@@ -1998,6 +2005,11 @@ export type ProfileChange_Serialize = {
 	 *  the candidate (`transient.retry.max_retries`, `agent.model`).
 	 */
 	field: string,
+	/**
+	 *  `field` in words, as the editor labels it ("Transient › Retries"):
+	 *  what a person reads.
+	 */
+	what: string,
 	/**  Absent when the thing is new. */
 	before: string | null,
 	/**  Absent when the thing is removed. */

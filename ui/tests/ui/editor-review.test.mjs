@@ -107,6 +107,66 @@ test("text a field cannot read leaves no schedule described, as a refused value 
   }
 });
 
+/** One previewed step, for a scenario whose preview describes a schedule. */
+const previewStep = (text) => ({
+  step: {
+    failure: 0,
+    at: new Date().toISOString(),
+    candidate: 0,
+    candidate_name: "Claude (simulated)",
+    code: "provider_overloaded",
+    class: "transient",
+    gate: "allowed",
+    decision: {
+      kind: "retry",
+      class: "transient",
+      at: new Date(Date.now() + 5000).toISOString(),
+      ordinal: 1,
+      max_retries: 3,
+      delay_seconds: 5,
+    },
+  },
+  text,
+});
+
+test("a value the backend refuses (out of range, readable) leaves the preview and the row summary describing nothing", async () => {
+  const app = await openApp(
+    { profiles: [demoProfile()], preview: [previewStep("transient retry 1 of 3 in 2 h")] },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByTestId("preview-timeline").waitFor();
+    const { row, section, retry } = await openTransient(app.page);
+    if ((await retry.getAttribute("aria-checked")) !== "true") await retry.click();
+    // "2 h" reads as 7200 s: the field takes it, the validator refuses it (at most 1 h).
+    await section.getByLabel("First delay", { exact: true }).fill("2 h");
+    await app.page.getByTestId("preview-unread").waitFor({ timeout: 5000 });
+    assert.equal(
+      (await app.page.getByTestId("preview-unread").textContent()).trim(),
+      "Fix the fields marked above to see what this draft would do.",
+    );
+    assert.equal(
+      await app.page.getByTestId("preview-timeline").count(),
+      0,
+      "no schedule of a value that cannot be saved",
+    );
+    assert.equal(
+      (await row.getByTestId("policy-summary").textContent()).trim(),
+      "Fix the fields marked below to see what this policy does.",
+      "the row's summary describes nothing either",
+    );
+    await section.getByLabel("First delay", { exact: true }).fill("5 s");
+    await app.page.getByTestId("preview-timeline").waitFor({ timeout: 5000 });
+    assert.match(
+      await row.getByTestId("policy-summary").textContent(),
+      /\[backend summary\]/,
+      "fixed, both describe the draft again",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 for (const [label, viewport] of [
   ["desktop", { width: 1280, height: 820 }],
   ["phone", { width: 390, height: 844 }],
@@ -194,7 +254,15 @@ test("a file whose profile exists can be imported as a copy beside it", async ()
         existing: { id: 1, revision: 1 },
         legacy: false,
         document_json: '{"version": 1}',
-        changes: [{ candidate: "Claude (simulated)", field: "transient.retry.max_retries", before: "3", after: "5" }],
+        changes: [
+          {
+            candidate: "Claude (simulated)",
+            field: "transient.retry.max_retries",
+            what: "Transient › Retries",
+            before: "3",
+            after: "5",
+          },
+        ],
       },
       imported: demoProfile(),
     },
@@ -202,6 +270,11 @@ test("a file whose profile exists can be imported as a copy beside it", async ()
   );
   try {
     await app.page.getByRole("button", { name: "Import from file…" }).click();
+    assert.equal(
+      (await app.page.getByTestId("change-what").textContent()).trim(),
+      "Transient › Retries",
+      "the change is named as the editor labels the field, not by its path in the file",
+    );
     await app.page.getByTestId("import-copy").click();
     await app.page.getByTestId("file-note").filter({ hasText: "Imported a copy" }).waitFor();
     const sent = (await app.calls()).filter((c) => c.cmd === "import_profile").map((c) => c.args);
@@ -339,6 +412,28 @@ test("Settings keep the run defaults, notifications and retention, and open the 
     await app.page.waitForFunction(() =>
       window.__CALLS__.some((c) => c.cmd === "open_folder" && c.args.folder === "database"),
     );
+  } finally {
+    await app.close();
+  }
+});
+
+test("commands in Settings and the agent picker read as code, never with literal backticks", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/settings" });
+  try {
+    const limit = app.page.getByText("Obeyed by every process on this database", { exact: false });
+    await limit.waitFor();
+    assert.ok(!(await limit.textContent()).includes("`"), await limit.textContent());
+    assert.equal(await limit.locator("code").first().textContent(), "recourse run");
+    await app.page.goto(app.page.url().replace("#/settings", "#/profiles"));
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    const picker = app.page.getByRole("group", { name: "Add a candidate" });
+    await picker.locator(".option").first().waitFor();
+    const said = await picker.locator(".options").textContent();
+    assert.ok(
+      !said.includes("`"),
+      `the kinds' descriptions mark commands with backticks; shown, they are code: ${said}`,
+    );
+    assert.ok((await picker.locator(".options code").count()) > 0, "the marked commands are code");
   } finally {
     await app.close();
   }

@@ -499,9 +499,21 @@ const IMPORT_PREVIEW = {
   legacy: false,
   document_json: '{"version": 1}',
   changes: [
-    { candidate: "Claude (simulated)", field: "transient.retry.max_retries", before: "3", after: "5" },
-    { candidate: "Claude (simulated)", field: "agent.env.ANTHROPIC_API_KEY", before: null, after: "(hidden)" },
-    { candidate: "Gemini", field: "candidate", before: null, after: "gemini at position 3" },
+    {
+      candidate: "Claude (simulated)",
+      field: "transient.retry.max_retries",
+      what: "Transient › Retries",
+      before: "3",
+      after: "5",
+    },
+    {
+      candidate: "Claude (simulated)",
+      field: "agent.env.ANTHROPIC_API_KEY",
+      what: "Environment variable ANTHROPIC_API_KEY",
+      before: null,
+      after: "(hidden)",
+    },
+    { candidate: "Gemini", field: "candidate", what: "Added", before: null, after: "gemini at position 3" },
   ],
 };
 
@@ -526,9 +538,9 @@ test("import shows what the file changes and saves only when confirmed", async (
     assert.deepEqual(
       rows.map((r) => r.split("\t").map((c) => c.trim())),
       [
-        ["Claude (simulated)", "transient.retry.max_retries", "3", "5"],
-        ["Claude (simulated)", "agent.env.ANTHROPIC_API_KEY", "—", "(hidden)"],
-        ["Gemini", "candidate", "—", "gemini at position 3"],
+        ["Claude (simulated)", "Transient › Retries", "3", "5"],
+        ["Claude (simulated)", "Environment variable ANTHROPIC_API_KEY", "—", "(hidden)"],
+        ["Gemini", "Added", "—", "gemini at position 3"],
       ],
     );
     await dialog.getByRole("button", { name: "Cancel" }).click();
@@ -757,7 +769,8 @@ test("a wait past the limit shows the backend's error, not a rounded equivalent 
     await wait.fill("604800");
     await section.getByText("= 604,800 s (7 d)", { exact: false }).waitFor();
     await wait.fill("604801");
-    await section.getByText("must be 1–604800", { exact: false }).waitFor();
+    // The fake words it as the backend does (`timing::words::outside`): in durations.
+    await section.getByText("must be at most 7 d; 7 d 1 s is longer", { exact: false }).waitFor();
     const help = await section.locator(`#${await wait.getAttribute("aria-describedby")}`).textContent();
     assert.ok(!help.includes("7 d ·") && !help.includes("="), `no "= 7 d" beside the limit error: ${help}`);
   } finally {

@@ -167,7 +167,8 @@ test("the route list shows every route newest first with all of its live facts",
     assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
     assert.match(
       await r6.locator("[data-testid=classification]").textContent(),
-      /provider_overloaded.*anthropic\.overloaded\.v1/,
+      /Provider overloaded/,
+      "the code in words; its raw code and rule are the attempt's, in the detail",
     );
     assert.match(await r6.locator("[data-testid=retry]").textContent(), /Transient retries: 2 of 3/);
     assert.equal(
@@ -216,7 +217,7 @@ test("after a skip the route names the candidate that failed and shows no retrie
       await r4.locator("[data-testid=failed-candidate]").textContent(),
       /Last failure \(candidate 1, Claude\):/,
     );
-    assert.match(await r4.locator("[data-testid=classification]").textContent(), /provider_overloaded/);
+    assert.match(await r4.locator("[data-testid=classification]").textContent(), /Provider overloaded/);
     assert.equal(
       await r4.locator("[data-testid=retry]").count(),
       0,
@@ -791,6 +792,42 @@ test("a newer route-changed event updates the row and announces the state change
       await announcer(app.page).textContent(),
       "Route 4: needs manual recovery — the failure matched no catalogue rule",
       "a new deadline without a state change is not announced",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+test("a route card names the failure in words with its class; code, rule and catalogue are the attempt's, labelled", async () => {
+  const scenario = richScenario();
+  const unmatched = { code: "unknown", class: "unclassified", rule_id: null, catalogue_version: "2026.11" };
+  scenario.routes.find((r) => r.snapshot.id === 5).attempts = [attempt(1, { classification: unmatched })];
+  const app = await openApp(scenario);
+  try {
+    const card = row(app.page, 6);
+    const line = card.getByTestId("classification");
+    await line.waitFor();
+    assert.equal((await line.getByTestId("code-words").textContent()).trim(), "Provider overloaded");
+    assert.equal((await line.locator(".badge").textContent()).trim(), "transient");
+    const said = await card.textContent();
+    for (const raw of ["provider_overloaded", "anthropic.overloaded.v1", "rule", "catalogue 2026"])
+      assert.ok(!said.includes(raw), `the card's headline reads in words, without “${raw}”: ${said}`);
+    await card.click();
+    const detail = app.page.locator("[data-testid=route-detail]");
+    const first = detail.locator("[data-testid=attempt]").first();
+    await first.waitFor();
+    assert.equal(
+      (await first.getByTestId("code-detail").textContent()).replace(/\s+/g, " ").trim(),
+      "code provider_overloaded · rule anthropic.overloaded.v1 · catalogue 2026.11",
+      "kept for looking it up, smaller and labelled",
+    );
+    await row(app.page, 5).click();
+    const words = detail.locator("[data-testid=attempt]").first();
+    await words.getByTestId("code-words").filter({ hasText: "Not recognised" }).waitFor();
+    assert.equal(
+      (await words.getByTestId("code-detail").textContent()).replace(/\s+/g, " ").trim(),
+      "code unknown · no catalogue rule matched · catalogue 2026.11",
+      "no rule reads as words, not “rule none matched”",
     );
   } finally {
     await app.close();

@@ -39,6 +39,7 @@ import type {
 } from "../../../src/lib/types";
 import type { RouteQuery_Deserialize as RouteQuery, RoutePage_Serialize as RoutePage } from "../../../src/bindings";
 import agentKinds from "./agent-kinds.json";
+import { exactDuration } from "../../../src/lib/format";
 
 /**
  * Why each action a snapshot does not offer is not possible, as the engine's
@@ -138,12 +139,27 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
     if (v < min || v > max)
       errors.push({ path: `${prefix}.${path}`, message: `must be ${min}–${max} when enabled, got ${v}` });
   };
+  // Durations are refused in durations, as `timing::words::outside` says them.
+  const duration = (path: string, v: number, { min, max }: { min: number; max: number }) => {
+    if (v < min || v > max)
+      errors.push({
+        path: `${prefix}.${path}`,
+        message:
+          v < min
+            ? `must be at least ${exactDuration(min)}; ${exactDuration(v)} is shorter`
+            : `must be at most ${exactDuration(max)}; ${exactDuration(v)} is longer`,
+      });
+  };
   if (s.retry.enabled) {
     range("retry.max_retries", s.retry.max_retries, POLICY_LIMITS.max_retries);
-    range("retry.initial_interval_seconds", s.retry.initial_interval_seconds, POLICY_LIMITS.initial_interval_seconds);
+    duration(
+      "retry.initial_interval_seconds",
+      s.retry.initial_interval_seconds,
+      POLICY_LIMITS.initial_interval_seconds,
+    );
   }
   if (s.wait_for_reset.enabled) {
-    range("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, POLICY_LIMITS.max_wait_seconds);
+    duration("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, POLICY_LIMITS.max_wait_seconds);
   }
   if (s.auto_continue?.enabled) {
     range("auto_continue.max_continuations", s.auto_continue.max_continuations, POLICY_LIMITS.max_continuations);
