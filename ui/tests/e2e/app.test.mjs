@@ -117,8 +117,8 @@ test("a profile exported to a file imports back in the app after showing what ch
   const opened = answerFileDialog("^Import a profile", file);
   assert.ok(await clickByText("button", "Import from file…"));
   await opened;
-  const table = await app.waitForText("dialog[open] tbody", (t) => t.includes("max_retries"));
-  assert.match(table, /transient\.retry\.max_retries\s*3\s*5/, "the one change, before and after");
+  const table = await app.waitForText("dialog[open] tbody", (t) => t.includes("Retries"));
+  assert.match(table, /Transient › Retries\s*3\s*5/, "the one change, in words, before and after");
   assert.ok(await clickByText("dialog[open] button", "Replace “Demo (simulated)”"));
   await app.waitForText("[data-testid=file-note], [role=alert]", (t) => t.includes("Replaced"));
   const summaries = await app.execute(
