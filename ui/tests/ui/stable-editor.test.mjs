@@ -107,6 +107,33 @@ for (const [label, viewport] of VIEWPORTS) {
   });
 }
 
+test("a switch turned off and on again gets back the values it held, not the kind's", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
+  try {
+    const { row } = await openFirst(app.page);
+    const transient = row.getByTestId("section-transient");
+    const toggle = transient.getByRole("switch", { name: "Retry the same candidate" });
+    const retries = transient.getByRole("textbox", { name: "Retries" });
+    await retries.fill("5");
+    await retries.blur();
+    await toggle.click();
+    assert.equal(await retries.inputValue(), "5", "while off, the field shows what it will come back with");
+    await toggle.click();
+    assert.equal(await retries.inputValue(), "5", "turned on again, the typed value is back");
+    const unclassified = row.getByTestId("section-unclassified");
+    const repeat = unclassified.getByRole("switch");
+    const threshold = unclassified.getByRole("textbox", { name: "Identical failures" });
+    if ((await repeat.getAttribute("aria-checked")) !== "true") await repeat.click();
+    await threshold.fill("4");
+    await threshold.blur();
+    await repeat.click();
+    await repeat.click();
+    assert.equal(await threshold.inputValue(), "4", "the exception keeps its threshold across off and on");
+  } finally {
+    await app.close();
+  }
+});
+
 test("a switched-off field's unreadable text is not an edit: the section saves, off", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   try {
