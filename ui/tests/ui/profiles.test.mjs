@@ -1025,11 +1025,15 @@ test("Check says whether a candidate's program and credentials are there", async
     await result.waitFor();
     const text = await result.textContent();
     assert.match(text, /Not ready/);
-    assert.match(text, /codex: not found/);
+    assert.equal(text.match(/not found/g).length, 1, `the missing program is said once: ${text}`);
+    assert.match(text, /codex is not found on PATH/);
     assert.match(text, /Credentials: none found/);
     assert.match(text, /Install: npm install -g @openai\/codex@0\.171\.0/);
     const call = (await app.calls()).find((c) => c.cmd === "readiness");
     assert.equal(call.args.agent.kind, "codex", "the row's draft is what is checked");
+    await codex.getByLabel("Program").fill("/usr/local/bin/codex");
+    await result.waitFor({ state: "detached" });
+    assert.equal(await codex.getByText("Not ready").count(), 0, "a check of another program is not shown");
   } finally {
     await app.close();
   }
