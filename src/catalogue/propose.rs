@@ -74,7 +74,7 @@ pub fn propose(evidence: &Evidence, taken: impl Fn(&str) -> bool) -> RuleDraft {
         .expect("some version is free");
     RuleDraft {
         id,
-        description: format!("{} reports: {}", evidence.provider.as_str(), line.trim()),
+        description: format!("{} reports: {}", evidence.provider.words(), line.trim()),
         providers: vec![evidence.provider],
         // `unknown` is no rule's code: the person is asked to choose one.
         code: code_basis(evidence).map_or(SemanticCode::Unknown, |(code, _)| code),
@@ -258,6 +258,10 @@ mod tests {
         assert_eq!(draft.pattern, r"flux capacitor \(unit \d+\) out of sync");
         assert_eq!(draft.id, "local.codex.flux_capacitor_unit.v1");
         assert_eq!(draft.providers, [Provider::Codex]);
+        assert_eq!(
+            draft.description, "Codex CLI reports: flux capacitor (unit 42) out of sync",
+            "the description names the provider in words"
+        );
         let spec = draft.to_spec(false);
         assert_eq!(
             spec.confidence,

@@ -300,7 +300,11 @@ async function openDialog(app) {
 test("create rule from an inbox item: proposal, live checks, save, and the rule list shows it", async () => {
   const app = await openApp(scenario(), { hash: "#/catalogue/inbox" });
   try {
+    const facts = (await app.page.locator(".facts").first().textContent()).replace(/\s+/g, " ");
+    assert.match(facts, /Provider Codex CLI /, `the inbox names the provider in words: ${facts}`);
     const dialog = await openDialog(app);
+    const providers = await dialog.locator("#rule-provider option").allTextContents();
+    assert.ok(providers.includes("Codex CLI"), `the rule's provider choices read in words: ${providers}`);
     assert.equal(await dialog.getByTestId("rule-evidence").textContent(), EVIDENCE.message, "the sanitized text");
     assert.equal(await dialog.getByLabel(/Text pattern/).inputValue(), DRAFT.pattern);
     assert.equal(await dialog.getByLabel("Code").inputValue(), "provider_unavailable");
