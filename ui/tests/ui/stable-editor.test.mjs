@@ -162,7 +162,7 @@ test("a new Any command candidate starts with no program, and saving it so is re
     await app.page.getByLabel("Add a candidate: search agent kinds").fill("any command");
     await app.page.keyboard.press("Enter");
     const row = app.page.getByTestId("candidate-row").nth(2);
-    await row.getByRole("button", { name: "Edit policy" }).click();
+    assert.equal(await row.getByRole("button", { name: "Collapse" }).count(), 1, "it opens at the field it needs");
     const program = row.getByLabel("Program");
     assert.equal(await program.inputValue(), "", "no made-up program as a value");
     assert.equal(await program.getAttribute("placeholder"), "command name or path");
@@ -172,6 +172,17 @@ test("a new Any command candidate starts with no program, and saving it so is re
     assert.equal(await program.getAttribute("aria-invalid"), "true");
     await program.fill("./run.sh");
     await error.waitFor({ state: "detached" });
+  } finally {
+    await app.close();
+  }
+});
+
+test("a profile with no candidate yet is previewed as one that would not start, not as one to fix", async () => {
+  const profile = { ...demoProfile(), candidates: [] };
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles" });
+  try {
+    await app.page.getByText("No enabled candidate: a route on this profile would not start.").waitFor();
+    assert.equal(await app.page.getByText("Fix the fields marked above").count(), 0, "no field is marked");
   } finally {
     await app.close();
   }

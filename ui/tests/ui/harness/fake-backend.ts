@@ -211,15 +211,21 @@ function checkProgram(index: number, agent: AgentSpec): FieldError[] {
 /** The backend's whole-list check: every row's checks plus the names. */
 function checkCandidates(inputs: CandidateInput[]): FieldError[] {
   const first = new Map<string, number>();
-  return inputs.flatMap((c, i) => {
-    const path = `candidates[${i}].name`;
-    const name: FieldError[] = [];
-    if (!c.name.trim()) name.push({ path, message: "must not be empty" });
-    else if (first.has(c.name))
-      name.push({ path, message: `duplicate candidate name "${c.name}" (also candidates[${first.get(c.name)}])` });
-    else first.set(c.name, i);
-    return [...name, ...checkPolicy(i, c.policy), ...checkProgram(i, c.agent)];
-  });
+  // As `policy::validate` refuses an empty list.
+  const empty: FieldError[] =
+    inputs.length === 0 ? [{ path: "candidates", message: "must list at least one candidate" }] : [];
+  return [
+    ...empty,
+    ...inputs.flatMap((c, i) => {
+      const path = `candidates[${i}].name`;
+      const name: FieldError[] = [];
+      if (!c.name.trim()) name.push({ path, message: "must not be empty" });
+      else if (first.has(c.name))
+        name.push({ path, message: `duplicate candidate name "${c.name}" (also candidates[${first.get(c.name)}])` });
+      else first.set(c.name, i);
+      return [...name, ...checkPolicy(i, c.policy), ...checkProgram(i, c.agent)];
+    }),
+  ];
 }
 
 export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
