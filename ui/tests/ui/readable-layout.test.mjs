@@ -54,10 +54,10 @@ test("Settings' directory hint reads with a space before the warning", async () 
   try {
     await app.page.getByLabel("Default working directory").fill("/tmp/review");
     await app.page.waitForFunction(() =>
-      document.querySelector("[data-testid=default-cwd-hint]")?.textContent?.includes("/tmp/review"),
+      document.querySelector("#default-cwd-help")?.textContent?.includes("/tmp/review"),
     );
     const hint = await app.page.evaluate(() =>
-      document.querySelector("[data-testid=default-cwd-hint]").textContent.replace(/\s+/g, " ").trim(),
+      document.querySelector("#default-cwd-help").textContent.replace(/\s+/g, " ").trim(),
     );
     assert.equal(hint, `Used when a run's directory is left empty: now /tmp/review (${NOT_GIT}).`);
   } finally {

@@ -111,7 +111,7 @@ for (const [label, viewport] of VIEWPORTS) {
       { ...viewport, hash: "#/settings" },
     );
     try {
-      const hint = app.page.getByTestId("default-cwd-hint");
+      const hint = app.page.locator("#default-cwd-help");
       const notify = app.page.getByTestId("settings-notify");
       await hint.filter({ hasText: "/home/me (not a git repository" }).waitFor();
       const before = await at(notify);
