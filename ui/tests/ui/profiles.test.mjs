@@ -237,6 +237,11 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
     const line = app.page.getByTestId("preview-timeline").locator(".what");
     await line.waitFor();
     assert.equal(await line.textContent(), `→ ${text}`, "the step's text as the backend wrote it, nothing added");
+    assert.equal(
+      await app.page.getByTestId("preview-timeline").locator(".code").first().textContent(),
+      "Provider overloaded",
+      "the step's failure in words, not its code",
+    );
     const last = (await app.calls()).filter((c) => c.cmd === "preview_policy").at(-1);
     assert.equal(last.args.failures[0].code, "usage_limit_reached");
     assert.equal(last.args.failures[0].reset_in_seconds, 60);
@@ -954,7 +959,7 @@ test("the preview classifies pasted error text with the backend's catalogue and 
     await classified.getByText("[backend] anthropic-api: 529 overloaded_error", { exact: false }).waitFor();
     assert.match(
       await classified.textContent(),
-      /Classified as provider_overloaded\s+transient\s+by rule fake\.rule\.v1/,
+      /Classified as Provider overloaded\s+transient\s+\(code provider_overloaded, rule fake\.rule\.v1\)/,
     );
     const last = (await app.calls()).filter((c) => c.cmd === "preview_error_text").at(-1);
     assert.deepEqual(

@@ -1,7 +1,7 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
-import { PASTABLE_PROVIDERS, PROVIDER_WORDS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
+import { CODE_WORDS, PASTABLE_PROVIDERS, PROVIDER_WORDS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
 import type { Class, HintSource, MatchOutcome, Provider, RuleView, Scope, Span } from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal),
@@ -10,6 +10,9 @@ export const PLAYGROUND_PROVIDERS: readonly Provider[] = PASTABLE_PROVIDERS;
 
 /** A provider as a person reads it (`Claude Code`), in the backend's words. */
 export const providerName = (p: Provider): string => PROVIDER_WORDS[p] ?? p;
+
+/** A failure code as a person reads it (`Provider overloaded`), in the backend's words. */
+export const codeName = (code: string): string => (CODE_WORDS as Record<string, string>)[code] ?? code;
 
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
