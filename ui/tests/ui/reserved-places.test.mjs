@@ -61,6 +61,12 @@ test("a refused Start run says each field's problem once, in its hint's place, a
     assert.equal(await said(), 1, "the refusal says what the live check says already: one line, not two");
     assert.deepEqual(await at(start), typed, "the refusal takes the hint's place: Start run does not move");
 
+    const long = `/x/${"averylongfoldername".repeat(8)}`;
+    await form.getByLabel("Working directory").fill(long);
+    await form.getByTestId("run-cwd-hint").filter({ hasText: "averylong" }).waitFor();
+    const overflow = await form.getByTestId("run-cwd-hint").evaluate((e) => e.scrollWidth - e.clientWidth);
+    assert.ok(overflow <= 0, `a long path wraps inside the form, not ${overflow} px past its edge`);
+
     await form.getByLabel("Working directory").fill("");
     await form.getByTestId("run-cwd-hint").filter({ hasText: "Runs in /home/me" }).waitFor();
     assert.equal(await said(), 0, "the refusal was about /x/nope: it goes with it");
