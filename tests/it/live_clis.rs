@@ -233,7 +233,7 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
                 && attempts.last().unwrap().attempt.candidate_index == 1
         }
         "skip" => {
-            decision.contains("skip candidate 1")
+            decision.contains("on candidate 1: skip to candidate 2")
                 && state == RouteState::Succeeded
                 && attempts.len() == 2
         }
