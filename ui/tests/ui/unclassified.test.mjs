@@ -105,8 +105,8 @@ test("the switch works from the keyboard, and switched off it saves in its store
     );
     assert.equal(
       await s.getByLabel("Identical failures", { exact: true }).inputValue(),
-      "3",
-      "switched back on, it starts from the kind's value, as a switched-on retry does",
+      "4",
+      "switched back on, it gets back the threshold it held, as a switched-on retry does",
     );
     await toggle.click();
     await app.page.getByRole("button", { name: "Save" }).click();
