@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openApp } from "./lib.mjs";
-import { candidate, demoProfile, immediate } from "./fixtures.mjs";
+import { candidate, demoProfile, immediate, previewStep } from "./fixtures.mjs";
 
 const withCommand = () => ({
   ...demoProfile(),
@@ -105,28 +105,6 @@ test("text a field cannot read leaves no schedule described, as a refused value 
   } finally {
     await app.close();
   }
-});
-
-/** One previewed step, for a scenario whose preview describes a schedule. */
-const previewStep = (text) => ({
-  step: {
-    failure: 0,
-    at: new Date().toISOString(),
-    candidate: 0,
-    candidate_name: "Claude (simulated)",
-    code: "provider_overloaded",
-    class: "transient",
-    gate: "allowed",
-    decision: {
-      kind: "retry",
-      class: "transient",
-      at: new Date(Date.now() + 5000).toISOString(),
-      ordinal: 1,
-      max_retries: 3,
-      delay_seconds: 5,
-    },
-  },
-  text,
 });
 
 test("a value the backend refuses (out of range, readable) leaves the preview and the row summary describing nothing", async () => {

@@ -198,3 +198,25 @@ export function accountsOverview() {
     at: iso(0),
   };
 }
+
+/** One previewed step, for a scenario whose preview describes a schedule. */
+export const previewStep = (text) => ({
+  step: {
+    failure: 0,
+    at: new Date().toISOString(),
+    candidate: 0,
+    candidate_name: "Claude (simulated)",
+    code: "provider_overloaded",
+    class: "transient",
+    gate: "allowed",
+    decision: {
+      kind: "retry",
+      class: "transient",
+      at: new Date(Date.now() + 5000).toISOString(),
+      ordinal: 1,
+      max_retries: 3,
+      delay_seconds: 5,
+    },
+  },
+  text,
+});

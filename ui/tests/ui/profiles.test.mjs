@@ -2,7 +2,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { openApp, clippedOptions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
-import { candidate, demoProfile, immediate, POLICY_LIMITS } from "./fixtures.mjs";
+import { candidate, demoProfile, immediate, POLICY_LIMITS, previewStep } from "./fixtures.mjs";
 
 const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
 const saveCalls = async (app) => (await app.calls()).filter((c) => c.cmd === "save_candidates");
@@ -207,28 +207,7 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
   const app = await openApp(
     {
       profiles: [demoProfile()],
-      preview: [
-        {
-          step: {
-            failure: 0,
-            at: new Date().toISOString(),
-            candidate: 0,
-            candidate_name: "Claude (simulated)",
-            code: "provider_overloaded",
-            class: "transient",
-            gate: "allowed",
-            decision: {
-              kind: "retry",
-              class: "transient",
-              at: new Date(Date.now() + 5000).toISOString(),
-              ordinal: 1,
-              max_retries: 3,
-              delay_seconds: 5,
-            },
-          },
-          text,
-        },
-      ],
+      preview: [previewStep(text)],
     },
     { hash: "#/profiles" },
   );
