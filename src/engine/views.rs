@@ -245,17 +245,13 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
             ..Usage::default()
         })
     });
+    let next = next_candidate(&row);
     let attempts: Vec<AttemptView> = stored
         .into_iter()
         .map(|a| {
             let at = summaries.iter().position(|(n, _)| *n == a.attempt.number);
             let in_inbox = inbox.contains(&a.attempt.number);
-            attempt_view(
-                a,
-                at.map(|i| summaries.swap_remove(i).1),
-                in_inbox,
-                next_candidate(&row),
-            )
+            attempt_view(a, at.map(|i| summaries.swap_remove(i).1), in_inbox, next)
         })
         .collect();
     let holds = held.into_iter().map(hold_view).collect();
