@@ -580,6 +580,16 @@ test("selecting a route far down the list keeps the list where it is and shows t
     assert.ok(head.y >= 0 && head.y + head.height <= 820, `the detail's heading is in view (${head.y})`);
     const box = await chosen.boundingBox();
     assert.ok(box.y >= 0 && box.y < 820, "the chosen row is still in view");
+    await app.page.evaluate(() => document.getElementById("main").scrollTo(0, 0));
+    const tops = await app.page.evaluate(() => ({
+      detail: document.querySelector("[data-testid=detail-col]").getBoundingClientRect().top,
+      list: document.querySelector(".list-col").getBoundingClientRect().top,
+    }));
+    assert.equal(
+      tops.detail,
+      tops.list,
+      "scrolled back to the top, the detail starts level with the list: no blank band",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
