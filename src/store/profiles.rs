@@ -40,7 +40,9 @@ struct ProfileRow {
 impl Store {
     pub fn list_profiles(&self) -> Result<Vec<Profile>, StoreError> {
         let mut stmt = self.conn().prepare(
-            "SELECT id, name, revision, created_at, updated_at FROM profiles ORDER BY name",
+            // As a person reads a list: "alpha" before "Beta", whatever the case.
+            "SELECT id, name, revision, created_at, updated_at FROM profiles \
+             ORDER BY name COLLATE NOCASE, name",
         )?;
         let rows = stmt
             .query_map([], profile_row)?

@@ -43,6 +43,27 @@ async fn demo_profile_is_seeded_once() {
 }
 
 #[tokio::test]
+async fn profiles_are_listed_alphabetically_whatever_their_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(&dir, false).await;
+    for name in ["beta", "Alpha", "gamma", "Delta"] {
+        engine.create_profile(name).unwrap();
+    }
+    let names: Vec<String> = engine
+        .list_profiles()
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["Alpha", "beta", "Delta", "gamma"],
+        "a byte order would put every capital first"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
 async fn saving_candidates_bumps_revision_and_keeps_ids() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(&dir, false).await;

@@ -416,3 +416,23 @@ test("commands in Settings and the agent picker read as code, never with literal
     await app.close();
   }
 });
+
+test("a created profile takes its place in the alphabetical list at once, whatever its case", async () => {
+  const app = await openApp({ profiles: [{ ...demoProfile(), name: "Night batch" }] }, { hash: "#/profiles" });
+  try {
+    const names = () => app.page.locator(".profiles .pname").allTextContents();
+    await app.page.getByLabel("New profile").fill("alpha");
+    await app.page.getByRole("button", { name: "Create profile" }).click();
+    await app.page.locator(".pname", { hasText: "alpha" }).waitFor();
+    await app.page.getByLabel("New profile").fill("Zeta");
+    await app.page.getByRole("button", { name: "Create profile" }).click();
+    await app.page.locator(".pname", { hasText: "Zeta" }).waitFor();
+    assert.deepEqual(
+      await names(),
+      ["alpha", "Night batch", "Zeta"],
+      "the order the list has after a reload, not the order of creation",
+    );
+  } finally {
+    await app.close();
+  }
+});
