@@ -258,8 +258,8 @@ fn one_route(event: &RouteEvent, notice: Notice) -> (String, String) {
         Notice::NeedsYou => (
             format!("{route} needs you"),
             snap.manual_reason
-                .clone()
-                .unwrap_or_else(|| "Automatic recovery ended.".into()),
+                .as_deref()
+                .map_or_else(|| "Automatic recovery ended.".into(), sentence),
         ),
         Notice::Succeeded => (format!("{route} succeeded"), snap.prompt_excerpt.clone()),
         Notice::Waiting => (
@@ -270,6 +270,15 @@ fn one_route(event: &RouteEvent, notice: Notice) -> (String, String) {
             ),
         ),
     }
+}
+
+/// A reason the engine words as a fragment (`not safe to recover
+/// automatically — …`), as a body that stands alone: upper-case first.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 /// Routes listed by id, the first few, newest last.
@@ -469,6 +478,17 @@ mod tests {
                 "Route 1 on “sim” needs you".to_string(),
                 "Automatic recovery ended.".to_string()
             )]
+        );
+    }
+
+    #[test]
+    fn a_route_that_needs_you_says_why_as_a_sentence() {
+        let mut held = event(2, 1, RouteState::NeedsManual);
+        held.snapshot.manual_reason = Some("no catalogue rule recognised the failure".into());
+        assert_eq!(
+            one_route(&held, Notice::NeedsYou).1,
+            "No catalogue rule recognised the failure",
+            "the engine's fragment stands alone in the body, so it starts upper-case"
         );
     }
 

@@ -231,7 +231,7 @@ async fn a_route_stopped_by_the_gate_reports_no_exhausted_outcome() {
     assert_eq!(
         stopped.repeat_risk.as_deref(),
         Some(
-            "the safety gate refused automatic recovery: a tool call or tool effect was seen \
+            "the safety gate refused automatic recovery — a tool call or tool effect was seen \
              before the failure"
         ),
         "the gate's first refusal, so the UI can warn that a rerun may repeat that work"

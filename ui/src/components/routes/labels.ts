@@ -135,8 +135,8 @@ export function candidateText(s: RouteSnapshot): string {
 }
 
 /**
- * The wait line of a waiting route (`Retry 2 of 3 in 0:07`, `Waiting for
- * provider reset: 0:38`), or null. At the deadline it reads "due now": the
+ * The wait line of a waiting route (`Retry 2 of 3 in 7 s`, `Waiting for
+ * provider reset: 38 s`), or null. At the deadline it reads "due now": the
  * engine, not the browser, dispatches the attempt.
  */
 export function waitText(s: RouteSnapshot, nowMs: number): string | null {
