@@ -35,9 +35,8 @@ export function readableTimes(text: string): string {
   return text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g, (iso) => dateTime(iso));
 }
 
-/** A backend reason or decision worded as a fragment (`transient retry 1 of
- * 3 in 5 s, …`, so the CLI can put it after a label) shown where it stands
- * alone: upper-case first. */
+/** A backend reason or decision worded as a fragment (so the CLI can put
+ * it after a label) shown where it stands alone: upper-case first. */
 export function sentence(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -42,7 +42,7 @@ test("each account shows its state with a live countdown, the mark's code and ru
       "Last 24 hours: 3 succeeded, 1 failed transient, 2 failed hard, 0 other.",
       "the chart is described in words",
     );
-    const derived = card(app.page, "Claude Code (#3f9a1c)");
+    const derived = card(app.page, "Claude Code account of “opus”");
     const derivation = derived.getByTestId("account-derivation");
     assert.equal(
       (await derivation.innerText()).replace(/\s+/g, " ").trim(),

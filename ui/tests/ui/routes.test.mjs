@@ -594,7 +594,7 @@ test("engine internals sit behind an Engine details disclosure that names what i
     await detail.locator("[data-testid=attempt]").nth(2).waitFor();
     const internals = detail.getByTestId("route-internals");
     assert.equal(await internals.getByText("engine-1").isVisible(), false, "the engine id is folded away");
-    assert.equal(await detail.getByText("Policy revision").first().isVisible(), false);
+    assert.equal(await detail.getByText("Policy revision", { exact: true }).first().isVisible(), false);
     await internals.locator("summary").click();
     assert.ok(await internals.getByText("engine-1").isVisible(), "one click shows it");
     assert.match(await internals.textContent(), /Generation\s*5/);
@@ -858,7 +858,7 @@ test("an event for the open route reloads its attempt history", async () => {
       await first.textContent(),
       /provider_overloaded[\s\S]*anthropic\.overloaded\.v1[\s\S]*catalogue 2026\.11/,
     );
-    assert.match(await first.textContent(), /retry 1 at 12:00:05/);
+    assert.match(await first.textContent(), /Retry 1 at 12:00:05/);
     assert.match(await first.textContent(), /Policy revision\s*2/);
     assert.match(await first.locator(".excerpt").textContent(), /overloaded_error/);
     const fresh = await app.page.evaluate(() => {
