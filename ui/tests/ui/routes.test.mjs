@@ -163,7 +163,7 @@ test("the route list shows every route newest first with all of its live facts",
     const r6 = row(app.page, 6);
     assert.equal(await r6.locator(".badge.state-retry_scheduled").textContent(), "Retry scheduled");
     assert.match(await r6.textContent(), /Everyday/);
-    assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: Claude/);
+    assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: “Claude”/);
     assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
     assert.match(
       await r6.locator("[data-testid=classification]").textContent(),
@@ -212,10 +212,10 @@ test("after a skip the route names the candidate that failed and shows no retrie
   const app = await openApp(scenario);
   try {
     const r4 = row(app.page, 4);
-    assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: Codex/);
+    assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: “Codex”/);
     assert.match(
       await r4.locator("[data-testid=failed-candidate]").textContent(),
-      /Last failure \(candidate 1, Claude\):/,
+      /Last failure, on candidate 1 “Claude”:/,
     );
     assert.match(await r4.locator("[data-testid=classification]").textContent(), /Provider overloaded/);
     assert.equal(
@@ -225,7 +225,7 @@ test("after a skip the route names the candidate that failed and shows no retrie
     );
     assert.equal(
       await row(app.page, 6).locator("[data-testid=failed-candidate]").textContent(),
-      "Last failure (candidate 1, Claude):",
+      "Last failure, on candidate 1 “Claude”:",
       "the current candidate's own failure is labelled as the last failure too, not as current news",
     );
     assert.deepEqual(app.errors, []);
@@ -1605,7 +1605,7 @@ test("a route held back before its first dispatch says it was held by its accoun
   try {
     assert.equal(
       (await row(app.page, 2).getByTestId("failed-candidate").textContent()).trim(),
-      "Held back by its account's limit (candidate 1, Claude):",
+      "Held back by its account's limit, on candidate 1 “Claude”:",
       "with nothing dispatched, the failure is named as the limit that held it back",
     );
     await row(app.page, 2).click();

@@ -129,9 +129,10 @@ export const TOOL_STATUS_LABEL: Record<ToolStatus, string> = {
   refused: "Refused",
 };
 
-/** `Candidate 2 of 3: Codex`. */
+/** `Candidate 2 of 3: “Codex”`: the name in quotes, as it may hold colons
+ * and parentheses of its own (`Codex (simulated): a tool ran, …`). */
 export function candidateText(s: RouteSnapshot): string {
-  return `Candidate ${s.candidate_index + 1} of ${s.candidate_count}: ${s.candidate_name}`;
+  return `Candidate ${s.candidate_index + 1} of ${s.candidate_count}: “${s.candidate_name}”`;
 }
 
 /**
