@@ -128,7 +128,7 @@ impl StopReason {
     pub fn describe(&self) -> String {
         match self {
             StopReason::ExhaustedWithStop { class } => format!(
-                "{} recovery is exhausted and the candidate's policy says stop",
+                "{} retries and wait are used up and the candidate's policy says stop",
                 class.as_str()
             ),
         }
@@ -180,17 +180,17 @@ impl ManualReason {
     pub fn describe(&self) -> String {
         match self {
             ManualReason::UnsafeEffect { reason } => {
-                format!("not safe to recover automatically: {}", reason.describe())
+                format!("not safe to recover automatically — {}", reason.describe())
             }
             ManualReason::Unclassified {
                 code: SemanticCode::Unknown,
-            } => "the failure is unclassified: no catalogue rule recognised it".to_string(),
+            } => "no catalogue rule recognised the failure".to_string(),
             ManualReason::Unclassified { code } => format!(
-                "the failure is unclassified ({}): outside provider policy",
-                code.as_str()
+                "the failure is unclassified (“{}”), outside provider policy",
+                code.words()
             ),
             ManualReason::LowConfidence { code } => {
-                format!("the classification ({}) has low confidence", code.as_str())
+                format!("the classification “{}” has low confidence", code.words())
             }
             ManualReason::NoEligibleCandidate { class } => format!(
                 "the {} policy says skip, but no candidate is left to skip to in this cycle",
@@ -205,10 +205,10 @@ impl ManualReason {
                 threshold,
                 held,
             } => {
-                let failure = format!("the failure is unclassified ({})", code.as_str());
+                let failure = format!("the failure is unclassified (“{}”)", code.words());
                 match held {
                     RepeatHeld::BelowThreshold => format!(
-                        "{failure}: identical failure {identical} of {threshold} with no output \
+                        "{failure}; identical failure {identical} of {threshold} with no output \
                          or effects; at {threshold} the route moves to the next candidate"
                     ),
                     RepeatHeld::FilesChanged => format!(
@@ -352,9 +352,9 @@ impl Decision {
                 excluded,
                 next,
             } => format!(
-                "{} recovery exhausted on {}: skip to {}",
-                class.as_str(),
+                "{} used up its {} retries and wait; skipping to {}",
                 words.candidate(*excluded),
+                class.as_str(),
                 words.candidate(*next)
             ),
             Decision::SkipRepeated {

@@ -179,9 +179,9 @@ impl UnsafeReason {
     pub fn describe(self) -> &'static str {
         use UnsafeReason::*;
         match self {
-            StaleEvidence => "the failure evidence is stale: it belongs to an older generation or another invocation",
+            StaleEvidence => "the failure evidence is stale, from an older generation or another invocation",
             EvidenceCurrencyUnknown => "unknown whether the failure evidence belongs to the current generation and invocation",
-            AmbiguousPromptDelivery => "prompt delivery is ambiguous: the agent may have received and acted on it",
+            AmbiguousPromptDelivery => "prompt delivery is ambiguous; the agent may have received and acted on it",
             PromptDeliveryUnknown => "unknown whether the prompt was delivered",
             AssistantOutputSeen => "assistant output (thinking included) was seen before the failure",
             AssistantOutputUnknown => "unknown whether assistant output was seen before the failure",
@@ -440,9 +440,9 @@ mod tests {
     fn every_reason_reads_as_its_own_sentence() {
         use UnsafeReason::*;
         let cases = [
-            (StaleEvidence, "the failure evidence is stale: it belongs to an older generation or another invocation"),
+            (StaleEvidence, "the failure evidence is stale, from an older generation or another invocation"),
             (EvidenceCurrencyUnknown, "unknown whether the failure evidence belongs to the current generation and invocation"),
-            (AmbiguousPromptDelivery, "prompt delivery is ambiguous: the agent may have received and acted on it"),
+            (AmbiguousPromptDelivery, "prompt delivery is ambiguous; the agent may have received and acted on it"),
             (PromptDeliveryUnknown, "unknown whether the prompt was delivered"),
             (AssistantOutputSeen, "assistant output (thinking included) was seen before the failure"),
             (AssistantOutputUnknown, "unknown whether assistant output was seen before the failure"),

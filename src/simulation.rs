@@ -184,7 +184,7 @@ impl TimelineStep {
         let decision = self.decision.describe(words);
         match self.not_continued {
             Some(why) => format!(
-                "{decision}; not continued automatically: {}",
+                "{decision}; not continued automatically, as {}",
                 why.describe()
             ),
             None => decision,

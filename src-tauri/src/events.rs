@@ -152,7 +152,7 @@ pub fn forward(app: AppHandle, mut events: Receiver<RouteEvent>) {
                 .iter()
                 .filter_map(|event| notice(&mut last_state, event, wanted).map(|n| (n, event)))
                 .collect();
-            for (title, body) in notifications(&notes) {
+            for (title, body) in notifications(&notes, Local::now()) {
                 notify(&app, &title, &body);
             }
             crate::background::refresh_tray(&app);
@@ -231,7 +231,7 @@ fn notice(
 /// The desktop notifications of one burst's notices: one per kind of
 /// notice, naming the route when it is alone ("Route 4 on “Claude Code
 /// (work)” needs you") and counting them when not ("12 routes need you").
-fn notifications(notes: &[(Notice, &RouteEvent)]) -> Vec<(String, String)> {
+fn notifications(notes: &[(Notice, &RouteEvent)], now: DateTime<Local>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for kind in [Notice::NeedsYou, Notice::Waiting, Notice::Succeeded] {
         let of_kind: Vec<&RouteEvent> = notes
@@ -241,7 +241,7 @@ fn notifications(notes: &[(Notice, &RouteEvent)]) -> Vec<(String, String)> {
             .collect();
         match of_kind.as_slice() {
             [] => {}
-            [one] => out.push(one_route(one, kind)),
+            [one] => out.push(one_route(one, kind, now)),
             many => out.push(many_routes(many, kind)),
         }
     }
@@ -251,25 +251,35 @@ fn notifications(notes: &[(Notice, &RouteEvent)]) -> Vec<(String, String)> {
 /// The candidate in quotes, as every dialog names one: a name often holds
 /// parentheses (`Claude Code (simulated)`) and colons of its own, so a
 /// title in parentheses around it would nest them.
-fn one_route(event: &RouteEvent, notice: Notice) -> (String, String) {
+/// Instants in the desktop's zone, as the account notice says them.
+fn one_route(event: &RouteEvent, notice: Notice, now: DateTime<Local>) -> (String, String) {
     let snap = &event.snapshot;
     let route = format!("Route {} on “{}”", snap.id, snap.candidate_name);
     match notice {
         Notice::NeedsYou => (
             format!("{route} needs you"),
             snap.manual_reason
-                .clone()
-                .unwrap_or_else(|| "Automatic recovery ended.".into()),
+                .as_deref()
+                .map_or_else(|| "Automatic recovery ended.".into(), sentence),
         ),
         Notice::Succeeded => (format!("{route} succeeded"), snap.prompt_excerpt.clone()),
         Notice::Waiting => (
             format!("{route} waits for a provider reset"),
             snap.deadline.map_or_else(
                 || "Its next attempt runs at the reset.".into(),
-                |at| format!("Its next attempt runs at {}.", at.format("%H:%M:%S UTC")),
+                |at| format!("Its next attempt runs at {}.", local_time(at, now)),
             ),
         ),
     }
+}
+
+/// A reason the engine words as a fragment (`not safe to recover
+/// automatically — …`), as a body that stands alone: upper-case first.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 /// Routes listed by id, the first few, newest last.
@@ -453,7 +463,7 @@ mod tests {
             needs.iter().map(|e| (Notice::NeedsYou, e)).collect();
         notes.push((Notice::Succeeded, &done));
         assert_eq!(
-            notifications(&notes),
+            notifications(&notes, Local::now()),
             vec![
                 (
                     "12 routes need you".to_string(),
@@ -464,11 +474,35 @@ mod tests {
             "twelve routes needing you are one notification, a lone success names its route"
         );
         assert_eq!(
-            notifications(&[(Notice::NeedsYou, &needs[0])]),
+            notifications(&[(Notice::NeedsYou, &needs[0])], Local::now()),
             vec![(
                 "Route 1 on “sim” needs you".to_string(),
                 "Automatic recovery ended.".to_string()
             )]
+        );
+    }
+
+    #[test]
+    fn a_route_that_needs_you_says_why_as_a_sentence() {
+        let mut held = event(2, 1, RouteState::NeedsManual);
+        held.snapshot.manual_reason = Some("no catalogue rule recognised the failure".into());
+        assert_eq!(
+            one_route(&held, Notice::NeedsYou, Local::now()).1,
+            "No catalogue rule recognised the failure",
+            "the engine's fragment stands alone in the body, so it starts upper-case"
+        );
+    }
+
+    #[test]
+    fn a_reset_wait_names_its_next_attempt_in_local_time_as_the_account_notice_does() {
+        use chrono::TimeZone;
+        let now = Local.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap();
+        let mut waiting = event(3, 1, RouteState::WaitingReset);
+        waiting.snapshot.deadline = Some(now.with_timezone(&Utc) + chrono::Duration::minutes(62));
+        assert_eq!(
+            one_route(&waiting, Notice::Waiting, now).1,
+            "Its next attempt runs at 1:02 PM.",
+            "the desktop's zone and the account notice's format, not 13:02:00 UTC"
         );
     }
 
@@ -478,7 +512,7 @@ mod tests {
         named.snapshot.candidate_name = "Claude Code (simulated)".into();
         let titles: Vec<String> = [Notice::NeedsYou, Notice::Succeeded, Notice::Waiting]
             .into_iter()
-            .map(|kind| one_route(&named, kind).0)
+            .map(|kind| one_route(&named, kind, Local::now()).0)
             .collect();
         assert_eq!(
             titles,

@@ -333,7 +333,7 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
     }
     if let Some(f) = &s.last_failure {
         println!(
-            "  last failure: candidate {} {}: {}",
+            "  last failure: candidate {} “{}” — {}",
             f.candidate_index + 1,
             escape(&f.candidate_name),
             escape(f.decision.as_deref().unwrap_or("no decision recorded"))

@@ -35,8 +35,9 @@ pub struct AccountsOverview {
 pub struct AccountView {
     /// What `recourse accounts clear` takes: the label, or the derived id.
     pub id: String,
-    /// The label, or the kind with its config dir (or the start of its
-    /// hash): `Claude Code (~/.claude-work)`.
+    /// The label, or the kind with its config dir, else with the candidate
+    /// that runs as it: `Claude Code (~/.claude-work)`, `Claude Code account
+    /// of “opus”`. The start of its hash only when no saved candidate does.
     pub name: String,
     pub labelled: bool,
     /// How a derived account was worked out, in words; `None` for a label.
@@ -212,11 +213,10 @@ impl Engine {
                 .filter(|c| c.account == *account)
                 .map(|c| c.agent.kind)
                 .collect();
-            let dirs = config_dirs(&candidates, account);
             // No subscriber is fine: nobody is watching.
             let _ = self.inner.notices.send(AccountNotice {
                 account: account.to_string(),
-                name: name_of(account, &kinds, &dirs),
+                name: name_of(account, &kinds, &candidates),
                 code: m.mark.code,
                 until: m.mark.until,
                 waiting: waiting.iter().filter(|(a, _)| a == account).count() as u32,
@@ -244,7 +244,7 @@ pub(crate) fn overview(store: &Store, now: DateTime<Utc>) -> Result<AccountsOver
         let status = status(store, &own_marks, now)?;
         accounts.push(AccountView {
             id: id.to_string(),
-            name: name_of(&id, &kinds, &config_dirs(&candidates, &id)),
+            name: name_of(&id, &kinds, &candidates),
             labelled: id.is_label(),
             derivation: kind_of(&id, &kinds)
                 .filter(|_| !id.is_label())
@@ -292,8 +292,6 @@ fn config_dirs(
     dirs.into_iter().collect()
 }
 
-/// A label as it is; a derived account as its kind with its config dir, or
-/// with the start of its hash when it has none.
 /// The kind of a derived account: its candidates', else the one its id
 /// starts with.
 fn kind_of(id: &AccountId, kinds: &BTreeSet<AgentKind>) -> Option<AgentKind> {
@@ -308,15 +306,35 @@ fn kind_of(id: &AccountId, kinds: &BTreeSet<AgentKind>) -> Option<AgentKind> {
         .or_else(|| AgentKind::from_slug(slug))
 }
 
-fn name_of(id: &AccountId, kinds: &BTreeSet<AgentKind>, dirs: &[String]) -> String {
+/// A label as it is; a derived account in words a person recognises (the
+/// Accounts tab's heading and the desktop notification say the same): its
+/// kind with its config dir, else with the candidate that runs as it. The
+/// start of its hash only when no saved candidate runs as it any more.
+fn name_of(
+    id: &AccountId,
+    kinds: &BTreeSet<AgentKind>,
+    candidates: &[crate::store::accounts::AccountCandidate],
+) -> String {
     if id.is_label() {
         return id.to_string();
     }
     let (slug, hash) = id.as_str().split_once('#').unwrap_or((id.as_str(), ""));
     let label = kind_of(id, kinds).map_or(slug, |k| k.descriptor().label);
-    match dirs {
-        [dir] => format!("{label} ({dir})"),
-        _ => format!("{label} (#{})", &hash[..hash.len().min(6)]),
+    let names: BTreeSet<&str> = candidates
+        .iter()
+        .filter(|c| c.account == *id)
+        .map(|c| c.candidate_name.as_str())
+        .collect();
+    match (config_dirs(candidates, id).as_slice(), names.len()) {
+        ([dir], _) => format!("{label} ({dir})"),
+        (_, 0) => format!("{label} (#{})", &hash[..hash.len().min(6)]),
+        (_, n) => {
+            let first = names.first().copied().unwrap_or_default();
+            match n {
+                1 => format!("{label} account of “{first}”"),
+                n => format!("{label} account of “{first}” and {} more", n - 1),
+            }
+        }
     }
 }
 
@@ -409,4 +427,51 @@ fn chart(
         *slot += h.count;
     }
     bars.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::AgentSpec;
+    use crate::store::accounts::AccountCandidate;
+
+    fn runs_as(account: &AccountId, name: &str) -> AccountCandidate {
+        AccountCandidate {
+            account: account.clone(),
+            profile_name: "Demo".into(),
+            candidate_name: name.into(),
+            agent: AgentSpec::simulated(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn a_derived_account_is_named_by_its_kind_and_the_candidate_that_runs_as_it() {
+        let spec = AgentSpec::simulated(Vec::new());
+        let id =
+            crate::account::derive_from_spec(&spec, &crate::account::AccountKey::new(vec![7; 32]));
+        let kind = spec.kind.descriptor().label;
+        let kinds = BTreeSet::from([spec.kind]);
+        let one = [runs_as(&id, "fast")];
+        assert_eq!(
+            name_of(&id, &kinds, &one),
+            format!("{kind} account of “fast”"),
+            "a person recognises the candidate, not a hash"
+        );
+        let two = [
+            runs_as(&id, "fast"),
+            runs_as(&id, "slow"),
+            runs_as(&id, "fast"),
+        ];
+        assert_eq!(
+            name_of(&id, &kinds, &two),
+            format!("{kind} account of “fast” and 1 more"),
+            "a name saved in two profiles counts once"
+        );
+        let hash = &id.as_str()[id.as_str().find('#').unwrap() + 1..][..6];
+        assert_eq!(
+            name_of(&id, &kinds, &[]),
+            format!("{kind} (#{hash})"),
+            "no saved candidate runs as it any more: the start of its hash tells it apart"
+        );
+    }
 }

@@ -108,10 +108,10 @@ mod tests {
         assert_eq!(
             skips,
             [
-                "transient recovery exhausted on “Claude Code (simulated): usage limit, then \
-                 overloaded”: skip to “Codex (simulated): a tool ran, then the stream dropped”",
-                "transient recovery exhausted on “Codex (simulated): a tool ran, then the stream \
-                 dropped”: skip to “Gemini CLI (simulated): succeeds”",
+                "“Claude Code (simulated): usage limit, then \
+                 overloaded” used up its transient retries and wait; skipping to “Codex (simulated): a tool ran, then the stream dropped”",
+                "“Codex (simulated): a tool ran, then the stream \
+                 dropped” used up its transient retries and wait; skipping to “Gemini CLI (simulated): succeeds”",
                 "manual recovery: the transient policy says skip, but no candidate is left to skip \
                  to in this cycle",
             ],

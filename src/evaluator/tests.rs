@@ -270,13 +270,13 @@ fn each_decision_of_the_exception_says_why_in_words() {
     assert_eq!(
         texts,
         [
-            "manual recovery: the failure is unclassified (unknown): identical failure 1 of 3 \
+            "manual recovery: the failure is unclassified (“Not recognised”); identical failure 1 of 3 \
              with no output or effects; at 3 the route moves to the next candidate",
-            "manual recovery: the failure is unclassified (unknown) and its attempt changed files \
+            "manual recovery: the failure is unclassified (“Not recognised”) and its attempt changed files \
              in the working directory, so it does not count toward moving to the next candidate",
-            "manual recovery: the failure is unclassified (unknown) and repeated 3 times, but the \
+            "manual recovery: the failure is unclassified (“Not recognised”) and repeated 3 times, but the \
              route already moved on once in this cycle for repeated unclassified failures",
-            "manual recovery: the failure is unclassified (unknown) and repeated 3 times, but no \
+            "manual recovery: the failure is unclassified (“Not recognised”) and repeated 3 times, but no \
              candidate is left to move to in this cycle",
             "unclassified failure repeated 3 times on candidate 1 with no output or effects: skip \
              to candidate 2 (once per cycle)",

@@ -35,7 +35,7 @@ const LABELS: &[(&str, &str)] = &[
     ("retry.max_retries", "Retries"),
     ("retry.initial_interval_seconds", "First delay"),
     ("retry", "Retry the same candidate"),
-    ("on_exhausted", "When recovery is exhausted"),
+    ("on_exhausted", "When recovery is used up"),
     (
         "auto_continue",
         "Continue the agent's session automatically",
@@ -432,13 +432,13 @@ mod tests {
             "on_exhausted": "later"}"#;
         assert_eq!(
             refusal(&document(&agent, Some(later))),
-            "Candidate 1 “opus” › Transient › When recovery is exhausted: “later” is not one of skip, stop"
+            "Candidate 1 “opus” › Transient › When recovery is used up: “later” is not one of skip, stop"
         );
         let missing = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
             "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0}}"#;
         assert_eq!(
             refusal(&document(&agent, Some(missing))),
-            "Candidate 1 “opus” › Transient › When recovery is exhausted: missing; the document must give it",
+            "Candidate 1 “opus” › Transient › When recovery is used up: missing; the document must give it",
             "placed at the missing field, not at its section"
         );
         let text = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},

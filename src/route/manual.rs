@@ -90,7 +90,7 @@ impl RepeatRisk {
     pub fn text(&self) -> String {
         match self {
             RepeatRisk::Gate { reason } => format!(
-                "the safety gate refused automatic recovery: {}",
+                "the safety gate refused automatic recovery — {}",
                 reason.describe()
             ),
             RepeatRisk::StoppedWhileRunning { attempt } => format!(

@@ -115,8 +115,8 @@ impl ManualAction {
         match self {
             ManualAction::RetryNow => {
                 "Run the current candidate again now, as one more attempt in the same cycle: \
-                 the retries and reset wait it used are not renewed, so if it fails the \
-                 candidate's exhausted outcome (skip or stop) applies."
+                 the retries and reset wait it used are not renewed, so if it fails, what its \
+                 policy says to do when recovery is used up (skip or stop) applies."
             }
             ManualAction::SkipNow => "Leave this candidate and run the next one.",
             ManualAction::CancelWait => "Stop waiting; the route waits for you instead.",
@@ -306,7 +306,9 @@ impl HoldReason {
             } => {
                 let gate = ManualReason::UnsafeEffect { reason: *reason }.describe();
                 Cow::Owned(match not_continued {
-                    Some(why) => format!("{gate}; not continued automatically: {}", why.describe()),
+                    Some(why) => {
+                        format!("{gate}; not continued automatically, as {}", why.describe())
+                    }
                     None => gate,
                 })
             }

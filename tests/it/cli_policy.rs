@@ -356,8 +356,8 @@ fn simulate_says_why_a_session_is_not_continued() {
     let text = simulate_on("continues.json", "pending-tool.json");
     assert!(
         text.lines().nth(1).unwrap().ends_with(
-            "-> manual recovery: not safe to recover automatically: a tool call or tool effect \
-             was seen before the failure; not continued automatically: a tool call had not \
+            "-> manual recovery: not safe to recover automatically — a tool call or tool effect \
+             was seen before the failure; not continued automatically, as a tool call had not \
              finished"
         ),
         "{text}"
@@ -380,7 +380,7 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
         lines[1]
     );
     assert!(
-        lines[2].ends_with("-> hard recovery exhausted on “opus”: skip to “gemini”"),
+        lines[2].ends_with("-> “opus” used up its hard retries and wait; skipping to “gemini”"),
         "a second reset wait for the same class is not allowed: {}",
         lines[2]
     );
@@ -400,7 +400,7 @@ fn simulate_stops_for_manual_recovery_after_tool_activity() {
     let text = stdout(&simulate("tool-activity.json", &[]));
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[2].ends_with("-> manual recovery: not safe to recover automatically: a tool call or tool effect was seen before the failure"),
+        lines[2].ends_with("-> manual recovery: not safe to recover automatically — a tool call or tool effect was seen before the failure"),
         "{}",
         lines[2]
     );
@@ -415,9 +415,7 @@ fn simulate_sends_unknown_text_to_manual() {
     let text = stdout(&simulate("unknown-text.json", &[]));
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[1].ends_with(
-            "-> manual recovery: the failure is unclassified: no catalogue rule recognised it"
-        ),
+        lines[1].ends_with("-> manual recovery: no catalogue rule recognised the failure"),
         "{}",
         lines[1]
     );

@@ -516,7 +516,7 @@ fn an_invalid_edit_is_kept_and_nothing_is_saved() {
     let said = text(&out.stderr);
     assert!(
         said.contains(
-            "› Hard › When recovery is exhausted: “later” is not one of skip, stop \
+            "› Hard › When recovery is used up: “later” is not one of skip, stop \
              (at candidates[0].hard.on_exhausted)"
         ),
         "{said}"
@@ -793,7 +793,7 @@ fn a_refused_import_names_the_candidate_the_field_and_why_in_words_then_the_path
     );
     assert!(
         refusal_of(&one_candidate(&agent, "1", "")).contains(
-            "  Candidate 1 “opus” › Hard › When recovery is exhausted: missing; the document \
+            "  Candidate 1 “opus” › Hard › When recovery is used up: missing; the document \
              must give it (at candidates[0].hard.on_exhausted)\n"
         ),
         "a missing field, at that field"

@@ -205,10 +205,9 @@ async fn after_a_skip_the_snapshot_describes_the_new_candidate_and_keeps_the_fai
         recourse::classification::SemanticCode::ProviderOverloaded
     );
     assert!(
-        failure
-            .decision
-            .unwrap_or_default()
-            .contains("exhausted on candidate 1: skip to candidate 2"),
+        failure.decision.unwrap_or_default().contains(
+            "candidate 1 used up its transient retries and wait; skipping to candidate 2"
+        ),
         "what was decided about it"
     );
     engine.shutdown().await;
@@ -231,7 +230,7 @@ async fn a_route_stopped_by_the_gate_reports_no_exhausted_outcome() {
     assert_eq!(
         stopped.repeat_risk.as_deref(),
         Some(
-            "the safety gate refused automatic recovery: a tool call or tool effect was seen \
+            "the safety gate refused automatic recovery — a tool call or tool effect was seen \
              before the failure"
         ),
         "the gate's first refusal, so the UI can warn that a rerun may repeat that work"

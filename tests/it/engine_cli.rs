@@ -177,7 +177,7 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
     let shown = stdout(&recourse_on(&db, &["route", "1"]));
     assert!(
         shown.contains(
-            "  may repeat work: the safety gate refused automatic recovery: a tool call or tool \
+            "  may repeat work: the safety gate refused automatic recovery — a tool call or tool \
              effect was seen before the failure\n"
         ),
         "{shown}"
@@ -201,7 +201,7 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
         history[1].starts_with("  you: retry-now (gen 3) from the command line at ")
             && history[1].ends_with(
                 ": started attempt 2 on Twice sim (candidate 1), after you confirmed it may repeat \
-                 work (the safety gate refused automatic recovery: a tool call or tool effect \
+                 work (the safety gate refused automatic recovery — a tool call or tool effect \
                  was seen before the failure)"
             )
             && history[2].starts_with("  attempt 2 (gen 3)"),
@@ -279,7 +279,7 @@ fn route_after_a_skip_names_the_failed_candidate_apart_from_the_current_one() {
     );
     assert!(
         shown.contains(
-            "  last failure: candidate 1 first: transient recovery exhausted on candidate 1: skip to candidate 2\n"
+            "  last failure: candidate 1 “first” — candidate 1 used up its transient retries and wait; skipping to candidate 2\n"
         ),
         "{shown}"
     );
@@ -333,8 +333,8 @@ fn routes_can_be_filtered_by_state_and_help_lists_the_choices() {
     assert!(
         help.contains(
             "  retry-now    Run the current candidate again now, as one more attempt in the \
-             same cycle: the retries and reset wait it used are not renewed, so if it fails the \
-             candidate's exhausted outcome (skip or stop) applies."
+             same cycle: the retries and reset wait it used are not renewed, so if it fails, what its \
+             policy says to do when recovery is used up (skip or stop) applies."
         ) && help.contains(
             "  resume       Send the prompt to the current candidate again, in a fresh cycle"
         ),

@@ -441,7 +441,7 @@ async fn a_tool_left_pending_goes_to_the_gate_as_without_the_option() {
                 s.manual_reason
                     .as_deref()
                     .unwrap_or_default()
-                    .starts_with("not safe to recover automatically: "),
+                    .starts_with("not safe to recover automatically — "),
                 "{cli}: the gate hands it to a person: {:?}",
                 s.manual_reason
             );

@@ -508,8 +508,9 @@ fn check_decision(route: u32, a: &AttemptView, policy: &CandidatePolicy) -> bool
             section.wait_for_reset.enabled,
             "{at}: waited while waiting is disabled"
         );
-    } else if decision.starts_with(&format!("{name} recovery exhausted on "))
-        || decision.contains("policy says skip, but no candidate is left")
+    } else if decision.contains(&format!(
+        " used up its {name} retries and wait; skipping to "
+    )) || decision.contains("policy says skip, but no candidate is left")
     {
         assert_eq!(
             section.on_exhausted,

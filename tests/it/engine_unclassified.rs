@@ -98,7 +98,7 @@ async fn a_route_moves_on_at_the_third_identical_failure_counted_across_a_restar
     let first = until_state(&engine, s.id, RouteState::NeedsManual).await;
     assert_eq!(
         reason(&first),
-        "the failure is unclassified (unknown): identical failure 1 of 3 with no output or \
+        "the failure is unclassified (“Not recognised”); identical failure 1 of 3 with no output or \
          effects; at 3 the route moves to the next candidate"
     );
     let second = retry(&engine, &first).await;

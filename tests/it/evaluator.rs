@@ -571,19 +571,19 @@ fn every_reason_reads_as_a_sentence() {
     let cases = [
         (
             ManualReason::UnsafeEffect { reason: UnsafeReason::AmbiguousPromptDelivery }.describe(),
-            "not safe to recover automatically: prompt delivery is ambiguous: the agent may have received and acted on it",
+            "not safe to recover automatically — prompt delivery is ambiguous; the agent may have received and acted on it",
         ),
         (
             ManualReason::Unclassified { code: SemanticCode::Unknown }.describe(),
-            "the failure is unclassified: no catalogue rule recognised it",
+            "no catalogue rule recognised the failure",
         ),
         (
             ManualReason::Unclassified { code: SemanticCode::TaskFailed }.describe(),
-            "the failure is unclassified (task_failed): outside provider policy",
+            "the failure is unclassified (“The task itself failed”), outside provider policy",
         ),
         (
             ManualReason::LowConfidence { code: SemanticCode::RateLimited }.describe(),
-            "the classification (rate_limited) has low confidence",
+            "the classification “Rate limited (too many requests)” has low confidence",
         ),
         (
             ManualReason::NoEligibleCandidate { class: Transient }.describe(),
@@ -595,7 +595,7 @@ fn every_reason_reads_as_a_sentence() {
         ),
         (
             StopReason::ExhaustedWithStop { class: Hard }.describe(),
-            "hard recovery is exhausted and the candidate's policy says stop",
+            "hard retries and wait are used up and the candidate's policy says stop",
         ),
     ];
     for (text, expected) in cases {
@@ -643,9 +643,9 @@ fn history_names_absolute_instants_and_candidates_by_position() {
         [
             "wait for the hard reset until 2026-03-01T12:01:10Z",
             "transient retry 2 of 3 in 10 s, at 2026-03-01T12:01:10Z",
-            "transient recovery exhausted on candidate 1: skip to candidate 2",
-            "stop: hard recovery is exhausted and the candidate's policy says stop",
-            "manual recovery: the failure is unclassified: no catalogue rule recognised it",
+            "candidate 1 used up its transient retries and wait; skipping to candidate 2",
+            "stop: hard retries and wait are used up and the candidate's policy says stop",
+            "manual recovery: no catalogue rule recognised the failure",
         ],
         "the attempt history keeps these words: tests and old rows read them"
     );
@@ -665,9 +665,9 @@ fn timeline_says_the_same_with_offsets_from_its_start_and_candidate_names() {
         [
             "wait for the hard reset until +1 min 10 s",
             "transient retry 2 of 3 in 10 s, at +1 min 10 s",
-            "transient recovery exhausted on “opus”: skip to “gemini”",
-            "stop: hard recovery is exhausted and the candidate's policy says stop",
-            "manual recovery: the failure is unclassified: no catalogue rule recognised it",
+            "“opus” used up its transient retries and wait; skipping to “gemini”",
+            "stop: hard retries and wait are used up and the candidate's policy says stop",
+            "manual recovery: no catalogue rule recognised the failure",
         ]
     );
 }

@@ -233,7 +233,8 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
                 && attempts.last().unwrap().attempt.candidate_index == 1
         }
         "skip" => {
-            decision.contains("on candidate 1: skip to candidate 2")
+            decision.starts_with("candidate 1 used up its ")
+                && decision.ends_with("; skipping to candidate 2")
                 && state == RouteState::Succeeded
                 && attempts.len() == 2
         }

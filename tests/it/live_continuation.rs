@@ -328,7 +328,7 @@ fn automatic_continuation_leaves_a_refused_tool_call_to_a_person() {
     );
     assert!(
         o.said
-            .contains("not continued automatically: a tool call was refused"),
+            .contains("not continued automatically, as a tool call was refused"),
         "recourse run says so too:\n{}",
         o.said
     );

@@ -194,7 +194,7 @@ export const events = {
 };
 
 /* Constants */
-export const ACTION_HELP = {"cancel_wait":"Stop waiting; the route waits for you instead.","continue":"Resume the last attempt's own session with a message asking the agent to check the current state and finish; the prompt is not sent again.","handover":"Run the next candidate with the prompt and what the last attempt said, ran and changed, as reference data (shown before it is sent).","resume":"Send the prompt to the current candidate again, in a fresh cycle: its retries and reset wait renewed, skipped candidates eligible again.","retry_now":"Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails the candidate's exhausted outcome (skip or stop) applies.","skip_now":"Leave this candidate and run the next one.","stop":"End the route (a running agent is stopped); Resume starts a fresh cycle."} as const;
+export const ACTION_HELP = {"cancel_wait":"Stop waiting; the route waits for you instead.","continue":"Resume the last attempt's own session with a message asking the agent to check the current state and finish; the prompt is not sent again.","handover":"Run the next candidate with the prompt and what the last attempt said, ran and changed, as reference data (shown before it is sent).","resume":"Send the prompt to the current candidate again, in a fresh cycle: its retries and reset wait renewed, skipped candidates eligible again.","retry_now":"Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails, what its policy says to do when recovery is used up (skip or stop) applies.","skip_now":"Leave this candidate and run the next one.","stop":"End the route (a running agent is stopped); Resume starts a fresh cycle."} as const;
 
 export const AT_REST = ["needs_manual","stopped","succeeded"] as const;
 
@@ -295,8 +295,9 @@ export type AccountView_Deserialize = {
 	/**  What `recourse accounts clear` takes: the label, or the derived id. */
 	id: string,
 	/**
-	 *  The label, or the kind with its config dir (or the start of its
-	 *  hash): `Claude Code (~/.claude-work)`.
+	 *  The label, or the kind with its config dir, else with the candidate
+	 *  that runs as it: `Claude Code (~/.claude-work)`, `Claude Code account
+	 *  of “opus”`. The start of its hash only when no saved candidate does.
 	 */
 	name: string,
 	labelled: boolean,
@@ -320,8 +321,9 @@ export type AccountView_Serialize = {
 	/**  What `recourse accounts clear` takes: the label, or the derived id. */
 	id: string,
 	/**
-	 *  The label, or the kind with its config dir (or the start of its
-	 *  hash): `Claude Code (~/.claude-work)`.
+	 *  The label, or the kind with its config dir, else with the candidate
+	 *  that runs as it: `Claude Code (~/.claude-work)`, `Claude Code account
+	 *  of “opus”`. The start of its hash only when no saved candidate does.
 	 */
 	name: string,
 	labelled: boolean,

@@ -198,7 +198,7 @@ mod tests {
             texts,
             [
                 "transient retry 1 of 1 in 5 s, at +5 s",
-                "transient recovery exhausted on “opus”: skip to “gemini”"
+                "“opus” used up its transient retries and wait; skipping to “gemini”"
             ],
             "offsets from the preview's start and candidates by the draft's names"
         );
@@ -242,7 +242,7 @@ mod tests {
                  automatically ({n} of 2), without sending the prompt again"
             )
         };
-        let refused = "manual recovery: not safe to recover automatically: a tool call or tool \
+        let refused = "manual recovery: not safe to recover automatically — a tool call or tool \
                        effect was seen before the failure";
         assert_eq!(
             texts(vec![after_tools(ToolCalls::Completed); 3]),
@@ -250,7 +250,7 @@ mod tests {
                 continued(1),
                 continued(2),
                 format!(
-                    "{refused}; not continued automatically: its 2 automatic continuations in \
+                    "{refused}; not continued automatically, as its 2 automatic continuations in \
                      this cycle are used"
                 )
             ]
@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(
             texts(vec![after_tools(ToolCalls::Pending)]),
             [format!(
-                "{refused}; not continued automatically: a tool call had not finished"
+                "{refused}; not continued automatically, as a tool call had not finished"
             )]
         );
     }

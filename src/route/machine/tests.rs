@@ -276,7 +276,7 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
     );
     assert_eq!(
         after.next().decision.as_ref().unwrap().text(),
-        "stop: transient recovery is exhausted and the candidate's policy says stop"
+        "stop: transient retries and wait are used up and the candidate's policy says stop"
     );
 
     let mut waiting = r.clone();
@@ -334,7 +334,7 @@ fn the_thresholdth_identical_quiet_unclassified_failure_dispatches_the_next_cand
     assert_eq!(plan.next().state, RouteState::NeedsManual);
     assert_eq!(
         plan.next().manual_reason.as_ref().unwrap().text(),
-        "the failure is unclassified (unknown): identical failure 1 of 2 with no output or \
+        "the failure is unclassified (“Not recognised”); identical failure 1 of 2 with no output or \
          effects; at 2 the route moves to the next candidate"
     );
 }
@@ -1480,8 +1480,8 @@ fn a_held_routes_reason_says_why_its_session_was_not_continued() {
     };
     assert_eq!(
         held.text(),
-        "not safe to recover automatically: a tool call or tool effect was seen before the \
-         failure; not continued automatically: a tool call was refused"
+        "not safe to recover automatically — a tool call or tool effect was seen before the \
+         failure; not continued automatically, as a tool call was refused"
     );
 }
 

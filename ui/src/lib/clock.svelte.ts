@@ -9,7 +9,7 @@ export const clock = {
    * The time now, read afresh: the tick only makes a reader recompute. A
    * tick's own timestamp is up to a second old when a new deadline arrives
    * between ticks (or, before the first tick, as old as the page), which
-   * made a fresh 5 s countdown read 0:06.
+   * made a fresh 5 s countdown read 6 s.
    */
   get now() {
     if (timer === undefined) timer = setInterval(() => (now = Date.now()), 1000);

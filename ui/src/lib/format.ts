@@ -15,14 +15,11 @@ export function formatSeconds(total: number): string {
   return sec > 0 ? `${m} min ${sec} s` : `${m} min`;
 }
 
-/** Time left until an absolute deadline, as `m:ss` or `h:mm:ss`. */
+/** Time left until an absolute deadline, in the one duration style
+ * (`formatSeconds`): `29 s`, `4 min 5 s`, `1 h 2 min`. Rounded up, so a
+ * fresh 5 s wait reads `5 s` and only a passed deadline reads `0 s`. */
 export function countdown(deadlineIso: string, nowMs: number): string {
-  const left = Math.max(0, Math.ceil((Date.parse(deadlineIso) - nowMs) / 1000));
-  const h = Math.floor(left / 3600);
-  const m = Math.floor((left % 3600) / 60);
-  const s = left % 60;
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+  return formatSeconds(Math.max(0, Math.ceil((Date.parse(deadlineIso) - nowMs) / 1000)));
 }
 
 const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
@@ -36,6 +33,12 @@ export function dateTime(iso: string): string {
  * written by `dateTime`, so a decision reads like every other time shown. */
 export function readableTimes(text: string): string {
   return text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g, (iso) => dateTime(iso));
+}
+
+/** A backend reason or decision worded as a fragment (so the CLI can put
+ * it after a label) shown where it stands alone: upper-case first. */
+export function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** How long ago `iso` was: `just now`, `40 s ago`, `3 min ago`, `5 h ago`, `2 d ago`. */

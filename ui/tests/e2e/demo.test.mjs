@@ -32,10 +32,10 @@ test("left alone, the demo waits for a reset, retries, skips, and stops at the g
   await app.waitForText("[data-testid=timeline-deadline]", () => true, 10000);
   await app.waitForText("[data-testid=detail-manual-reason]", (t) => /not safe to recover/.test(t), 90000);
   const timeline = await entries();
-  assert.match(timeline.join("\n"), /waiting for the provider's reset/);
-  assert.match(timeline.join("\n"), /retry 1 of 1 after 3 s/);
-  assert.match(timeline.join("\n"), /skipped to Codex \(simulated\)/);
-  assert.match(timeline.at(-1), /needs you/);
+  assert.match(timeline.join("\n"), /Waiting for the provider's reset/);
+  assert.match(timeline.join("\n"), /Retry 1 of 1 after 3 s/);
+  assert.match(timeline.join("\n"), /Skipped to Codex \(simulated\)/);
+  assert.match(timeline.at(-1), /Needs you/);
   const excerpts = await app.execute(
     "return [...document.querySelectorAll('[data-testid=attempt] .excerpt')].map((e) => e.textContent)",
   );

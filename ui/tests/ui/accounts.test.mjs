@@ -10,12 +10,21 @@ function scenario() {
 const card = (page, name) => page.locator("[data-testid=account]", { has: page.getByRole("heading", { name }) });
 
 test("each account shows its state with a live countdown, the mark's code and rule, routes waiting and running of its limit", async () => {
-  const app = await openApp(scenario(), { hash: "#/accounts" });
+  // The mark ends in 90 s, so the countdown shows seconds and ticks each one
+  // (from an hour away it reads `1 h 5 min` and moves once a minute).
+  const soon = scenario();
+  const work0 = soon.accounts.accounts[0];
+  work0.status.until = work0.marks[0].until = new Date(Date.now() + 90e3).toISOString();
+  const app = await openApp(soon, { hash: "#/accounts" });
   try {
     const work = card(app.page, "work");
     assert.equal(await work.locator("[data-testid=account-status]").textContent(), "Limited");
     const state = await work.locator("[data-testid=account-state]").textContent();
-    assert.match(state, /^Limited until .+ \(in 1:0[45]:\d\d\)\.$/, "counts down to the mark's end");
+    assert.match(
+      state,
+      /^Limited until .+ \(in 1 min [23]\d s\)\.$/,
+      "counts down to the mark's end, in the app's one duration style",
+    );
     await app.page.waitForTimeout(1100);
     assert.notEqual(await work.locator("[data-testid=account-state]").textContent(), state, "the countdown ticks");
     const mark = await work.locator("[data-testid=mark]").textContent();
@@ -33,7 +42,7 @@ test("each account shows its state with a live countdown, the mark's code and ru
       "Last 24 hours: 3 succeeded, 1 failed transient, 2 failed hard, 0 other.",
       "the chart is described in words",
     );
-    const derived = card(app.page, "Claude Code (#3f9a1c)");
+    const derived = card(app.page, "Claude Code account of “opus”");
     const derivation = derived.getByTestId("account-derivation");
     assert.equal(
       (await derivation.innerText()).replace(/\s+/g, " ").trim(),

@@ -186,7 +186,7 @@ export function accountsOverview() {
         chart: chart(),
       }),
       account("claude-code#3f9a1c2b7d0e", {
-        name: "Claude Code (#3f9a1c)",
+        name: "Claude Code account of “opus”",
         labelled: false,
         derivation:
           "Worked out from the candidate's settings (config folder, credentials and endpoint), as no account label is set: candidates with the same ones share this account.",

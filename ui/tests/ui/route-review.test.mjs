@@ -147,7 +147,7 @@ test("Retry now is not pushed while the provider's reset is ahead or the program
     assert.deepEqual(await primaries(), ["Skip now"], "a retry before the reset would fail again");
     assert.match(
       (await detail.getByTestId("provider-reset").textContent()).replace(/\s+/g, " "),
-      /The provider's limit resets at .* \(in (29|30):\d\d\): a retry of Claude before then will most likely fail again\./,
+      /The provider's limit resets at .* \(in (29|30) min( \d+ s)?\): a retry of Claude before then will most likely fail again\./,
       "the reset is still shown after the wait was cancelled",
     );
     assert.match(await detail.locator("#action-hint-retry_now").textContent(), /resets at/);
@@ -265,7 +265,11 @@ test("a decision's instants are written like every other time", async () => {
         new Date("2026-12-04T17:25:03Z"),
       ),
     );
-    assert.equal(decision, `transient retry 1 of 3 in 5 s, at ${shown}`, "no raw RFC 3339 left");
+    assert.equal(
+      decision,
+      `Transient retry 1 of 3 in 5 s, at ${shown}`,
+      "no raw RFC 3339 left; standing alone, it starts upper-case",
+    );
   } finally {
     await app.close();
   }
@@ -509,9 +513,9 @@ test("the timeline draws attempts, waits and marks with a deadline marker, and s
       );
       assert.ok(now < deadline, "the now line has not reached the pending deadline yet");
       const words = await t.getByTestId("timeline-entry").allTextContents();
-      assert.equal(words[3], "skipped to Codex");
-      assert.match(words[1], /^waiting for the provider's reset · 30 s$/);
-      assert.match(words[5], /^retry 1 of 3 after 64 s · until /);
+      assert.equal(words[3], "Skipped to Codex", "a line of its own starts upper-case");
+      assert.match(words[1], /^Waiting for the provider's reset · 30 s$/);
+      assert.match(words[5], /^Retry 1 of 3 after 64 s · until /);
       const lefts = await t
         .getByTestId("timeline-entry")
         .evaluateAll((els) => new Set(els.map((e) => Math.round(e.getBoundingClientRect().left))).size);

@@ -177,7 +177,10 @@ test("every cut says its duration and reason in full, and the word list has ever
       const words = await t.getByTestId("timeline-entry").allTextContents();
       assert.equal(words.length, timeline.length, `at ${width} px every attempt, wait and mark has its line`);
       for (const [i, e] of timeline.entries())
-        assert.ok(words[i].includes(e.label ?? `Attempt ${e.number}`), `at ${width} px line ${i} is "${words[i]}"`);
+        assert.ok(
+          words[i].includes(e.label ? e.label.charAt(0).toUpperCase() + e.label.slice(1) : `Attempt ${e.number}`),
+          `at ${width} px line ${i} is "${words[i]}": a line of its own starts upper-case`,
+        );
     } finally {
       await app.close();
     }

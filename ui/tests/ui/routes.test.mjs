@@ -84,7 +84,7 @@ function richScenario() {
           ),
           manual_reason: "a tool ran before the connection reset, so replaying the prompt is not safe",
           repeat_risk:
-            "the safety gate refused automatic recovery: a tool call or tool effect was seen before the failure",
+            "the safety gate refused automatic recovery — a tool call or tool effect was seen before the failure",
           skip_to: "Gemini",
           actions: ["retry_now", "skip_now", "stop"],
           attempts: 3,
@@ -148,11 +148,11 @@ function richScenario() {
 const row = (page, id) => page.locator(`[data-route="${id}"]`);
 const announcer = (page) => page.locator("[data-testid=announcer]");
 
-/** Seconds left in an `m:ss` countdown text. */
+/** Seconds left in a countdown text (`29 s`, `1 min 5 s`, `2 min`). */
 function secondsIn(text) {
-  const m = /(\d+):(\d\d)/.exec(text);
-  assert.ok(m, `no m:ss in "${text}"`);
-  return Number(m[1]) * 60 + Number(m[2]);
+  const m = /(?:(\d+) min)? ?(?:(\d+) s)?$/.exec(text);
+  assert.ok(m && (m[1] || m[2]), `no duration in "${text}"`);
+  return Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0);
 }
 
 test("the route list shows every route newest first with all of its live facts", async () => {
@@ -163,7 +163,7 @@ test("the route list shows every route newest first with all of its live facts",
     const r6 = row(app.page, 6);
     assert.equal(await r6.locator(".badge.state-retry_scheduled").textContent(), "Retry scheduled");
     assert.match(await r6.textContent(), /Everyday/);
-    assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: Claude/);
+    assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: “Claude”/);
     assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
     assert.match(
       await r6.locator("[data-testid=classification]").textContent(),
@@ -183,7 +183,7 @@ test("the route list shows every route newest first with all of its live facts",
     assert.match(await row(app.page, 5).locator("[data-testid=pending]").textContent(), /stop for manual recovery/);
     assert.match(
       await row(app.page, 5).locator("[data-testid=countdown]").textContent(),
-      /^Waiting for provider reset: 0:3\d$/,
+      /^Waiting for provider reset: 3\d s$/,
     );
     assert.match(
       await row(app.page, 7).locator("[data-testid=manual-reason]").textContent(),
@@ -212,10 +212,10 @@ test("after a skip the route names the candidate that failed and shows no retrie
   const app = await openApp(scenario);
   try {
     const r4 = row(app.page, 4);
-    assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: Codex/);
+    assert.match(await r4.locator("[data-testid=candidate]").textContent(), /Candidate 2 of 3: “Codex”/);
     assert.match(
       await r4.locator("[data-testid=failed-candidate]").textContent(),
-      /Last failure \(candidate 1, Claude\):/,
+      /Last failure, on candidate 1 “Claude”:/,
     );
     assert.match(await r4.locator("[data-testid=classification]").textContent(), /Provider overloaded/);
     assert.equal(
@@ -225,7 +225,7 @@ test("after a skip the route names the candidate that failed and shows no retrie
     );
     assert.equal(
       await row(app.page, 6).locator("[data-testid=failed-candidate]").textContent(),
-      "Last failure (candidate 1, Claude):",
+      "Last failure, on candidate 1 “Claude”:",
       "the current candidate's own failure is labelled as the last failure too, not as current news",
     );
     assert.deepEqual(app.errors, []);
@@ -244,7 +244,7 @@ test("retry now says what it does: one more attempt in the same cycle after a st
     await detail.locator("[data-testid=action-hint]").first().waitFor();
     assert.equal(
       await detail.locator("[data-testid=action-hint]").first().textContent(),
-      "Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails the candidate's exhausted outcome (skip or stop) applies.",
+      "Run the current candidate again now, as one more attempt in the same cycle: the retries and reset wait it used are not renewed, so if it fails, what its policy says to do when recovery is used up (skip or stop) applies.",
       "a person's retry does not buy a new round of automatic retries",
     );
     assert.equal(
@@ -308,7 +308,7 @@ test("when the gate refused recovery, actions that send the prompt again say so 
     );
     const hints = await detail.locator("[data-testid=action-hint]").allTextContents();
     const risk =
-      /May repeat work: the safety gate refused automatic recovery: a tool call or tool effect was seen before the failure\.$/;
+      /May repeat work: the safety gate refused automatic recovery — a tool call or tool effect was seen before the failure\.$/;
     assert.match(hints[0], risk, "retry");
     assert.match(hints[1], risk, "skip");
     assert.doesNotMatch(hints[2], /May repeat work/, "stop repeats nothing");
@@ -320,7 +320,7 @@ test("when the gate refused recovery, actions that send the prompt again say so 
     assert.equal(await dialog.getByRole("heading").textContent(), "Retry now: this may repeat work");
     assert.match(
       await dialog.textContent(),
-      /Route 7 may repeat work: the safety gate refused automatic recovery: a tool call or tool effect was seen before the failure\. Retry now sends the prompt to an agent again, which may repeat what was already done/,
+      /Route 7 may repeat work: the safety gate refused automatic recovery — a tool call or tool effect was seen before the failure\. Retry now sends the prompt to an agent again, which may repeat what was already done/,
     );
     await app.page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
@@ -596,7 +596,7 @@ test("selecting a route far down the list keeps the list where it is and shows t
   }
 });
 
-test("engine internals sit behind a Details disclosure", async () => {
+test("engine internals sit behind an Engine details disclosure that names what it folds, last in each attempt", async () => {
   const app = await openApp(richScenario());
   try {
     await row(app.page, 7).click();
@@ -604,10 +604,22 @@ test("engine internals sit behind a Details disclosure", async () => {
     await detail.locator("[data-testid=attempt]").nth(2).waitFor();
     const internals = detail.getByTestId("route-internals");
     assert.equal(await internals.getByText("engine-1").isVisible(), false, "the engine id is folded away");
-    assert.equal(await detail.getByText("Policy revision").first().isVisible(), false);
+    assert.equal(await detail.getByText("Policy revision", { exact: true }).first().isVisible(), false);
     await internals.locator("summary").click();
     assert.ok(await internals.getByText("engine-1").isVisible(), "one click shows it");
     assert.match(await internals.textContent(), /Generation\s*5/);
+    assert.equal(
+      await internals.locator("summary").textContent(),
+      "Engine details: generation, engine",
+      "the closed disclosure says what it folds",
+    );
+    const attempt = detail.locator("[data-testid=attempt]").nth(2);
+    const last = await attempt.evaluate((li) => li.lastElementChild?.getAttribute("data-testid"));
+    assert.equal(
+      last,
+      "attempt-internals",
+      "the evidence shown anyway comes before the closed disclosure, not under it",
+    );
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -625,8 +637,8 @@ test("a new countdown does not start a second high", async () => {
       return window.__EMIT__("route-changed", { route_id: 6, generation: s.generation, snapshot: s });
     });
     const cd = row(app.page, 6).locator("[data-testid=countdown]");
-    await cd.filter({ hasText: /0:0\d/ }).waitFor();
-    assert.equal(await cd.textContent(), "Retry 2 of 3 in 0:05", "5 s away reads 0:05, not 0:06");
+    await cd.filter({ hasText: /in \d s$/ }).waitFor();
+    assert.equal(await cd.textContent(), "Retry 2 of 3 in 5 s", "5 s away reads 5 s, not 6 s");
     assert.deepEqual(app.errors, []);
   } finally {
     await app.close();
@@ -733,7 +745,7 @@ test("a waiting route counts down to its absolute deadline and reads due now at 
     const first = await cd.textContent();
     assert.match(
       first,
-      /^Retry 2 of 3 in 1:(2\d|30)$/,
+      /^Retry 2 of 3 in 1 min( (2\d|30) s)?$/,
       "about 90 s left, computed from the deadline, not from a relative delay",
     );
     await app.page.waitForTimeout(2200);
@@ -791,7 +803,7 @@ test("a newer route-changed event updates the row and announces the state change
     );
     await app.emit("route-changed", { route_id: 6, generation: sameState.generation, snapshot: sameState });
     await row(app.page, 6)
-      .locator("[data-testid=countdown]", { hasText: /in [45]:\d\d/ })
+      .locator("[data-testid=countdown]", { hasText: /in [45] min( \d+ s)?$/ })
       .waitFor();
     assert.equal(
       await row(app.page, 4).locator(".badge").first().textContent(),
@@ -856,7 +868,7 @@ test("an event for the open route reloads its attempt history", async () => {
       await first.textContent(),
       /provider_overloaded[\s\S]*anthropic\.overloaded\.v1[\s\S]*catalogue 2026\.11/,
     );
-    assert.match(await first.textContent(), /retry 1 at 12:00:05/);
+    assert.match(await first.textContent(), /Retry 1 at 12:00:05/);
     assert.match(await first.textContent(), /Policy revision\s*2/);
     assert.match(await first.locator(".excerpt").textContent(), /overloaded_error/);
     const fresh = await app.page.evaluate(() => {
@@ -1541,11 +1553,24 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
   const app = await openApp({ routes: [{ snapshot: queued, attempts: [], holds: [{ ...held, from_route: 3 }] }] });
   try {
     assert.equal(await row(app.page, 8).locator(".badge.state-queued").textContent(), "Queued");
-    assert.equal(await row(app.page, 8).locator("[data-testid=queued]").textContent(), queued.queued);
+    assert.equal(
+      await row(app.page, 8).locator("[data-testid=queued]").textContent(),
+      queued.queued.charAt(0).toUpperCase() + queued.queued.slice(1),
+      "the engine's fragment stands alone in the row: upper-case first",
+    );
     await row(app.page, 8).click();
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.getByRole("heading", { name: "Not dispatched" }).waitFor();
-    assert.equal(await detail.locator("[data-testid=hold-text]").textContent(), held.text);
+    const shown = await app.page.evaluate(() =>
+      new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" }).format(
+        new Date("2026-12-05T13:02:00Z"),
+      ),
+    );
+    assert.equal(
+      await detail.locator("[data-testid=hold-text]").textContent(),
+      `Not dispatched: work limited until ${shown}; wait for the hard reset until ${shown}`,
+      "standing alone it starts upper-case, and its instants read like every other time",
+    );
     assert.deepEqual(
       await detail
         .locator("button")
@@ -1590,7 +1615,7 @@ test("a route held back before its first dispatch says it was held by its accoun
   try {
     assert.equal(
       (await row(app.page, 2).getByTestId("failed-candidate").textContent()).trim(),
-      "Held back by its account's limit (candidate 1, Claude):",
+      "Held back by its account's limit, on candidate 1 “Claude”:",
       "with nothing dispatched, the failure is named as the limit that held it back",
     );
     await row(app.page, 2).click();

@@ -37,7 +37,7 @@ for (const [label, viewport] of VIEWPORTS) {
       const { row, within } = await openFirst(app.page);
       const section = row.getByTestId("section-transient");
       const retries = section.getByLabel("Retries", { exact: true });
-      const below = section.getByText("When recovery is exhausted", { exact: true });
+      const below = section.getByText("When recovery is used up", { exact: true });
       const hard = row.getByTestId("section-hard");
       const [belowBefore, hardBefore] = [await within(below), await within(hard)];
       await retries.fill("2.5");
@@ -69,9 +69,9 @@ for (const [label, viewport] of VIEWPORTS) {
       const unclassified = row.getByTestId("section-unclassified");
       const cases = [
         // [section, switch, a field it governs, what comes after it]
-        [transient, "Retry the same candidate", "Retries", transient.getByText("When recovery is exhausted")],
+        [transient, "Retry the same candidate", "Retries", transient.getByText("When recovery is used up")],
         [transient, "Wait for a trusted provider reset", "Longest wait", transient.getByRole("switch").nth(1)],
-        [hard, "Retry the same candidate", "First delay", hard.getByText("When recovery is exhausted")],
+        [hard, "Retry the same candidate", "First delay", hard.getByText("When recovery is used up")],
         [hard, "Wait for a trusted provider reset", "Longest wait", hard.getByRole("switch").nth(1)],
         [
           unclassified,

@@ -129,14 +129,15 @@ export const TOOL_STATUS_LABEL: Record<ToolStatus, string> = {
   refused: "Refused",
 };
 
-/** `Candidate 2 of 3: Codex`. */
+/** `Candidate 2 of 3: “Codex”`: the name in quotes, as it may hold colons
+ * and parentheses of its own (`Codex (simulated): a tool ran, …`). */
 export function candidateText(s: RouteSnapshot): string {
-  return `Candidate ${s.candidate_index + 1} of ${s.candidate_count}: ${s.candidate_name}`;
+  return `Candidate ${s.candidate_index + 1} of ${s.candidate_count}: “${s.candidate_name}”`;
 }
 
 /**
- * The wait line of a waiting route (`Retry 2 of 3 in 0:07`, `Waiting for
- * provider reset: 0:38`), or null. At the deadline it reads "due now": the
+ * The wait line of a waiting route (`Retry 2 of 3 in 7 s`, `Waiting for
+ * provider reset: 38 s`), or null. At the deadline it reads "due now": the
  * engine, not the browser, dispatches the attempt.
  */
 export function waitText(s: RouteSnapshot, nowMs: number): string | null {
