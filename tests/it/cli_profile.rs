@@ -95,7 +95,7 @@ PY"#,
         "{said}"
     );
     assert!(
-        said.contains("candidate \"flaky\": added (simulated at position 1)"),
+        said.contains("Candidate “flaky”: added (Simulated provider at position 1)"),
         "the saved edit lists its changes: {said}"
     );
 
@@ -357,10 +357,10 @@ fn a_secret_argument_is_masked_in_the_change_list() {
         assert!(!said.contains("sk-ant"), "not even its start: {said}");
         let line = said
             .lines()
-            .find(|l| l.contains("agent.args"))
+            .find(|l| l.contains("Extra arguments"))
             .unwrap_or_else(|| panic!("the argument change is listed: {said}"));
         assert!(
-            line.starts_with("  candidate \"gemini\": agent.args: [\"--sandbox\"] → (masked) --sandbox --api-key "),
+            line.starts_with("  Candidate “gemini” › Extra arguments: [\"--sandbox\"] → (masked) --sandbox --api-key "),
             "before as it was, after masked: {line}"
         );
     }
@@ -406,15 +406,17 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
         "{dry}"
     );
     assert!(
-        dry.contains("candidate \"opus\": transient.retry.max_retries: 3 → 5"),
+        dry.contains("  Candidate “opus” › Transient › Retries: 3 → 5\n"),
+        "each change in the words the app shows, not the document's path: {dry}"
+    );
+    assert!(
+        dry.contains("  Candidate “opus” › Unclassified › Identical failures: 3 → 5\n"),
         "{dry}"
     );
     assert!(
-        dry.contains("candidate \"opus\": unclassified.repeated_failure.threshold: 3 → 5"),
-        "{dry}"
-    );
-    assert!(
-        dry.contains("candidate \"opus\": agent.env.HTTPS_PROXY: (hidden) → (hidden)"),
+        dry.contains(
+            "  Candidate “opus” › Environment variable HTTPS_PROXY: (hidden) → (hidden)\n"
+        ),
         "an environment value is never printed: {dry}"
     );
     assert!(!dry.contains("8080"), "{dry}");
