@@ -84,6 +84,17 @@ impl PolicyError {
 
 /// Every error in a current-version document.
 pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
+    validate_read(document, &|_| false)
+}
+
+/// [`validate_document`] of a document read with stand-ins: a check that
+/// reads a place `stood_in` says is not the person's value is skipped, so
+/// no problem is made up from a stand-in. The checks read a candidate's
+/// name (and the other names), its agent, and each section as a whole.
+pub fn validate_read(
+    document: &PolicyDocument,
+    stood_in: &dyn Fn(&str) -> bool,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if document.version != CURRENT_VERSION {
         errors.push(FieldError::new(
@@ -102,14 +113,24 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
     let mut first_index_by_name: BTreeMap<String, usize> = BTreeMap::new();
     for (index, entry) in document.candidates.iter().enumerate() {
         let prefix = format!("candidates[{index}]");
+        let agent_path = format!("{prefix}.agent");
+        if !stood_in(&agent_path) {
+            check_text(&mut errors, &agent_path, &entry.agent);
+        }
+        errors.extend(sections(&prefix, &entry.policy, stood_in));
+        if !stood_in(&agent_path) && !stood_in(&format!("{prefix}.transient")) {
+            errors.extend(check_resumes(&prefix, entry));
+        }
         let name_path = format!("{prefix}.name");
+        if stood_in(&name_path) {
+            continue;
+        }
         check_text(&mut errors, &name_path, &entry.name);
         errors.extend(names::control_error(
             &name_path,
             &entry.name,
             "a candidate name",
         ));
-        check_text(&mut errors, &format!("{prefix}.agent"), &entry.agent);
         let key = names::look_alike_key(&entry.name);
         if let Some(&first) = first_index_by_name.get(&key) {
             let first_name = &document.candidates[first].name;
@@ -126,8 +147,6 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
         } else {
             first_index_by_name.insert(key, index);
         }
-        errors.extend(validate_policy(&prefix, &entry.policy));
-        errors.extend(check_resumes(&prefix, entry));
     }
     errors
 }
@@ -178,18 +197,29 @@ fn check_text(errors: &mut Vec<FieldError>, path: &str, value: &str) {
 /// Every error in one candidate policy; paths start with `prefix`
 /// (empty for a bare policy).
 pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Vec<FieldError> {
+    sections(prefix, policy, &|_| false)
+}
+
+/// Each section of `policy` that no stand-in is in: its checks read only
+/// the section's own fields.
+fn sections(
+    prefix: &str,
+    policy: &CandidatePolicy,
+    stood_in: &dyn Fn(&str) -> bool,
+) -> Vec<FieldError> {
     let mut errors: Vec<FieldError> = PolicyClass::ALL
         .into_iter()
-        .flat_map(|class| {
-            let path = join_path(prefix, class.as_str());
-            validate_class(&path, class, policy.section(class))
-        })
+        .map(|class| (class, join_path(prefix, class.as_str())))
+        .filter(|(_, path)| !stood_in(path))
+        .flat_map(|(class, path)| validate_class(&path, class, policy.section(class)))
         .collect();
-    let path = join_path(prefix, "unclassified.repeated_failure");
-    errors.extend(validate_repeated_failure(
-        &path,
-        policy.unclassified.repeated_failure,
-    ));
+    if !stood_in(&join_path(prefix, "unclassified")) {
+        let path = join_path(prefix, "unclassified.repeated_failure");
+        errors.extend(validate_repeated_failure(
+            &path,
+            policy.unclassified.repeated_failure,
+        ));
+    }
     errors
 }
 

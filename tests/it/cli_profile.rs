@@ -8,6 +8,7 @@ use std::process::{Output, Stdio};
 
 use crate::common::{recourse_cmd, recourse_on};
 use recourse::profile::document::load;
+use recourse::profile::words;
 use recourse::store::Store;
 
 /// `recourse ARGS --db DB` with `env` added and no `$VISUAL` (it would
@@ -283,6 +284,45 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
     let said = text(&out.stderr);
     assert!(said.contains("5 problems; nothing was written"), "{said}");
     assert_eq!(profile_names(&db), vec!["Kept"]);
+}
+
+/// A document wrong in several places is refused with each of them, in
+/// words, each once: not only the first serde met.
+#[test]
+fn an_import_is_refused_with_every_wrong_word_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("several.db");
+    let file = fixture("invalid-several-words.json");
+    let out = recourse_on(&db, &["profile", "import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(said.contains("7 problems; nothing was written"), "{said}");
+    let names = ["opus".to_string(), "mine".to_string()];
+    let later = "“later” is not one of skip, stop";
+    for path in [
+        "candidates[0].transient.on_exhausted",
+        "candidates[1].hard.on_exhausted",
+    ] {
+        let line = format!(
+            "  {}: {later} (at {path})\n",
+            words::field_words(path, &names)
+        );
+        assert_eq!(said.matches(&line).count(), 1, "{line}in {said}");
+    }
+    for (start, path) in [
+        ("Candidate 1 “opus” › Agent: “modle” is not a field Recourse knows here", "candidates[0].agent"),
+        ("Candidate 1 “opus” › Idle timeout: expected a whole number, 0 or more, found the text “soon”", "candidates[0].agent.timeouts.idle_s"),
+        ("Candidate 1 “opus” › Hard › Retries: must be 1–10 when enabled, got 11", "candidates[0].hard.retry.max_retries"),
+        ("Candidate 2 “mine” › Agent kind: “cursor” is not an agent kind Recourse knows", "candidates[1].agent.kind"),
+        ("Candidate 2 “mine” › Hard › Wait for a trusted provider reset: expected true or false, found the text “yes”", "candidates[1].hard.wait_for_reset.enabled"),
+    ] {
+        let line = said
+            .lines()
+            .find(|l| l.starts_with(&format!("  {start}")))
+            .unwrap_or_else(|| panic!("{start}: {said}"));
+        assert!(line.ends_with(&format!("(at {path})")), "{line}");
+    }
+    assert!(!db.exists(), "a refused import creates no database");
 }
 
 /// The database is never read as a document nor written over by an export,
