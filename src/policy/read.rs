@@ -69,17 +69,14 @@ pub fn read_all<T: DeserializeOwned>(
             }
             Err(error) => error,
         };
-        let at = field_path(error.path());
+        let path = joined(prefix, &field_path(error.path()));
         let found = steps(error.path());
         let message = error.into_inner().to_string();
         let Some(mut steps) = found else {
             // A place with no path to stand in at: listed, and the end.
-            reading
-                .errors
-                .push(FieldError::new(joined(prefix, &at), message));
+            reading.errors.push(FieldError::new(path, message));
             return reading;
         };
-        let path = joined(prefix, &field_path_of(&steps));
         let mut record = |at: &[Step]| {
             let place = joined(prefix, &field_path_of(at));
             if !reported.iter().any(|r| is_under(&place, r)) {
@@ -139,6 +136,7 @@ pub fn read_all<T: DeserializeOwned>(
             return reading;
         }
     }
+    reading.complete = false;
     reading
 }
 
@@ -159,8 +157,9 @@ pub fn listed(mut errors: Vec<FieldError>, complete: bool) -> Vec<FieldError> {
         errors.push(FieldError::new(
             "document",
             format!(
-                "{more} more problem{} not listed here",
-                if more == 1 { "" } else { "s" }
+                "{more}{} more problem{} not listed here",
+                if complete { "" } else { " or" },
+                if more == 1 && complete { "" } else { "s" }
             ),
         ));
     } else if !complete {
@@ -293,5 +292,42 @@ fn remove(value: &mut Value, steps: &[Step]) -> bool {
     match parent_of(value, parent) {
         Some(Value::Object(fields)) => fields.remove(key).is_some(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn many(n: usize) -> Vec<FieldError> {
+        (0..n)
+            .map(|i| FieldError::new(format!("candidates[{i}].name"), "must not be empty"))
+            .collect()
+    }
+
+    #[test]
+    fn past_the_cap_the_list_says_how_many_more() {
+        let list = listed(many(MAX_PROBLEMS), true);
+        assert_eq!(list.len(), MAX_PROBLEMS, "the cap itself is listed whole");
+        let list = listed(many(MAX_PROBLEMS + 1), true);
+        assert_eq!(
+            list[MAX_PROBLEMS],
+            FieldError::new("document", "1 more problem not listed here")
+        );
+        let list = listed(many(MAX_PROBLEMS + 3), false);
+        assert_eq!(
+            list[MAX_PROBLEMS],
+            FieldError::new("document", "3 or more problems not listed here"),
+            "reading stopped: what was found is the least there is"
+        );
+    }
+
+    #[test]
+    fn a_path_is_under_itself_and_its_ancestors_only() {
+        assert!(is_under("candidates[2].hard.retry", "candidates[2]"));
+        assert!(is_under("candidates[2]", "candidates[2]"));
+        assert!(is_under("candidates[2].agent", "candidates"));
+        assert!(!is_under("candidates[20].agent", "candidates[2]"));
+        assert!(!is_under("candidates[2].agents", "candidates[2].agent"));
     }
 }
