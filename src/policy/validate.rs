@@ -113,6 +113,10 @@ pub fn validate_read(
     let mut first_index_by_name: BTreeMap<String, usize> = BTreeMap::new();
     for (index, entry) in document.candidates.iter().enumerate() {
         let prefix = format!("candidates[{index}]");
+        let name_path = format!("{prefix}.name");
+        if !stood_in(&name_path) {
+            check_name(&mut errors, &mut first_index_by_name, document, index);
+        }
         let agent_path = format!("{prefix}.agent");
         if !stood_in(&agent_path) {
             check_text(&mut errors, &agent_path, &entry.agent);
@@ -121,34 +125,43 @@ pub fn validate_read(
         if !stood_in(&agent_path) && !stood_in(&format!("{prefix}.transient")) {
             errors.extend(check_resumes(&prefix, entry));
         }
-        let name_path = format!("{prefix}.name");
-        if stood_in(&name_path) {
-            continue;
-        }
-        check_text(&mut errors, &name_path, &entry.name);
-        errors.extend(names::control_error(
-            &name_path,
-            &entry.name,
-            "a candidate name",
-        ));
-        let key = names::look_alike_key(&entry.name);
-        if let Some(&first) = first_index_by_name.get(&key) {
-            let first_name = &document.candidates[first].name;
-            let why = names::looks_like(&entry.name, first_name)
-                .map(|why| format!("; {why} from {first_name:?}"))
-                .unwrap_or_default();
-            errors.push(FieldError::new(
-                name_path,
-                format!(
-                    "duplicate candidate name {:?} (also candidates[{first}]){why}",
-                    entry.name
-                ),
-            ));
-        } else {
-            first_index_by_name.insert(key, index);
-        }
     }
     errors
+}
+
+/// The name of candidate `index`: given, without control characters, and
+/// not one an earlier candidate has (by what it looks like;
+/// `first_index_by_name` holds the names checked so far).
+fn check_name(
+    errors: &mut Vec<FieldError>,
+    first_index_by_name: &mut BTreeMap<String, usize>,
+    document: &PolicyDocument,
+    index: usize,
+) {
+    let entry = &document.candidates[index];
+    let name_path = format!("candidates[{index}].name");
+    check_text(errors, &name_path, &entry.name);
+    errors.extend(names::control_error(
+        &name_path,
+        &entry.name,
+        "a candidate name",
+    ));
+    let key = names::look_alike_key(&entry.name);
+    if let Some(&first) = first_index_by_name.get(&key) {
+        let first_name = &document.candidates[first].name;
+        let why = names::looks_like(&entry.name, first_name)
+            .map(|why| format!("; {why} from {first_name:?}"))
+            .unwrap_or_default();
+        errors.push(FieldError::new(
+            name_path,
+            format!(
+                "duplicate candidate name {:?} (also candidates[{first}]){why}",
+                entry.name
+            ),
+        ));
+    } else {
+        first_index_by_name.insert(key, index);
+    }
 }
 
 /// Automatic continuation resumes the agent's own session: a candidate
