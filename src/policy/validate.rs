@@ -46,13 +46,16 @@ pub enum PolicyError {
     /// The text is not JSON at all.
     #[error("not valid JSON: {message}")]
     Syntax { message: String },
-    /// JSON, but a field is unknown, missing or of the wrong type.
+    /// JSON, but not a document to read field by field: not an object, a
+    /// key given twice, no `version` on a current document. (A field
+    /// unknown, missing or of the wrong type is one of `Invalid`'s.)
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
     /// A `version` this build does not read.
     #[error("version: {}", unsupported_version(found))]
     UnsupportedVersion { found: String },
-    /// Well-formed, but values break the rules; every problem is listed.
+    /// Fields unknown, missing, of the wrong type or breaking the rules;
+    /// every problem is listed.
     #[error("{} invalid field(s): {}", errors.len(), join(errors))]
     Invalid { errors: Vec<FieldError> },
 }

@@ -90,12 +90,14 @@ pub enum ProfileError {
     TooLarge,
     #[error("not valid JSON: {message}")]
     Syntax { message: String },
-    /// JSON, but a field is unknown, missing, repeated or of the wrong type.
+    /// JSON, but not a document to read field by field: not an object, a
+    /// key given twice, no `version` on a current document.
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
     #[error("version: {}", version_message(found))]
     UnsupportedVersion { found: String },
-    /// Well-formed, but values break the rules; every problem is listed.
+    /// Fields unknown, missing, of the wrong type or breaking the rules;
+    /// every problem is listed.
     #[error("{}", list(errors))]
     Invalid { errors: Vec<FieldError> },
 }
