@@ -6,10 +6,10 @@
 //! normalized current-version document. Unknown versions and unknown fields
 //! are errors, never silently defaulted.
 
-use super::validate::{validate_document, FieldError, PolicyError};
+use super::read::{is_under, listed, path_order, read_all};
+use super::validate::{validate_document, validate_read, FieldError, PolicyError};
 use super::{legacy, CandidatePolicy, ClassPolicy, UnclassifiedPolicy, CURRENT_VERSION};
 use crate::classification::PolicyClass;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_path_to_error::Segment;
@@ -147,44 +147,149 @@ pub fn load(json: &str) -> Result<LoadedDocument, PolicyError> {
 }
 
 /// [`load`] for a document already parsed with [`parse_without_duplicates`]
-/// (the profile document carries one inside it).
+/// (the profile document carries one inside it). An invalid document is
+/// refused with every problem, at most [`MAX_PROBLEMS`](super::read::MAX_PROBLEMS) of them.
 pub fn load_value(value: Value) -> Result<LoadedDocument, PolicyError> {
-    let Value::Object(fields) = &value else {
-        return Err(shape("document", "expected a JSON object"));
-    };
-    let (document, source) = match fields.get("version") {
-        Some(version) => (
-            read_current(version, value.clone())?,
-            DocumentSource::Current,
-        ),
-        None if looks_current(&value) => {
-            return Err(shape(
-                "version",
-                "missing; a current policy document starts with \"version\": 1",
-            ))
+    read_value(value, &[]).map_err(|error| match error {
+        Refused::Policy(error) => error,
+        Refused::Problems {
+            mut errors,
+            complete,
+        } => {
+            // By candidate; within one, in the order found: serde's, then
+            // the checks' (each section in the editor's order).
+            errors.sort_by_key(|e| {
+                let (part, candidate, _) = path_order(&e.path);
+                (part, candidate)
+            });
+            invalid(listed(errors, complete))
         }
-        None => (
-            legacy::convert(&from_value(value)?).map_err(invalid)?,
-            DocumentSource::Legacy,
-        ),
-    };
-    let errors = validate_document(&document);
-    if !errors.is_empty() {
-        return Err(invalid(errors));
-    }
-    Ok(LoadedDocument {
-        document: document.normalize(),
-        source,
     })
 }
 
-fn read_current(version: &Value, value: Value) -> Result<PolicyDocument, PolicyError> {
-    if version.as_u64() != Some(u64::from(CURRENT_VERSION)) {
-        return Err(PolicyError::UnsupportedVersion {
-            found: version.to_string(),
-        });
+/// Why [`read_value`] refused a document.
+#[derive(Debug)]
+pub enum Refused {
+    /// Its form: not an object, an unknown version.
+    Policy(PolicyError),
+    /// Its fields, each problem once, unsorted; `complete` false when
+    /// reading stopped at [`MAX_PROBLEMS`](super::read::MAX_PROBLEMS).
+    Problems {
+        errors: Vec<FieldError>,
+        complete: bool,
+    },
+}
+
+/// [`load_value`] of a document some of whose places the caller has
+/// already found wrong and listed (`reported`): problems at or under them
+/// are not listed again, and no check reads them.
+pub fn read_value(value: Value, reported: &[String]) -> Result<LoadedDocument, Refused> {
+    let Value::Object(fields) = &value else {
+        return Err(Refused::Policy(shape("document", "expected a JSON object")));
+    };
+    let current = match fields.get("version") {
+        Some(version) if version.as_u64() != Some(u64::from(CURRENT_VERSION)) => {
+            return Err(Refused::Policy(PolicyError::UnsupportedVersion {
+                found: version.to_string(),
+            }))
+        }
+        Some(_) => true,
+        None if looks_current(&value) => {
+            return Err(Refused::Policy(shape(
+                "version",
+                "missing; a current policy document starts with \"version\": 1",
+            )))
+        }
+        None => false,
+    };
+    let stood_in = |patched: &[String], path: &str| {
+        patched
+            .iter()
+            .chain(reported)
+            .any(|s| is_under(s, path) || is_under(path, s))
+    };
+    if !current {
+        let template = serde_json::to_value(legacy::LegacyCandidate {
+            name: String::new(),
+            agent: String::new(),
+            enabled: true,
+            on_error: None,
+            rules: std::collections::BTreeMap::new(),
+        })
+        .expect("a legacy candidate serializes");
+        let read = read_all::<legacy::LegacyDocument>(
+            value,
+            "",
+            &|at| candidate_stand_in(&template, at),
+            reported,
+        );
+        let mut errors = read.errors;
+        let document = match read.value.map(|legacy| legacy::convert(&legacy)) {
+            Some(Ok(document)) if errors.is_empty() && read.patched.is_empty() => document,
+            Some(Err(invalid)) => {
+                // A conversion problem of a candidate read with a stand-in
+                // may be the stand-in's.
+                errors.extend(invalid.into_iter().filter(|e| {
+                    !stood_in(&read.patched, candidate_of(&e.path).unwrap_or(&e.path))
+                }));
+                return Err(problems(errors, read.complete));
+            }
+            _ => return Err(problems(errors, read.complete)),
+        };
+        return checked(document);
     }
-    from_value(value)
+    let template =
+        serde_json::to_value(CandidateEntry::new("", "")).expect("a candidate entry serializes");
+    let read =
+        read_all::<PolicyDocument>(value, "", &|at| candidate_stand_in(&template, at), reported);
+    let mut errors = read.errors;
+    if let Some(document) = &read.value {
+        errors.extend(validate_read(document, &|path| {
+            stood_in(&read.patched, path)
+        }));
+    }
+    match read.value {
+        Some(document) if errors.is_empty() => Ok(LoadedDocument {
+            document: document.normalize(),
+            source: DocumentSource::Current,
+        }),
+        _ => Err(problems(errors, read.complete)),
+    }
+}
+
+/// A legacy document converted: checked like a current one.
+fn checked(document: PolicyDocument) -> Result<LoadedDocument, Refused> {
+    let errors = validate_document(&document);
+    if !errors.is_empty() {
+        return Err(problems(errors, true));
+    }
+    Ok(LoadedDocument {
+        document: document.normalize(),
+        source: DocumentSource::Legacy,
+    })
+}
+
+fn problems(errors: Vec<FieldError>, complete: bool) -> Refused {
+    Refused::Problems { errors, complete }
+}
+
+/// What a valid candidate (`template`) has at `at`
+/// (`/candidates/3/hard/on_exhausted`); a whole candidate for a candidate
+/// that is not an object. Nothing outside the list of candidates.
+fn candidate_stand_in(template: &Value, at: &str) -> Option<Value> {
+    let rest = at.strip_prefix("/candidates/")?;
+    let (index, inside) = rest.split_once('/').unwrap_or((rest, ""));
+    index.parse::<usize>().ok()?;
+    if inside.is_empty() {
+        return Some(template.clone());
+    }
+    template.pointer(&format!("/{inside}")).cloned()
+}
+
+/// `candidates[2]` of a path below it.
+fn candidate_of(path: &str) -> Option<&str> {
+    let end = path.strip_prefix("candidates[")?.find(']')?;
+    Some(&path[..end + "candidates[".len() + 1])
 }
 
 /// A document without `version` whose candidates carry a section of the
@@ -207,14 +312,6 @@ fn has_class_section(candidate: &Value) -> bool {
 
 /// The key of a candidate's [`UnclassifiedPolicy`] section.
 const UNCLASSIFIED: &str = "unclassified";
-
-/// Deserializes with the path of the first offending field.
-fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, PolicyError> {
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let path = field_path(error.path());
-        shape(path, error.into_inner().to_string())
-    })
-}
 
 /// JSON text as a value, refusing a key given twice in one object (with its
 /// path): serde_json keeps the last one silently, so
@@ -380,6 +477,7 @@ fn invalid(errors: Vec<FieldError>) -> PolicyError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::read::MAX_PROBLEMS;
     use crate::policy::Exhausted;
 
     const CURRENT: &str = r#"{
@@ -398,6 +496,14 @@ mod tests {
             }
         }]
     }"#;
+
+    /// Every problem `load` finds in `text`.
+    fn problems(text: &str) -> Vec<FieldError> {
+        match load(text) {
+            Err(PolicyError::Invalid { errors }) => errors,
+            other => panic!("refused for its fields: {other:?}"),
+        }
+    }
 
     #[test]
     fn current_document_loads_normalized() {
@@ -449,8 +555,8 @@ mod tests {
             "\"agent\": \"claude-code\",",
             "\"agent\": \"claude-code\", \"policy\": {},",
         );
-        let Err(PolicyError::Shape { path, message }) = load(&text) else {
-            panic!("the old nested form must be a shape error");
+        let [FieldError { path, message }] = &problems(&text)[..] else {
+            panic!("the old nested form must be refused, once");
         };
         assert_eq!(path, "candidates[0].policy");
         assert!(message.starts_with("unknown field `policy`"), "{message}");
@@ -468,8 +574,8 @@ mod tests {
     #[test]
     fn unknown_field_names_its_path() {
         let text = CURRENT.replace("\"max_retries\": 3", "\"max_retries\": 3, \"jitter\": true");
-        let Err(PolicyError::Shape { path, message }) = load(&text) else {
-            panic!("unknown field must be a shape error");
+        let [FieldError { path, message }] = &problems(&text)[..] else {
+            panic!("an unknown field must be refused, once");
         };
         assert_eq!(path, "candidates[0].transient.retry.jitter");
         assert!(message.starts_with("unknown field `jitter`"), "{message}");
@@ -496,17 +602,16 @@ mod tests {
 
     #[test]
     fn an_empty_or_unusual_key_still_has_a_path() {
-        let Err(PolicyError::Shape { path, message }) = load(r#"{"": 0}"#) else {
-            panic!("unknown keys must be a shape error");
-        };
+        let found = problems(r#"{"": 0}"#);
+        let FieldError { path, message } = &found[0];
         assert_eq!(
             path, r#"[""]"#,
             "the empty key is quoted, not an empty path"
         );
         assert!(message.starts_with("unknown field ``"), "{message}");
         let text = CURRENT.replace("\"max_retries\": 3", "\"max_retries\": 3, \"a.b\": 1");
-        let Err(PolicyError::Shape { path, .. }) = load(&text) else {
-            panic!("unknown keys must be a shape error");
+        let [FieldError { path, .. }] = &problems(&text)[..] else {
+            panic!("an unknown key must be refused, once");
         };
         assert_eq!(path, r#"candidates[0].transient.retry["a.b"]"#);
     }
@@ -567,5 +672,115 @@ mod tests {
     fn non_object_and_non_json_inputs_are_rejected() {
         assert_eq!(load("[]"), Err(shape("document", "expected a JSON object")));
         assert!(matches!(load("{"), Err(PolicyError::Syntax { .. })));
+    }
+
+    /// CURRENT with a second candidate "sonnet" like the first.
+    fn two_candidates() -> String {
+        let value: Value = serde_json::from_str(CURRENT).unwrap();
+        let mut second = value["candidates"][0].clone();
+        second["name"] = Value::from("sonnet");
+        let mut value = value;
+        value["candidates"].as_array_mut().unwrap().push(second);
+        value.to_string()
+    }
+
+    fn paths(errors: &[FieldError]) -> Vec<&str> {
+        errors.iter().map(|e| e.path.as_str()).collect()
+    }
+
+    #[test]
+    fn an_unknown_word_in_two_candidates_is_listed_for_each() {
+        let text =
+            two_candidates().replace("\"on_exhausted\":\"stop\"", "\"on_exhausted\":\"later\"");
+        let found = problems(&text);
+        assert_eq!(
+            paths(&found),
+            [
+                "candidates[0].hard.on_exhausted",
+                "candidates[1].hard.on_exhausted"
+            ],
+            "serde stops at the first; the second is listed too, each once: {found:?}"
+        );
+        assert!(found
+            .iter()
+            .all(|e| e.message.starts_with("unknown variant `later`")));
+    }
+
+    #[test]
+    fn a_wrong_word_and_a_number_out_of_range_are_both_listed() {
+        let text = CURRENT
+            .replace("\"on_exhausted\": \"stop\"", "\"on_exhausted\": \"later\"")
+            .replace("\"max_retries\": 3", "\"max_retries\": 11")
+            .replace(
+                "\"initial_interval_seconds\": 0",
+                "\"initial_interval_seconds\": \"soon\"",
+            );
+        let found = problems(&text);
+        assert_eq!(
+            paths(&found),
+            [
+                "candidates[0].hard.on_exhausted",
+                "candidates[0].hard.retry.initial_interval_seconds",
+                "candidates[0].transient.retry.max_retries",
+            ],
+            "the range is checked in the section read as written: {found:?}"
+        );
+        assert_eq!(found[2].message, "must be 1–10 when enabled, got 11");
+    }
+
+    #[test]
+    fn no_problem_is_made_up_from_what_stood_in_for_a_wrong_value() {
+        // The stand-in for "three" is a valid candidate's 0 retries, which
+        // an enabled retry refuses: that would be a problem the person
+        // does not have.
+        let text = CURRENT.replace("\"max_retries\": 3", "\"max_retries\": \"three\"");
+        let found = problems(&text);
+        assert_eq!(paths(&found), ["candidates[0].transient.retry.max_retries"]);
+        assert!(
+            found[0]
+                .message
+                .starts_with("invalid type: string \"three\""),
+            "{found:?}"
+        );
+        // A candidate whose name stood in is not a duplicate of another.
+        let text = two_candidates().replace("\"name\":\"sonnet\"", "\"name\":5");
+        let found = problems(&text);
+        assert_eq!(paths(&found), ["candidates[1].name"], "{found:?}");
+    }
+
+    #[test]
+    fn thousands_of_problems_are_listed_up_to_the_cap_with_how_many_more() {
+        let value: Value = serde_json::from_str(CURRENT).unwrap();
+        let mut out_of_range = value["candidates"][0].clone();
+        out_of_range["transient"]["retry"]["max_retries"] = Value::from(0);
+        let many = |candidate: &Value| {
+            let list: Vec<Value> = (0..2000)
+                .map(|i| {
+                    let mut c = candidate.clone();
+                    c["name"] = Value::from(format!("c{i}"));
+                    c
+                })
+                .collect();
+            serde_json::json!({"version": 1, "candidates": list}).to_string()
+        };
+        let found = problems(&many(&out_of_range));
+        assert_eq!(found.len(), MAX_PROBLEMS + 1, "the cap and one line more");
+        assert_eq!(found[0].path, "candidates[0].transient.retry.max_retries");
+        assert_eq!(
+            found[MAX_PROBLEMS],
+            FieldError::new("document", "1950 more problems not listed here")
+        );
+        let mut wrong_word = value["candidates"][0].clone();
+        wrong_word["hard"]["on_exhausted"] = Value::from("later");
+        let found = problems(&many(&wrong_word));
+        assert_eq!(found.len(), MAX_PROBLEMS + 1);
+        assert_eq!(
+            found[MAX_PROBLEMS],
+            FieldError::new(
+                "document",
+                "reading stopped after 50 problems; there may be more after these"
+            ),
+            "reading a word's problems one by one stops at the cap"
+        );
     }
 }

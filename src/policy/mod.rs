@@ -9,6 +9,7 @@
 
 pub mod document;
 pub mod legacy;
+pub mod read;
 pub mod schedule;
 pub mod unclassified;
 pub mod validate;

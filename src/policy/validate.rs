@@ -46,13 +46,16 @@ pub enum PolicyError {
     /// The text is not JSON at all.
     #[error("not valid JSON: {message}")]
     Syntax { message: String },
-    /// JSON, but a field is unknown, missing or of the wrong type.
+    /// JSON, but not a document to read field by field: not an object, a
+    /// key given twice, no `version` on a current document. (A field
+    /// unknown, missing or of the wrong type is one of `Invalid`'s.)
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
     /// A `version` this build does not read.
     #[error("version: {}", unsupported_version(found))]
     UnsupportedVersion { found: String },
-    /// Well-formed, but values break the rules; every problem is listed.
+    /// Fields unknown, missing, of the wrong type or breaking the rules;
+    /// every problem is listed.
     #[error("{} invalid field(s): {}", errors.len(), join(errors))]
     Invalid { errors: Vec<FieldError> },
 }
@@ -84,6 +87,17 @@ impl PolicyError {
 
 /// Every error in a current-version document.
 pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
+    validate_read(document, &|_| false)
+}
+
+/// [`validate_document`] of a document read with stand-ins: a check that
+/// reads a place `stood_in` says is not the person's value is skipped, so
+/// no problem is made up from a stand-in. The checks read a candidate's
+/// name (and the other names), its agent, and each section as a whole.
+pub fn validate_read(
+    document: &PolicyDocument,
+    stood_in: &dyn Fn(&str) -> bool,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if document.version != CURRENT_VERSION {
         errors.push(FieldError::new(
@@ -103,33 +117,54 @@ pub fn validate_document(document: &PolicyDocument) -> Vec<FieldError> {
     for (index, entry) in document.candidates.iter().enumerate() {
         let prefix = format!("candidates[{index}]");
         let name_path = format!("{prefix}.name");
-        check_text(&mut errors, &name_path, &entry.name);
-        errors.extend(names::control_error(
-            &name_path,
-            &entry.name,
-            "a candidate name",
-        ));
-        check_text(&mut errors, &format!("{prefix}.agent"), &entry.agent);
-        let key = names::look_alike_key(&entry.name);
-        if let Some(&first) = first_index_by_name.get(&key) {
-            let first_name = &document.candidates[first].name;
-            let why = names::looks_like(&entry.name, first_name)
-                .map(|why| format!("; {why} from {first_name:?}"))
-                .unwrap_or_default();
-            errors.push(FieldError::new(
-                name_path,
-                format!(
-                    "duplicate candidate name {:?} (also candidates[{first}]){why}",
-                    entry.name
-                ),
-            ));
-        } else {
-            first_index_by_name.insert(key, index);
+        if !stood_in(&name_path) {
+            check_name(&mut errors, &mut first_index_by_name, document, index);
         }
-        errors.extend(validate_policy(&prefix, &entry.policy));
-        errors.extend(check_resumes(&prefix, entry));
+        let agent_path = format!("{prefix}.agent");
+        if !stood_in(&agent_path) {
+            check_text(&mut errors, &agent_path, &entry.agent);
+        }
+        errors.extend(sections(&prefix, &entry.policy, stood_in));
+        if !stood_in(&agent_path) && !stood_in(&format!("{prefix}.transient")) {
+            errors.extend(check_resumes(&prefix, entry));
+        }
     }
     errors
+}
+
+/// The name of candidate `index`: given, without control characters, and
+/// not one an earlier candidate has (by what it looks like;
+/// `first_index_by_name` holds the names checked so far).
+fn check_name(
+    errors: &mut Vec<FieldError>,
+    first_index_by_name: &mut BTreeMap<String, usize>,
+    document: &PolicyDocument,
+    index: usize,
+) {
+    let entry = &document.candidates[index];
+    let name_path = format!("candidates[{index}].name");
+    check_text(errors, &name_path, &entry.name);
+    errors.extend(names::control_error(
+        &name_path,
+        &entry.name,
+        "a candidate name",
+    ));
+    let key = names::look_alike_key(&entry.name);
+    if let Some(&first) = first_index_by_name.get(&key) {
+        let first_name = &document.candidates[first].name;
+        let why = names::looks_like(&entry.name, first_name)
+            .map(|why| format!("; {why} from {first_name:?}"))
+            .unwrap_or_default();
+        errors.push(FieldError::new(
+            name_path,
+            format!(
+                "duplicate candidate name {:?} (also candidates[{first}]){why}",
+                entry.name
+            ),
+        ));
+    } else {
+        first_index_by_name.insert(key, index);
+    }
 }
 
 /// Automatic continuation resumes the agent's own session: a candidate
@@ -178,18 +213,29 @@ fn check_text(errors: &mut Vec<FieldError>, path: &str, value: &str) {
 /// Every error in one candidate policy; paths start with `prefix`
 /// (empty for a bare policy).
 pub fn validate_policy(prefix: &str, policy: &CandidatePolicy) -> Vec<FieldError> {
+    sections(prefix, policy, &|_| false)
+}
+
+/// Each section of `policy` that no stand-in is in: its checks read only
+/// the section's own fields.
+fn sections(
+    prefix: &str,
+    policy: &CandidatePolicy,
+    stood_in: &dyn Fn(&str) -> bool,
+) -> Vec<FieldError> {
     let mut errors: Vec<FieldError> = PolicyClass::ALL
         .into_iter()
-        .flat_map(|class| {
-            let path = join_path(prefix, class.as_str());
-            validate_class(&path, class, policy.section(class))
-        })
+        .map(|class| (class, join_path(prefix, class.as_str())))
+        .filter(|(_, path)| !stood_in(path))
+        .flat_map(|(class, path)| validate_class(&path, class, policy.section(class)))
         .collect();
-    let path = join_path(prefix, "unclassified.repeated_failure");
-    errors.extend(validate_repeated_failure(
-        &path,
-        policy.unclassified.repeated_failure,
-    ));
+    if !stood_in(&join_path(prefix, "unclassified")) {
+        let path = join_path(prefix, "unclassified.repeated_failure");
+        errors.extend(validate_repeated_failure(
+            &path,
+            policy.unclassified.repeated_failure,
+        ));
+    }
     errors
 }
 

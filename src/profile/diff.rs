@@ -28,12 +28,13 @@ pub struct ProfileChange {
 }
 
 impl ProfileChange {
-    /// One line: `candidate "opus": transient.retry.max_retries: 3 → 5`.
+    /// One line in the words the app uses, then before and after:
+    /// `Candidate “opus” › Transient › Retries: 3 → 5`.
     pub fn describe(&self) -> String {
         let subject = match (&self.candidate, self.field.as_str()) {
-            (Some(c), "candidate") => format!("candidate {c:?}"),
-            (Some(c), field) => format!("candidate {c:?}: {field}"),
-            (None, field) => field.to_string(),
+            (Some(c), "candidate") => format!("Candidate “{c}”"),
+            (Some(c), _) => format!("Candidate “{c}” › {}", self.what),
+            (None, _) => self.what.clone(),
         };
         match (&self.before, &self.after) {
             (None, Some(after)) => format!("{subject}: added ({after})"),
@@ -111,7 +112,12 @@ pub fn changes(current: &ProfileDocument, incoming: &ProfileDocument) -> Vec<Pro
 }
 
 fn whole(c: &ProfileCandidate, position: usize, added: bool) -> ProfileChange {
-    let text = format!("{} at position {}", c.agent.kind.slug(), position + 1);
+    // The kind as the app labels it, where the editor's list shows it.
+    let text = format!(
+        "{} at position {}",
+        c.agent.kind.descriptor().label,
+        position + 1
+    );
     ProfileChange {
         candidate: Some(c.name.clone()),
         field: "candidate".into(),
@@ -244,6 +250,85 @@ mod tests {
                     "Transient › Longest wait"
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn a_change_is_described_in_the_words_the_app_shows() {
+        let change =
+            |candidate: Option<&str>, field: &str, before: Option<&str>, after: Option<&str>| {
+                ProfileChange {
+                    candidate: candidate.map(str::to_string),
+                    field: field.into(),
+                    what: match field {
+                        "name" => "Profile name".into(),
+                        "candidate" => "Added".into(),
+                        f => candidate_field_words(f),
+                    },
+                    before: before.map(str::to_string),
+                    after: after.map(str::to_string),
+                }
+                .describe()
+            };
+        assert_eq!(
+            change(
+                Some("opus"),
+                "transient.retry.max_retries",
+                Some("3"),
+                Some("5")
+            ),
+            "Candidate “opus” › Transient › Retries: 3 → 5",
+            "the field as the editor labels it, not its path"
+        );
+        assert_eq!(
+            change(Some("opus"), "agent.env.KEY", None, Some(HIDDEN)),
+            "Candidate “opus” › Environment variable KEY: added ((hidden))"
+        );
+        assert_eq!(
+            change(Some("opus"), "agent.model", Some("big"), None),
+            "Candidate “opus” › Model: removed (big)"
+        );
+        assert_eq!(
+            change(None, "name", Some("A"), Some("B")),
+            "Profile name: A → B"
+        );
+        assert_eq!(
+            change(Some("opus"), "candidate", None, Some("X at position 1")),
+            "Candidate “opus”: added (X at position 1)",
+            "a whole candidate is not named twice"
+        );
+    }
+
+    #[test]
+    fn a_whole_candidate_is_named_by_its_kind_as_the_app_labels_it() {
+        let before = document(
+            r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+                "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+                "on_exhausted": "skip"}"#,
+        );
+        let mut after = before.clone();
+        let mut added = after.candidates[0].clone();
+        added.name = "second".into();
+        after.candidates.push(added.clone());
+        let label = added.agent.kind.descriptor().label;
+        let [change] = &changes(&before, &after)[..] else {
+            panic!("one change: the candidate added");
+        };
+        assert_eq!(
+            change.after.as_deref(),
+            Some(format!("{label} at position 2").as_str()),
+            "the app's label, not the document's kind name"
+        );
+        assert_eq!(
+            change.describe(),
+            format!("Candidate “second”: added ({label} at position 2)")
+        );
+        let [removed] = &changes(&after, &before)[..] else {
+            panic!("one change: the candidate removed");
+        };
+        assert_eq!(
+            removed.describe(),
+            format!("Candidate “second”: removed ({label} at position 2)")
         );
     }
 }

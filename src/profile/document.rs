@@ -19,7 +19,8 @@ use serde_json::{Map, Value};
 
 use super::{validate_name, Candidate, CandidateInput, Profile};
 use crate::agent::{AgentKind, AgentSpec, MASKED};
-use crate::policy::document::{field_path, load_value, parse_without_duplicates};
+use crate::policy::document::{parse_without_duplicates, read_value, Refused};
+use crate::policy::read::{listed, path_order, read_all};
 use crate::policy::{
     CandidatePolicy, ClassPolicy, DocumentSource, FieldError, PolicyError, UnclassifiedPolicy,
 };
@@ -89,12 +90,14 @@ pub enum ProfileError {
     TooLarge,
     #[error("not valid JSON: {message}")]
     Syntax { message: String },
-    /// JSON, but a field is unknown, missing, repeated or of the wrong type.
+    /// JSON, but not a document to read field by field: not an object, a
+    /// key given twice, no `version` on a current document.
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
     #[error("version: {}", version_message(found))]
     UnsupportedVersion { found: String },
-    /// Well-formed, but values break the rules; every problem is listed.
+    /// Fields unknown, missing, of the wrong type or breaking the rules;
+    /// every problem is listed.
     #[error("{}", list(errors))]
     Invalid { errors: Vec<FieldError> },
 }
@@ -129,7 +132,10 @@ impl ProfileError {
     }
 }
 
-/// Reads, validates and normalizes a profile document.
+/// Reads, validates and normalizes a profile document. An invalid one is
+/// refused with every problem (at most
+/// [`MAX_PROBLEMS`](crate::policy::read::MAX_PROBLEMS)), each once, in
+/// document order.
 pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
     if text.len() as u64 > MAX_DOCUMENT_BYTES {
         return Err(ProfileError::TooLarge);
@@ -138,10 +144,6 @@ pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
     let Value::Object(mut fields) = value else {
         return Err(shape("document", "expected a JSON object"));
     };
-    match fields.remove("$schema") {
-        None | Some(Value::String(_)) => {}
-        Some(_) => return Err(shape("$schema", "expected a string (the schema's address)")),
-    }
     if let Some(found) = fields.get("version").and_then(Value::as_u64) {
         if found > u64::from(PROFILE_VERSION) {
             return Err(ProfileError::UnsupportedVersion {
@@ -149,40 +151,57 @@ pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
             });
         }
     }
-    let name = match fields.remove("name") {
-        Some(Value::String(name)) => name,
-        Some(_) => return Err(shape("name", "expected a string")),
-        None => return Err(shape("name", "missing field `name`")),
-    };
-    let agents = take_agents(&mut fields)?;
     let mut errors = Vec::new();
-    let name = validate_name(&name).unwrap_or_else(|e| {
-        errors.push(e);
-        name
-    });
-    for (index, agent) in agents.iter().enumerate() {
-        errors.extend(agent.validate(&format!("candidates[{index}].agent")));
+    match fields.remove("$schema") {
+        None | Some(Value::String(_)) => {}
+        Some(_) => errors.push(FieldError::new(
+            "$schema",
+            "expected a string (the schema's address)",
+        )),
     }
-    let policies = match load_value(Value::Object(fields)) {
+    let name = match fields.remove("name") {
+        Some(Value::String(name)) => validate_name(&name).unwrap_or_else(|e| {
+            errors.push(e);
+            name
+        }),
+        Some(_) => {
+            errors.push(FieldError::new("name", "expected a string"));
+            String::new()
+        }
+        None => {
+            errors.push(FieldError::new("name", "missing field `name`"));
+            String::new()
+        }
+    };
+    let mut reported = Vec::new();
+    let agents = take_agents(&mut fields, &mut errors, &mut reported);
+    let mut complete = true;
+    let policies = match read_value(Value::Object(fields), &reported) {
         Ok(loaded) => Some(loaded),
-        Err(PolicyError::Invalid { errors: invalid }) => {
-            errors.splice(0..0, invalid);
+        Err(Refused::Problems {
+            errors: found,
+            complete: all,
+        }) => {
+            errors.extend(found);
+            complete = all;
             None
         }
-        Err(other) => return Err(from_policy(other)),
+        Err(Refused::Policy(other)) => return Err(from_policy(other)),
     };
     let loaded = match policies {
         Some(loaded) if errors.is_empty() => loaded,
         _ => {
             errors.sort_by_key(|e| path_order(&e.path));
-            return Err(ProfileError::Invalid { errors });
+            return Err(ProfileError::Invalid {
+                errors: listed(errors, complete),
+            });
         }
     };
     let candidates = loaded
         .document
         .candidates
         .into_iter()
-        .zip(agents)
+        .zip(agents.into_iter().flatten())
         .map(|(entry, agent)| ProfileCandidate {
             name: super::names::normalize(&entry.name),
             enabled: entry.enabled,
@@ -203,73 +222,101 @@ pub fn load(text: &str) -> Result<LoadedProfile, ProfileError> {
 }
 
 /// Takes each candidate's `agent` out of the document, leaving the policy
-/// document's agent name in its place.
-fn take_agents(fields: &mut Map<String, Value>) -> Result<Vec<AgentSpec>, ProfileError> {
+/// document's agent name in its place, and checks it. An agent that cannot
+/// be read is `None`; its problems go to `errors` and its place to
+/// `reported`, so the policy reader neither lists it again nor checks what
+/// depends on it.
+fn take_agents(
+    fields: &mut Map<String, Value>,
+    errors: &mut Vec<FieldError>,
+    reported: &mut Vec<String>,
+) -> Vec<Option<AgentSpec>> {
     let Some(Value::Array(candidates)) = fields.get_mut("candidates") else {
         // The policy loader names a missing or mistyped list.
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let mut agents = Vec::with_capacity(candidates.len());
     for (index, candidate) in candidates.iter_mut().enumerate() {
         let Value::Object(candidate) = candidate else {
-            return Err(shape(format!("candidates[{index}]"), "expected an object"));
+            let path = format!("candidates[{index}]");
+            errors.push(FieldError::new(&path, "expected an object"));
+            reported.push(path);
+            agents.push(None);
+            continue;
         };
         let path = format!("candidates[{index}].agent");
         let spec = match candidate.get("agent") {
-            None => return Err(shape(path, "missing field `agent`")),
-            Some(Value::String(slug)) => {
-                let kind = AgentKind::from_slug(slug).ok_or_else(|| {
-                    shape(
+            // The policy reader says it is missing.
+            None => None,
+            Some(Value::String(slug)) => match AgentKind::from_slug(slug) {
+                Some(kind) => Some(AgentSpec::default_for(kind)),
+                None => {
+                    errors.push(FieldError::new(
                         &path,
                         format!(
                             "unknown variant `{slug}`, expected one of {}",
                             agent_names()
                         ),
-                    )
-                })?;
-                AgentSpec::default_for(kind)
+                    ));
+                    reported.push(path);
+                    None
+                }
+            },
+            Some(object @ Value::Object(_)) => {
+                let (spec, found) = agent_spec(&path, object.clone());
+                errors.extend(found);
+                if spec.is_none() {
+                    reported.push(path);
+                }
+                spec
             }
-            Some(object @ Value::Object(_)) => agent_spec(&path, object.clone())?,
             Some(_) => {
-                return Err(shape(
-                    path,
+                errors.push(FieldError::new(
+                    &path,
                     "expected an agent object or an agent name like \"claude-code\"",
-                ))
+                ));
+                reported.push(path);
+                None
             }
         };
-        candidate.insert("agent".into(), Value::from(spec.kind.slug()));
+        if let Some(spec) = &spec {
+            errors.extend(spec.validate(&format!("candidates[{index}].agent")));
+            candidate.insert("agent".into(), Value::from(spec.kind.slug()));
+        }
         agents.push(spec);
     }
-    Ok(agents)
+    agents
 }
 
 /// An agent object, refusing fields `AgentSpec` does not have (a typo such
-/// as `modle` must not be dropped silently).
-fn agent_spec(path: &str, value: Value) -> Result<AgentSpec, ProfileError> {
+/// as `modle` must not be dropped silently). `None` when a field's value
+/// could not be read: its checks would judge a stand-in.
+fn agent_spec(path: &str, mut value: Value) -> (Option<AgentSpec>, Vec<FieldError>) {
     // Every kind's spec has the same fields.
     let known = serde_json::to_value(AgentSpec::default_for(AgentKind::ALL[0]))
         .expect("an agent spec serializes");
-    if let (Value::Object(given), Value::Object(known)) = (&value, &known) {
-        if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
-            let expected: Vec<String> = known.keys().map(|k| format!("`{k}`")).collect();
-            return Err(shape(
-                format!("{path}.{unknown}"),
+    let mut errors = Vec::new();
+    if let (Value::Object(given), Value::Object(known)) = (&mut value, &known) {
+        let unknown: Vec<String> = given
+            .keys()
+            .filter(|k| !known.contains_key(*k))
+            .cloned()
+            .collect();
+        let expected: Vec<String> = known.keys().map(|k| format!("`{k}`")).collect();
+        for field in unknown {
+            given.remove(&field);
+            errors.push(FieldError::new(
+                format!("{path}.{field}"),
                 format!(
-                    "unknown field `{unknown}`, expected one of {}",
+                    "unknown field `{field}`, expected one of {}",
                     expected.join(", ")
                 ),
             ));
         }
     }
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let inner = field_path(error.path());
-        let full = if inner == "document" {
-            path.to_string()
-        } else {
-            format!("{path}.{inner}")
-        };
-        shape(full, error.into_inner().to_string())
-    })
+    let read = read_all::<AgentSpec>(value, path, &|at| known.pointer(at).cloned(), &[]);
+    errors.extend(read.errors);
+    (read.value.filter(|_| read.patched.is_empty()), errors)
 }
 
 fn agent_names() -> String {
@@ -278,20 +325,6 @@ fn agent_names() -> String {
         .map(|k| format!("`{}`", k.slug()))
         .collect();
     names.join(", ")
-}
-
-/// The document's own keys (`name`, `version`) first, then the list, then
-/// each candidate in order (`candidates[10]` after `candidates[2]`).
-fn path_order(path: &str) -> (u8, usize, String) {
-    let Some(rest) = path.strip_prefix("candidates") else {
-        return (0, 0, path.to_string());
-    };
-    let index = rest
-        .strip_prefix('[')
-        .and_then(|r| r.split(']').next())
-        .and_then(|n| n.parse::<usize>().ok())
-        .map_or(0, |n| n + 1);
-    (1, index, path.to_string())
 }
 
 fn from_policy(error: PolicyError) -> ProfileError {
@@ -508,4 +541,63 @@ pub fn json_schema() -> Value {
         );
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every problem `load` lists for `text`, as `path: message`.
+    fn problems(text: &str) -> Vec<String> {
+        let error = load(text).expect_err("refused");
+        error.errors().iter().map(ToString::to_string).collect()
+    }
+
+    const SECTION: &str = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+        "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+        "on_exhausted": "skip"}"#;
+
+    fn candidate(name: &str, agent: &str) -> String {
+        format!(
+            r#"{{"name": "{name}", "agent": {agent}, "transient": {SECTION}, "hard": {SECTION}}}"#
+        )
+    }
+
+    #[test]
+    fn problems_of_the_profile_its_agents_and_its_policies_are_all_listed_once() {
+        let cli = AgentKind::ALL
+            .into_iter()
+            .find(|k| k.descriptor().default_program.is_some())
+            .expect("a kind that runs a CLI");
+        let slug = format!("\"{}\"", cli.slug());
+        let later = candidate("b", &slug).replacen("\"skip\"", "\"later\"", 1);
+        let text = format!(
+            r#"{{"version": 1, "name": 7, "$schema": 1, "candidates": [
+                5, {later}, {}, {}, {{"name": "e", "transient": {SECTION}}}]}}"#,
+            candidate("c", r#"{"kind": "nope", "modle": "x"}"#),
+            candidate("d", "true"),
+        );
+        let found = problems(&text);
+        let paths: Vec<&str> = found
+            .iter()
+            .map(|line| line.split(": ").next().unwrap())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "$schema",
+                "name",
+                "candidates[0]",
+                "candidates[1].transient.on_exhausted",
+                "candidates[2].agent.kind",
+                "candidates[2].agent.modle",
+                "candidates[3].agent",
+                "candidates[4]",
+                "candidates[4]",
+            ],
+            "each problem once; nothing about what stood in for them: {found:#?}"
+        );
+        assert!(found[7].ends_with("missing field `agent`"), "{found:#?}");
+        assert!(found[8].ends_with("missing field `hard`"), "{found:#?}");
+    }
 }

@@ -462,6 +462,39 @@ mod tests {
     }
 
     #[test]
+    fn every_wrong_word_is_said_not_only_the_first() {
+        let agent = format!("\"{}\"", AgentKind::ALL[1].slug());
+        let later = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+            "on_exhausted": "later"}"#;
+        let text = document(&agent, Some(later)).replace(
+            r#""on_exhausted": "skip"}}]"#,
+            r#""on_exhausted": "later"}}]"#,
+        );
+        let names = ["opus".to_string()];
+        let why = "“later” is not one of skip, stop";
+        assert_eq!(
+            refusal(&text),
+            format!(
+                "{}: {why}; {}: {why}",
+                field_words("candidates[0].hard.on_exhausted", &names),
+                field_words("candidates[0].transient.on_exhausted", &names),
+            ),
+            "both sections, each once, in document order"
+        );
+        let misspelt = r#"{"wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "retry": {"enabled": false, "max_retries": 0, "intial_interval_seconds": 0},
+            "on_exhausted": "skip"}"#;
+        let said = refusal(&document(&agent, Some(misspelt)));
+        assert!(
+            said.starts_with(
+                "Candidate 1 “opus” › Transient › Retry the same candidate: “intial_interval_seconds” is not a field Recourse knows here"
+            ) && !said.contains("missing"),
+            "a misspelt field is one problem, not also a missing one: {said}"
+        );
+    }
+
+    #[test]
     fn a_syntax_error_says_where_in_the_file_and_why() {
         assert_eq!(
             refusal("{\"version\": 1, \"name\": \"X\", \"candi"),

@@ -177,6 +177,35 @@ fn shape_errors_name_the_offending_field() {
     );
 }
 
+/// serde stops at the first wrong field; the check goes on to list every
+/// one, each once, and the limits of what it could read as written.
+#[test]
+fn every_shape_error_is_listed_not_only_the_first() {
+    let output = check("invalid-several-shapes.json");
+    assert_eq!(output.status.code(), Some(2));
+    let lines = stderr_lines(&output);
+    let starts = [
+        "candidates[0].hard.retry.jitter: unknown field `jitter`",
+        "candidates[0].transient.on_exhausted: unknown variant `later`",
+        "candidates[0].transient.retry.max_retries: invalid type: string \"three\"",
+        "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at least 1 s; 0 s is shorter",
+        "candidates[1].hard.on_exhausted: unknown variant `later`",
+    ];
+    assert_eq!(
+        lines.len(),
+        starts.len() + 1,
+        "each problem once: {lines:#?}"
+    );
+    for (line, start) in lines.iter().zip(starts) {
+        assert!(line.starts_with(start), "{start}: {lines:#?}");
+    }
+    assert!(
+        lines[starts.len()]
+            .ends_with("invalid-several-shapes.json: invalid policy document (5 errors)"),
+        "{lines:#?}"
+    );
+}
+
 #[test]
 fn non_json_and_non_object_documents_are_rejected() {
     assert_invalid_starting("invalid-syntax.json", "document: not valid JSON: ");

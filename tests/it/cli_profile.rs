@@ -8,6 +8,7 @@ use std::process::{Output, Stdio};
 
 use crate::common::{recourse_cmd, recourse_on};
 use recourse::profile::document::load;
+use recourse::profile::words;
 use recourse::store::Store;
 
 /// `recourse ARGS --db DB` with `env` added and no `$VISUAL` (it would
@@ -95,7 +96,7 @@ PY"#,
         "{said}"
     );
     assert!(
-        said.contains("candidate \"flaky\": added (simulated at position 1)"),
+        said.contains("Candidate “flaky”: added (Simulated provider at position 1)"),
         "the saved edit lists its changes: {said}"
     );
 
@@ -285,6 +286,45 @@ fn damaged_newer_and_oversized_documents_are_refused_and_nothing_is_written() {
     assert_eq!(profile_names(&db), vec!["Kept"]);
 }
 
+/// A document wrong in several places is refused with each of them, in
+/// words, each once: not only the first serde met.
+#[test]
+fn an_import_is_refused_with_every_wrong_word_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("several.db");
+    let file = fixture("invalid-several-words.json");
+    let out = recourse_on(&db, &["profile", "import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(said.contains("7 problems; nothing was written"), "{said}");
+    let names = ["opus".to_string(), "mine".to_string()];
+    let later = "“later” is not one of skip, stop";
+    for path in [
+        "candidates[0].transient.on_exhausted",
+        "candidates[1].hard.on_exhausted",
+    ] {
+        let line = format!(
+            "  {}: {later} (at {path})\n",
+            words::field_words(path, &names)
+        );
+        assert_eq!(said.matches(&line).count(), 1, "{line}in {said}");
+    }
+    for (start, path) in [
+        ("Candidate 1 “opus” › Agent: “modle” is not a field Recourse knows here", "candidates[0].agent"),
+        ("Candidate 1 “opus” › Idle timeout: expected a whole number, 0 or more, found the text “soon”", "candidates[0].agent.timeouts.idle_s"),
+        ("Candidate 1 “opus” › Hard › Retries: must be 1–10 when enabled, got 11", "candidates[0].hard.retry.max_retries"),
+        ("Candidate 2 “mine” › Agent kind: “cursor” is not an agent kind Recourse knows", "candidates[1].agent.kind"),
+        ("Candidate 2 “mine” › Hard › Wait for a trusted provider reset: expected true or false, found the text “yes”", "candidates[1].hard.wait_for_reset.enabled"),
+    ] {
+        let line = said
+            .lines()
+            .find(|l| l.starts_with(&format!("  {start}")))
+            .unwrap_or_else(|| panic!("{start}: {said}"));
+        assert!(line.ends_with(&format!("(at {path})")), "{line}");
+    }
+    assert!(!db.exists(), "a refused import creates no database");
+}
+
 /// The database is never read as a document nor written over by an export,
 /// by any of its names: reading it would close a descriptor of it in a
 /// process that holds it open (dropping that process's SQLite locks), and
@@ -357,10 +397,10 @@ fn a_secret_argument_is_masked_in_the_change_list() {
         assert!(!said.contains("sk-ant"), "not even its start: {said}");
         let line = said
             .lines()
-            .find(|l| l.contains("agent.args"))
+            .find(|l| l.contains("Extra arguments"))
             .unwrap_or_else(|| panic!("the argument change is listed: {said}"));
         assert!(
-            line.starts_with("  candidate \"gemini\": agent.args: [\"--sandbox\"] → (masked) --sandbox --api-key "),
+            line.starts_with("  Candidate “gemini” › Extra arguments: [\"--sandbox\"] → (masked) --sandbox --api-key "),
             "before as it was, after masked: {line}"
         );
     }
@@ -406,15 +446,17 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
         "{dry}"
     );
     assert!(
-        dry.contains("candidate \"opus\": transient.retry.max_retries: 3 → 5"),
+        dry.contains("  Candidate “opus” › Transient › Retries: 3 → 5\n"),
+        "each change in the words the app shows, not the document's path: {dry}"
+    );
+    assert!(
+        dry.contains("  Candidate “opus” › Unclassified › Identical failures: 3 → 5\n"),
         "{dry}"
     );
     assert!(
-        dry.contains("candidate \"opus\": unclassified.repeated_failure.threshold: 3 → 5"),
-        "{dry}"
-    );
-    assert!(
-        dry.contains("candidate \"opus\": agent.env.HTTPS_PROXY: (hidden) → (hidden)"),
+        dry.contains(
+            "  Candidate “opus” › Environment variable HTTPS_PROXY: (hidden) → (hidden)\n"
+        ),
         "an environment value is never printed: {dry}"
     );
     assert!(!dry.contains("8080"), "{dry}");

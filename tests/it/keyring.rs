@@ -290,7 +290,7 @@ fn keys_live_in_the_keyring_reach_the_agent_and_never_leave_in_a_document() {
     std::fs::write(&doc, document("Keys", NEW_KEY, &seen)).unwrap();
     let changed = replace(&keyring, &db, &doc);
     assert!(
-        changed.contains("agent.env.ANTHROPIC_API_KEY: (hidden) → (hidden)"),
+        changed.contains("Environment variable ANTHROPIC_API_KEY: (hidden) → (hidden)"),
         "{changed}"
     );
     let second = reference(&db, "Keys");

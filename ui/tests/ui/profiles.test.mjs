@@ -497,7 +497,7 @@ const IMPORT_PREVIEW = {
       before: null,
       after: "(hidden)",
     },
-    { candidate: "Gemini", field: "candidate", what: "Added", before: null, after: "gemini at position 3" },
+    { candidate: "Gemini", field: "candidate", what: "Added", before: null, after: "Gemini CLI at position 3" },
   ],
 };
 
@@ -524,7 +524,7 @@ test("import shows what the file changes and saves only when confirmed", async (
       [
         ["Claude (simulated)", "Transient › Retries", "3", "5"],
         ["Claude (simulated)", "Environment variable ANTHROPIC_API_KEY", "—", "(hidden)"],
-        ["Gemini", "Added", "—", "gemini at position 3"],
+        ["Gemini", "Added", "—", "Gemini CLI at position 3"],
       ],
     );
     await dialog.getByRole("button", { name: "Cancel" }).click();
