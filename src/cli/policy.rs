@@ -61,10 +61,9 @@ pub fn report_invalid(file: &Path, error: &PolicyError) -> Exit {
         eprintln!("{item}");
     }
     eprintln!(
-        "{}: invalid policy document ({} error{})",
+        "{}: invalid policy document ({})",
         file.display(),
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
+        recourse::policy::read::how_many(errors.len(), "error")
     );
     Exit::BadInput
 }

@@ -330,10 +330,9 @@ fn print_refusal(source: &str, error: &EngineError, names: &[String]) -> Exit {
     if errors.is_empty() {
         eprintln!("error: {source}: {}", escape(&error.to_string()));
     } else {
-        let n = errors.len();
         eprintln!(
-            "error: {source}: {n} problem{}; nothing was written",
-            if n == 1 { "" } else { "s" }
+            "error: {source}: {}; nothing was written",
+            recourse::policy::read::how_many(errors.len(), "problem")
         );
         for e in errors {
             let said = words::error_words(e, names);

@@ -171,6 +171,17 @@ pub fn listed(mut errors: Vec<FieldError>, complete: bool) -> Vec<FieldError> {
     errors
 }
 
+/// "1 problem", "12 problems" (with `noun` "problem") for a list made by
+/// [`listed`]: past [`MAX_PROBLEMS`] its last line says how many more there
+/// are (or may be), and is not one of them.
+pub fn how_many(listed: usize, noun: &str) -> String {
+    match listed {
+        1 => format!("1 {noun}"),
+        n if n > MAX_PROBLEMS => format!("at least {MAX_PROBLEMS} {noun}s"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// The document's own keys (`name`, `version`) first, then the list, then
 /// each candidate in order (`candidates[10]` after `candidates[2]`).
 pub fn path_order(path: &str) -> (u8, usize, String) {
@@ -319,6 +330,17 @@ mod tests {
             list[MAX_PROBLEMS],
             FieldError::new("document", "3 or more problems not listed here"),
             "reading stopped: what was found is the least there is"
+        );
+    }
+
+    #[test]
+    fn a_list_past_the_cap_is_counted_without_its_last_line() {
+        assert_eq!(how_many(listed(many(1), true).len(), "problem"), "1 problem");
+        assert_eq!(how_many(listed(many(MAX_PROBLEMS), true).len(), "error"), "50 errors");
+        assert_eq!(
+            how_many(listed(many(MAX_PROBLEMS + 1900), true).len(), "problem"),
+            "at least 50 problems",
+            "the line saying how many more is not a 51st problem"
         );
     }
 
