@@ -534,6 +534,60 @@ test("a pattern that misses the pasted text it is made from is refused at the fi
   }
 });
 
+for (const width of [1280, 390]) {
+  test(`a refusal of the whole rule takes its kept lines: the checks below stay (${width} px)`, async () => {
+    const broken = "gizmo service (jammed|stuck)";
+    // The backend's words when the local rules file is broken (engine::overlay), with its long path.
+    const reason =
+      "local rules file /home/someone/.local/share/recourse/catalogue/rules.local.toml: TOML parse error at line 12, column 3: expected `=`; fix or remove that file first";
+    const review = { rule_id: DRAFT.id, checks: CLEAN.checks, refusals: [{ path: "rule", message: reason }] };
+    const app = await openApp(scenario([{ pattern: broken, review }]), {
+      width,
+      height: 844,
+      hash: "#/catalogue/inbox",
+    });
+    try {
+      const dialog = await openDialog(app);
+      const checks = dialog.getByTestId("rule-checks");
+      const where = async () => {
+        const [c, d] = [await checks.boundingBox(), await dialog.locator("form").boundingBox()];
+        return Math.round(c.y - d.y);
+      };
+      const before = await where();
+      await dialog.getByLabel(/Text pattern/).fill(broken);
+      const error = dialog.locator("#rule-whole-error");
+      await error.waitFor();
+      assert.equal(await error.textContent(), reason);
+      assert.equal(await where(), before, "the refusal had its place: Checks stays where it was");
+      const cell = dialog.getByTestId("rule-whole-words");
+      const hidden = await cell.evaluate((e) => e.scrollHeight - e.clientHeight);
+      if (hidden > 0)
+        assert.equal(await cell.getAttribute("tabindex"), "0", "longer than its lines, it scrolls, by keyboard too");
+      await dialog.getByLabel(/Text pattern/).fill(DRAFT.pattern);
+      await error.waitFor({ state: "detached" });
+      assert.equal(await where(), before, "and it goes without moving anything either");
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+test("a priority typed wrong is said in its help's place: the fields below stay", async () => {
+  const app = await openApp(scenario(), { hash: "#/catalogue/inbox" });
+  try {
+    const dialog = await openDialog(app);
+    const below = dialog.getByLabel("Description");
+    const before = await below.boundingBox();
+    await dialog.getByLabel("Priority (0–1000)").fill("lots");
+    await dialog.getByText("Priority must be a whole number from 0 to 1000.").waitFor();
+    assert.deepEqual(await below.boundingBox(), before, "the error had its place: the next row stays");
+    await dialog.getByLabel("Priority (0–1000)").fill("80");
+    await dialog.getByText("Priority must be a whole number from 0 to 1000.").waitFor({ state: "detached" });
+  } finally {
+    await app.close();
+  }
+});
+
 test("the code picker offers each failure in words under its class, and keeps the code as the value", async () => {
   for (const width of [1280, 390]) {
     const app = await openApp(scenario(), { width, height: 844, hash: "#/catalogue/inbox" });

@@ -1007,12 +1007,18 @@ test("Check says whether a candidate's program and credentials are there", async
     await codex.getByRole("button", { name: "Check" }).click();
     const result = codex.getByTestId("readiness").getByRole("status");
     await result.waitFor();
-    const text = await result.textContent();
-    assert.match(text, /Not ready/);
+    assert.equal((await result.textContent()).trim(), "Not ready: one problem", "said in the program's help place");
+    // The whole report is one press away, in a dialog: it moves nothing in the row.
+    await codex.getByRole("button", { name: "Details" }).click();
+    const report = app.page.getByTestId("readiness-report");
+    const text = await report.textContent();
+    assert.match(text, /not ready/);
     assert.equal(text.match(/not found/g).length, 1, `the missing program is said once: ${text}`);
     assert.match(text, /codex is not found on PATH/);
     assert.match(text, /Credentials: none found/);
     assert.match(text, /Install: npm install -g @openai\/codex@0\.171\.0/);
+    await report.getByRole("button", { name: "Close" }).click();
+    await report.waitFor({ state: "detached" });
     const call = (await app.calls()).find((c) => c.cmd === "readiness");
     assert.equal(call.args.agent.kind, "codex", "the row's draft is what is checked");
     await codex.getByLabel("Program").fill("/usr/local/bin/codex");

@@ -181,7 +181,11 @@ function fakeSchedule(section: ClassPolicy, next: string | null): string {
   const sentence = section.auto_continue?.enabled
     ? ". After a failure that follows work, when every tool the agent ran completed, continue its own session instead of asking you; the prompt is never sent again."
     : "";
-  return `[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}${continues(section)}${sentence}`;
+  // As long as the real sentence a reset wait adds (it comes first).
+  const wait = section.wait_for_reset.enabled
+    ? `If the provider gives a trusted reset within ${section.wait_for_reset.max_wait_seconds} s, wait for it and try once more. `
+    : "";
+  return `${wait}[backend schedule] ${retry}, then ${section.on_exhausted} to ${next ?? "nobody"}${continues(section)}${sentence}`;
 }
 
 /** What the fake says for `policy_summary`: the arguments, so a test can
