@@ -335,8 +335,14 @@ mod tests {
 
     #[test]
     fn a_list_past_the_cap_is_counted_without_its_last_line() {
-        assert_eq!(how_many(listed(many(1), true).len(), "problem"), "1 problem");
-        assert_eq!(how_many(listed(many(MAX_PROBLEMS), true).len(), "error"), "50 errors");
+        assert_eq!(
+            how_many(listed(many(1), true).len(), "problem"),
+            "1 problem"
+        );
+        assert_eq!(
+            how_many(listed(many(MAX_PROBLEMS), true).len(), "error"),
+            "50 errors"
+        );
         assert_eq!(
             how_many(listed(many(MAX_PROBLEMS + 1900), true).len(), "problem"),
             "at least 50 problems",
