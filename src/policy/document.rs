@@ -433,20 +433,34 @@ impl<'de> serde::de::Visitor<'de> for StrictValue<'_> {
 /// root. A key that is not a plain name is quoted (`candidates[0][""]`), so
 /// no path is ever empty.
 pub fn field_path(path: &serde_path_to_error::Path) -> String {
+    written_path(path.iter().map(|segment| match segment {
+        Segment::Seq { index } => PathPart::Index(*index),
+        Segment::Map { key } | Segment::Enum { variant: key } => PathPart::Key(key),
+        Segment::Unknown => PathPart::Unknown,
+    }))
+}
+
+/// One step of a path as [`written_path`] writes it.
+pub(super) enum PathPart<'a> {
+    Index(usize),
+    Key(&'a str),
+    Unknown,
+}
+
+/// The one way a path is written, whether serde or a reader found it.
+pub(super) fn written_path<'a>(parts: impl Iterator<Item = PathPart<'a>>) -> String {
     let mut out = String::new();
-    for segment in path.iter() {
-        match segment {
-            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
-            Segment::Map { key } | Segment::Enum { variant: key } if is_plain_name(key) => {
+    for part in parts {
+        match part {
+            PathPart::Index(index) => out.push_str(&format!("[{index}]")),
+            PathPart::Key(key) if is_plain_name(key) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
                 out.push_str(key);
             }
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                out.push_str(&format!("[{}]", Value::from(key.as_str())));
-            }
-            Segment::Unknown => out.push_str(if out.is_empty() { "?" } else { ".?" }),
+            PathPart::Key(key) => out.push_str(&format!("[{}]", Value::from(key))),
+            PathPart::Unknown => out.push_str(if out.is_empty() { "?" } else { ".?" }),
         }
     }
     if out.is_empty() {

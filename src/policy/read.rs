@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_path_to_error::Segment;
 
-use super::document::field_path;
+use super::document::{field_path, written_path, PathPart};
 use super::validate::FieldError;
 
 /// The most problems listed: a document with thousands of wrong fields is
@@ -208,31 +208,10 @@ fn steps(path: &serde_path_to_error::Path) -> Option<Vec<Step>> {
 
 /// `steps` as [`field_path`] writes a path.
 fn field_path_of(steps: &[Step]) -> String {
-    let mut out = String::new();
-    for step in steps {
-        match step {
-            Step::Index(i) => out.push_str(&format!("[{i}]")),
-            Step::Key(key) if is_plain(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Step::Key(key) => out.push_str(&format!("[{}]", Value::from(key.as_str()))),
-        }
-    }
-    if out.is_empty() {
-        "document".to_string()
-    } else {
-        out
-    }
-}
-
-fn is_plain(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    written_path(steps.iter().map(|step| match step {
+        Step::Index(i) => PathPart::Index(*i),
+        Step::Key(key) => PathPart::Key(key),
+    }))
 }
 
 /// `inner` (a path as [`field_path`] writes it) below `prefix`.
