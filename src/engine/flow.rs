@@ -10,8 +10,9 @@ use tracing::{error, warn};
 use super::accounts::REPLANS;
 use super::book::RunHandle;
 use super::pending::Work;
-use super::views::snapshot;
+use super::views::{names_for, snapshot};
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
+use crate::account::AccountNames;
 use crate::agent::FilesChanged;
 use crate::classification::Class;
 use crate::route::machine::{self, Effect, Plan, Refusal, StartRefusal, World};
@@ -62,7 +63,7 @@ impl Engine {
             drop(store);
             self.publish(&row);
             self.after_commit(&plan);
-            return Ok(snapshot(&row));
+            return Ok(snapshot(&row, &self.names_of(&row)));
         }
         Err(EngineError::Conflict(
             "the limits of the profile's accounts kept changing while the route was being \
@@ -86,7 +87,7 @@ impl Engine {
                 if let Err(r) =
                     machine::admit(&row, req.action, req.expected_generation, self.world())
                 {
-                    return refused(r, &row, req.action);
+                    return refused(r, &row, req.action, &self.account_names());
                 }
                 self.continuation_input(&row, &req)?
             }
@@ -95,7 +96,7 @@ impl Engine {
         // Refused before anything is killed or written.
         let kills = match self.manual_plan(ask, &input, &row, self.world()) {
             Ok(p) => *p.effect() == Effect::Kill,
-            Err(r) => return refused(r, &row, req.action),
+            Err(r) => return refused(r, &row, req.action, &self.account_names()),
         };
         let run_here = self.run_at(row.id).is_some();
         if kills && !run_here {
@@ -119,15 +120,20 @@ impl Engine {
                 if kills && run_here {
                     self.until_run_ends(row.id).await;
                 }
-                Ok(snapshot(&row))
+                Ok(snapshot(&row, &self.names_of(&row)))
             }
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) if kills && !run_here => {
                 self.stop_after_its_report(current, ask, &input)
             }
-            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => {
+                Err(stale(&current, &self.names_of(&current)))
+            }
             None => match refusal.into_inner() {
-                Some((r, at)) => refused(r, &at, req.action),
-                None => Err(stale(&self.route_row(row.id)?)),
+                Some((r, at)) => refused(r, &at, req.action, &self.account_names()),
+                None => {
+                    let current = self.route_row(row.id)?;
+                    Err(stale(&current, &self.names_of(&current)))
+                }
             },
         }
     }
@@ -153,9 +159,14 @@ impl Engine {
                 .filter(|plan| *plan.effect() != Effect::Kill)
         })?;
         match outcome {
-            Some(Cas::Won(row)) => Ok(snapshot(&row)),
-            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
-            None => Err(stale(&self.route_row(id)?)),
+            Some(Cas::Won(row)) => Ok(snapshot(&row, &self.names_of(&row))),
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => {
+                Err(stale(&current, &self.names_of(&current)))
+            }
+            None => {
+                let current = self.route_row(id)?;
+                Err(stale(&current, &self.names_of(&current)))
+            }
         }
     }
 
@@ -405,6 +416,20 @@ impl Engine {
         Ok(current_policies(&self.store(), row)?)
     }
 
+    /// The names of the accounts `row`'s texts speak of (see
+    /// [`names_for`]).
+    pub(super) fn names_of(&self, row: &RouteRow) -> AccountNames {
+        names_for(&self.store(), [row])
+    }
+
+    /// Every account's name: a refusal may speak of any candidate's.
+    fn account_names(&self) -> AccountNames {
+        super::account_views::account_names(&self.store()).unwrap_or_else(|e| {
+            tracing::warn!("cannot read the accounts' names: {e}");
+            AccountNames::default()
+        })
+    }
+
     pub(super) fn publish(&self, row: &RouteRow) {
         {
             let mut book = self.book();
@@ -416,24 +441,26 @@ impl Engine {
             }
         }
         // No subscriber is fine: nobody is watching.
+        let names = self.names_of(row);
         let _ = self.inner.events.send(RouteEvent {
             route_id: row.id,
             generation: row.generation,
-            snapshot: snapshot(row),
+            snapshot: snapshot(row, &names),
         });
     }
 }
 
 /// What a refused manual action answers: the route as it is (an action
-/// already done), or why not.
+/// already done), or why not, its accounts by their names in `names`.
 fn refused(
     refusal: Refusal,
     row: &RouteRow,
     action: ManualAction,
+    names: &AccountNames,
 ) -> Result<RouteSnapshot, EngineError> {
-    Err(match refusal {
-        Refusal::AlreadyDone => return Ok(snapshot(row)),
-        Refusal::Stale => stale(row),
+    Err(match &refusal {
+        Refusal::AlreadyDone => return Ok(snapshot(row, names)),
+        Refusal::Stale => stale(row, names),
         Refusal::NotValid { action, state } => EngineError::Conflict(format!(
             "{} is not possible while the route is {}",
             action.as_str(),
@@ -449,7 +476,9 @@ fn refused(
             action.what_it_sends().unwrap_or("starts an agent"),
             risk.text()
         )),
-        Refusal::Unavailable(why) => EngineError::Conflict(why),
+        Refusal::Unavailable(_) | Refusal::Limited { .. } | Refusal::NotStarted { .. } => {
+            EngineError::Conflict(refusal.why(names).unwrap_or_default())
+        }
     })
 }
 
@@ -463,9 +492,9 @@ pub(super) fn current_policies(
     Ok(machine::with_policies(row, &current))
 }
 
-fn stale(current: &RouteRow) -> EngineError {
+fn stale(current: &RouteRow, names: &AccountNames) -> EngineError {
     EngineError::Stale {
-        current: Box::new(snapshot(current)),
+        current: Box::new(snapshot(current, names)),
     }
 }
 

@@ -37,7 +37,7 @@ impl Engine {
         }
         let row = self.route_row(id)?;
         self.publish(&row);
-        Ok(snapshot(&row))
+        Ok(snapshot(&row, &self.names_of(&row)))
     }
 
     /// Deletes routes `ids` with their whole history, in one transaction.
