@@ -10,7 +10,7 @@ use tracing::{error, warn};
 use super::accounts::REPLANS;
 use super::book::RunHandle;
 use super::pending::Work;
-use super::views::{names_for, snapshot};
+use super::views::snapshot;
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
 use crate::account::AccountNames;
 use crate::agent::FilesChanged;
@@ -63,7 +63,7 @@ impl Engine {
             drop(store);
             self.publish(&row);
             self.after_commit(&plan);
-            return Ok(snapshot(&row, &self.names_of(&row)));
+            return Ok(self.snapshot_of(&row));
         }
         Err(EngineError::Conflict(
             "the limits of the profile's accounts kept changing while the route was being \
@@ -120,20 +120,17 @@ impl Engine {
                 if kills && run_here {
                     self.until_run_ends(row.id).await;
                 }
-                Ok(snapshot(&row, &self.names_of(&row)))
+                Ok(self.snapshot_of(&row))
             }
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) if kills && !run_here => {
                 self.stop_after_its_report(current, ask, &input)
             }
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) => {
-                Err(stale(&current, &self.names_of(&current)))
+                Err(stale(self.snapshot_of(&current)))
             }
             None => match refusal.into_inner() {
                 Some((r, at)) => refused(r, &at, req.action, &self.account_names()),
-                None => {
-                    let current = self.route_row(row.id)?;
-                    Err(stale(&current, &self.names_of(&current)))
-                }
+                None => Err(stale(self.snapshot_of(&self.route_row(row.id)?))),
             },
         }
     }
@@ -159,14 +156,11 @@ impl Engine {
                 .filter(|plan| *plan.effect() != Effect::Kill)
         })?;
         match outcome {
-            Some(Cas::Won(row)) => Ok(snapshot(&row, &self.names_of(&row))),
+            Some(Cas::Won(row)) => Ok(self.snapshot_of(&row)),
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) => {
-                Err(stale(&current, &self.names_of(&current)))
+                Err(stale(self.snapshot_of(&current)))
             }
-            None => {
-                let current = self.route_row(id)?;
-                Err(stale(&current, &self.names_of(&current)))
-            }
+            None => Err(stale(self.snapshot_of(&self.route_row(id)?))),
         }
     }
 
@@ -416,20 +410,6 @@ impl Engine {
         Ok(current_policies(&self.store(), row)?)
     }
 
-    /// The names of the accounts `row`'s texts speak of (see
-    /// [`names_for`]).
-    pub(super) fn names_of(&self, row: &RouteRow) -> AccountNames {
-        names_for(&self.store(), [row])
-    }
-
-    /// Every account's name: a refusal may speak of any candidate's.
-    fn account_names(&self) -> AccountNames {
-        super::account_views::account_names(&self.store()).unwrap_or_else(|e| {
-            tracing::warn!("cannot read the accounts' names: {e}");
-            AccountNames::default()
-        })
-    }
-
     pub(super) fn publish(&self, row: &RouteRow) {
         {
             let mut book = self.book();
@@ -441,11 +421,10 @@ impl Engine {
             }
         }
         // No subscriber is fine: nobody is watching.
-        let names = self.names_of(row);
         let _ = self.inner.events.send(RouteEvent {
             route_id: row.id,
             generation: row.generation,
-            snapshot: snapshot(row, &names),
+            snapshot: self.snapshot_of(row),
         });
     }
 }
@@ -460,7 +439,7 @@ fn refused(
 ) -> Result<RouteSnapshot, EngineError> {
     Err(match &refusal {
         Refusal::AlreadyDone => return Ok(snapshot(row, names)),
-        Refusal::Stale => stale(row, names),
+        Refusal::Stale => stale(snapshot(row, names)),
         Refusal::NotValid { action, state } => EngineError::Conflict(format!(
             "{} is not possible while the route is {}",
             action.as_str(),
@@ -492,9 +471,9 @@ pub(super) fn current_policies(
     Ok(machine::with_policies(row, &current))
 }
 
-fn stale(current: &RouteRow, names: &AccountNames) -> EngineError {
+fn stale(current: RouteSnapshot) -> EngineError {
     EngineError::Stale {
-        current: Box::new(snapshot(current, names)),
+        current: Box::new(current),
     }
 }
 

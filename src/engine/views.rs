@@ -39,6 +39,27 @@ pub(crate) fn names_for<'r>(
     })
 }
 
+impl super::Engine {
+    /// `row` as the UI sees it, its accounts named (see [`names_for`]).
+    pub(super) fn snapshot_of(&self, row: &RouteRow) -> RouteSnapshot {
+        snapshot(row, &names_for(&self.store(), [row]))
+    }
+
+    /// `rows` as the UI sees them, the accounts' names read once.
+    pub(super) fn snapshots(&self, rows: &[RouteRow]) -> Vec<RouteSnapshot> {
+        let names = names_for(&self.store(), rows);
+        rows.iter().map(|r| snapshot(r, &names)).collect()
+    }
+
+    /// Every account's name: a refusal may speak of any candidate's.
+    pub(super) fn account_names(&self) -> AccountNames {
+        super::account_views::account_names(&self.store()).unwrap_or_else(|e| {
+            tracing::warn!("cannot read the accounts' names: {e}");
+            AccountNames::default()
+        })
+    }
+}
+
 /// The UI's view of a route row, its accounts by their names in `names`.
 pub(crate) fn snapshot(row: &RouteRow, names: &AccountNames) -> RouteSnapshot {
     let index = row.candidate_index as usize;
