@@ -403,7 +403,9 @@ fn written_bytes(plan: &Plan) -> usize {
     let mut n = r.profile_name.len() + r.prompt.len() + 200;
     // The candidate snapshot is not rewritten: it is written once per route.
     n += json(&r.cycle) + json(&r.classification) + json(&r.policy);
-    n += r.decision.as_ref().map_or(0, |d| d.text().len());
+    // The words as stored: accounts by id.
+    let stored = recourse::account::AccountNames::ids();
+    n += r.decision.as_ref().map_or(0, |d| d.text(&stored).len());
     n += r.manual_reason.as_ref().map_or(0, |m| m.text().len());
     if let Some(a) = plan.write().dispatch() {
         n += a.candidate_name.len() + a.invocation_id.len() + 60;
@@ -412,7 +414,7 @@ fn written_bytes(plan: &Plan) -> usize {
         n +=
             json(&res.classification) + json(&res.effect) + json(&res.policy) + json(&res.evidence);
         n += res.excerpt.as_deref().map_or(0, str::len)
-            + res.decision.as_ref().map_or(0, |d| d.text().len())
+            + res.decision.as_ref().map_or(0, |d| d.text(&stored).len())
             + 60;
     }
     n

@@ -17,7 +17,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::AccountId;
+use super::{AccountId, AccountNames};
 use crate::classification::{Class, Classification, Confidence, PolicyClass, Scope, SemanticCode};
 
 /// The model a model-scoped mark names when the candidate sets none.
@@ -161,23 +161,26 @@ impl Mark {
             retry_after_s: None,
             reset_at: self.until.filter(|_| self.trusted),
             matched: None,
-            explanation: format!("not dispatched: {}", self.limited_until()),
+            // Stored with the route: the account by its id, as stored
+            // words have it (no view shows a classification's explanation).
+            explanation: format!(
+                "not dispatched: {}",
+                self.limited_until(&AccountNames::ids())
+            ),
         }
     }
 
-    /// `work limited until 2026-12-02T13:02:00Z` / `… until cleared`.
-    pub fn limited_until(&self) -> String {
-        limited_until(&self.account, self.model.as_deref(), self.until)
+    /// `work limited until 2026-12-02T13:02:00Z` / `… until cleared`, the
+    /// account by its name in `names`.
+    pub fn limited_until(&self, names: &AccountNames) -> String {
+        limited_until(&names.of(&self.account), self.model.as_deref(), self.until)
     }
 }
 
-/// `work limited until 2026-12-02T13:02:00Z`, `work (opus) limited until
-/// cleared`: the history's words for a mark.
-pub fn limited_until(
-    account: &AccountId,
-    model: Option<&str>,
-    until: Option<DateTime<Utc>>,
-) -> String {
+/// `work limited until 2026-12-02T13:02:00Z`, `Claude Code (~/.claude)
+/// (opus) limited until cleared`: the history's words for a mark on the
+/// account named `account`.
+pub fn limited_until(account: &str, model: Option<&str>, until: Option<DateTime<Utc>>) -> String {
     let whom = match model {
         Some(model) => format!("{account} ({model})"),
         None => account.to_string(),
@@ -350,7 +353,16 @@ mod tests {
             m.until,
             "the policy may wait for a trusted reset"
         );
-        assert_eq!(m.limited_until(), "work limited until 2026-12-02T13:00:00Z");
+        assert_eq!(
+            m.limited_until(&AccountNames::default()),
+            "work limited until 2026-12-02T13:00:00Z"
+        );
+        let named = AccountNames::new([(work(), "the work plan".to_string())].into());
+        assert_eq!(
+            m.limited_until(&named),
+            "the work plan limited until 2026-12-02T13:00:00Z",
+            "the account by the name the Accounts tab gives it"
+        );
     }
 
     #[test]
@@ -386,7 +398,10 @@ mod tests {
         );
         let auth = mark(SemanticCode::AuthInvalid, Scope::Account, None).unwrap();
         assert_eq!(auth.until, None, "credentials: until someone clears them");
-        assert_eq!(auth.limited_until(), "work limited until cleared");
+        assert_eq!(
+            auth.limited_until(&AccountNames::default()),
+            "work limited until cleared"
+        );
         assert_eq!(
             LimitKind::Window.default_hold(30),
             Some(Duration::hours(1)),

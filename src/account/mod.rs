@@ -15,6 +15,7 @@
 
 mod hmac;
 pub mod mark;
+mod names;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,6 +27,7 @@ use crate::agent::{AgentSpec, Launch};
 pub use mark::{
     mark_for, standing, AccountState, LimitKind, Mark, MarkState, Probe, Standing, StoredMark,
 };
+pub use names::{unknown_name, AccountNames};
 
 /// Longest account label, in characters.
 pub const MAX_LABEL_CHARS: usize = 64;

@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{Engine, EngineError};
-use crate::account::{AccountId, LimitKind, StoredMark};
+use crate::account::{AccountId, AccountNames, LimitKind, StoredMark};
 use crate::agent::AgentKind;
 use crate::classification::{PolicyClass, SemanticCode};
 use crate::store::Store;
@@ -280,6 +280,25 @@ pub(crate) fn overview(store: &Store, now: DateTime<Utc>) -> Result<AccountsOver
     })
 }
 
+/// Every account a saved candidate runs as, by the name the Accounts tab
+/// gives it: what the texts about routes call it.
+pub(crate) fn account_names(store: &Store) -> Result<AccountNames, crate::store::StoreError> {
+    let candidates = store.account_candidates()?;
+    let ids: BTreeSet<&AccountId> = candidates.iter().map(|c| &c.account).collect();
+    Ok(AccountNames::new(
+        ids.into_iter()
+            .map(|id| {
+                let kinds: BTreeSet<AgentKind> = candidates
+                    .iter()
+                    .filter(|c| c.account == *id)
+                    .map(|c| c.agent.kind)
+                    .collect();
+                (id.clone(), name_of(id, &kinds, &candidates))
+            })
+            .collect(),
+    ))
+}
+
 fn config_dirs(
     candidates: &[crate::store::accounts::AccountCandidate],
     id: &AccountId,
@@ -318,7 +337,10 @@ fn name_of(
     if id.is_label() {
         return id.to_string();
     }
-    let (slug, hash) = id.as_str().split_once('#').unwrap_or((id.as_str(), ""));
+    let slug = id
+        .as_str()
+        .split_once('#')
+        .map_or(id.as_str(), |(slug, _)| slug);
     let label = kind_of(id, kinds).map_or(slug, |k| k.descriptor().label);
     let names: BTreeSet<&str> = candidates
         .iter()
@@ -327,7 +349,7 @@ fn name_of(
         .collect();
     match (config_dirs(candidates, id).as_slice(), names.len()) {
         ([dir], _) => format!("{label} ({dir})"),
-        (_, 0) => format!("{label} (#{})", &hash[..hash.len().min(6)]),
+        (_, 0) => crate::account::unknown_name(id),
         (_, n) => {
             let first = names.first().copied().unwrap_or_default();
             match n {

@@ -16,7 +16,11 @@ pub struct HoldView {
     pub candidate_index: u32,
     pub candidate_name: String,
     pub at: DateTime<Utc>,
+    /// The account's id, what `recourse accounts clear` takes.
     pub account: String,
+    /// The account as the Accounts tab names it (`Claude Code
+    /// (~/.claude-work)`, `work`): what a person reads.
+    pub account_name: String,
     /// The route whose failed attempt the limit was learned from (this
     /// route's own id when it learned it itself).
     pub from_route: u32,

@@ -12,6 +12,7 @@ use super::book::RunHandle;
 use super::pending::Work;
 use super::views::snapshot;
 use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
+use crate::account::AccountNames;
 use crate::agent::FilesChanged;
 use crate::classification::Class;
 use crate::route::machine::{self, Effect, Plan, Refusal, StartRefusal, World};
@@ -62,7 +63,7 @@ impl Engine {
             drop(store);
             self.publish(&row);
             self.after_commit(&plan);
-            return Ok(snapshot(&row));
+            return Ok(self.snapshot_of(&row));
         }
         Err(EngineError::Conflict(
             "the limits of the profile's accounts kept changing while the route was being \
@@ -86,7 +87,7 @@ impl Engine {
                 if let Err(r) =
                     machine::admit(&row, req.action, req.expected_generation, self.world())
                 {
-                    return refused(r, &row, req.action);
+                    return refused(r, &row, req.action, &self.account_names());
                 }
                 self.continuation_input(&row, &req)?
             }
@@ -95,7 +96,7 @@ impl Engine {
         // Refused before anything is killed or written.
         let kills = match self.manual_plan(ask, &input, &row, self.world()) {
             Ok(p) => *p.effect() == Effect::Kill,
-            Err(r) => return refused(r, &row, req.action),
+            Err(r) => return refused(r, &row, req.action, &self.account_names()),
         };
         let run_here = self.run_at(row.id).is_some();
         if kills && !run_here {
@@ -119,15 +120,17 @@ impl Engine {
                 if kills && run_here {
                     self.until_run_ends(row.id).await;
                 }
-                Ok(snapshot(&row))
+                Ok(self.snapshot_of(&row))
             }
             Some(Cas::Lost(current) | Cas::WorldChanged(current)) if kills && !run_here => {
                 self.stop_after_its_report(current, ask, &input)
             }
-            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => {
+                Err(stale(self.snapshot_of(&current)))
+            }
             None => match refusal.into_inner() {
-                Some((r, at)) => refused(r, &at, req.action),
-                None => Err(stale(&self.route_row(row.id)?)),
+                Some((r, at)) => refused(r, &at, req.action, &self.account_names()),
+                None => Err(stale(self.snapshot_of(&self.route_row(row.id)?))),
             },
         }
     }
@@ -153,9 +156,11 @@ impl Engine {
                 .filter(|plan| *plan.effect() != Effect::Kill)
         })?;
         match outcome {
-            Some(Cas::Won(row)) => Ok(snapshot(&row)),
-            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => Err(stale(&current)),
-            None => Err(stale(&self.route_row(id)?)),
+            Some(Cas::Won(row)) => Ok(self.snapshot_of(&row)),
+            Some(Cas::Lost(current) | Cas::WorldChanged(current)) => {
+                Err(stale(self.snapshot_of(&current)))
+            }
+            None => Err(stale(self.snapshot_of(&self.route_row(id)?))),
         }
     }
 
@@ -419,21 +424,22 @@ impl Engine {
         let _ = self.inner.events.send(RouteEvent {
             route_id: row.id,
             generation: row.generation,
-            snapshot: snapshot(row),
+            snapshot: self.snapshot_of(row),
         });
     }
 }
 
 /// What a refused manual action answers: the route as it is (an action
-/// already done), or why not.
+/// already done), or why not, its accounts by their names in `names`.
 fn refused(
     refusal: Refusal,
     row: &RouteRow,
     action: ManualAction,
+    names: &AccountNames,
 ) -> Result<RouteSnapshot, EngineError> {
-    Err(match refusal {
-        Refusal::AlreadyDone => return Ok(snapshot(row)),
-        Refusal::Stale => stale(row),
+    Err(match &refusal {
+        Refusal::AlreadyDone => return Ok(snapshot(row, names)),
+        Refusal::Stale => stale(snapshot(row, names)),
         Refusal::NotValid { action, state } => EngineError::Conflict(format!(
             "{} is not possible while the route is {}",
             action.as_str(),
@@ -449,7 +455,9 @@ fn refused(
             action.what_it_sends().unwrap_or("starts an agent"),
             risk.text()
         )),
-        Refusal::Unavailable(why) => EngineError::Conflict(why),
+        Refusal::Unavailable(_) | Refusal::Limited { .. } | Refusal::NotStarted { .. } => {
+            EngineError::Conflict(refusal.why(names).unwrap_or_default())
+        }
     })
 }
 
@@ -463,9 +471,9 @@ pub(super) fn current_policies(
     Ok(machine::with_policies(row, &current))
 }
 
-fn stale(current: &RouteRow) -> EngineError {
+fn stale(current: RouteSnapshot) -> EngineError {
     EngineError::Stale {
-        current: Box::new(snapshot(current)),
+        current: Box::new(current),
     }
 }
 

@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::views::snapshot;
 use super::{Engine, EngineError, Pruned, Retention, RouteSnapshot, WorkdirCheck};
 use crate::route::RouteState;
 
@@ -37,7 +36,7 @@ impl Engine {
         }
         let row = self.route_row(id)?;
         self.publish(&row);
-        Ok(snapshot(&row))
+        Ok(self.snapshot_of(&row))
     }
 
     /// Deletes routes `ids` with their whole history, in one transaction.

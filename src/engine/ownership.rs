@@ -17,7 +17,6 @@ use tokio::sync::mpsc;
 use tracing::{error, warn};
 
 use super::book::RunHandle;
-use super::views::snapshot;
 use super::{Engine, EngineError, RouteSnapshot};
 use crate::route::{machine, Interruption, RouteRow, RouteState};
 use crate::runner::{boot_id, AgentProcess};
@@ -137,7 +136,7 @@ impl Engine {
     /// no longer exists), newest first: what [`Engine::recover_orphans`]
     /// would take over.
     pub fn orphaned_routes(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
-        Ok(self.orphans()?.iter().map(snapshot).collect())
+        Ok(self.snapshots(&self.orphans()?))
     }
 
     /// Active routes of other owners whose owner is gone, newest first,
@@ -171,7 +170,7 @@ impl Engine {
     pub fn recover_orphans(&self) -> Result<Vec<RouteSnapshot>, EngineError> {
         let mut rows = self.adopt_orphans()?;
         rows.sort_unstable_by_key(|r| r.id);
-        Ok(rows.iter().map(snapshot).collect())
+        Ok(self.snapshots(&rows))
     }
 
     /// The orphaned routes this pass handled, as committed or taken.

@@ -11,6 +11,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{GapReason, TimelineEntry};
+use crate::account::AccountNames;
 use crate::evaluator::Decision;
 use crate::route::{AttemptOutcome, Decided, HoldReason, RouteRow, RouteState};
 use crate::store::accounts::StoredHold;
@@ -32,14 +33,15 @@ const INFERRED: [&str; 5] = [
 ];
 
 /// The timeline of `row` from its attempts, held dispatches and manual
-/// actions, oldest first.
+/// actions, oldest first, each account by its name in `names`.
 pub(crate) fn timeline(
     row: &RouteRow,
     attempts: &[StoredAttempt],
     holds: &[StoredHold],
     actions: &[StoredAction],
+    names: &AccountNames,
 ) -> Vec<TimelineEntry> {
-    let mut entries = from_history(row, attempts, holds, actions);
+    let mut entries = from_history(row, attempts, holds, actions, names);
     entries.retain(|e| match e {
         TimelineEntry::Mark { at, label } => {
             !(INFERRED.contains(&label.as_str()) && actions.iter().any(|a| a.record.at == *at))
@@ -92,6 +94,7 @@ fn from_history(
     attempts: &[StoredAttempt],
     holds: &[StoredHold],
     actions: &[StoredAction],
+    names: &AccountNames,
 ) -> Vec<TimelineEntry> {
     // In time order; a hold before an attempt of the same instant (its
     // policy skipped to that attempt's candidate).
@@ -124,8 +127,9 @@ fn from_history(
                 entries.push(mark(
                     r.at,
                     &format!(
-                        "not dispatched to {}: account {} limited{learned}",
-                        r.candidate_name, r.mark.account
+                        "not dispatched to {}: {} limited{learned}",
+                        r.candidate_name,
+                        names.of(&r.mark.account)
                     ),
                 ));
                 after(r.at).decided(&mut entries, &r.decision, same_candidate, next_name);

@@ -58,10 +58,14 @@ impl RouteViewer {
     /// [`UnreadableRoute`] in its place, and the others are still shown.
     pub fn list_routes(&self) -> Result<Vec<Result<RouteSnapshot, UnreadableRoute>>, EngineError> {
         let rows = self.store.routes_each()?;
+        let names = views::names_for(
+            &self.store,
+            rows.iter().filter_map(|(_, r)| r.as_ref().ok()),
+        );
         Ok(rows
             .into_iter()
             .map(|(id, row)| {
-                row.map(|r| snapshot(&r))
+                row.map(|r| snapshot(&r, &names))
                     .map_err(|error| UnreadableRoute { id, error })
             })
             .collect())

@@ -7,16 +7,61 @@ use super::{
     LastFailure, RetryProgress, RouteCounts, RouteDetail, RoutePage, RouteQuery, RouteSnapshot,
     UnavailableAction,
 };
+use crate::account::AccountNames;
 use crate::agent::{TranscriptSummary, Usage};
 use crate::classification::{Classification, PolicyClass, SemanticCode};
 use crate::evaluator::Decision;
-use crate::route::{machine, Decided, HoldReason, RouteRow, RouteState};
+use crate::route::{machine, Decided, HoldReason, QueueReason, RouteRow, RouteState};
 use crate::store::accounts::StoredHold;
 use crate::store::routes::{RouteScope, StoredAction, StoredAttempt};
 use crate::store::{RouteSearch, Store};
 
-/// The UI's view of a route row.
-pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
+/// The names of the accounts `rows` speak of, read from the saved
+/// candidates only when one does (queued for its account, or held by its
+/// limit): publishing a transition reads nothing more otherwise. Unreadable
+/// names fall back to the accounts' kinds and hashes, never the ids.
+pub(crate) fn names_for<'r>(
+    store: &Store,
+    rows: impl IntoIterator<Item = &'r RouteRow>,
+) -> AccountNames {
+    let speaks = |row: &RouteRow| {
+        row.queued
+            .as_ref()
+            .is_some_and(|q| !matches!(q.reason, QueueReason::GlobalFull))
+            || matches!(row.decision, Some(Decided::Held { .. }))
+    };
+    if !rows.into_iter().any(speaks) {
+        return AccountNames::default();
+    }
+    super::account_views::account_names(store).unwrap_or_else(|e| {
+        tracing::warn!("cannot read the accounts' names: {e}");
+        AccountNames::default()
+    })
+}
+
+impl super::Engine {
+    /// `row` as the UI sees it, its accounts named (see [`names_for`]).
+    pub(super) fn snapshot_of(&self, row: &RouteRow) -> RouteSnapshot {
+        snapshot(row, &names_for(&self.store(), [row]))
+    }
+
+    /// `rows` as the UI sees them, the accounts' names read once.
+    pub(super) fn snapshots(&self, rows: &[RouteRow]) -> Vec<RouteSnapshot> {
+        let names = names_for(&self.store(), rows);
+        rows.iter().map(|r| snapshot(r, &names)).collect()
+    }
+
+    /// Every account's name: a refusal may speak of any candidate's.
+    pub(super) fn account_names(&self) -> AccountNames {
+        super::account_views::account_names(&self.store()).unwrap_or_else(|e| {
+            tracing::warn!("cannot read the accounts' names: {e}");
+            AccountNames::default()
+        })
+    }
+}
+
+/// The UI's view of a route row, its accounts by their names in `names`.
+pub(crate) fn snapshot(row: &RouteRow, names: &AccountNames) -> RouteSnapshot {
     let index = row.candidate_index as usize;
     let candidate = row.candidates.get(index);
     // The last failure's class and policy speak for the current candidate
@@ -43,7 +88,7 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
         candidate_index: row.candidate_index,
         candidate_name: candidate.map(|c| c.name.clone()).unwrap_or_default(),
         candidate_count: row.candidates.len() as u32,
-        last_failure: last_failure(row),
+        last_failure: last_failure(row, names),
         retry: policy_class.map(|class| retry_progress(row, class)),
         pending_outcome: pending,
         skip_to: skip_to.map(str::to_string),
@@ -59,7 +104,7 @@ pub(crate) fn snapshot(row: &RouteRow) -> RouteSnapshot {
             .as_ref()
             .map(|r| r.text_then(skip_to).into_owned()),
         cannot_start: matches!(row.manual_reason, Some(HoldReason::CannotStart { .. })),
-        queued: row.queued.as_ref().map(|q| q.reason.text()),
+        queued: row.queued.as_ref().map(|q| q.reason.text(names)),
         account: row.account().map(|a| a.to_string()),
         prompt_excerpt: prompt_excerpt(&row.prompt),
         cwd: row.cwd.clone(),
@@ -96,7 +141,7 @@ fn retry_progress(row: &RouteRow, class: PolicyClass) -> RetryProgress {
     }
 }
 
-fn last_failure(row: &RouteRow) -> Option<LastFailure> {
+fn last_failure(row: &RouteRow, names: &AccountNames) -> Option<LastFailure> {
     let classification = row.classification.as_ref()?;
     let index = row.failed_candidate.unwrap_or(row.candidate_index);
     Some(LastFailure {
@@ -112,7 +157,7 @@ fn last_failure(row: &RouteRow) -> Option<LastFailure> {
                 Some(HoldReason::CannotStart { cause }) => Some(cause.as_str()),
                 _ => None,
             };
-            decision_text(d, Some(classification), cause, next_candidate(row))
+            decision_text(d, Some(classification), cause, next_candidate(row), names)
         }),
     })
 }
@@ -126,6 +171,7 @@ fn decision_text(
     classification: Option<&Classification>,
     cause: Option<&str>,
     next: Option<&str>,
+    names: &AccountNames,
 ) -> String {
     let spawn = classification.is_some_and(|c| c.code == SemanticCode::SpawnFailed);
     match (spawn, cause, decided) {
@@ -134,8 +180,8 @@ fn decision_text(
         }
         .text_then(next)
         .into_owned(),
-        (true, Some(cause), _) => format!("{cause}; {}", decided.text()),
-        _ => decided.text().into_owned(),
+        (true, Some(cause), _) => format!("{cause}; {}", decided.text(names)),
+        _ => decided.text(names).into_owned(),
     }
 }
 
@@ -168,6 +214,7 @@ fn attempt_view(
     transcript: Option<TranscriptSummary>,
     in_inbox: bool,
     next: Option<&str>,
+    names: &AccountNames,
 ) -> AttemptView {
     let r = a.result;
     AttemptView {
@@ -190,6 +237,7 @@ fn attempt_view(
                 r.classification.as_ref(),
                 r.excerpt.as_deref(),
                 next,
+                names,
             ))
         }),
         policy_revision: r.as_ref().and_then(|r| r.policy_revision),
@@ -203,9 +251,10 @@ fn attempt_view(
     }
 }
 
-fn hold_view(h: StoredHold) -> HoldView {
+fn hold_view(h: StoredHold, names: &AccountNames) -> HoldView {
     let r = h.record;
     HoldView {
+        account_name: names.of(&r.mark.account).into_owned(),
         generation: h.generation,
         candidate_index: r.candidate_index,
         candidate_name: r.candidate_name,
@@ -220,7 +269,7 @@ fn hold_view(h: StoredHold) -> HoldView {
             until: r.mark.until,
             decision: r.decision,
         }
-        .text()
+        .text(names)
         .into_owned(),
     }
 }
@@ -234,7 +283,8 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
     let stored = store.attempts(id)?;
     let actions = store.manual_actions(id)?;
     let held = store.holds(id)?;
-    let timeline = super::timeline::timeline(&row, &stored, &held, &actions);
+    let names = super::account_views::account_names(store)?;
+    let timeline = super::timeline::timeline(&row, &stored, &held, &actions, &names);
     let mut summaries = store.transcript_summaries(id)?;
     let inbox = store.inbox_attempts(id)?;
     let totals = summaries.iter().fold(Usage::default(), |sum, (_, s)| {
@@ -251,13 +301,19 @@ pub(crate) fn route_detail(store: &Store, id: u32) -> Result<RouteDetail, Engine
         .map(|a| {
             let at = summaries.iter().position(|(n, _)| *n == a.attempt.number);
             let in_inbox = inbox.contains(&a.attempt.number);
-            attempt_view(a, at.map(|i| summaries.swap_remove(i).1), in_inbox, next)
+            attempt_view(
+                a,
+                at.map(|i| summaries.swap_remove(i).1),
+                in_inbox,
+                next,
+                &names,
+            )
         })
         .collect();
-    let holds = held.into_iter().map(hold_view).collect();
+    let holds = held.into_iter().map(|h| hold_view(h, &names)).collect();
     Ok(RouteDetail {
         refused_notice: refused_notice(&row, &attempts),
-        snapshot: snapshot(&row),
+        snapshot: snapshot(&row, &names),
         prompt: row.prompt.clone(),
         profile_id: row.profile_id,
         timeline,
@@ -377,8 +433,9 @@ pub(crate) fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage,
     )?;
     let more = rows.len() > query.limit as usize;
     rows.truncate(query.limit as usize);
+    let names = names_for(store, &rows);
     Ok(RoutePage {
-        routes: rows.iter().map(snapshot).collect(),
+        routes: rows.iter().map(|r| snapshot(r, &names)).collect(),
         more,
         counts: route_counts(store)?,
     })

@@ -19,7 +19,7 @@ use super::{
     HoldReason, Interruption, LedTo, ManualAction, NewRoute, ProbeEnd, RepeatRisk, RouteRow,
     RouteState, TransitionWrite,
 };
-use crate::account::{AccountId, AccountState};
+use crate::account::{AccountId, AccountNames, AccountState, Mark};
 use crate::classification::{Classification, SemanticCode};
 use crate::evaluator::{
     self, CandidateSlot, Decision, ManualReason, NotContinued, RouteCycle, SessionFacts, Sighting,
@@ -125,6 +125,44 @@ pub enum Refusal {
     RepeatRisk(RepeatRisk),
     /// A continue or hand-over that cannot be made, and why.
     Unavailable(String),
+    /// Retry now while a limit holds the candidate's account: it would not
+    /// start. Worded by [`Refusal::why`], the account by its name.
+    Limited {
+        candidate: String,
+        mark: Box<Mark>,
+    },
+    /// A continue or hand-over that would start no agent now: nothing is
+    /// sent. `next`: the route as that dispatch would leave it.
+    NotStarted {
+        action: ManualAction,
+        next: Box<RouteRow>,
+    },
+}
+
+impl Refusal {
+    /// Why the action cannot be made now, for the refusals that say it in
+    /// words of their own, each account by its name in `names`.
+    pub fn why(&self, names: &AccountNames) -> Option<String> {
+        match self {
+            Refusal::Unavailable(why) => Some(why.clone()),
+            Refusal::Limited { candidate, mark } => Some(format!(
+                "{candidate} would not start now: {}; skip now, wait for it, or clear the limit \
+                 in Accounts if it has lifted",
+                mark.limited_until(names)
+            )),
+            Refusal::NotStarted { action, next } => Some(format!(
+                "{} would not start an agent now ({}); nothing was sent, try again when it can run",
+                action.as_str(),
+                continuation::not_started(next, names)
+            )),
+            Refusal::Stale
+            | Refusal::AlreadyDone
+            | Refusal::NotValid { .. }
+            | Refusal::NoCandidateLeft
+            | Refusal::Paused
+            | Refusal::RepeatRisk(_) => None,
+        }
+    }
 }
 
 /// Why a route was not started.
@@ -295,12 +333,10 @@ pub fn manual(
         // decide, a skip or a stop the person did not ask for.
         ManualAction::RetryNow => match dispatch::limit_in_force(row, world, now) {
             Some(mark) => {
-                return Err(Refusal::Unavailable(format!(
-                    "{} would not start now: {}; skip now, wait for it, or clear the limit in \
-                     Accounts if it has lifted",
-                    row.candidates[row.candidate_index as usize].name,
-                    mark.limited_until()
-                )))
+                return Err(Refusal::Limited {
+                    candidate: row.candidates[row.candidate_index as usize].name.clone(),
+                    mark: Box::new(mark),
+                })
             }
             None => dispatch(row, next, write, lease, world, now),
         },
@@ -474,7 +510,9 @@ fn refusal_words(refusal: &Refusal, action: ManualAction, state: RouteState) -> 
             format!("not possible while the route is {}", state_words(*state))
         }
         Refusal::NoCandidateLeft => "no candidate is left to skip to in this cycle".to_string(),
-        Refusal::Unavailable(why) => why.clone(),
+        Refusal::Unavailable(_) | Refusal::Limited { .. } | Refusal::NotStarted { .. } => {
+            refusal.why(&AccountNames::default()).unwrap_or_default()
+        }
         Refusal::Stale => "the route changed since it was shown".to_string(),
         Refusal::Paused => "new dispatches are paused".to_string(),
         Refusal::RepeatRisk(risk) => risk.text(),

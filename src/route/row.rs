@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{ActionRecord, AttemptOutcome, HoldReason, RouteState};
-use crate::account::{AccountId, Mark, Probe};
+use crate::account::{AccountId, AccountNames, Mark, Probe};
 use crate::classification::Classification;
 use crate::evaluator::{Decision, HistoryWording, RouteCycle};
 use crate::evidence::Evidence;
@@ -112,11 +112,13 @@ pub enum QueueReason {
 }
 
 impl QueueReason {
-    /// The reason in words, for the route view.
-    pub fn text(&self) -> String {
+    /// The reason in words, for the route view, the account by its name in
+    /// `names`.
+    pub fn text(&self, names: &AccountNames) -> String {
         match self {
             QueueReason::AccountFull { account } => format!(
-                "queued: {account} runs as many agents as its limit allows; it starts when one ends"
+                "queued: {} runs as many agents as its limit allows; it starts when one ends",
+                names.of(account)
             ),
             QueueReason::GlobalFull => {
                 "queued: the maximum of running agents is reached; it starts when one ends"
@@ -126,8 +128,9 @@ impl QueueReason {
                 account,
                 probe_route,
             } => format!(
-                "queued: {account}'s limit has reset and route {probe_route} is trying it; \
-                 this one starts once that answers"
+                "queued: the limit of {} has reset and route {probe_route} is trying it; \
+                 this one starts once that answers",
+                names.of(account)
             ),
         }
     }
@@ -156,8 +159,9 @@ pub enum Decided {
 }
 
 impl Decided {
-    /// The decision in the attempt history's words.
-    pub fn text(&self) -> Cow<'_, str> {
+    /// The decision in the attempt history's words, an account by its name
+    /// in `names`.
+    pub fn text(&self, names: &AccountNames) -> Cow<'_, str> {
         match self {
             Decided::Typed(d) => Cow::Owned(d.describe(&HistoryWording)),
             Decided::MovedOn => Cow::Borrowed("none: the route had already moved on"),
@@ -168,7 +172,7 @@ impl Decided {
                 decision,
             } => Cow::Owned(format!(
                 "not dispatched: {}; {}",
-                crate::account::mark::limited_until(account, model.as_deref(), *until),
+                crate::account::mark::limited_until(&names.of(account), model.as_deref(), *until),
                 decision.describe(&HistoryWording)
             )),
             Decided::Words(words) => Cow::Borrowed(words),

@@ -226,7 +226,7 @@ async fn a_held_route_draws_its_wait_for_the_limit_and_the_person_s_turn_after_i
     assert_eq!(
         shape,
         [
-            format!("mark: not dispatched to claude too: account work limited, learned from route {first}"),
+            format!("mark: not dispatched to claude too: work limited, learned from route {first}"),
             "ResetWait: waiting for the provider's reset".into(),
             "mark: cancel wait from the app".into(),
             "Person: waited for you".into(),
@@ -547,4 +547,144 @@ async fn retry_now_while_the_accounts_limit_is_in_force_is_refused_with_why() {
         (RouteState::NeedsManual, 0, 1),
         "nothing was dispatched and the route did not move to codex"
     );
+}
+
+/// A candidate of the account its spec derives (no label), playing `script`.
+fn on_derived(name: &str, script: Vec<SimStep>) -> CandidateInput {
+    CandidateInput::new(
+        name,
+        AgentSpec::simulated(script),
+        uniform_policy(Some(3600), None, Exhausted::Stop),
+    )
+}
+
+/// The derived account's id and the name the Accounts tab gives it.
+fn derived_account(engine: &Engine) -> (String, String) {
+    let all = engine.accounts().unwrap().accounts;
+    let a = all.iter().find(|a| !a.labelled).expect("a derived account");
+    assert_ne!(a.name, a.id, "a derived account is named in words");
+    (a.id.clone(), a.name.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_names_a_derived_account_as_the_accounts_tab_does_never_by_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    // A simulated account is derived from its script: the same one shares it.
+    let script = vec![
+        SimStep::UsageLimit {
+            after_ms: 10,
+            resets_in_s: 600,
+        },
+        SimStep::Succeed { after_ms: 10 },
+    ];
+    let hits = profile(&engine, "Hits", vec![on_derived("claude", script.clone())]).await;
+    let later = profile(&engine, "Later", vec![on_derived("claude too", script)]).await;
+    let (id, name) = derived_account(&engine);
+    let first = start(&engine, hits).await;
+    let waiting = until(
+        &engine,
+        first,
+        Duration::from_secs(5),
+        is(RouteState::WaitingReset),
+    )
+    .await;
+    let second = start(&engine, later).await;
+    let held = engine.route_detail(second).unwrap();
+    assert_eq!(held.holds.len(), 1, "{:?}", held.snapshot);
+    let hold = &held.holds[0];
+    assert_eq!(
+        hold.account, id,
+        "the id stays for `recourse accounts clear`"
+    );
+    assert_eq!(hold.account_name, name, "what the hold history shows");
+    let limited = format!("not dispatched: {name} limited until ");
+    assert!(hold.text.starts_with(&limited), "{}", hold.text);
+    let decision = held
+        .snapshot
+        .last_failure
+        .as_ref()
+        .unwrap()
+        .decision
+        .clone();
+    assert!(
+        decision.as_deref().is_some_and(|d| d.starts_with(&limited)),
+        "the route list row's words: {decision:?}"
+    );
+    let marks: Vec<&str> = held
+        .timeline
+        .iter()
+        .filter_map(|e| match e {
+            TimelineEntry::Mark { label, .. } => Some(label.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mark = format!("not dispatched to claude too: {name} limited, learned from route {first}");
+    assert!(marks.contains(&mark.as_str()), "{marks:?}");
+    for text in marks.iter().copied().chain([hold.text.as_str()]) {
+        assert!(!text.contains(&id), "no id where a person reads: {text}");
+    }
+
+    // A person's retry now on the limited account says why, by its name.
+    let cancelled = act_on(
+        &engine,
+        first,
+        ManualAction::CancelWait,
+        waiting.snapshot.generation,
+    )
+    .await
+    .unwrap();
+    let said = act_on(&engine, first, ManualAction::RetryNow, cancelled.generation)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.starts_with(&format!(
+            "claude would not start now: {name} limited until "
+        )),
+        "{said}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_route_names_its_derived_account_in_the_list_the_detail_and_the_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open_engine(&dir.path().join("r.db"), false).await;
+    let mut one = on_derived("slow", vec![SimStep::Succeed { after_ms: 400 }]);
+    one.agent.max_concurrent = Some(1);
+    let p = profile(&engine, "One at a time", vec![one]).await;
+    let (id, name) = derived_account(&engine);
+    let mut events = engine.subscribe();
+    let running = start(&engine, p).await;
+    let queued = start(&engine, p).await;
+    let said =
+        format!("queued: {name} runs as many agents as its limit allows; it starts when one ends");
+    let detail = engine.route_detail(queued).unwrap().snapshot;
+    assert_eq!(detail.queued.as_deref(), Some(said.as_str()), "the detail");
+    let page = engine
+        .list_routes(&recourse::engine::RouteQuery::all(10))
+        .unwrap();
+    let row = page.routes.iter().find(|r| r.id == queued).unwrap();
+    assert_eq!(row.queued.as_deref(), Some(said.as_str()), "the list row");
+    let mut published = None;
+    while published.is_none() {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("the queued route is published")
+            .unwrap();
+        if event.route_id == queued {
+            published = event.snapshot.queued;
+        }
+    }
+    assert_eq!(published.as_deref(), Some(said.as_str()), "the event");
+    assert!(!said.contains(&id));
+    until(
+        &engine,
+        running,
+        Duration::from_secs(10),
+        is(RouteState::Succeeded),
+    )
+    .await;
+    engine.shutdown().await;
 }

@@ -222,7 +222,11 @@ fn check(db: &Path, expect: &Expect, run: &Run) -> Result<(), String> {
     let first = attempts.first().ok_or("no attempt was made")?;
     let result = first.result.as_ref();
     let decision = result
-        .and_then(|r| r.decision.as_ref().map(|d| d.text().into_owned()))
+        .and_then(|r| {
+            r.decision
+                .as_ref()
+                .map(|d| d.text(&recourse::account::AccountNames::ids()).into_owned())
+        })
         .unwrap_or_default();
     let state = run.row.state;
     let ok = match expect.decision.as_str() {

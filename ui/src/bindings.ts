@@ -1513,7 +1513,13 @@ export type HoldView_Deserialize = {
 	candidate_index: number,
 	candidate_name: string,
 	at: string,
+	/**  The account's id, what `recourse accounts clear` takes. */
 	account: string,
+	/**
+	 *  The account as the Accounts tab names it (`Claude Code
+	 *  (~/.claude-work)`, `work`): what a person reads.
+	 */
+	account_name: string,
 	/**
 	 *  The route whose failed attempt the limit was learned from (this
 	 *  route's own id when it learned it itself).
@@ -1535,7 +1541,13 @@ export type HoldView_Serialize = {
 	candidate_index: number,
 	candidate_name: string,
 	at: string,
+	/**  The account's id, what `recourse accounts clear` takes. */
 	account: string,
+	/**
+	 *  The account as the Accounts tab names it (`Claude Code
+	 *  (~/.claude-work)`, `work`): what a person reads.
+	 */
+	account_name: string,
 	/**
 	 *  The route whose failed attempt the limit was learned from (this
 	 *  route's own id when it learned it itself).

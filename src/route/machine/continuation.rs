@@ -16,6 +16,7 @@ use super::{
     accepted_risk, action_record, admit, base, dispatch, next_eligible, Effect, Lease, Plan,
     Refusal, World,
 };
+use crate::account::AccountNames;
 use crate::route::{Ask, AttemptInput, ManualAction, RouteRow, RouteState, TransitionWrite};
 
 /// The action an input stands for, when it is one a person asks for.
@@ -66,11 +67,10 @@ fn with_input(mut plan: Plan, input: AttemptInput, action: ManualAction) -> Resu
     if sends(&mut plan, input) {
         return Ok(plan);
     }
-    Err(Refusal::Unavailable(format!(
-        "{} would not start an agent now ({}); nothing was sent, try again when it can run",
-        action.as_str(),
-        not_started(&plan.next)
-    )))
+    Err(Refusal::NotStarted {
+        action,
+        next: Box::new(plan.next),
+    })
 }
 
 /// Makes `plan`'s dispatch send `input`; `false`, the plan unchanged, when
@@ -87,11 +87,12 @@ pub(super) fn sends(plan: &mut Plan, input: AttemptInput) -> bool {
     true
 }
 
-/// Why a dispatch did not start an agent, in words.
-fn not_started(next: &RouteRow) -> String {
+/// Why a dispatch did not start an agent, in words, an account by its name
+/// in `names`.
+pub(super) fn not_started(next: &RouteRow, names: &AccountNames) -> String {
     match (&next.queued, &next.decision) {
-        (Some(q), _) => q.reason.text(),
-        (None, Some(decided)) => decided.text().into_owned(),
+        (Some(q), _) => q.reason.text(names),
+        (None, Some(decided)) => decided.text(names).into_owned(),
         (None, None) => match next.state {
             RouteState::RetryScheduled => "new dispatches are paused".to_string(),
             other => format!("the route would be {}", other.as_str()),

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use chrono::TimeZone;
 
 use super::*;
-use crate::account::{AccountState, Mark, MarkState, StoredMark};
+use crate::account::{AccountNames, AccountState, Mark, MarkState, StoredMark};
 use crate::agent::{AgentSpec, SimStep};
 use crate::classification::SemanticCode;
 use crate::policy::{CandidatePolicy, ClassPolicy, Exhausted};
@@ -275,7 +275,12 @@ fn retry_now_from_needs_manual_is_one_more_attempt_in_the_same_cycle() {
         "neither a retry nor a second reset wait: the policy says stop"
     );
     assert_eq!(
-        after.next().decision.as_ref().unwrap().text(),
+        after
+            .next()
+            .decision
+            .as_ref()
+            .unwrap()
+            .text(&AccountNames::default()),
         "stop: transient retries and wait are used up and the candidate's policy says stop"
     );
 
@@ -365,7 +370,12 @@ fn retry_now_from_needs_manual_keeps_the_budget_left_for_a_later_failure() {
     )
     .unwrap();
     assert_eq!(
-        after.next().decision.as_ref().unwrap().text(),
+        after
+            .next()
+            .decision
+            .as_ref()
+            .unwrap()
+            .text(&AccountNames::default()),
         "transient retry 2 of 2 in 10 s, at 2026-12-02T12:00:10Z",
         "the retry left in the cycle is the next one, not the first of a renewed budget"
     );
@@ -732,6 +742,12 @@ fn excerpt_is_cut_on_a_char_boundary() {
 }
 
 /// A route whose candidates both run on account `work` under `policy`.
+/// The account `work` (see [`acct`]) under a name as the Accounts tab
+/// gives a derived one.
+fn named() -> AccountNames {
+    AccountNames::new([(acct(), "Sim (~/.sim-work)".to_string())].into())
+}
+
 fn on_work(state: RouteState, policy: CandidatePolicy) -> RouteRow {
     let mut candidates = vec![candidate(1, true), candidate(2, true)];
     for c in &mut candidates {
@@ -768,11 +784,12 @@ fn a_limited_account_is_not_dispatched_and_its_policy_decides_as_if_it_had_faile
             .reset_wait_used,
         "that uses the cycle's reset wait, as a failure would"
     );
-    let text = plan.next().decision.as_ref().unwrap().text().into_owned();
+    let decided = plan.next().decision.as_ref().unwrap();
     assert_eq!(
-        text,
-        "not dispatched: work limited until 2026-12-02T12:02:00Z; wait for the hard reset until \
-         2026-12-02T12:02:00Z"
+        decided.text(&named()),
+        "not dispatched: Sim (~/.sim-work) limited until 2026-12-02T12:02:00Z; wait for the hard \
+         reset until 2026-12-02T12:02:00Z",
+        "the account by the name the Accounts tab gives it, not its id"
     );
     let holds = plan.write().holds();
     assert_eq!(holds.len(), 1, "the history keeps a not-dispatched line");
@@ -796,13 +813,19 @@ fn retry_now_on_a_limited_account_is_refused_rather_than_decided_by_the_policy()
         now(),
     );
     let name = &r.candidates[0].name;
+    let refusal = refused.unwrap_err();
+    assert!(
+        matches!(refusal, Refusal::Limited { .. }),
+        "the person asked for this candidate now; its policy would skip or stop instead: \
+         {refusal:?}"
+    );
     assert_eq!(
-        refused.unwrap_err(),
-        Refusal::Unavailable(format!(
-            "{name} would not start now: work limited until 2026-12-02T12:02:00Z; skip now, \
-             wait for it, or clear the limit in Accounts if it has lifted"
-        )),
-        "the person asked for this candidate now; its policy would skip or stop instead"
+        refusal.why(&named()).unwrap(),
+        format!(
+            "{name} would not start now: Sim (~/.sim-work) limited until 2026-12-02T12:02:00Z; \
+             skip now, wait for it, or clear the limit in Accounts if it has lifted"
+        ),
+        "the account by its name, not its id"
     );
     let skipped = manual(
         &r,
@@ -938,9 +961,10 @@ fn after_the_reset_one_dispatch_probes_and_the_others_queue_for_it() {
     assert_eq!(plan.next().state, RouteState::Queued);
     assert_eq!(plan.write().dispatch(), None);
     assert_eq!(
-        plan.next().queued.as_ref().unwrap().reason.text(),
-        "queued: work's limit has reset and route 3 is trying it; this one starts once that \
-         answers"
+        plan.next().queued.as_ref().unwrap().reason.text(&named()),
+        "queued: the limit of Sim (~/.sim-work) has reset and route 3 is trying it; this one \
+         starts once that answers",
+        "the account by its name, not its id"
     );
 }
 
@@ -1222,12 +1246,13 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
         now(),
     )
     .unwrap_err();
-    let Refusal::Unavailable(why) = refused else {
-        panic!("{refused:?}");
-    };
+    assert!(matches!(refused, Refusal::NotStarted { .. }), "{refused:?}");
+    let why = refused.why(&named()).unwrap();
     assert!(
-        why.starts_with("continue would not start an agent now (queued: work runs as many"),
-        "{why}"
+        why.starts_with(
+            "continue would not start an agent now (queued: Sim (~/.sim-work) runs as many"
+        ),
+        "the account by its name, not its id: {why}"
     );
     assert!(
         matches!(

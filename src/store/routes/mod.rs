@@ -464,7 +464,10 @@ pub(super) fn decided(
 /// row) and its words.
 pub(super) fn decided_columns(d: Option<&Decided>) -> (Option<String>, Option<String>) {
     let json = d.filter(|d| !matches!(d, Decided::Words(_))).map(to_json);
-    (json, d.map(|d| d.text().into_owned()))
+    // The words keep the account's id: stored, they must not change with
+    // what its candidates are called later.
+    let words = d.map(|d| d.text(&crate::account::AccountNames::ids()).into_owned());
+    (json, words)
 }
 
 /// Routes and attempts for the tests of every routes module.

@@ -1534,7 +1534,8 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
     candidate_index: 0,
     candidate_name: "Claude",
     at: iso(-30e3),
-    account: "work",
+    account: "claude-code#3f9a1c2b7d0e",
+    account_name: "Claude Code (~/.claude-work)",
     classification: {
       code: "usage_limit_reached",
       class: "hard",
@@ -1542,12 +1543,13 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
       catalogue_version: "2026.12.5",
     },
     until: iso(-1e3),
-    text: "not dispatched: work limited until 2026-12-05T13:02:00Z; wait for the hard reset until 2026-12-05T13:02:00Z",
+    text: "not dispatched: Claude Code (~/.claude-work) limited until 2026-12-05T13:02:00Z; wait for the hard reset until 2026-12-05T13:02:00Z",
   };
   const queued = snapshot(8, "queued", {
     generation: 5,
-    queued: "queued: work's limit has reset and route 3 is trying it; this one starts once that answers",
-    account: "work",
+    queued:
+      "queued: the limit of Claude Code (~/.claude-work) has reset and route 3 is trying it; this one starts once that answers",
+    account: "claude-code#3f9a1c2b7d0e",
     actions: ["skip_now", "cancel_wait", "stop"],
   });
   const app = await openApp({ routes: [{ snapshot: queued, attempts: [], holds: [{ ...held, from_route: 3 }] }] });
@@ -1568,9 +1570,15 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
     );
     assert.equal(
       await detail.locator("[data-testid=hold-text]").textContent(),
-      `Not dispatched: work limited until ${shown}; wait for the hard reset until ${shown}`,
+      `Not dispatched: Claude Code (~/.claude-work) limited until ${shown}; wait for the hard reset until ${shown}`,
       "standing alone it starts upper-case, and its instants read like every other time",
     );
+    assert.equal(
+      await detail.getByTestId("hold-where").textContent(),
+      "candidate 1, on Claude Code (~/.claude-work)",
+      "the account by the name the Accounts tab gives it",
+    );
+    assert.ok(!(await detail.textContent()).includes("claude-code#"), "no account id where a person reads the route");
     assert.deepEqual(
       await detail
         .locator("button")
@@ -1599,7 +1607,8 @@ test("a route held back before its first dispatch says it was held by its accoun
     candidate_index: 0,
     candidate_name: "Claude",
     at: iso(-30e3),
-    account: "work",
+    account: "claude-code#3f9a1c2b7d0e",
+    account_name: "Claude Code (~/.claude-work)",
     from_route: 1,
     classification: limit,
     until: iso(60e3),
@@ -1623,7 +1632,8 @@ test("a route held back before its first dispatch says it was held by its accoun
     await detail.getByTestId("hold").waitFor();
     assert.equal(
       await detail.getByTestId("attempts-dispatched").textContent(),
-      "0: not dispatched yet: held back by the limit on account work, learned from route 1",
+      "0: not dispatched yet: held back by the limit of Claude Code (~/.claude-work), learned from route 1",
+      "the account by its name, not its id",
     );
     assert.deepEqual(app.errors, []);
   } finally {
