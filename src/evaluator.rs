@@ -29,6 +29,8 @@ mod continuation;
 pub use continuation::{continuation, evaluate_failure, NotContinued, SessionFacts, ToolCalls};
 
 pub mod repeated;
+mod unwaited;
+pub use unwaited::{unwaited_reset, NotWaited, UnwaitedReset};
 
 pub use repeated::{Identical, Sighting};
 

@@ -11,8 +11,8 @@
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode};
 use crate::evaluator::repeated::identical;
 use crate::evaluator::{
-    continuation, evaluate_failure, CandidateSlot, Decision, ManualReason, NotContinued,
-    RouteCycle, SessionFacts, Sighting, Wording,
+    continuation, evaluate_failure, unwaited_reset, CandidateSlot, Decision, ManualReason,
+    NotContinued, RouteCycle, SessionFacts, Sighting, UnwaitedReset, Wording,
 };
 use crate::evidence::Fingerprint;
 use crate::policy::FieldError;
@@ -175,20 +175,26 @@ pub struct TimelineStep {
     /// gate's refusal; only where it is turned on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_continued: Option<NotContinued>,
+    /// The provider's own reset the decision did not wait for, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unwaited_reset: Option<UnwaitedReset>,
 }
 
 impl TimelineStep {
     /// The decision in `words`, and why it is not an automatic
     /// continuation where one was turned on.
     pub fn describe(&self, words: &impl Wording) -> String {
-        let decision = self.decision.describe(words);
-        match self.not_continued {
-            Some(why) => format!(
-                "{decision}; not continued automatically, as {}",
+        let mut text = self.decision.describe(words);
+        if let Some(why) = self.not_continued {
+            text.push_str(&format!(
+                "; not continued automatically, as {}",
                 why.describe()
-            ),
-            None => decision,
+            ));
         }
+        if let Some(unwaited) = self.unwaited_reset {
+            text.push_str(&format!("; {}", unwaited.describe(words)));
+        }
+        text
     }
 }
 
@@ -286,6 +292,7 @@ fn step(
         .then(|| continuation(cycle, &classification, &verdict, &session, candidates).err())
         .flatten()
         .filter(|why| *why != NotContinued::Off);
+    let unwaited_reset = unwaited_reset(cycle, &decision, classification.reset_at, candidates, at);
     let candidate_name = candidates
         .get(cycle.current as usize)
         .map(|slot| slot.name.clone())
@@ -300,6 +307,7 @@ fn step(
         gate: verdict,
         decision,
         not_continued,
+        unwaited_reset,
     };
     (step, effect, sighting)
 }
@@ -390,6 +398,47 @@ mod tests {
             policy: CandidatePolicy::both(section),
             kind: None,
         }
+    }
+
+    #[test]
+    fn a_retry_sooner_than_the_providers_reset_says_why_it_does_not_wait() {
+        let slot = |wait: Option<u32>| CandidateSlot {
+            enabled: true,
+            name: "opus".into(),
+            policy: CandidatePolicy::both(ClassPolicy::new(wait, Some((1, 3)), Exhausted::Stop)),
+            kind: None,
+        };
+        let failure = SimulatedFailure {
+            reset_in_seconds: Some(12),
+            ..SimulatedFailure::of(SemanticCode::RateLimited)
+        };
+        let first = |wait| {
+            preview(&[slot(wait)], &[failure.clone()], start())[0]
+                .text
+                .clone()
+        };
+        assert_eq!(
+            first(None),
+            "transient retry 1 of 1 in 3 s, at +3 s; the provider's reset at +12 s is not \
+             waited for, as the transient reset wait is off"
+        );
+        assert!(
+            first(Some(5)).ends_with("as it is further away than the longest transient wait (5 s)"),
+            "{}",
+            first(Some(5))
+        );
+        assert!(
+            !first(Some(60)).contains("not waited for"),
+            "a reset within the longest wait is waited for: nothing to explain"
+        );
+        let waited_then = preview(&[slot(Some(60))], &[failure.clone(), failure], start());
+        assert!(
+            waited_then[1]
+                .text
+                .ends_with("as the transient reset wait was used once already in this cycle"),
+            "{}",
+            waited_then[1].text
+        );
     }
 
     #[test]

@@ -414,8 +414,11 @@ fn simulate_waits_for_a_near_reset_and_ignores_a_far_one() {
         lines[2]
     );
     assert!(
-        lines[3].ends_with("-> transient retry 1 of 2 in 10 s, at +1 min 10 s"),
-        "a 6 h reset is not waited for: {}",
+        lines[3].ends_with(
+            "-> transient retry 1 of 2 in 10 s, at +1 min 10 s; the provider's reset at \
+             +6 h 1 min is not waited for, as the transient reset wait is off"
+        ),
+        "a 6 h reset is not waited for, and the line says why: {}",
         lines[3]
     );
     assert_eq!(

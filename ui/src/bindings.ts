@@ -1838,6 +1838,14 @@ export type NotContinued =
  */
 { kind: "not_at_once" };
 
+export type NotWaited = 
+/**  The class's reset wait is off. */
+{ kind: "off" } | 
+/**  The class's one reset wait of this route cycle was used. */
+{ kind: "used" } | 
+/**  Further away than the longest wait. */
+{ kind: "too_far"; max_wait_seconds: number };
+
 /**  Which route events raise a desktop notification. */
 export type Notifications = Notifications_Serialize | Notifications_Deserialize;
 
@@ -3057,6 +3065,8 @@ export type TimelineStep_Deserialize = {
 	 *  gate's refusal; only where it is turned on.
 	 */
 	not_continued?: NotContinued | null,
+	/**  The provider's own reset the decision did not wait for, and why. */
+	unwaited_reset?: UnwaitedReset | null,
 };
 
 /**  One failure and the decision it produced. */
@@ -3077,6 +3087,8 @@ export type TimelineStep_Serialize = {
 	 *  gate's refusal; only where it is turned on.
 	 */
 	not_continued?: NotContinued,
+	/**  The provider's own reset the decision did not wait for, and why. */
+	unwaited_reset?: UnwaitedReset,
 };
 
 /**  A validated reset hint. */
@@ -3226,6 +3238,13 @@ export type UnclassifiedPolicy = {
 export type UnsafeReason = 
 /**  The evidence belongs to an older generation or another invocation. */
 "stale_evidence" | "evidence_currency_unknown" | "ambiguous_prompt_delivery" | "prompt_delivery_unknown" | "assistant_output_seen" | "assistant_output_unknown" | "tool_activity_seen" | "tool_activity_unknown" | "partial_result_seen" | "partial_result_unknown";
+
+/**  A trusted provider reset the decision passed over, and why. */
+export type UnwaitedReset = {
+	class: PolicyClass,
+	at: string,
+	why: NotWaited,
+};
 
 export type Usage = Usage_Serialize | Usage_Deserialize;
 
