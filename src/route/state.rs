@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn the_way_on_names_the_next_candidate_or_offers_no_skip_on_the_last() {
         let cannot = HoldReason::CannotStart {
-            cause: "cannot start claude: not found on PATH (claude)".into(),
+            cause: "cannot start claude: not found on PATH".into(),
         };
         assert!(cannot
             .text_then(Some("Codex"))
@@ -431,7 +431,7 @@ mod tests {
                 },
             },
             HoldReason::CannotStart {
-                cause: "cannot start claude: not found on PATH (claude)".into(),
+                cause: "cannot start claude: not found on PATH".into(),
             },
             HoldReason::Interrupted {
                 attempt: 3,

@@ -385,8 +385,14 @@ fn spawn_failed(launch: &Launch, program: &str, why: String) -> RunReport {
     if why.starts_with("working directory") {
         return not_startable(launch, program, &why);
     }
-    let home = std::env::var("HOME").unwrap_or_default();
-    let why = format!("{why} ({})", shown_path(program, &home));
+    // A program given by path is named whole, so the person sees which one
+    // failed; a bare name on PATH is named once, by `not_startable`.
+    let why = if program.contains('/') {
+        let home = std::env::var("HOME").unwrap_or_default();
+        format!("{why} ({})", shown_path(program, &home))
+    } else {
+        why
+    };
     not_startable(launch, program, &why)
 }
 

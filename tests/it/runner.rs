@@ -89,7 +89,8 @@ async fn missing_program_is_a_spawn_failure_that_names_it() {
     );
     assert_eq!(
         message(&report),
-        "cannot start recourse-no-such-agent: not found on PATH (recourse-no-such-agent)"
+        "cannot start recourse-no-such-agent: not found on PATH",
+        "a name on PATH is said once"
     );
 }
 

@@ -131,7 +131,7 @@ test("Retry now is not pushed while the provider's reset is ahead or the program
       {
         snapshot: snapshot(9, "needs_manual", {
           manual_reason:
-            "cannot start claude: not found on PATH (claude). Install the program or set the candidate's Program to its full path (Profiles), or fix the working directory; then retry now, or skip to the next candidate",
+            "cannot start claude: not found on PATH. Install the program or set the candidate's Program to its full path (Profiles), or fix the working directory; then retry now, or skip to the next candidate",
           cannot_start: true,
           actions: ["retry_now", "skip_now", "stop"],
         }),
