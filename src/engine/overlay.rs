@@ -263,13 +263,10 @@ impl Overlay {
                 .into_iter()
                 .map(|reason| FieldError::new("confirmed_fixtures", reason)),
         );
-        if let Some(evidence) = evidence {
-            if fixture_for(&proposed, spec, "", evidence, tz).is_none() {
-                refusals.push(FieldError::new(
-                    "pattern",
-                    "the rule does not match the text it is made from",
-                ));
-            }
+        if let Some(reason) =
+            evidence.and_then(|evidence| own_text::refusal(&proposed, spec.id.trim(), evidence, tz))
+        {
+            refusals.push(FieldError::new("pattern", reason));
         }
         RuleReview {
             rule_id: spec.id.clone(),
@@ -428,7 +425,12 @@ fn field_of(e: &LocalError) -> FieldError {
         },
         LocalError::Syntax(_) => "rule",
     };
-    FieldError::new(field, e.to_string())
+    match e {
+        LocalError::Rule(CatalogueError::BadRegex { source, .. }) => {
+            FieldError::new(field, regex_words::regex_words(source))
+        }
+        _ => FieldError::new(field, e.to_string()),
+    }
 }
 
 /// The inbox, then the newest past attempts with evidence, as samples.
@@ -471,5 +473,7 @@ fn io_error(path: &Path, e: &std::io::Error) -> EngineError {
     EngineError::Io(format!("could not write {}: {e}", path.display()))
 }
 
+mod own_text;
+mod regex_words;
 #[cfg(test)]
 mod tests;
