@@ -14,6 +14,9 @@ export const providerName = (p: Provider): string => PROVIDER_WORDS[p] ?? p;
 /** A failure code as a person reads it (`Provider overloaded`), in the backend's words. */
 export const codeName = (code: string): string => (CODE_WORDS as Record<string, string>)[code] ?? code;
 
+/** Words that stand alone start upper-case (a backend's refusal starts lower-case for "field: reason"). */
+export const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
     label: "Transient",
