@@ -336,10 +336,15 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
     await dialog.getByRole("button", { name: "Save rule" }).click();
     const notice = app.page.getByTestId("rule-saved");
     await notice.waitFor();
-    assert.ok(
-      (await notice.textContent()).startsWith(
-        `Saved local rule local.codex.gizmo_service_jammed.v1 to /tmp/catalogue/rules.toml (catalogue ${VERSION}+local.1)`,
-      ),
+    assert.match(
+      await notice.textContent(),
+      /^Saved your local rule: it decides the next failure it matches\./,
+      "words first, not the rule id and the file",
+    );
+    assert.equal(
+      (await notice.getByTestId("rule-saved-detail").textContent()).replace(/\s+/g, " "),
+      `local.codex.gizmo_service_jammed.v1 in /tmp/catalogue/rules.toml, catalogue ${VERSION}+local.1`,
+      "where it went, as small detail",
     );
     const saved = (await app.calls()).find((c) => c.cmd === "save_rule").args;
     assert.deepEqual(saved, {

@@ -300,7 +300,14 @@ test("the playground sends the typed input and highlights the matched span", asy
       sanitized,
       "the whole sanitized text is shown, unchanged",
     );
-    assert.equal(await page.getByTestId("result-code").textContent(), "provider_overloaded");
+    assert.equal(await page.getByTestId("result-code").textContent(), "Provider overloaded", "the code's words first");
+    assert.equal(await page.getByTestId("result-raw-code").textContent(), "provider_overloaded", "the code as detail");
+    const firstMatch = page.locator("[data-testid=match]").first();
+    assert.equal(await firstMatch.getByTestId("match-code").textContent(), "Provider overloaded");
+    assert.match(
+      await firstMatch.locator(".hint").textContent(),
+      /anthropic\.overloaded\.v1 · provider_overloaded · priority/,
+    );
     assert.equal(await page.getByTestId("result-class").textContent(), "Transient");
     assert.match(await page.getByTestId("result-rule").textContent(), /anthropic\.overloaded\.v1/);
     assert.match(await page.getByTestId("result-explanation").textContent(), /is transient/);
