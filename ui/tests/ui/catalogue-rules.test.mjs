@@ -381,9 +381,13 @@ test("an inbox item says when the catalogue now decides it, and whether that act
     assert.equal(notes.length, 2, "an item no rule matches yet has no note");
     assert.match(
       notes[0].replace(/\s+/g, " "),
-      /now classifies this as provider_unavailable \(Transient\) by rule local\.codex\.gizmo_service_jammed\.v1 \(catalogue 2026\.12\.4\+local\.1\): the next occurrence is handled by the candidate's policy/,
+      /now classifies this as Provider unavailable \(Transient\): the next occurrence is handled by the candidate's policy\. \(provider_unavailable, rule local\.codex\.gizmo_service_jammed\.v1, catalogue 2026\.12\.4\+local\.1\)/,
+      "the code's words; code, rule and catalogue after them as small detail",
     );
-    assert.match(notes[1].replace(/\s+/g, " "), /does not act on it .*the next occurrence still needs you/);
+    assert.match(
+      notes[1].replace(/\s+/g, " "),
+      /A rule now matches this as Provider unavailable, but it does not act on it .*the next occurrence still needs you\. \(provider_unavailable, rule local\./,
+    );
   } finally {
     await app.close();
   }
