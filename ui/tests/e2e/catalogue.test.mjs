@@ -101,7 +101,7 @@ test("an unclassified error becomes a local rule, and the next run is handled by
   assert.ok(!rules.includes("abcdefghijklmnop"), "the key never reaches the local rules file");
   assert.ok(existsSync(join(app.dir, "catalogue", "fixtures")), "the evidence is kept as a local fixture");
   assert.ok(await click("[data-testid=inbox-panel] button, .inbox button", "Refresh"), "the inbox reloads");
-  await app.waitForText("[data-testid=inbox-now]", (t) => /now classifies this as provider_unavailable/.test(t), 15000);
+  await app.waitForText("[data-testid=inbox-now]", (t) => /now classifies this as Provider unavailable/.test(t), 15000);
 
   await runFlux("second try");
   const countdown = await app.waitForText(
