@@ -7,12 +7,15 @@
 use crate::catalogue::{Catalogue, MatchOutcome, MatchReport, Origin};
 use crate::evidence::Evidence;
 
-/// Why rule `id` of `merged` would not decide `evidence`; `None` when it would.
+/// Why rule `id` of `merged` would not decide `evidence`; `None` when it
+/// would, or when it only ties with a rule of another class and its own
+/// class is not `class_known` (its code not chosen yet: the tie may not be).
 pub(super) fn refusal(
     merged: &Catalogue,
     id: &str,
     evidence: &Evidence,
     tz: chrono_tz::Tz,
+    class_known: bool,
 ) -> Option<String> {
     let explained = merged.explain(evidence, tz);
     let Some(own) = explained.matches.iter().find(|m| m.rule_id == id) else {
@@ -26,6 +29,7 @@ pub(super) fn refusal(
     };
     match own.outcome {
         MatchOutcome::Selected => None,
+        MatchOutcome::Conflicting if !class_known => None,
         MatchOutcome::Conflicting => Some(match other(MatchOutcome::Conflicting) {
             Some(tie) => format!(
                 "the rule matches the text, but so does {} at the same priority ({}) with another class, so neither decides it: give this rule another priority",

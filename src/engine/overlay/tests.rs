@@ -297,3 +297,30 @@ fn an_invalid_pattern_is_said_in_words_without_rule_id_or_caret_drawing() {
         "one line, the regex crate's reason and where, no rule id"
     );
 }
+
+#[test]
+fn before_a_code_is_chosen_a_tie_that_depends_on_the_code_is_not_claimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let message = "two words and quotes";
+    // Saved as provider_unavailable (transient); the stand-in code used
+    // before a code is chosen is of another class, so the two would tie.
+    let (evidence, first, _) = save_drawn_from(&mut overlay, message);
+    let mut second = first.clone();
+    second.id = "local.generic.two_words_again.v1".into();
+    second.code = SemanticCode::Unknown;
+    let review = overlay.review(
+        &second.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    let paths: Vec<&str> = review.refusals.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["code"],
+        "whether it ties depends on the code still to be chosen: {:?}",
+        review.refusals
+    );
+}
