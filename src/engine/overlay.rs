@@ -175,7 +175,7 @@ impl Overlay {
 
     /// The checks of `spec` as it would act once reviewed, and every reason
     /// a save would be refused given the `confirmed` fixture names and the
-    /// `evidence` it is made from (a rule must match its own text).
+    /// `evidence` it is made from (a rule must decide its own text).
     pub fn review(
         &self,
         spec: &RuleSpec,
@@ -183,6 +183,20 @@ impl Overlay {
         samples: &[Sample],
         confirmed: &[String],
         tz: chrono_tz::Tz,
+    ) -> RuleReview {
+        self.review_as(spec, evidence, samples, confirmed, tz, true)
+    }
+
+    /// [`Overlay::review`]; `class_known` false: `spec`'s code stands in for
+    /// one not chosen yet, so a tie with a rule of another class is not said.
+    fn review_as(
+        &self,
+        spec: &RuleSpec,
+        evidence: Option<&Evidence>,
+        samples: &[Sample],
+        confirmed: &[String],
+        tz: chrono_tz::Tz,
+        class_known: bool,
     ) -> RuleReview {
         let mut refusals = Vec::new();
         if let Some(error) = &self.error {
@@ -204,7 +218,7 @@ impl Overlay {
                 scope: Scope::OutOfScope,
                 ..spec.clone()
             };
-            let judged = self.review(&stand_in, evidence, samples, &[], tz);
+            let judged = self.review_as(&stand_in, evidence, samples, &[], tz, false);
             let found: Vec<FieldError> = judged
                 .refusals
                 .into_iter()
@@ -263,13 +277,10 @@ impl Overlay {
                 .into_iter()
                 .map(|reason| FieldError::new("confirmed_fixtures", reason)),
         );
-        if let Some(evidence) = evidence {
-            if fixture_for(&proposed, spec, "", evidence, tz).is_none() {
-                refusals.push(FieldError::new(
-                    "pattern",
-                    "the rule does not match the text it is made from",
-                ));
-            }
+        if let Some(reason) =
+            evidence.and_then(|e| own_text::refusal(&proposed, spec.id.trim(), e, tz, class_known))
+        {
+            refusals.push(FieldError::new("pattern", reason));
         }
         RuleReview {
             rule_id: spec.id.clone(),
@@ -428,7 +439,12 @@ fn field_of(e: &LocalError) -> FieldError {
         },
         LocalError::Syntax(_) => "rule",
     };
-    FieldError::new(field, e.to_string())
+    match e {
+        LocalError::Rule(CatalogueError::BadRegex { source, .. }) => {
+            FieldError::new(field, regex_words::regex_words(source))
+        }
+        _ => FieldError::new(field, e.to_string()),
+    }
 }
 
 /// The inbox, then the newest past attempts with evidence, as samples.
@@ -471,5 +487,7 @@ fn io_error(path: &Path, e: &std::io::Error) -> EngineError {
     EngineError::Io(format!("could not write {}: {e}", path.display()))
 }
 
+mod own_text;
+mod regex_words;
 #[cfg(test)]
 mod tests;

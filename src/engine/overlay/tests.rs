@@ -226,3 +226,101 @@ fn fixtures_by_rule_lists_builtin_and_local_fixtures_under_the_rule_they_expect(
         by_rule[id]
     );
 }
+
+#[test]
+fn a_second_rule_for_text_a_local_rule_already_decides_names_that_rule_not_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let message = "two words and quotes";
+    let (evidence, first, _) = save_drawn_from(&mut overlay, message);
+    let mut second = first.clone();
+    second.id = "local.generic.two_words_again.v1".into();
+    second.pattern = message.into();
+    let review = overlay.review(
+        &second.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    let pattern: Vec<&str> = review
+        .refusals
+        .iter()
+        .filter(|f| f.path == "pattern")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(
+        pattern,
+        [format!(
+            "rule “{}” ({}) already matches this text at the same priority ({}), and it comes first, so this rule would never decide it: give this rule a priority above {}, or remove or change that local rule",
+            first.description, first.id, first.priority, first.priority
+        )],
+        "the pattern does match its text: the refusal names the rule that wins instead"
+    );
+
+    second.priority = first.priority + 1;
+    let review = overlay.review(
+        &second.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    assert!(
+        review.refusals.iter().all(|f| f.path != "pattern"),
+        "above the saved rule's priority the new rule decides its text: {:?}",
+        review.refusals
+    );
+}
+
+#[test]
+fn an_invalid_pattern_is_said_in_words_without_rule_id_or_caret_drawing() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = Overlay::open(dir.path().to_path_buf());
+    let evidence = evidence("two (words and quotes");
+    let mut draft = propose(&evidence, |_| false);
+    draft.code = SemanticCode::ProviderUnavailable;
+    draft.pattern = "two (words".into();
+    let review = overlay.review(
+        &draft.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    assert_eq!(
+        review.refusals,
+        [FieldError::new(
+            "pattern",
+            "pattern is not a valid regular expression: unclosed group ( at “two (words”"
+        )],
+        "one line, the regex crate's reason and where, no rule id"
+    );
+}
+
+#[test]
+fn before_a_code_is_chosen_a_tie_that_depends_on_the_code_is_not_claimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut overlay = Overlay::open(dir.path().to_path_buf());
+    let message = "two words and quotes";
+    // Saved as provider_unavailable (transient); the stand-in code used
+    // before a code is chosen is of another class, so the two would tie.
+    let (evidence, first, _) = save_drawn_from(&mut overlay, message);
+    let mut second = first.clone();
+    second.id = "local.generic.two_words_again.v1".into();
+    second.code = SemanticCode::Unknown;
+    let review = overlay.review(
+        &second.to_spec(true),
+        Some(&evidence),
+        &[],
+        &[],
+        chrono_tz::Tz::UTC,
+    );
+    let paths: Vec<&str> = review.refusals.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["code"],
+        "whether it ties depends on the code still to be chosen: {:?}",
+        review.refusals
+    );
+}

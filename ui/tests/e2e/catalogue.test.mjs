@@ -84,7 +84,8 @@ test("an unclassified error becomes a local rule, and the next run is handled by
      s.dispatchEvent(new Event("change", { bubbles: true }));`,
   );
   const impact = await app.waitForText("[data-testid=check-impact]", (t) => /1 of \d+ inbox items/.test(t), 30000);
-  assert.match(impact, /unknown \(Unclassified, no rule\) → provider_unavailable \(Transient, rule local\./);
+  assert.match(impact, /Not recognised \(Unclassified\) → Provider unavailable \(Transient\)/);
+  assert.match(impact, /unknown, no rule → provider_unavailable, rule local\./);
   assert.match(await app.waitForText("[data-testid=check-fixtures]"), /All \d+ fixtures keep their result/);
   assert.match(await app.waitForText("[data-testid=check-broadness]"), /Bounded/);
   await app.execute(
@@ -92,7 +93,7 @@ test("an unclassified error becomes a local rule, and the next run is handled by
      return new Promise((ok) => { const t = setInterval(() => { if (!b.disabled) { clearInterval(t); ok(true); } }, 100); });`,
   );
   assert.ok(await click("[data-testid=create-rule] button", "Save rule"));
-  const saved = await app.waitForText("[data-testid=rule-saved]", (t) => t.includes("Saved local rule"), 15000);
+  const saved = await app.waitForText("[data-testid=rule-saved]", (t) => t.includes("Saved your local rule"), 15000);
   assert.match(saved, /catalogue 2026\.\d+\.\d+\+local\.1/);
 
   const rules = readFileSync(join(app.dir, "catalogue", "rules.toml"), "utf8");
@@ -100,7 +101,7 @@ test("an unclassified error becomes a local rule, and the next run is handled by
   assert.ok(!rules.includes("abcdefghijklmnop"), "the key never reaches the local rules file");
   assert.ok(existsSync(join(app.dir, "catalogue", "fixtures")), "the evidence is kept as a local fixture");
   assert.ok(await click("[data-testid=inbox-panel] button, .inbox button", "Refresh"), "the inbox reloads");
-  await app.waitForText("[data-testid=inbox-now]", (t) => /now classifies this as provider_unavailable/.test(t), 15000);
+  await app.waitForText("[data-testid=inbox-now]", (t) => /now classifies this as Provider unavailable/.test(t), 15000);
 
   await runFlux("second try");
   const countdown = await app.waitForText(

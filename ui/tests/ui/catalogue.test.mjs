@@ -300,14 +300,21 @@ test("the playground sends the typed input and highlights the matched span", asy
       sanitized,
       "the whole sanitized text is shown, unchanged",
     );
-    assert.equal(await page.getByTestId("result-code").textContent(), "provider_overloaded");
+    assert.equal(await page.getByTestId("result-code").textContent(), "Provider overloaded", "the code's words first");
+    assert.equal(await page.getByTestId("result-raw-code").textContent(), "provider_overloaded", "the code as detail");
+    const firstMatch = page.locator("[data-testid=match]").first();
+    assert.equal(await firstMatch.getByTestId("match-code").textContent(), "Provider overloaded");
+    assert.match(
+      await firstMatch.locator(".hint").textContent(),
+      /anthropic\.overloaded\.v1 · provider_overloaded · priority/,
+    );
     assert.equal(await page.getByTestId("result-class").textContent(), "Transient");
     assert.match(await page.getByTestId("result-rule").textContent(), /anthropic\.overloaded\.v1/);
     assert.match(await page.getByTestId("result-explanation").textContent(), /is transient/);
     const timing = await page.getByTestId("result-timing").textContent();
     assert.match(timing, /Retry after: 30 s/);
     assert.match(timing, /retry-after header/, "the hint's source is named in words");
-    assert.ok(await page.getByText("Only the sanitized text is shown").isVisible());
+    assert.ok(await page.getByText("Only the sanitised text is shown").isVisible());
     assert.ok(await page.getByText("2 progress lines were ignored").isVisible());
 
     const outcomes = await page.locator("[data-testid=match]").evaluateAll((els) => els.map((e) => e.dataset.outcome));
@@ -534,3 +541,46 @@ for (const tab of ["Rules", "Playground", "Inbox"]) {
     }
   });
 }
+
+test("a rule row is titled by its code's words, the code in the small meta line, its description as a sentence", async () => {
+  const app = await openApp({ rules: RULES }, { hash: "#/catalogue/rules" });
+  try {
+    const card = app.page.locator("[data-rule-id='wrapper.retry_limit.v1']");
+    await card.waitFor();
+    assert.equal(await card.getByTestId("rule-code").textContent(), "Provider unavailable");
+    assert.equal(
+      await card.getByTestId("rule-raw-code").textContent(),
+      "provider_unavailable",
+      "the stored code stays in view, as secondary detail",
+    );
+    assert.equal(
+      await card.locator(".desc").textContent(),
+      "An exceeded retry limit around some other cause",
+      "a description written lower-case starts upper-case in display",
+    );
+    const meta = (await card.getByTestId("rule-meta").textContent()).replace(/\s+/g, " ");
+    assert.match(meta, /Provider service · wrapper/, `a space on both sides of each dot: ${meta}`);
+  } finally {
+    await app.close();
+  }
+});
+
+test("an inbox item says its code in words and when it was seen, in British spelling", async () => {
+  const app = await openApp({ inbox: INBOX }, { hash: "#/catalogue/inbox" });
+  try {
+    const item = app.page.getByTestId("inbox-item");
+    await item.waitFor();
+    assert.equal(
+      (await item.getByTestId("inbox-code").textContent()).trim(),
+      "Not recognised (unknown)",
+      "the words, then the raw code set apart",
+    );
+    assert.equal(await item.getByTestId("inbox-phase").textContent(), "When the agent exited");
+    const facts = (await item.locator(".facts").textContent()).replace(/\s+/g, " ");
+    assert.match(facts, /Seen When the agent exited/);
+    assert.doesNotMatch(facts, /Phase/, "no engine jargon");
+    assert.ok(await item.getByText("Sanitised message:").isVisible());
+  } finally {
+    await app.close();
+  }
+});

@@ -2,6 +2,7 @@
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
 import { CODE_WORDS, PASTABLE_PROVIDERS, PROVIDER_WORDS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
+import type { Phase } from "../../bindings";
 import type { Class, HintSource, MatchOutcome, Provider, RuleView, Scope, Span } from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal),
@@ -13,6 +14,18 @@ export const providerName = (p: Provider): string => PROVIDER_WORDS[p] ?? p;
 
 /** A failure code as a person reads it (`Provider overloaded`), in the backend's words. */
 export const codeName = (code: string): string => (CODE_WORDS as Record<string, string>)[code] ?? code;
+
+/** When a piece of evidence was seen, in words (the engine's `phase`). */
+export const PHASE_WORDS: Record<Phase, string> = {
+  spawn: "When the agent was starting",
+  connect: "While connecting to the provider",
+  request: "While sending the request",
+  stream: "While the answer streamed",
+  exit: "When the agent exited",
+};
+
+/** Words that stand alone start upper-case (a backend's refusal starts lower-case for "field: reason"). */
+export const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
 
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
