@@ -146,8 +146,8 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
         path: `${prefix}.${path}`,
         message:
           v < min
-            ? `must be at least ${exactDuration(min)}; ${exactDuration(v)} is shorter`
-            : `must be at most ${exactDuration(max)}; ${exactDuration(v)} is longer`,
+            ? `must be at least ${exactDuration(min)} (${exactDuration(v)} is too short)`
+            : `must be at most ${exactDuration(max)} (${exactDuration(v)} is too long)`,
       });
   };
   if (s.retry.enabled) {
