@@ -327,8 +327,9 @@ fn kind_of(id: &AccountId, kinds: &BTreeSet<AgentKind>) -> Option<AgentKind> {
 
 /// A label as it is; a derived account in words a person recognises (the
 /// Accounts tab's heading and the desktop notification say the same): its
-/// kind with its config dir, else with the candidate that runs as it. The
-/// start of its hash only when no saved candidate runs as it any more.
+/// kind with its config dir, else with the candidate that runs as it (that
+/// candidate's name alone when it is the kind's own label). The start of its
+/// hash only when no saved candidate runs as it any more.
 fn name_of(
     id: &AccountId,
     kinds: &BTreeSet<AgentKind>,
@@ -352,9 +353,16 @@ fn name_of(
         (_, 0) => crate::account::unknown_name(id),
         (_, n) => {
             let first = names.first().copied().unwrap_or_default();
+            // A candidate named after its kind names the account alone:
+            // never "Any command account of “Any command”".
+            let of = if first.eq_ignore_ascii_case(label) {
+                first.to_string()
+            } else {
+                format!("{label} account of “{first}”")
+            };
             match n {
-                1 => format!("{label} account of “{first}”"),
-                n => format!("{label} account of “{first}” and {} more", n - 1),
+                1 => of,
+                n => format!("{of} and {} more", n - 1),
             }
         }
     }
@@ -488,6 +496,12 @@ mod tests {
             name_of(&id, &kinds, &two),
             format!("{kind} account of “fast” and 1 more"),
             "a name saved in two profiles counts once"
+        );
+        let named_as_kind = [runs_as(&id, &kind.to_lowercase())];
+        assert_eq!(
+            name_of(&id, &kinds, &named_as_kind),
+            kind.to_lowercase(),
+            "a candidate named after its kind names the account alone, without saying the kind twice"
         );
         let hash = &id.as_str()[id.as_str().find('#').unwrap() + 1..][..6];
         assert_eq!(

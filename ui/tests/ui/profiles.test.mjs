@@ -589,6 +589,42 @@ test("after the import dialog or a failed import, focus is back on Import from f
   }
 });
 
+test("a refused import file says the import failed and saved nothing, then each problem on a line of its own", async () => {
+  const problems = [
+    "Candidate 1 “opus” › Hard › When recovery is used up: “later” is not one of skip, stop",
+    "Candidate 1 “opus” › Hard › Retry the same candidate: missing; the document must give it",
+  ];
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      openPath: "/home/me/bad.json",
+      importRefused: {
+        message: problems.join("\n"),
+        fields: [
+          { path: "candidates[0].hard.on_exhausted", message: "unknown variant `later`" },
+          { path: "candidates[0].hard", message: "missing field `retry`" },
+        ],
+      },
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    const failed = app.page.getByTestId("import-failed");
+    await failed.waitFor();
+    assert.equal(await failed.getAttribute("role"), "alert");
+    assert.equal((await failed.locator("p").textContent()).trim(), "Import failed; nothing was saved.");
+    assert.deepEqual(
+      (await failed.locator("li").allTextContents()).map((t) => t.trim()),
+      problems,
+      "one item a problem; the second's own “;” does not split it",
+    );
+    assert.ok(!(await app.calls()).some((c) => c.cmd === "import_profile"), "nothing was sent to be saved");
+  } finally {
+    await app.close();
+  }
+});
+
 test("an import over unsaved edits of the same profile asks first", async () => {
   const app = await openApp(
     {

@@ -83,6 +83,8 @@ export type Scenario = {
   openPath?: string | null;
   /** What `preview_profile_file` answers. */
   importPreview?: ImportPreview;
+  /** What `preview_profile_file` refuses with instead (a file that is no profile). */
+  importRefused?: { message: string; fields: { path: string; message: string }[] };
   /** The profile `import_profile` saves (its id decides new or replaced). */
   imported?: Profile;
   /** Variable names `secret_env` calls secret when their value is not
@@ -535,6 +537,7 @@ export class FakeBackend {
         this.profile(Number(args.id));
         return null;
       case "preview_profile_file":
+        if (this.scenario.importRefused) throw { code: "validation", ...this.scenario.importRefused };
         if (!this.scenario.importPreview)
           throw { code: "validation", message: "no import preview in scenario", fields: [] };
         return this.scenario.importPreview;
