@@ -668,7 +668,7 @@ export class FakeBackend {
       throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
     const errors = checkCandidates(inputs);
     if (errors.length > 0)
-      throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
+      throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("\n"), fields: errors };
     p.candidates = inputs.map((c) => ({
       id: c.id ?? this.nextId++,
       name: c.name,
