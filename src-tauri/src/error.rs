@@ -90,8 +90,9 @@ mod tests {
             IpcError::from(EngineError::Validation(fields.clone())).in_words(&["opus".into()]);
         assert_eq!(
             ipc.message,
-            "Candidate 1 “opus” › Hard › When recovery is used up: “later” is not one of skip, stop; \
-             Candidate 1 “opus” › Hard › Retry the same candidate: missing; the document must give it"
+            "Candidate 1 “opus” › Hard › When recovery is used up: “later” is not one of skip, stop\n\
+             Candidate 1 “opus” › Hard › Retry the same candidate: missing; the document must give it",
+            "one problem a line: the second's own `;` does not split it"
         );
         assert_eq!(ipc.fields, fields, "the paths stay, for placing each error");
     }

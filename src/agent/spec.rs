@@ -184,7 +184,7 @@ impl AgentSpec {
             err(
                 "timeouts.idle_s",
                 format!(
-                    "must be at most the total timeout, {}; {} is longer",
+                    "must be at most the total timeout, {} ({} is too long)",
                     words::exact(u64::from(t.total_s)),
                     words::exact(u64::from(t.idle_s))
                 ),
@@ -494,13 +494,13 @@ mod tests {
         assert_eq!(
             said(5, 1_209_600),
             [
-                "a.timeouts.idle_s: must be at least 10 s; 5 s is shorter",
-                "a.timeouts.total_s: must be at most 7 d; 14 d is longer"
+                "a.timeouts.idle_s: must be at least 10 s (5 s is too short)",
+                "a.timeouts.total_s: must be at most 7 d (14 d is too long)"
             ]
         );
         assert_eq!(
             said(86_400, 14_400),
-            ["a.timeouts.idle_s: must be at most the total timeout, 4 h; 1 d is longer"],
+            ["a.timeouts.idle_s: must be at most the total timeout, 4 h (1 d is too long)"],
             "an idle timeout past the total one is compared with it, in the same units"
         );
     }

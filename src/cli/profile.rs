@@ -49,7 +49,7 @@ pub enum ProfileCommand {
         #[command(flatten)]
         db: DbArg,
     },
-    /// Write a profile's document to FILE (default: standard output)
+    /// Write a profile's document to FILE (default, or -: standard output)
     Export {
         name: String,
         file: Option<PathBuf>,
@@ -287,7 +287,8 @@ fn export(db: &DbArg, name: &str, file: Option<&Path>) -> Result<Exit> {
         );
     }
     let text = doc.to_json_pretty();
-    match file {
+    // `-` is standard output, as `import -` reads standard input.
+    match file.filter(|path| *path != Path::new("-")) {
         None => print!("{}", super::json_text(&text)),
         Some(path) => {
             write_document_file(path, &db.path(), &text).map_err(plain)?;

@@ -15,6 +15,7 @@
 //! `catalogue` the API over profiles and the catalogue in force; [`views`]
 //! every projection the API hands out. Lock order: `docs/architecture.md`.
 
+mod account_names;
 mod account_views;
 mod accounts;
 mod book;

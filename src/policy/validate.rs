@@ -482,12 +482,12 @@ mod tests {
             [
                 (
                     "c.transient.wait_for_reset.max_wait_seconds".to_string(),
-                    "must be at least 1 s; 0 s is shorter".to_string()
+                    "must be at least 1 s (0 s is too short)".to_string()
                 ),
                 (
                     "c.hard.retry.initial_interval_seconds".to_string(),
                     // Typed as "2 h", read back as 2 h, not as 7200.
-                    "must be at most 1 h; 2 h is longer".to_string()
+                    "must be at most 1 h (2 h is too long)".to_string()
                 ),
             ]
         );

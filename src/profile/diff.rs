@@ -160,8 +160,8 @@ fn field_changes(old: &ProfileCandidate, new: &ProfileCandidate) -> Vec<ProfileC
         .collect()
 }
 
-/// `path → compact JSON` of every leaf of a candidate but its name; lists
-/// (arguments, a script) are one leaf each.
+/// `path → compact JSON` of every leaf of a candidate but its name, a switch
+/// as `on`/`off`; lists (arguments, a script) are one leaf each.
 fn flatten(c: &ProfileCandidate) -> BTreeMap<String, String> {
     let mut value = serde_json::to_value(c).expect("a candidate serializes");
     if let Value::Object(fields) = &mut value {
@@ -189,7 +189,11 @@ fn walk(value: &Value, path: String, out: &mut BTreeMap<String, String>) {
         Value::String(s) => {
             out.insert(path, s.clone());
         }
-        Value::Array(_) | Value::Bool(_) | Value::Number(_) => {
+        // A switch as the editor shows it, not `true`/`false`.
+        Value::Bool(on) => {
+            out.insert(path, if *on { "on" } else { "off" }.to_string());
+        }
+        Value::Array(_) | Value::Number(_) => {
             out.insert(path, value.to_string());
         }
     }
@@ -231,10 +235,17 @@ mod tests {
                 "retry": {"enabled": true, "max_retries": 5, "initial_interval_seconds": 5},
                 "on_exhausted": "skip"}"#,
         );
-        let named: Vec<(String, String)> = changes(&before, &after)
-            .into_iter()
-            .map(|c| (c.field, c.what))
-            .collect();
+        let found = changes(&before, &after);
+        let switch = found
+            .iter()
+            .find(|c| c.field == "transient.wait_for_reset.enabled")
+            .expect("the switch changed");
+        assert_eq!(
+            switch.describe(),
+            "Candidate “opus” › Transient › Wait for a trusted provider reset: off → on",
+            "a switch reads as the editor shows it, not `false → true`"
+        );
+        let named: Vec<(String, String)> = found.into_iter().map(|c| (c.field, c.what)).collect();
         let pair = |f: &str, w: &str| (f.to_string(), w.to_string());
         assert_eq!(
             named,

@@ -123,10 +123,12 @@ pub fn error_path(error: &FieldError) -> String {
     reword(&error.path, &error.message).0
 }
 
-/// Every error in words, `; `-separated: what a refused save or import says.
+/// Every error in words, one a line: what a refused save or import says.
+/// Lines, not `; `: an error's own words may hold a `;`, and the app lists
+/// each problem on its own.
 pub fn errors_in_words(errors: &[FieldError], names: &[String]) -> String {
     let lines: Vec<String> = errors.iter().map(|e| error_words(e, names)).collect();
-    lines.join("; ")
+    lines.join("\n")
 }
 
 /// The candidates' names of a document's text, in order, as far as it can
@@ -476,7 +478,7 @@ mod tests {
         assert_eq!(
             refusal(&text),
             format!(
-                "{}: {why}; {}: {why}",
+                "{}: {why}\n{}: {why}",
                 field_words("candidates[0].hard.on_exhausted", &names),
                 field_words("candidates[0].transient.on_exhausted", &names),
             ),

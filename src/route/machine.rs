@@ -470,8 +470,8 @@ fn not_offered(row: &RouteRow, action: ManualAction) -> Option<Refusal> {
         row.candidates.get(row.candidate_index as usize),
     ) {
         return Some(Refusal::Unavailable(format!(
-            "continue is not possible: {} candidates cannot resume a session; retry now \
-             or skip to the next candidate instead",
+            "{} candidates cannot resume a session; retry now or skip to the next candidate \
+             instead",
             c.agent.kind.descriptor().label
         )));
     }
@@ -499,13 +499,22 @@ pub fn unavailable(row: &RouteRow) -> Vec<(ManualAction, String)> {
         .collect()
 }
 
-/// A refusal as a person reads it beside the action.
+/// A refusal as a person reads it beside the action: one clause that does
+/// not name the action again (the window puts its label before it and
+/// makes it a sentence).
 fn refusal_words(refusal: &Refusal, action: ManualAction, state: RouteState) -> String {
     match refusal {
         Refusal::AlreadyDone if action == ManualAction::CancelWait => {
             "the wait is cancelled already".to_string()
         }
         Refusal::AlreadyDone => format!("the route is {} already", state_words(state)),
+        Refusal::NotValid {
+            action: ManualAction::CancelWait,
+            state,
+        } => format!(
+            "there is no wait to cancel: the route is {}",
+            state_words(*state)
+        ),
         Refusal::NotValid { state, .. } => {
             format!("not possible while the route is {}", state_words(*state))
         }

@@ -40,18 +40,18 @@ pub fn readable(seconds: u64) -> String {
 }
 
 /// Why a duration field's `got` seconds is refused by its `range`, in
-/// durations, the way the person wrote them: `must be at most 1 h; 2 h is
-/// longer`, never `must be 1–3600, got 7200`.
+/// durations, the way the person wrote them: `must be at most 1 h (2 h is
+/// too long)`, never `must be 1–3600, got 7200`.
 pub fn outside(range: &std::ops::RangeInclusive<u32>, got: u32) -> String {
     if got < *range.start() {
         format!(
-            "must be at least {}; {} is shorter",
+            "must be at least {} ({} is too short)",
             exact(u64::from(*range.start())),
             exact(u64::from(got))
         )
     } else {
         format!(
-            "must be at most {}; {} is longer",
+            "must be at most {} ({} is too long)",
             exact(u64::from(*range.end())),
             exact(u64::from(got))
         )
@@ -95,20 +95,20 @@ mod tests {
     fn a_refused_duration_is_said_in_durations_on_the_side_it_missed() {
         assert_eq!(
             outside(&(1..=3_600), 7_200),
-            "must be at most 1 h; 2 h is longer"
+            "must be at most 1 h (2 h is too long)"
         );
         assert_eq!(
             outside(&(10..=86_400), 5),
-            "must be at least 10 s; 5 s is shorter"
+            "must be at least 10 s (5 s is too short)"
         );
         assert_eq!(
             outside(&(1..=604_800), 0),
-            "must be at least 1 s; 0 s is shorter",
+            "must be at least 1 s (0 s is too short)",
             "nothing at all is a duration too"
         );
         assert_eq!(
             outside(&(1..=3_600), 5_400),
-            "must be at most 1 h; 1 h 30 min is longer",
+            "must be at most 1 h (1 h 30 min is too long)",
             "written with every unit, as typed"
         );
     }

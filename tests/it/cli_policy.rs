@@ -84,12 +84,12 @@ fn every_limit_error_is_listed_with_its_path() {
     assert_invalid(
         "invalid-limits.json",
         &[
-            "candidates[0].transient.wait_for_reset.max_wait_seconds: must be at least 1 s; 0 s is shorter",
+            "candidates[0].transient.wait_for_reset.max_wait_seconds: must be at least 1 s (0 s is too short)",
             "candidates[0].transient.retry.max_retries: must be 1–10 when enabled, got 0",
-            "candidates[0].transient.retry.initial_interval_seconds: must be at least 1 s; 0 s is shorter",
-            "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at most 7 d; 7 d 1 s is longer",
+            "candidates[0].transient.retry.initial_interval_seconds: must be at least 1 s (0 s is too short)",
+            "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at most 7 d (7 d 1 s is too long)",
             "candidates[0].hard.retry.max_retries: must be 1–10 when enabled, got 11",
-            "candidates[0].hard.retry.initial_interval_seconds: must be at most 1 h; 1 h 1 s is longer",
+            "candidates[0].hard.retry.initial_interval_seconds: must be at most 1 h (1 h 1 s is too long)",
             "candidates[1].transient.retry: the last retry would wait 21 d 8 h (the first delay, 1 h, doubled 9 times), longer than the 1 d limit; use fewer retries or a shorter first delay",
         ],
     );
@@ -188,7 +188,7 @@ fn every_shape_error_is_listed_not_only_the_first() {
         "candidates[0].hard.retry.jitter: unknown field `jitter`",
         "candidates[0].transient.on_exhausted: unknown variant `later`",
         "candidates[0].transient.retry.max_retries: invalid type: string \"three\"",
-        "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at least 1 s; 0 s is shorter",
+        "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at least 1 s (0 s is too short)",
         "candidates[1].hard.on_exhausted: unknown variant `later`",
     ];
     assert_eq!(

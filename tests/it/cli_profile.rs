@@ -131,6 +131,17 @@ PY"#,
     // The same document exported from the fresh database is the same file.
     let again = ok(&recourse_on(&fresh, &["profile", "export", "Work"]));
     assert_eq!(again, exported, "export → import → export is stable");
+
+    // `-` is standard output, as `import -` reads standard input: no file named "-".
+    let out = recourse_cmd(&fresh, &["profile", "export", "Work", "-"])
+        .current_dir(dir.path())
+        .output()
+        .expect("recourse runs");
+    assert_eq!(ok(&out), exported, "the document on standard output");
+    assert!(
+        !dir.path().join("-").exists(),
+        "no file literally named “-” was written"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 // Formatting of dates, durations, countdowns and policy summaries, shared by
 // views: every date and time in the app goes through `dateTime`.
-import type { PolicyClass } from "./types";
+import type { Class } from "./types";
 
 /** `5 s`, `2 min 5 s`, `4 h 19 min`, `2 d 3 h`. */
 export function formatSeconds(total: number): string {
@@ -41,6 +41,12 @@ export function sentence(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** `text` as a whole sentence: capitalised, ending in a full stop unless it ends in one already. */
+export function asSentence(text: string): string {
+  const s = sentence(text.trim());
+  return /[.!?…]$/.test(s) ? s : `${s}.`;
+}
+
 /** How long ago `iso` was: `just now`, `40 s ago`, `3 min ago`, `5 h ago`, `2 d ago`. */
 export function relativeTime(iso: string, nowMs: number): string {
   const s = Math.max(0, Math.floor((nowMs - Date.parse(iso)) / 1000));
@@ -51,7 +57,12 @@ export function relativeTime(iso: string, nowMs: number): string {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
-export const CLASS_LABEL: Record<PolicyClass, string> = { transient: "Transient", hard: "Hard" };
+/** A failure class as its badge reads, everywhere one is shown. */
+export const CLASS_LABEL: Record<Class, string> = {
+  transient: "Transient",
+  hard: "Hard",
+  unclassified: "Unclassified",
+};
 
 const UNITS: [string, number][] = [
   ["d", 86_400],

@@ -46,9 +46,14 @@ test("each account shows its state with a live countdown, the mark's code and ru
     const derivation = derived.getByTestId("account-derivation");
     assert.equal(
       (await derivation.innerText()).replace(/\s+/g, " ").trim(),
-      "Worked out from the candidate's settings (config folder, credentials and endpoint), as no account label is set: candidates with the same ones share this account. Account id claude-code#3f9a1c2b7d0e",
-      "the backend's words for how it was worked out, then the id as secondary detail",
+      "Worked out from the candidate's settings (config folder, credentials and endpoint), as no account label is set: candidates with the same ones share this account. ID for the CLI: claude-code#3f9a1c2b7d0e",
+      "the backend's words for how it was worked out, then the id as secondary detail, labelled for its use",
     );
+    const id = derived.getByTestId("account-id");
+    const [idSize, wordsSize] = await Promise.all(
+      [id, derivation].map((l) => l.evaluate((e) => parseFloat(getComputedStyle(e).fontSize))),
+    );
+    assert.ok(idSize < wordsSize, `the id is smaller than the words beside it: ${idSize} < ${wordsSize}`);
     assert.doesNotMatch(await derived.textContent(), /Derived account/, "no jargon");
     assert.equal(
       await work.getByTestId("account-derivation").count(),

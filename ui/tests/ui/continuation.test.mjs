@@ -113,8 +113,8 @@ test("Continue and Skip with context keep their places, disabled with the backen
     assert.equal(await button.isDisabled(), true, "drawn, not hidden, and disabled");
     const refusals = await detail.locator("[data-testid=action-refused]").allInnerTexts();
     assert.deepEqual(refusals, [
-      "Not possible: attempt 1's Claude Code reported no session id, so there is no session to resume",
-      "Not possible: no candidate is left to hand over to in this cycle",
+      "Attempt 1's Claude Code reported no session id, so there is no session to resume.",
+      "No candidate is left to hand over to in this cycle.",
     ]);
     await button.click({ force: true });
     assert.equal(await page.locator("[data-testid=continuation-dialog]").count(), 0, "a disabled slot does nothing");

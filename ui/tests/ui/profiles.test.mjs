@@ -64,10 +64,11 @@ test("policy fields state the limits the backend exports", async () => {
     // The generated bindings are checked against Rust by the bindings test,
     // so these are the validator's own bounds.
     assert.equal(await help("Retries"), `${max_retries.min}–${max_retries.max}`);
-    assert.equal((await help("First delay")).trim(), "= 5 s · 1 s – 1 h, doubles each time");
+    // “5 s” and “5 min” say their value already: no “= 300 s (5 min)” in a second style beside them.
+    assert.equal((await help("First delay")).trim(), "1 s – 1 h, doubles each time");
     assert.equal(
       (await help("Longest wait")).trim(),
-      "= 300 s (5 min) · 1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.",
+      "1 s – 7 d. A reset further away is never shortened to fit: the next step applies instead.",
     );
   } finally {
     await app.close();
@@ -287,8 +288,8 @@ test("a CLI candidate's timeouts are typed with units and saved as exactly the s
     const idle = app.page.getByLabel("Idle timeout", { exact: true });
     assert.equal(await idle.inputValue(), "15 min", "900 s is shown in its largest exact unit");
     assert.equal(await app.page.getByLabel("Total timeout", { exact: true }).inputValue(), "4 h");
-    await idle.fill("20 min");
-    await app.page.getByText("= 1,200 s", { exact: false }).waitFor();
+    await idle.fill("1200");
+    await app.page.getByText("= 20 min ·", { exact: false }).waitFor();
     await idle.fill("ten minutes");
     await app.page.getByText("“ten minutes” is not a duration: write a number with s, min, h or d").waitFor();
     assert.equal(await idle.getAttribute("aria-invalid"), "true");
@@ -588,6 +589,42 @@ test("after the import dialog or a failed import, focus is back on Import from f
   }
 });
 
+test("a refused import file says the import failed and saved nothing, then each problem on a line of its own", async () => {
+  const problems = [
+    "Candidate 1 “opus” › Hard › When recovery is used up: “later” is not one of skip, stop",
+    "Candidate 1 “opus” › Hard › Retry the same candidate: missing; the document must give it",
+  ];
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      openPath: "/home/me/bad.json",
+      importRefused: {
+        message: problems.join("\n"),
+        fields: [
+          { path: "candidates[0].hard.on_exhausted", message: "unknown variant `later`" },
+          { path: "candidates[0].hard", message: "missing field `retry`" },
+        ],
+      },
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    const failed = app.page.getByTestId("import-failed");
+    await failed.waitFor();
+    assert.equal(await failed.getAttribute("role"), "alert");
+    assert.equal((await failed.locator("p").textContent()).trim(), "Import failed; nothing was saved.");
+    assert.deepEqual(
+      (await failed.locator("li").allTextContents()).map((t) => t.trim()),
+      problems,
+      "one item a problem; the second's own “;” does not split it",
+    );
+    assert.ok(!(await app.calls()).some((c) => c.cmd === "import_profile"), "nothing was sent to be saved");
+  } finally {
+    await app.close();
+  }
+});
+
 test("an import over unsaved edits of the same profile asks first", async () => {
   const app = await openApp(
     {
@@ -724,11 +761,14 @@ test("policy durations take units, typed or picked, and save exactly the seconds
   const app = await open();
   try {
     const { delay } = await retryFields(app);
+    await delay.fill("300");
+    const help = app.page.locator(`[id="${await delay.getAttribute("id")}-help"]`);
+    await help.getByText("= 5 min ·", { exact: false }).waitFor();
+    await delay.fill("0.25 h");
+    await help.getByText("= 15 min ·", { exact: false }).waitFor();
     await delay.fill("5 min");
-    await app.page
-      .locator(`[id="${await delay.getAttribute("id")}-help"]`)
-      .getByText("= 300 s (5 min)", { exact: false })
-      .waitFor();
+    await help.getByText("1 s – 1 h", { exact: false }).waitFor();
+    assert.ok(!(await help.textContent()).includes("="), "the text says 5 min already: nothing added");
     await app.page.getByLabel("First delay unit").first().selectOption("h");
     assert.equal(await delay.inputValue(), "5 h", "picking a unit keeps the number and rewrites the unit");
     await delay.fill("0.5 s");
@@ -751,10 +791,10 @@ test("a wait past the limit shows the backend's error, not a rounded equivalent 
     await section.getByRole("switch", { name: "Wait for a trusted provider reset" }).click();
     const wait = section.getByLabel("Longest wait", { exact: true });
     await wait.fill("604800");
-    await section.getByText("= 604,800 s (7 d)", { exact: false }).waitFor();
+    await section.getByText("= 7 d ·", { exact: false }).waitFor();
     await wait.fill("604801");
     // The fake words it as the backend does (`timing::words::outside`): in durations.
-    await section.getByText("must be at most 7 d; 7 d 1 s is longer", { exact: false }).waitFor();
+    await section.getByText("must be at most 7 d (7 d 1 s is too long)", { exact: false }).waitFor();
     const help = await section.locator(`#${await wait.getAttribute("aria-describedby")}`).textContent();
     assert.ok(!help.includes("7 d ·") && !help.includes("="), `no "= 7 d" beside the limit error: ${help}`);
   } finally {
@@ -938,7 +978,7 @@ test("the preview classifies pasted error text with the backend's catalogue and 
     await classified.getByText("[backend] anthropic-api: 529 overloaded_error", { exact: false }).waitFor();
     assert.match(
       await classified.textContent(),
-      /Classified as Provider overloaded\s+transient\s+\(code provider_overloaded, rule fake\.rule\.v1\)/,
+      /Classified as Provider overloaded\s+Transient\s+\(code provider_overloaded, rule fake\.rule\.v1\)/,
     );
     const last = (await app.calls()).filter((c) => c.cmd === "preview_error_text").at(-1);
     assert.deepEqual(

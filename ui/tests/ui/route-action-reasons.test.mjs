@@ -12,7 +12,7 @@ const WHY = {
   skip_now: "no candidate is left to skip to in this cycle",
   cancel_wait: "the wait is cancelled already",
   resume: "only a stopped route resumes (engine words)",
-  continue: "continue is not possible: these candidates cannot resume a session",
+  continue: "these candidates cannot resume a session",
   handover: "no candidate is left to hand over to",
 };
 
@@ -45,12 +45,19 @@ test("every greyed-out action says why, in the engine's words, in its title and 
     const seen = await greyed(app.page);
     assert.deepEqual(Object.keys(seen).sort(), Object.keys(WHY).sort(), "all but Stop are greyed out");
     for (const [action, why] of Object.entries(WHY)) {
-      assert.equal(seen[action].title, why, `${action}: the title is the engine's reason`);
-      assert.match(seen[action].described, new RegExp(`${why.replace(/[()]/g, "\\$&")}$`), `${action}: described`);
+      // The engine's clause, made a sentence: capitalised, with its full stop.
+      const said = `${why.charAt(0).toUpperCase()}${why.slice(1)}.`;
+      assert.equal(seen[action].title, said, `${action}: the title is the engine's reason`);
+      assert.equal(seen[action].described, said, `${action}: described`);
     }
     const list = app.page.getByTestId("actions-unavailable");
     await list.locator("summary").click();
-    assert.match(await list.textContent(), /Continue: continue is not possible/, "and listed under the buttons");
+    const lines = (await list.locator("li").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+    assert.ok(
+      lines.includes("Continue — These candidates cannot resume a session."),
+      `listed under the buttons, one sentence after its label, no chained colons: ${lines.join(" | ")}`,
+    );
+    assert.ok(lines.includes("Retry now — Not possible while the route is running."), lines.join(" | "));
   } finally {
     await app.close();
   }
@@ -78,7 +85,7 @@ test("Continue offered by the state but refused by its preview says the preview'
       { timeout: 5000 },
     );
     const seen = await greyed(app.page);
-    assert.match(seen.continue.described, /^Not possible: attempt 1's Claude Code reported no session id/);
+    assert.match(seen.continue.described, /^Attempt 1's Claude Code reported no session id/);
     assert.ok(await button.isDisabled());
   } finally {
     await app.close();

@@ -474,6 +474,26 @@ test("an inbox item's route link puts focus in that route's detail, read after t
   }
 });
 
+test("a finished retry wait whose label names its delay says that duration once", async () => {
+  const timeline = [
+    { kind: "attempt", number: 1, candidate_name: "Claude", start: iso(-10e3), end: iso(-8e3), outcome: "failed" },
+    { kind: "gap", start: iso(-8e3), end: iso(-5e3), due: iso(-5e3), why: "retry", label: "retry 1 of 1 after 3 s" },
+    { kind: "attempt", number: 2, candidate_name: "Claude", start: iso(-5e3), end: iso(-4e3), outcome: "failed" },
+  ];
+  const app = await openApp(
+    routesOf({ snapshot: snapshot(5, "needs_manual", { actions: ["retry_now", "stop"] }), attempts: [], timeline }),
+  );
+  try {
+    await row(app.page, 5).click();
+    const t = app.page.getByTestId("route-timeline");
+    await t.waitFor();
+    const words = await t.getByTestId("timeline-entry").allTextContents();
+    assert.equal(words[1], "Retry 1 of 1 after 3 s", "not “after 3 s · 3 s”");
+  } finally {
+    await app.close();
+  }
+});
+
 test("the timeline draws attempts, waits and marks with a deadline marker, and stacks its words on a phone", async () => {
   const timeline = [
     { kind: "attempt", number: 1, candidate_name: "Claude", start: iso(-60e3), end: iso(-58e3), outcome: "failed" },

@@ -164,7 +164,7 @@ test("the route list shows every route newest first with all of its live facts",
     assert.equal(await r6.locator(".badge.state-retry_scheduled").textContent(), "Retry scheduled");
     assert.match(await r6.textContent(), /Everyday/);
     assert.match(await r6.locator("[data-testid=candidate]").textContent(), /Candidate 1 of 3: “Claude”/);
-    assert.equal(await r6.locator(".badge.transient").textContent(), "transient");
+    assert.equal(await r6.locator(".badge.transient").textContent(), "Transient", "a class reads capitalised");
     assert.match(
       await r6.locator("[data-testid=classification]").textContent(),
       /Provider overloaded/,
@@ -318,9 +318,10 @@ test("when the gate refused recovery, actions that send the prompt again say so 
     const dialog = app.page.getByRole("dialog");
     await dialog.waitFor();
     assert.equal(await dialog.getByRole("heading").textContent(), "Retry now: this may repeat work");
+    // The risk said once, then what the button does: no “may repeat work: … which may repeat”.
     assert.match(
-      await dialog.textContent(),
-      /Route 7 may repeat work: the safety gate refused automatic recovery — a tool call or tool effect was seen before the failure\. Retry now sends the prompt to an agent again, which may repeat what was already done/,
+      await dialog.locator("p").first().textContent(),
+      /^The safety gate refused automatic recovery — a tool call or tool effect was seen before the failure\. Retry now sends the prompt of route 7 to an agent again, so files it changed or commands it ran may be changed or run twice\. Check the working directory first\.$/,
     );
     await app.page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
@@ -613,6 +614,11 @@ test("engine internals sit behind an Engine details disclosure that names what i
       "Engine details: generation, engine",
       "the closed disclosure says what it folds",
     );
+    assert.equal(
+      await detail.locator("[data-testid=attempt-internals] summary").first().textContent(),
+      "Engine details: code, rule, generation, invocation",
+      "an attempt's disclosure names the code and rule it now folds too",
+    );
     const attempt = detail.locator("[data-testid=attempt]").nth(2);
     const last = await attempt.evaluate((li) => li.lastElementChild?.getAttribute("data-testid"));
     assert.equal(
@@ -820,7 +826,7 @@ test("a newer route-changed event updates the row and announces the state change
   }
 });
 
-test("a route card names the failure in words with its class; code, rule and catalogue are the attempt's, labelled", async () => {
+test("a route card names the failure in words with its class; code, rule and catalogue are in the attempt's Engine details", async () => {
   const scenario = richScenario();
   const unmatched = { code: "unknown", class: "unclassified", rule_id: null, catalogue_version: "2026.11" };
   scenario.routes.find((r) => r.snapshot.id === 5).attempts = [attempt(1, { classification: unmatched })];
@@ -830,7 +836,7 @@ test("a route card names the failure in words with its class; code, rule and cat
     const line = card.getByTestId("classification");
     await line.waitFor();
     assert.equal((await line.getByTestId("code-words").textContent()).trim(), "Provider overloaded");
-    assert.equal((await line.locator(".badge").textContent()).trim(), "transient");
+    assert.equal((await line.locator(".badge").textContent()).trim(), "Transient");
     const said = await card.textContent();
     for (const raw of ["provider_overloaded", "anthropic.overloaded.v1", "rule", "catalogue 2026"])
       assert.ok(!said.includes(raw), `the card's headline reads in words, without “${raw}”: ${said}`);
@@ -838,17 +844,22 @@ test("a route card names the failure in words with its class; code, rule and cat
     const detail = app.page.locator("[data-testid=route-detail]");
     const first = detail.locator("[data-testid=attempt]").first();
     await first.waitFor();
-    assert.equal(
-      (await first.getByTestId("code-detail").textContent()).replace(/\s+/g, " ").trim(),
-      "code provider_overloaded · rule anthropic.overloaded.v1 · catalogue 2026.11",
-      "kept for looking it up, smaller and labelled",
-    );
+    assert.equal((await first.getByTestId("code-words").textContent()).trim(), "Provider overloaded");
+    assert.equal((await first.locator("dd .badge").textContent()).trim(), "Transient");
+    const shown = await first.evaluate((li) => li.innerText);
+    for (const raw of ["provider_overloaded", "anthropic.overloaded.v1", "2026.11"])
+      assert.ok(!shown.includes(raw), `the attempt reads in words; “${raw}” waits in Engine details: ${shown}`);
+    const internals = first.getByTestId("attempt-internals");
+    await internals.locator("summary").click();
+    assert.equal((await internals.getByTestId("attempt-code").textContent()).trim(), "provider_overloaded");
+    assert.equal((await internals.getByTestId("attempt-rule").textContent()).trim(), "anthropic.overloaded.v1");
+    assert.equal((await internals.getByTestId("attempt-catalogue").textContent()).trim(), "2026.11");
     await row(app.page, 5).click();
     const words = detail.locator("[data-testid=attempt]").first();
     await words.getByTestId("code-words").filter({ hasText: "Not recognised" }).waitFor();
     assert.equal(
-      (await words.getByTestId("code-detail").textContent()).replace(/\s+/g, " ").trim(),
-      "code unknown · no catalogue rule matched · catalogue 2026.11",
+      (await words.getByTestId("attempt-rule").textContent()).trim(),
+      "No catalogue rule matched",
       "no rule reads as words, not “rule none matched”",
     );
   } finally {
@@ -866,7 +877,7 @@ test("an event for the open route reloads its attempt history", async () => {
     const first = detail.locator("[data-testid=attempt]").first();
     assert.match(
       await first.textContent(),
-      /provider_overloaded[\s\S]*anthropic\.overloaded\.v1[\s\S]*catalogue 2026\.11/,
+      /Code\s*provider_overloaded\s*Rule\s*anthropic\.overloaded\.v1\s*Catalogue\s*2026\.11/,
     );
     assert.match(await first.textContent(), /Retry 1 at 12:00:05/);
     assert.match(await first.textContent(), /Policy revision\s*2/);

@@ -83,6 +83,8 @@ export type Scenario = {
   openPath?: string | null;
   /** What `preview_profile_file` answers. */
   importPreview?: ImportPreview;
+  /** What `preview_profile_file` refuses with instead (a file that is no profile). */
+  importRefused?: { message: string; fields: { path: string; message: string }[] };
   /** The profile `import_profile` saves (its id decides new or replaced). */
   imported?: Profile;
   /** Variable names `secret_env` calls secret when their value is not
@@ -146,8 +148,8 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
         path: `${prefix}.${path}`,
         message:
           v < min
-            ? `must be at least ${exactDuration(min)}; ${exactDuration(v)} is shorter`
-            : `must be at most ${exactDuration(max)}; ${exactDuration(v)} is longer`,
+            ? `must be at least ${exactDuration(min)} (${exactDuration(v)} is too short)`
+            : `must be at most ${exactDuration(max)} (${exactDuration(v)} is too long)`,
       });
   };
   if (s.retry.enabled) {
@@ -535,6 +537,7 @@ export class FakeBackend {
         this.profile(Number(args.id));
         return null;
       case "preview_profile_file":
+        if (this.scenario.importRefused) throw { code: "validation", ...this.scenario.importRefused };
         if (!this.scenario.importPreview)
           throw { code: "validation", message: "no import preview in scenario", fields: [] };
         return this.scenario.importPreview;
@@ -665,7 +668,7 @@ export class FakeBackend {
       throw { code: "conflict", message: "the profile changed since it was loaded; reload it", fields: [] };
     const errors = checkCandidates(inputs);
     if (errors.length > 0)
-      throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("; "), fields: errors };
+      throw { code: "validation", message: errors.map((e) => `${e.path}: ${e.message}`).join("\n"), fields: errors };
     p.candidates = inputs.map((c) => ({
       id: c.id ?? this.nextId++,
       name: c.name,
