@@ -413,7 +413,7 @@ mod tests {
             ..SimulatedFailure::of(SemanticCode::RateLimited)
         };
         let first = |wait| {
-            preview(&[slot(wait)], &[failure.clone()], start())[0]
+            preview(&[slot(wait)], std::slice::from_ref(&failure), start())[0]
                 .text
                 .clone()
         };
