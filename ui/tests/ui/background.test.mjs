@@ -59,7 +59,7 @@ test("the route list says Paused and resumes; a pause from the tray shows up liv
     // The tray's toggle: the backend emits the change.
     await app.emit("pause-changed", { paused: true });
     await badge.waitFor();
-    await app.page.getByTestId("pause").waitFor({ state: "detached" });
+    await app.page.getByRole("button", { name: "Resume dispatches" }).waitFor();
   } finally {
     await app.close();
   }

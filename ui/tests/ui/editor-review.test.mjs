@@ -286,6 +286,37 @@ test("the close question has a visible Cancel that keeps the window and answers 
   }
 });
 
+// The fifth outside review: after Cancel, focus landed on Start run.
+const CLOSE_QUESTION = {
+  counts: { needs_you: 0, active: 1, running: 0, waiting: 1, stopped: 0, finished: 0, archived: 0, all: 1 },
+  quit_warning: "1 route is waiting.",
+  unsaved: null,
+  then: null,
+};
+for (const [where, focus] of [
+  ["the route search", (page) => page.getByLabel("Search routes").focus()],
+  ["nothing (the window's close button)", (page) => page.evaluate(() => document.activeElement?.blur())],
+])
+  test(`Cancel in the close question gives focus back where it was: ${where}`, async () => {
+    const app = await openApp({});
+    try {
+      await focus(app.page);
+      const before = await app.page.evaluate(() => document.activeElement?.id || document.activeElement?.tagName);
+      await app.emit("close-requested", CLOSE_QUESTION);
+      const dialog = app.page.getByTestId("close-dialog");
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await dialog.waitFor({ state: "detached" });
+      await app.page.waitForTimeout(50);
+      assert.equal(
+        await app.page.evaluate(() => document.activeElement?.id || document.activeElement?.tagName),
+        before,
+        "focus is where it was before the question, not on Start run",
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
 test("choosing Dark themes the window itself, so native drop-downs open dark", async () => {
   const app = await openApp({}, { hash: "#/settings" });
   try {

@@ -88,7 +88,10 @@ test("an out-of-range value shows the backend's field error inline and blocks no
       "validation comes from the backend validator",
     );
     await app.page.getByRole("button", { name: "Save" }).click();
-    await app.page.getByText("Not saved: candidates[0].transient.retry.max_retries", { exact: false }).waitFor();
+    // What to do in one line, then the backend's words, whole when the message is opened.
+    const message = app.page.getByTestId("save-message");
+    await message.getByText("Not saved: 1 field needs fixing — see the marked fields.", { exact: false }).waitFor();
+    assert.match(await message.textContent(), /candidates\[0\]\.transient\.retry\.max_retries/);
     assert.equal((await saveCalls(app)).length, 1, "save was attempted and refused by the backend");
   } finally {
     await app.close();

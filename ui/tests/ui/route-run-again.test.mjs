@@ -99,3 +99,32 @@ test("the repeat warning follows the form: gone for another prompt or profile, b
     await app.close();
   }
 });
+
+// The fifth outside review: Run again… silently replaced a prompt written and
+// not sent. It asks first; Cancel keeps the draft and focus on Run again….
+test("run again over an unsent prompt asks first: Cancel keeps it, Replace prompt fills the route's", async () => {
+  const app = await openApp(scenario(null));
+  try {
+    const prompt = app.page.getByTestId("start-run").getByLabel("Prompt");
+    await prompt.fill("My own draft, not sent");
+    await app.page.locator('[data-route="7"]').click();
+    const again = app.page.getByTestId("run-again");
+    await again.focus();
+    await app.page.keyboard.press("Enter");
+    const ask = app.page.getByRole("dialog", { name: "Replace the prompt you wrote?" });
+    await ask.waitFor();
+    await app.page.keyboard.press("Escape");
+    await ask.waitFor({ state: "detached" });
+    assert.equal(await prompt.inputValue(), "My own draft, not sent", "Cancel keeps the draft");
+    assert.equal(await again.evaluate((b) => b === document.activeElement), true, "focus is back on Run again…");
+    await again.click();
+    await ask.getByRole("button", { name: "Replace prompt" }).click();
+    await app.page.waitForFunction(() => document.querySelector("#run-prompt")?.value === "Migrate the users table");
+    // The route's own prompt in the form: nothing of the person's to lose, no question.
+    await again.click();
+    await app.page.waitForTimeout(100);
+    assert.equal(await app.page.getByRole("dialog").count(), 0, "no question when the form holds the route's prompt");
+  } finally {
+    await app.close();
+  }
+});

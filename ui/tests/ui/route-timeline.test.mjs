@@ -186,3 +186,47 @@ test("every cut says its duration and reason in full, and the word list has ever
     }
   }
 });
+
+// The fifth outside review: the "due" marker sat half-clipped at the track's
+// right edge, and two legend entries shared a line.
+test("a deadline at the track's end is drawn whole, and the legend has one entry a line, at both widths", async () => {
+  const timeline = [
+    { kind: "attempt", number: 1, candidate_name: "Claude", start: iso(-90e3), end: iso(-84e3), outcome: "failed" },
+    { kind: "gap", start: iso(-84e3), end: iso(0), due: null, why: "person", label: "waited for you" },
+    { kind: "mark", at: iso(0), label: "skip now from the app" },
+    { kind: "attempt", number: 2, candidate_name: "Codex", start: iso(0), end: iso(2e3), outcome: "failed" },
+    { kind: "gap", start: iso(2e3), end: null, due: iso(600e3), why: "reset_wait", label: "waiting for the reset" },
+  ];
+  for (const width of [1280, 390]) {
+    const app = await openApp(routeWith(9, "waiting_reset", timeline, { deadline: iso(600e3) }), {
+      width,
+      height: 844,
+    });
+    try {
+      await app.page.locator('[data-route="9"]').click();
+      const t = app.page.getByTestId("route-timeline");
+      await t.getByTestId("timeline-deadline").waitFor();
+      const { mark, track } = await t.getByTestId("timeline-deadline").evaluate((d) => {
+        const box = (e) => {
+          const r = e.getBoundingClientRect();
+          return { left: r.left, right: r.right, width: r.width };
+        };
+        return { mark: box(d), track: box(d.closest(".scroller")) };
+      });
+      assert.ok(mark.width >= 3, `at ${width} px the marker is a visible line: ${mark.width} px`);
+      assert.ok(
+        mark.right <= track.right - 4,
+        `at ${width} px it ends clear of the edge: ${JSON.stringify({ mark, track })}`,
+      );
+      const lines = await t
+        .getByTestId("timeline-entry")
+        .evaluateAll((els) =>
+          els.map((e) => ({ top: e.getBoundingClientRect().top, bottom: e.getBoundingClientRect().bottom })),
+        );
+      for (let i = 1; i < lines.length; i++)
+        assert.ok(lines[i].top >= lines[i - 1].bottom - 1, `at ${width} px entry ${i + 1} starts below entry ${i}`);
+    } finally {
+      await app.close();
+    }
+  }
+});

@@ -160,6 +160,14 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
       POLICY_LIMITS.initial_interval_seconds,
     );
   }
+  // As the backend's `check_longest_delay`: only once both fields are in range.
+  const { max_retries: n, initial_interval_seconds: first } = s.retry;
+  const longest = first * 2 ** (n - 1);
+  if (s.retry.enabled && errors.length === 0 && longest > 86_400)
+    errors.push({
+      path: `${prefix}.retry`,
+      message: `the last retry would wait ${exactDuration(longest)} (the first delay, ${exactDuration(first)}, doubled ${n - 1} times), longer than the 1 d limit; use fewer retries or a shorter first delay`,
+    });
   if (s.wait_for_reset.enabled) {
     duration("wait_for_reset.max_wait_seconds", s.wait_for_reset.max_wait_seconds, POLICY_LIMITS.max_wait_seconds);
   }
