@@ -113,7 +113,7 @@ pub fn inspect_workdir(dir: Option<&str>) -> WorkdirCheck {
     let git_root = git_root(&path);
     WorkdirCheck {
         warning: git_root.is_none().then(|| {
-            "not a git repository: what the agent changes there cannot be reviewed or undone with git"
+            "not a git repository, so what the agent changes there cannot be reviewed or undone with git"
                 .to_string()
         }),
         git_root: git_root.map(|r| r.display().to_string()),
@@ -141,7 +141,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plain = inspect_workdir(dir.path().to_str());
         assert_eq!(plain.problem, None);
-        assert!(plain.warning.unwrap().starts_with("not a git repository"));
+        assert_eq!(
+            plain.warning.as_deref(),
+            Some(
+                "not a git repository, so what the agent changes there cannot be reviewed or \
+                 undone with git"
+            ),
+            "one sentence after the form's “Warning:”, no second colon"
+        );
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
         let inside = inspect_workdir(dir.path().join("src").to_str());

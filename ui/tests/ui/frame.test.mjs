@@ -47,7 +47,7 @@ test("the run form's profile choice is shown whole at 1280 px", async () => {
       const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 24;
       return { text: Math.ceil(text), room: Math.floor(room) };
     });
-    assert.ok(fit.text <= fit.room, `“Nightly refactors (simulated) (2 enabled)” fits: ${JSON.stringify(fit)}`);
+    assert.ok(fit.text <= fit.room, `“Nightly refactors (simulated) · 2 enabled” fits: ${JSON.stringify(fit)}`);
   } finally {
     await app.close();
   }

@@ -10,7 +10,7 @@ import { demoProfile, routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const WIDTHS = [1280, 390];
 
-const NOT_GIT = "not a git repository: what the agent changes there cannot be reviewed or undone with git";
+const NOT_GIT = "not a git repository, so what the agent changes there cannot be reviewed or undone with git";
 
 /** The run form with one profile and no route yet (so on a phone it is open). */
 const runScenario = () => ({

@@ -101,7 +101,7 @@ for (const [label, viewport] of VIEWPORTS) {
   });
 }
 
-const NOT_GIT = "not a git repository: what the agent changes there cannot be reviewed or undone with git";
+const NOT_GIT = "not a git repository, so what the agent changes there cannot be reviewed or undone with git";
 
 for (const [label, viewport] of VIEWPORTS) {
   test(`typing Settings' default directory moves none of the sections below (${label})`, async () => {

@@ -175,7 +175,7 @@ test("the directory is said before a run and shown on every route and attempt, w
       "": {
         path: "/home/me",
         problem: null,
-        warning: "not a git repository: what the agent changes there cannot be reviewed or undone with git",
+        warning: "not a git repository, so what the agent changes there cannot be reviewed or undone with git",
         git_root: null,
       },
       "/nope": { path: "/nope", problem: "/nope does not exist", warning: null, git_root: null },

@@ -37,7 +37,11 @@ test("run again of a route that may have done its work says so, and Start run as
     await form.getByRole("button", { name: "Start run" }).click();
     const dialog = app.page.getByRole("dialog");
     await dialog.getByRole("heading", { name: "Start run: this may repeat work" }).waitFor();
-    assert.match(await dialog.textContent(), /Route 7 may repeat work: the safety gate held it/);
+    assert.match(
+      await dialog.textContent(),
+      /The safety gate held it.*Start run sends the prompt of route 7 to an agent again/,
+      "the risk is said once, then what the button does",
+    );
     assert.equal((await startCalls(app)).length, 0, "nothing is sent while the question is open");
 
     await dialog.getByRole("button", { name: "Cancel" }).click();

@@ -1079,7 +1079,7 @@ test("starting a run checks the form, then sends it and opens the new route", as
       "nothing is sent while the form is incomplete",
     );
 
-    await form.getByLabel("Profile").selectOption({ label: "Everyday (3 enabled)" });
+    await form.getByLabel("Profile").selectOption({ label: "Everyday · 3 enabled" });
     await form.getByLabel("Prompt").fill("Add a changelog entry");
     await form.getByLabel("Working directory (optional)").fill("/home/me/repo");
     await form.getByRole("button", { name: "Start run" }).click();
@@ -1104,7 +1104,7 @@ test("a refused start shows the backend's reason at the profile field", async ()
   const app = await openApp(scenario);
   try {
     const form = app.page.locator("[data-testid=start-run]");
-    await form.getByLabel("Profile").selectOption({ label: "Night batch (0 enabled)" });
+    await form.getByLabel("Profile").selectOption({ label: "Night batch · 0 enabled" });
     await form.getByLabel("Prompt").fill("Anything");
     await form.getByRole("button", { name: "Start run" }).click();
     await form.locator(".field-error", { hasText: "profile has no enabled candidate" }).waitFor();
@@ -1122,7 +1122,7 @@ test("a request Tauri refuses as malformed still tells the person why", async ()
   const app = await openApp(scenario);
   try {
     const form = app.page.locator("[data-testid=start-run]");
-    await form.getByLabel("Profile").selectOption({ label: "Everyday (3 enabled)" });
+    await form.getByLabel("Profile").selectOption({ label: "Everyday · 3 enabled" });
     await form.getByLabel("Prompt").fill("Anything");
     await form.getByRole("button", { name: "Start run" }).click();
     await form
