@@ -336,6 +336,10 @@ pub struct Expect {
     /// The transcript's tool calls in order, `name:status` (status
     /// `completed`, `failed`, `refused` or `started`).
     pub tools: Option<Vec<String>>,
+    /// Another list of tool calls the live CLI may report instead of
+    /// `tools`, for a CLI whose own output varies between runs (`why` says
+    /// how it was seen).
+    pub tools_also: Option<Vec<String>>,
     /// The transcript holds the CLI's session id.
     pub session: Option<bool>,
     /// Live only: the agent wrote `recourse-note.txt` in its working
@@ -371,8 +375,13 @@ impl Expect {
                     _ => None,
                 })
                 .collect();
-            if &got != tools {
-                problems.push(format!("tools {got:?}, expected {tools:?}"));
+            if &got != tools && self.tools_also.as_ref() != Some(&got) {
+                let also = self
+                    .tools_also
+                    .as_ref()
+                    .map(|t| format!(" or {t:?}"))
+                    .unwrap_or_default();
+                problems.push(format!("tools {got:?}, expected {tools:?}{also}"));
             }
         }
         if self.session == Some(true) && t.session_id.is_none() {
