@@ -78,6 +78,7 @@ export type {
   IpcError,
   ManualAction,
   MatchOutcome,
+  Phase,
   PolicyClass,
   Provider,
   RetryProgress,
