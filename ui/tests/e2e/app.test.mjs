@@ -121,8 +121,8 @@ test("a profile exported to a file imports back in the app after showing what ch
   assert.match(table, /Transient › Retries\s*3\s*5/, "the one change, in words, before and after");
   assert.ok(await clickByText("dialog[open] button", "Replace “Demo (simulated)”"));
   await app.waitForText("[data-testid=file-note], [role=alert]", (t) => t.includes("Replaced"));
-  const summaries = await app.execute(
-    "return [...document.querySelectorAll('[data-testid=policy-summary]')].map((e) => e.textContent).join('\\n');",
-  );
+  // The rows are drawn anew for the replaced profile; each asks the backend
+  // for its summary, so it is waited for.
+  const summaries = await app.waitForText("ol.candidates", (t) => /retry 5× from 2 s/.test(t));
   assert.match(summaries, /retry 5× from 2 s/, "the imported policy is what the editor now shows");
 });

@@ -141,7 +141,10 @@ test("pausing from the route list refuses a new run until resumed", async () => 
   assert.ok(await clickByText("[data-testid=start-run] button", "Start run"));
   await app.waitForText("[data-testid=start-run]", (t) => /new dispatches are paused/.test(t));
   assert.ok(await clickByText("button", "Resume dispatches"));
-  await app.waitForText("#routes-heading", (t) => !t.includes("Paused"));
+  // The badge keeps its place unseen while not paused (nothing beside it
+  // moves): what goes is its test id and the toggle's word.
+  await app.waitForText("[data-testid=pause]", (t) => t === "Pause dispatches");
+  assert.equal(await app.execute("return document.querySelector('[data-testid=paused-badge]')"), null);
 });
 
 test("start at login writes a desktop autostart entry that starts this app, and turning it off removes it", async () => {
