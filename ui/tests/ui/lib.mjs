@@ -140,3 +140,15 @@ export async function scrollOwners(page) {
       .map((el) => el.tagName.toLowerCase() + (el.id ? `#${el.id}` : "")),
   );
 }
+
+/** The widths every "nothing moves" test measures at: desktop and phone. */
+export const VIEWPORTS = [
+  ["desktop", { width: 1280, height: 820 }],
+  ["phone", { width: 390, height: 844 }],
+];
+
+/** A viewport box, rounded: where a control is under the pointer. */
+export async function at(locator) {
+  const { x, y, width, height } = await locator.boundingBox();
+  return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
+}

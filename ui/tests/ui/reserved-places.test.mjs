@@ -6,21 +6,10 @@
 // stay on screen; Check sits with the program it checks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, at, openApp } from "./lib.mjs";
 import { demoProfile, routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
-const VIEWPORTS = [
-  ["desktop", { width: 1280, height: 820 }],
-  ["phone", { width: 390, height: 844 }],
-];
-
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
-
-/** A viewport box, rounded: where a control is under the pointer. */
-const at = async (locator) => {
-  const { x, y, width, height } = await locator.boundingBox();
-  return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
-};
 
 const oneProfile = {
   profiles: [{ id: 1, name: "Everyday", revision: 1, candidates: [], created_at: iso(0), updated_at: iso(0) }],

@@ -4,19 +4,8 @@
 // never cut off for good: pointed at or reached by Tab, it opens whole.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, at, openApp } from "./lib.mjs";
 import { demoProfile } from "./fixtures.mjs";
-
-const VIEWPORTS = [
-  ["desktop", { width: 1280, height: 820 }],
-  ["phone", { width: 390, height: 844 }],
-];
-
-/** A viewport box, rounded: where a control is under the pointer. */
-const at = async (locator) => {
-  const { x, y, width, height } = await locator.boundingBox();
-  return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
-};
 
 const LONG = Array.from(
   { length: 6 },

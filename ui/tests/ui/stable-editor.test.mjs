@@ -4,13 +4,8 @@
 // button says why.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, at, openApp } from "./lib.mjs";
 import { demoProfile } from "./fixtures.mjs";
-
-const VIEWPORTS = [
-  ["desktop", { width: 1280, height: 820 }],
-  ["phone", { width: 390, height: 844 }],
-];
 
 /** Opens the first candidate's policy; boxes are measured relative to its row. */
 async function openFirst(page) {
@@ -23,12 +18,6 @@ async function openFirst(page) {
   };
   return { row, within };
 }
-
-/** A viewport box: where a control is under the pointer. */
-const at = async (locator) => {
-  const { x, y, width, height } = await locator.boundingBox();
-  return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
-};
 
 for (const [label, viewport] of VIEWPORTS) {
   test(`a field error and the refused save move neither the rows below nor Save and Discard (${label})`, async () => {

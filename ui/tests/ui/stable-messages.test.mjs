@@ -6,19 +6,13 @@
 // the run form's refusal sits beside Start run.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { at, openApp } from "./lib.mjs";
 import { demoProfile } from "./fixtures.mjs";
 
 const VIEWPORTS = [
   ["desktop", { width: 1400, height: 900 }],
   ["phone", { width: 390, height: 844 }],
 ];
-
-/** A viewport box, rounded: where a control is under the pointer. */
-const at = async (locator) => {
-  const { x, y, width, height } = await locator.boundingBox();
-  return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
-};
 
 /** Boxes relative to `origin`: a fill may scroll the page, which moves nothing under the pointer. */
 const relative = (origin) => async (locator) => {

@@ -3,13 +3,8 @@
 // keep to places reserved for them, so the sections below stay.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, openApp } from "./lib.mjs";
 import { demoProfile } from "./fixtures.mjs";
-
-const VIEWPORTS = [
-  ["desktop", { width: 1280, height: 820 }],
-  ["phone", { width: 390, height: 844 }],
-];
 
 /** Where a box is relative to `origin` (a fill may scroll the page, which moves nothing under the pointer), in whole pixels: a sub-pixel is not a move. */
 const relative = (origin) => async (locator) => {

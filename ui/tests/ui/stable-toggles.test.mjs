@@ -4,21 +4,10 @@
 // opens at its top, not where the area before it was scrolled to.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, at, openApp } from "./lib.mjs";
 import { demoProfile, routeSnapshot } from "./fixtures.mjs";
 
-const VIEWPORTS = [
-  ["desktop", { width: 1280, height: 820 }],
-  ["phone", { width: 390, height: 844 }],
-];
-
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
-
-/** A viewport box, rounded: where a control is under the pointer. */
-const at = async (locator) => {
-  const { x, y, width, height } = await locator.boundingBox();
-  return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
-};
 
 const routesOf = (...snapshots) => ({
   profiles: [
