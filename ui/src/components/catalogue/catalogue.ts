@@ -1,6 +1,7 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
+import { CLASS_LABEL } from "../../lib/format";
 import { CODE_WORDS, PASTABLE_PROVIDERS, PROVIDER_WORDS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
 import type { Class, HintSource, MatchOutcome, Phase, Provider, RuleView, Scope, Span } from "../../lib/types";
 
@@ -23,20 +24,17 @@ export const PHASE_WORDS: Record<Phase, string> = {
   exit: "When the agent exited",
 };
 
-/** Words that stand alone start upper-case (a backend's refusal starts lower-case for "field: reason"). */
-export const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
-
 export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
   transient: {
-    label: "Transient",
+    label: CLASS_LABEL.transient,
     meaning: "Temporary: a network hiccup, an overloaded service or a short throttle. Retrying soon usually works.",
   },
   hard: {
-    label: "Hard",
+    label: CLASS_LABEL.hard,
     meaning: "Needs a longer reset or a person: a quota or usage window, credentials or configuration.",
   },
   unclassified: {
-    label: "Unclassified",
+    label: CLASS_LABEL.unclassified,
     meaning:
       "Unknown, low confidence or outside provider recovery (e.g. a failed task). Recovered by hand, unless a candidate opted in to moving on after identical repeats.",
   },

@@ -8,7 +8,7 @@ import type {
   RouteState,
   ToolStatus,
 } from "../../lib/types";
-import { countdown, dateTime } from "../../lib/format";
+import { countdown, dateTime, sentence } from "../../lib/format";
 import { ACTION_HELP, DISPATCHING_ACTIONS } from "../../bindings";
 
 /** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
@@ -24,8 +24,7 @@ export const STATE_TEXT: Record<RouteState, string> = {
 
 /** Badge text for a state. */
 export function stateLabel(state: RouteState): string {
-  const t = STATE_TEXT[state];
-  return t.charAt(0).toUpperCase() + t.slice(1);
+  return sentence(STATE_TEXT[state]);
 }
 
 export const ACTION_LABEL: Record<ManualAction, string> = {
