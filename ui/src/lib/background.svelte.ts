@@ -41,21 +41,21 @@ export const background = {
   },
   /**
    * Saves the settings changed by `change`; the backend checks them first.
-   * Resolves to the field errors by path (empty when saved).
+   * Resolves to whether they were saved and the field errors by path.
    */
-  saveSettings(change: (s: Settings) => Settings): Promise<Record<string, string>> {
+  saveSettings(change: (s: Settings) => Settings): Promise<{ saved: boolean; errors: Record<string, string> }> {
     // One save at a time, each applied to what the one before saved: two
     // quick edits would otherwise each send the settings without the other.
     const run = saving.then(async () => {
-      if (!settings) return {};
+      if (!settings) return { saved: false, errors: {} };
       error = "";
       try {
         settings = await call(commands.setSettings(change($state.snapshot(settings) as Settings)));
-        return {};
+        return { saved: true, errors: {} };
       } catch (err) {
-        if (err instanceof AppError && err.fields.length > 0) return err.byField();
+        if (err instanceof AppError && err.fields.length > 0) return { saved: false, errors: err.byField() };
         error = messageOf(err);
-        return {};
+        return { saved: false, errors: {} };
       }
     });
     saving = run;
@@ -91,12 +91,15 @@ export const background = {
       b();
     };
   },
-  async setPaused(next: boolean) {
+  /** Resolves to whether it was saved. */
+  async setPaused(next: boolean): Promise<boolean> {
     error = "";
     try {
       paused = await call(commands.setDispatchPaused(next));
+      return true;
     } catch (err) {
       error = messageOf(err);
+      return false;
     }
   },
   async answer(choice: CloseChoice, remember: boolean) {
@@ -112,24 +115,30 @@ export const background = {
   dismiss() {
     question = null;
   },
-  async setCloseChoice(choice: CloseChoice | null) {
+  /** Resolves to whether it was saved. */
+  async setCloseChoice(choice: CloseChoice | null): Promise<boolean> {
     error = "";
     try {
       settings = await call(commands.setCloseChoice(choice));
       closeChoice = settings.close_while_active ?? null;
+      return true;
     } catch (err) {
       error = messageOf(err);
+      return false;
     }
   },
-  async setAutostart(on: boolean) {
+  /** Resolves to whether it was saved. */
+  async setAutostart(on: boolean): Promise<boolean> {
     error = "";
     try {
       if (on) await enable();
       else await disable();
       autostart = await isEnabled();
+      return true;
     } catch (err) {
       error = messageOf(err);
       autostart = await isEnabled().catch(() => autostart);
+      return false;
     }
   },
 };

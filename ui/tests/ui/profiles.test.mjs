@@ -560,6 +560,54 @@ test("import shows what the file changes and saves only when confirmed", async (
   }
 });
 
+test("a profile replaced by an import keeps each row's summary line until the backend describes it anew", async () => {
+  // The backend takes its time to describe a policy: the rows drawn for the
+  // replaced profile must not stand blank (or short) meanwhile.
+  const changed = { transient: immediate("stop"), hard: immediate("stop") };
+  const imported = {
+    ...demoProfile(),
+    revision: 2,
+    candidates: [
+      demoProfile().candidates[0],
+      { ...demoProfile().candidates[1], policy: { ...demoProfile().candidates[1].policy, ...changed } },
+    ],
+  };
+  const app = await openApp(
+    {
+      profiles: [demoProfile()],
+      openPath: "/home/me/demo.json",
+      importPreview: IMPORT_PREVIEW,
+      imported,
+      slow: { policy_summary: 2500 },
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    const summaries = app.page.getByTestId("policy-summary");
+    await summaries.first().getByText("[backend summary]").waitFor({ timeout: 6000 });
+    await summaries.nth(1).getByText("[backend summary]").waitFor({ timeout: 6000 });
+    const first = (await summaries.first().textContent()).trim();
+    const lineHeight = (await summaries.nth(1).boundingBox()).height;
+
+    await app.page.getByRole("button", { name: "Import from file…" }).click();
+    await app.page.getByRole("button", { name: "Replace “Demo (simulated)”" }).click();
+    await app.page.getByRole("status").filter({ hasText: "Replaced" }).waitFor();
+    assert.equal(
+      (await summaries.first().textContent()).trim(),
+      first,
+      "an unchanged policy is described at once, as before the import",
+    );
+    assert.equal(
+      (await summaries.nth(1).boundingBox()).height,
+      lineHeight,
+      "a changed one keeps a line's height until the backend answers",
+    );
+    await summaries.nth(1).getByText("transient stop; hard stop").waitFor({ timeout: 6000 });
+  } finally {
+    await app.close();
+  }
+});
+
 test("after the import dialog or a failed import, focus is back on Import from file… (the file chooser took it)", async () => {
   const focused = (app) => app.page.evaluate(() => document.activeElement?.textContent?.trim());
   const app = await openApp(

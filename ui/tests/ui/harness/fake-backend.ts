@@ -78,6 +78,8 @@ export type Scenario = {
   transcripts?: Record<string, AttemptTranscript>;
   /** What `readiness` answers. */
   readiness?: Readiness;
+  /** What `readiness` answers for an agent by its program (or, with none set, its kind), before `readiness`. */
+  readinessOf?: Record<string, Readiness>;
   /** The path the native save / open dialog returns; null: cancelled. */
   savePath?: string | null;
   openPath?: string | null;
@@ -467,8 +469,10 @@ export class FakeBackend {
           };
         return found;
       }
-      case "readiness":
+      case "readiness": {
+        const agent = args.agent as AgentSpec;
         return (
+          this.scenario.readinessOf?.[agent.program ?? agent.kind] ??
           this.scenario.readiness ?? {
             program: "claude",
             found: "/usr/bin/claude",
@@ -480,6 +484,7 @@ export class FakeBackend {
             ready: true,
           }
         );
+      }
       case "route_action":
         return this.act(args.request as ActionRequest);
       case "continuation_preview":
