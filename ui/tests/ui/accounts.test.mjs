@@ -88,7 +88,10 @@ test("clear asks first; cancelling sends nothing, confirming clears and says so"
       calls.map((c) => c.args),
       [{ account: "work" }],
     );
-    assert.match(await app.page.locator("[data-testid=announcer]").textContent(), /work: 1 limit mark cleared/);
+    // Said a moment after the live region is emptied, so the same words twice are said twice.
+    await app.page
+      .locator("[data-testid=announcer]", { hasText: "work: 1 limit mark cleared" })
+      .waitFor({ state: "attached" });
   } finally {
     await app.close();
   }

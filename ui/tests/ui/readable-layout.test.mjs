@@ -249,6 +249,28 @@ test("at 390 px the Continue dialog's message is shown whole, not cut to four li
   }
 });
 
+test("an announcement goes once it has been said: adding a candidate leaves no stale words behind", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
+  const announcer = app.page.getByTestId("announcer");
+  try {
+    // The page's timers from here on run on a clock the test moves.
+    await app.page.clock.install();
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    await app.page.getByLabel("Add a candidate: search agent kinds").fill("any command");
+    await app.page.keyboard.press("Enter");
+    await app.page.clock.runFor(1000);
+    await announcer.filter({ hasText: "added at position 3" }).waitFor({ state: "attached" });
+    await app.page.clock.runFor(10_000);
+    assert.equal(
+      await announcer.textContent(),
+      "",
+      "said and read: a screen reader later finds no old message in the live region",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 test("moving or removing a candidate is announced with its name in quotes", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   const announcer = app.page.getByTestId("announcer");
