@@ -611,12 +611,12 @@ test("engine internals sit behind an Engine details disclosure that names what i
     assert.match(await internals.textContent(), /Generation\s*5/);
     assert.equal(
       await internals.locator("summary").textContent(),
-      "Engine details: generation, engine",
-      "the closed disclosure says what it folds",
+      "Engine details (generation and engine instance)",
+      "the closed disclosure says in words what it folds",
     );
     assert.equal(
       await detail.locator("[data-testid=attempt-internals] summary").first().textContent(),
-      "Engine details: code, rule, generation, invocation",
+      "Engine details (failure code, rule, generation, invocation and policy revision)",
       "an attempt's disclosure names the code and rule it now folds too",
     );
     const attempt = detail.locator("[data-testid=attempt]").nth(2);
@@ -1588,6 +1588,15 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
       await detail.getByTestId("hold-where").textContent(),
       "candidate 1, on Claude Code (~/.claude-work)",
       "the account by the name the Accounts tab gives it",
+    );
+    const hold = detail.getByTestId("hold");
+    const words = await hold.innerText();
+    assert.doesNotMatch(words, /usage_limit_reached|claude_code\./, `the hold reads in words: ${words}`);
+    assert.match(words, /Engine details \(the limit's code and rule\)/, "code and rule are folded, and it says so");
+    await hold.getByTestId("hold-internals").locator("summary").click();
+    assert.match(
+      (await hold.getByTestId("hold-internals").innerText()).replace(/\s+/g, " "),
+      /Code usage_limit_reached Rule claude_code\.usage_limit_epoch\.v1 Catalogue 2026\.12\.5/,
     );
     assert.ok(!(await detail.textContent()).includes("claude-code#"), "no account id where a person reads the route");
     assert.deepEqual(
