@@ -484,7 +484,7 @@ test("filters show the routes that need you, are active, stopped or finished, wi
     assert.equal((await filter("stopped").textContent()).trim(), "Stopped 1", "a stopped route is its own filter");
     assert.equal((await filter("finished").textContent()).trim(), "Finished 1");
     assert.equal((await filter("archived").textContent()).trim(), "Archived 0");
-    assert.equal((await filter("all").textContent()).trim(), "All 6");
+    assert.equal((await filter("all").textContent()).trim(), "All but archived 6");
     assert.equal(await filter("all").getAttribute("aria-pressed"), "true");
 
     await filter("needs_you").click();
@@ -520,6 +520,32 @@ test("filters show the routes that need you, are active, stopped or finished, wi
       "the backend filters and pages; the UI only asks",
     );
     assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the All filter names what it leaves out: its count is the routes it lists, archived ones counted apart after it", async () => {
+  const archived = (id) => ({ snapshot: snapshot(id, "succeeded", { archived_at: iso(-60e3) }), attempts: [] });
+  const app = await openApp({
+    routes: [
+      { snapshot: snapshot(4, "running"), attempts: [] },
+      { snapshot: snapshot(3, "stopped"), attempts: [] },
+      archived(2),
+      archived(1),
+    ],
+  });
+  try {
+    await row(app.page, 4).waitFor();
+    const filters = await app.page
+      .locator("[data-testid^=filter-]")
+      .evaluateAll((els) => els.map((e) => e.textContent.replace(/\s+/g, " ").trim()));
+    assert.deepEqual(
+      filters.slice(-2),
+      ["All but archived 2", "Archived 2"],
+      "“All 2” beside 4 routes reads as a wrong count: it says what it leaves out, and that follows it",
+    );
+    assert.equal(await app.page.locator("[data-route]").count(), 2, "its number is what it lists");
   } finally {
     await app.close();
   }
