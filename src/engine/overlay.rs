@@ -452,16 +452,22 @@ pub(crate) fn samples(store: &Store) -> Result<Vec<Sample>, StoreError> {
     let inbox = store.inbox_results()?;
     let past = store.failed_results_with_evidence(PAST_ATTEMPTS)?;
     let seen: Vec<(u32, u32)> = inbox.iter().map(|(r, a)| (*r, a.attempt.number)).collect();
-    let inbox = inbox.into_iter().map(|s| ("inbox: ", s));
+    let inbox = inbox.into_iter().map(|s| (true, s));
     let past = past
         .into_iter()
         .filter(|(r, a)| !seen.contains(&(*r, a.attempt.number)))
-        .map(|s| ("", s));
+        .map(|s| (false, s));
     Ok(inbox
         .chain(past)
-        .filter_map(|(prefix, (route, a))| {
+        .filter_map(|(in_inbox, (route, a))| {
+            let which = format!("route {route}, attempt {}", a.attempt.number);
             Some(Sample {
-                label: format!("{prefix}route {route} attempt {}", a.attempt.number),
+                // Shown as written, in the app and the CLI: words, not a tag.
+                label: if in_inbox {
+                    format!("From the inbox — {which}")
+                } else {
+                    format!("Past attempt — {which}")
+                },
                 evidence: a.result?.evidence?,
             })
         })

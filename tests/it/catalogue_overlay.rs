@@ -161,7 +161,10 @@ async fn a_planted_key_in_an_inbox_item_never_reaches_the_local_catalogue() {
     assert!(review.refusals.is_empty(), "{:?}", review.refusals);
     let impact = &review.checks.unwrap().impact;
     assert_eq!(impact.len(), 1, "the inbox item is what the rule changes");
-    assert_eq!(impact[0].name, format!("inbox: route {} attempt 1", s.id));
+    assert_eq!(
+        impact[0].name,
+        format!("From the inbox — route {}, attempt 1", s.id)
+    );
     let saved = engine
         .save_rule(
             &draft.to_spec(true),

@@ -47,6 +47,11 @@ export function asSentence(text: string): string {
   return /[.!?…]$/.test(s) ? s : `${s}.`;
 }
 
+/** Parts named in a sentence: `a`, `a and b`, `a, b and c`. */
+export function inWords(parts: readonly string[]): string {
+  return parts.length < 2 ? (parts[0] ?? "") : `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
+}
+
 /** How long ago `iso` was: `just now`, `40 s ago`, `3 min ago`, `5 h ago`, `2 d ago`. */
 export function relativeTime(iso: string, nowMs: number): string {
   const s = Math.max(0, Math.floor((nowMs - Date.parse(iso)) / 1000));

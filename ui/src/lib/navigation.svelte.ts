@@ -10,6 +10,15 @@ function areaFromHash(): Area {
 
 let area = $state<Area>("routes");
 let announcement = $state("");
+let announcing: ReturnType<typeof setTimeout>[] = [];
+/**
+ * The live region is emptied first and given the words a moment later, so
+ * the same words said twice are a change a screen reader says again; they
+ * stay long enough to be read, then go, so nobody later finds an old
+ * message there ("added at position 1" after the list changed again).
+ */
+const SAY_AFTER_MS = 100;
+const CLEAR_AFTER_MS = 7000;
 /**
  * Returns false to hold navigation (unsaved changes); it may call `proceed`
  * later, once the person has confirmed.
@@ -59,7 +68,11 @@ export const navigation = {
   },
   /** Tells screen readers about a change (never call this per tick). */
   announce(text: string) {
+    for (const timer of announcing) clearTimeout(timer);
     announcement = "";
-    queueMicrotask(() => (announcement = text));
+    announcing = [
+      setTimeout(() => (announcement = text), SAY_AFTER_MS),
+      setTimeout(() => (announcement = ""), SAY_AFTER_MS + CLEAR_AFTER_MS),
+    ];
   },
 };

@@ -68,6 +68,7 @@ export type {
   AgentKind,
   AttemptOutcome,
   Class,
+  Confidence,
   FieldError,
   Exhausted,
   ExistingProfile,

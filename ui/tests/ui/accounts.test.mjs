@@ -9,7 +9,7 @@ function scenario() {
 
 const card = (page, name) => page.locator("[data-testid=account]", { has: page.getByRole("heading", { name }) });
 
-test("each account shows its state with a live countdown, the mark's code and rule, routes waiting and running of its limit", async () => {
+test("each account shows its state with a live countdown, its mark in words (code and rule in Engine details), routes waiting and running of its limit", async () => {
   // The mark ends in 90 s, so the countdown shows seconds and ticks each one
   // (from an hour away it reads `1 h 5 min` and moves once a minute).
   const soon = scenario();
@@ -27,10 +27,14 @@ test("each account shows its state with a live countdown, the mark's code and ru
     );
     await app.page.waitForTimeout(1100);
     assert.notEqual(await work.locator("[data-testid=account-state]").textContent(), state, "the countdown ticks");
-    const mark = await work.locator("[data-testid=mark]").textContent();
-    assert.match(mark, /usage_limit_reached/);
-    assert.match(mark, /claude_code\.usage_limit_epoch\.v1/);
+    const marked = work.locator("[data-testid=mark]");
+    const mark = await marked.innerText();
     assert.match(mark, /\(the provider's reset\); from route 3, attempt 1/);
+    assert.doesNotMatch(mark, /usage_limit_reached|claude_code\./, `words where a person reads: ${mark}`);
+    assert.match(mark, /Engine details \(the limit's code and rule\)/, "the code and rule are folded, and it says so");
+    await marked.getByTestId("mark-internals").locator("summary").click();
+    const facts = (await marked.getByTestId("mark-internals").innerText()).replace(/\s+/g, " ");
+    assert.match(facts, /Code usage_limit_reached Rule claude_code\.usage_limit_epoch\.v1/, "one click shows them");
     assert.equal(await work.locator("[data-testid=running]").textContent(), "1 running of 2");
     assert.deepEqual(await work.locator("[data-testid=waiting] button").allTextContents(), [
       "Route 3",
@@ -88,7 +92,10 @@ test("clear asks first; cancelling sends nothing, confirming clears and says so"
       calls.map((c) => c.args),
       [{ account: "work" }],
     );
-    assert.match(await app.page.locator("[data-testid=announcer]").textContent(), /work: 1 limit mark cleared/);
+    // Said a moment after the live region is emptied, so the same words twice are said twice.
+    await app.page
+      .locator("[data-testid=announcer]", { hasText: "work: 1 limit mark cleared" })
+      .waitFor({ state: "attached" });
   } finally {
     await app.close();
   }

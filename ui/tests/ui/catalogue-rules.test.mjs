@@ -247,7 +247,7 @@ const CLEAN = {
   checks: {
     impact: [
       {
-        name: "inbox: route 7 attempt 2",
+        name: "From the inbox — route 7, attempt 2",
         before: verdict("unknown", "unclassified", null),
         after: verdict("provider_unavailable", "transient", DRAFT.id),
       },
@@ -317,7 +317,7 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
     );
     assert.equal(
       (await dialog.getByTestId("check-impact").textContent()).replace(/\s+/g, " ").trim(),
-      "What it changes 1 of 12 inbox items and past attempts change: inbox: route 7 attempt 2: Not recognised (Unclassified) → Provider unavailable (Transient) unknown, no rule → provider_unavailable, rule local.codex.gizmo_service_jammed.v1",
+      "What it changes 1 of 12 inbox items and past attempts change: From the inbox — route 7, attempt 2: Not recognised (Unclassified) → Provider unavailable (Transient) unknown, no rule → provider_unavailable, rule local.codex.gizmo_service_jammed.v1",
       "each verdict in the code's words first, its code and rule as small detail after",
     );
     assert.equal(

@@ -233,9 +233,15 @@ test("a rule shows class, code, providers, priority and plain scope; patterns an
     await card.getByTestId("rule-details").waitFor();
     assert.equal(await disclosure.getAttribute("open"), "", "the keyboard opens it");
     const details = await card.getByTestId("rule-details").textContent();
-    for (const part of ["exceeded retry limit", "codex/retry_limit_wraps_401.toml", "medium", "Wrapper:"]) {
+    for (const part of ["exceeded retry limit", "codex/retry_limit_wraps_401.toml", "Wrapper:"]) {
       assert.ok(details.includes(part), `details show ${part}: ${details}`);
     }
+    assert.equal(
+      await card.getByTestId("rule-confidence").textContent(),
+      "Medium confidence: sure enough of what it matches for automatic recovery to act on it.",
+      "the confidence in a sentence, not the raw level beside a label",
+    );
+    assert.doesNotMatch(details.replace(/\s+/g, " "), /Confidence medium/);
     const cancelled = await app.page.locator("[data-rule-id='runtime.cancelled.v1']").textContent();
     assert.match(cancelled, /Outside provider recovery/);
     const list = await app.page.locator(".rules").textContent();
@@ -309,7 +315,18 @@ test("the playground sends the typed input and highlights the matched span", asy
       /anthropic\.overloaded\.v1 · provider_overloaded · priority/,
     );
     assert.equal(await page.getByTestId("result-class").textContent(), "Transient");
-    assert.match(await page.getByTestId("result-rule").textContent(), /anthropic\.overloaded\.v1/);
+    assert.equal(
+      (await page.getByTestId("result-rule").textContent()).trim(),
+      "Anthropic API overloaded_error (HTTP 529)",
+      "the deciding rule by its title, from the catalogue's list",
+    );
+    assert.equal(await page.getByTestId("result-rule-id").isVisible(), false, "its id waits in Engine details");
+    await page.getByTestId("result-internals").locator("summary").click();
+    assert.equal(await page.getByTestId("result-rule-id").textContent(), "anthropic.overloaded.v1");
+    assert.equal(
+      await page.getByTestId("result-confidence").textContent(),
+      "High confidence: sure of what it matches, so automatic recovery acts on it.",
+    );
     assert.match(await page.getByTestId("result-explanation").textContent(), /is transient/);
     const timing = await page.getByTestId("result-timing").textContent();
     assert.match(timing, /Retry after: 30 s/);

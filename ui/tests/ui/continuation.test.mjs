@@ -4,7 +4,7 @@
 // or the hand-over package.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, at, openApp } from "./lib.mjs";
 import { routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const held = (id) => ({
@@ -101,6 +101,66 @@ test("Skip with context shows the package before it is sent, and Cancel sends no
     await app.close();
   }
 });
+
+/** Each action button's label: how many lines it takes and whether it sticks out of its button. */
+const labels = (page) =>
+  page.locator("[data-testid=route-detail] button[data-action]").evaluateAll((buttons) =>
+    buttons.map((b) => {
+      const words = document.createTreeWalker(b, NodeFilter.SHOW_TEXT);
+      const tops = new Set();
+      while (words.nextNode()) {
+        if (!words.currentNode.textContent.trim()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(words.currentNode);
+        for (const r of range.getClientRects()) tops.add(Math.round(r.top));
+      }
+      const lines = tops.size;
+      return { label: b.textContent.trim(), lines, overflows: b.scrollWidth > b.clientWidth };
+    }),
+  );
+
+for (const [label, viewport] of VIEWPORTS) {
+  test(`every action's label is one line, "Skip with context…" too while it is sent, and no button moves (${label})`, async () => {
+    const app = await openApp({ routes: [held(8)], continuations: { 8: offered } }, viewport);
+    const { page } = app;
+    try {
+      // Hold route_action replies until the test releases them: the busy label stays on screen.
+      await page.evaluate(() => {
+        const ipc = window.__TAURI_INTERNALS__;
+        const invoke = ipc.invoke;
+        let release;
+        window.__HOLD__ = new Promise((ok) => (release = ok));
+        window.__RELEASE__ = () => release();
+        ipc.invoke = async (cmd, args, opts) => {
+          if (cmd === "route_action") await window.__HOLD__;
+          return invoke(cmd, args, opts);
+        };
+      });
+      await page.locator('[data-route="8"]').click();
+      const button = page.locator('[data-testid=route-detail] button[data-action="handover"]');
+      await page.waitForFunction(() => !document.querySelector('button[data-action="handover"]')?.disabled);
+      for (const seen of await labels(page))
+        assert.deepEqual(
+          seen,
+          { label: seen.label, lines: 1, overflows: false },
+          "a label wrapped in two reads as two",
+        );
+      const before = await at(button);
+      await button.click();
+      await page
+        .locator("[data-testid=continuation-dialog]")
+        .getByRole("button", { name: "Skip with context" })
+        .click();
+      await button.filter({ hasText: "Skip with context…" }).waitFor();
+      const busy = (await labels(page)).find((l) => l.label === "Skip with context…");
+      assert.deepEqual(busy, { label: busy.label, lines: 1, overflows: false }, "the longer busy label fits too");
+      assert.deepEqual(await at(button), before, "the button kept room for its busy label: it does not grow");
+      await page.evaluate(() => window.__RELEASE__());
+    } finally {
+      await app.close();
+    }
+  });
+}
 
 test("Continue and Skip with context keep their places, disabled with the backend's reason when not possible", async () => {
   const app = await openApp({ routes: [held(9)] });

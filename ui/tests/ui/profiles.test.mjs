@@ -999,6 +999,36 @@ test("an any-command candidate says its failures go to manual and collapses the 
   }
 });
 
+/** How far a summary's words start from its left edge: the room its disclosure triangle takes. */
+const markerRoom = (summary) =>
+  summary.evaluate((s) => {
+    const range = document.createRange();
+    range.selectNodeContents(s);
+    return Math.round(range.getBoundingClientRect().left - s.getBoundingClientRect().left);
+  });
+
+test("an any-command candidate's folded policy sections have the disclosure triangle Advanced has", async () => {
+  const profile = demoProfile();
+  profile.candidates[1] = candidate(12, "Script", "generic", profile.candidates[1].policy);
+  const app = await openApp({ profiles: [profile] }, { hash: "#/profiles" });
+  try {
+    const rows = app.page.getByTestId("candidate-row");
+    await rows.nth(0).getByRole("button", { name: "Edit policy" }).click();
+    await rows.nth(1).getByRole("button", { name: "Edit policy" }).click();
+    const unused = rows.nth(1).locator("summary", { hasText: "Policy sections (never apply to any command)" });
+    const advanced = rows.nth(0).getByTestId("advanced-transient").locator("summary");
+    const room = await markerRoom(advanced);
+    assert.ok(room >= 10, `the case in question: Advanced draws its triangle (${room} px)`);
+    assert.equal(
+      await markerRoom(unused),
+      room,
+      "without the triangle it reads as a heading, not as something to open",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 test("the save bar stays in view while a long candidate list scrolls", async () => {
   const profile = demoProfile();
   for (let i = 0; i < 10; i++)

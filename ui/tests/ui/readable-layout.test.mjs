@@ -249,6 +249,28 @@ test("at 390 px the Continue dialog's message is shown whole, not cut to four li
   }
 });
 
+test("an announcement goes once it has been said: adding a candidate leaves no stale words behind", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
+  const announcer = app.page.getByTestId("announcer");
+  try {
+    // The page's timers from here on run on a clock the test moves.
+    await app.page.clock.install();
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    await app.page.getByLabel("Add a candidate: search agent kinds").fill("any command");
+    await app.page.keyboard.press("Enter");
+    await app.page.clock.runFor(1000);
+    await announcer.filter({ hasText: "added at position 3" }).waitFor({ state: "attached" });
+    await app.page.clock.runFor(10_000);
+    assert.equal(
+      await announcer.textContent(),
+      "",
+      "said and read: a screen reader later finds no old message in the live region",
+    );
+  } finally {
+    await app.close();
+  }
+});
+
 test("moving or removing a candidate is announced with its name in quotes", async () => {
   const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
   const announcer = app.page.getByTestId("announcer");
@@ -259,6 +281,45 @@ test("moving or removing a candidate is announced with its name in quotes", asyn
     await app.page.getByRole("button", { name: "Remove Codex" }).click();
     await announcer.filter({ hasText: "removed" }).waitFor({ state: "attached" });
     assert.equal(await announcer.textContent(), "“Codex” removed (not saved yet)");
+  } finally {
+    await app.close();
+  }
+});
+
+/** The characters each line of `locator`'s text starts with after the first: where it broke. */
+const breaksOf = (locator) =>
+  locator.evaluate((el) => {
+    const breaks = [];
+    let [prev, lastTop] = ["", null];
+    const chars = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    while (chars.nextNode()) {
+      const node = chars.currentNode;
+      for (let i = 0; i < node.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const top = Math.round(range.getBoundingClientRect().top);
+        if (lastTop !== null && top > lastTop) breaks.push(`${prev}|${node.data[i]}`);
+        [prev, lastTop] = [node.data[i], top];
+      }
+    }
+    return breaks;
+  });
+
+test("Settings' database and logs paths break only after a separator on a phone, never inside a name", async () => {
+  const home = "/home/someone-with-a-long-name/.local/share/recourse-desktop";
+  const app = await openApp(
+    { appInfo: { db_path: `${home}/recourse-routes.sqlite3`, log_dir: `${home}/logs/diagnostics` } },
+    { width: 390, height: 844, hash: "#/settings" },
+  );
+  try {
+    for (const id of ["db-path", "log-dir"]) {
+      const path = app.page.getByTestId(id);
+      await path.filter({ hasText: "someone" }).waitFor();
+      const breaks = await breaksOf(path);
+      assert.ok(breaks.length > 0, `${id}: the case in question, a path longer than the phone's line`);
+      for (const at of breaks) assert.equal(at[0], "/", `${id} broke at ${at}: inside a name, which reads as two`);
+    }
   } finally {
     await app.close();
   }

@@ -484,7 +484,7 @@ test("filters show the routes that need you, are active, stopped or finished, wi
     assert.equal((await filter("stopped").textContent()).trim(), "Stopped 1", "a stopped route is its own filter");
     assert.equal((await filter("finished").textContent()).trim(), "Finished 1");
     assert.equal((await filter("archived").textContent()).trim(), "Archived 0");
-    assert.equal((await filter("all").textContent()).trim(), "All 6");
+    assert.equal((await filter("all").textContent()).trim(), "All but archived 6");
     assert.equal(await filter("all").getAttribute("aria-pressed"), "true");
 
     await filter("needs_you").click();
@@ -520,6 +520,32 @@ test("filters show the routes that need you, are active, stopped or finished, wi
       "the backend filters and pages; the UI only asks",
     );
     assert.deepEqual(app.errors, []);
+  } finally {
+    await app.close();
+  }
+});
+
+test("the All filter names what it leaves out: its count is the routes it lists, archived ones counted apart after it", async () => {
+  const archived = (id) => ({ snapshot: snapshot(id, "succeeded", { archived_at: iso(-60e3) }), attempts: [] });
+  const app = await openApp({
+    routes: [
+      { snapshot: snapshot(4, "running"), attempts: [] },
+      { snapshot: snapshot(3, "stopped"), attempts: [] },
+      archived(2),
+      archived(1),
+    ],
+  });
+  try {
+    await row(app.page, 4).waitFor();
+    const filters = await app.page
+      .locator("[data-testid^=filter-]")
+      .evaluateAll((els) => els.map((e) => e.textContent.replace(/\s+/g, " ").trim()));
+    assert.deepEqual(
+      filters.slice(-2),
+      ["All but archived 2", "Archived 2"],
+      "“All 2” beside 4 routes reads as a wrong count: it says what it leaves out, and that follows it",
+    );
+    assert.equal(await app.page.locator("[data-route]").count(), 2, "its number is what it lists");
   } finally {
     await app.close();
   }
@@ -611,12 +637,12 @@ test("engine internals sit behind an Engine details disclosure that names what i
     assert.match(await internals.textContent(), /Generation\s*5/);
     assert.equal(
       await internals.locator("summary").textContent(),
-      "Engine details: generation, engine",
-      "the closed disclosure says what it folds",
+      "Engine details (generation and engine instance)",
+      "the closed disclosure says in words what it folds",
     );
     assert.equal(
       await detail.locator("[data-testid=attempt-internals] summary").first().textContent(),
-      "Engine details: code, rule, generation, invocation",
+      "Engine details (failure code, rule, generation, invocation and policy revision)",
       "an attempt's disclosure names the code and rule it now folds too",
     );
     const attempt = detail.locator("[data-testid=attempt]").nth(2);
@@ -1588,6 +1614,15 @@ test("a queued route says why, and a held dispatch is listed under Not dispatche
       await detail.getByTestId("hold-where").textContent(),
       "candidate 1, on Claude Code (~/.claude-work)",
       "the account by the name the Accounts tab gives it",
+    );
+    const hold = detail.getByTestId("hold");
+    const words = await hold.innerText();
+    assert.doesNotMatch(words, /usage_limit_reached|claude_code\./, `the hold reads in words: ${words}`);
+    assert.match(words, /Engine details \(the limit's code and rule\)/, "code and rule are folded, and it says so");
+    await hold.getByTestId("hold-internals").locator("summary").click();
+    assert.match(
+      (await hold.getByTestId("hold-internals").innerText()).replace(/\s+/g, " "),
+      /Code usage_limit_reached Rule claude_code\.usage_limit_epoch\.v1 Catalogue 2026\.12\.5/,
     );
     assert.ok(!(await detail.textContent()).includes("claude-code#"), "no account id where a person reads the route");
     assert.deepEqual(

@@ -1,9 +1,19 @@
 // Pure helpers of the Catalogue area: plain-word labels, rule filtering,
 // header parsing for the playground, and byte-span highlighting of
 // sanitized text (the engine reports spans as UTF-8 byte offsets).
-import { CLASS_LABEL } from "../../lib/format";
+import { CLASS_LABEL, sentence } from "../../lib/format";
 import { CODE_WORDS, PASTABLE_PROVIDERS, PROVIDER_WORDS, PROVIDERS_SEEING_EVERY_RULE } from "../../bindings";
-import type { Class, HintSource, MatchOutcome, Phase, Provider, RuleView, Scope, Span } from "../../lib/types";
+import type {
+  Class,
+  Confidence,
+  HintSource,
+  MatchOutcome,
+  Phase,
+  Provider,
+  RuleView,
+  Scope,
+  Span,
+} from "../../lib/types";
 
 /** Providers a person can pick in the playground (simulated is internal),
  * from the backend's own list. */
@@ -39,6 +49,19 @@ export const CLASS_WORDS: Record<Class, { label: string; meaning: string }> = {
       "Unknown, low confidence or outside provider recovery (e.g. a failed task). Recovered by hand, unless a candidate opted in to moving on after identical repeats.",
   },
 };
+
+/** A rule's confidence as a sentence: whether automatic recovery acts on what it matches (the engine's `class_at`). */
+export const CONFIDENCE_WORDS: Record<Confidence, string> = {
+  high: "High confidence: sure of what it matches, so automatic recovery acts on it.",
+  medium: "Medium confidence: sure enough of what it matches for automatic recovery to act on it.",
+  low: "Low confidence: the code is kept, but the failure is treated as unclassified.",
+};
+
+/** The title of the rule `id` in words (its description, as a sentence), or null when it is not listed. */
+export function ruleTitle(rules: readonly RuleView[], id: string): string | null {
+  const rule = rules.find((r) => r.id === id);
+  return rule ? sentence(rule.description) : null;
+}
 
 export const OUTCOME_WORDS: Record<MatchOutcome, { label: string; meaning: string }> = {
   selected: { label: "Selected", meaning: "This rule decided the result." },

@@ -116,6 +116,8 @@ export type Scenario = {
   engineStatus?: EngineStatus;
   /** What `inspect_workdir` answers, by the path asked (null: the field was empty). */
   workdirs?: Record<string, WorkdirCheck>;
+  /** Where `app_info` says the database and logs are (/tmp/test.db, /tmp/logs otherwise). */
+  appInfo?: { db_path?: string; log_dir?: string };
   /** The app's settings (defaults otherwise). */
   settings?: Partial<Settings>;
   /** What `accounts` answers; `clear_account` removes an account's marks and makes it ready. */
@@ -369,7 +371,7 @@ export class FakeBackend {
         this.unsavedReports.push((args.profile as string | null) ?? null);
         return null;
       case "app_info":
-        return { version: "0.0.0-test", db_path: "/tmp/test.db", log_dir: "/tmp/logs" };
+        return { version: "0.0.0-test", db_path: "/tmp/test.db", log_dir: "/tmp/logs", ...this.scenario.appInfo };
       case "agent_kinds":
         return AGENT_KINDS;
       case "list_profiles":
