@@ -136,3 +136,21 @@ pub fn action_help() -> std::collections::BTreeMap<String, &'static str> {
         .map(|action| (ipc_name(action), action.help()))
         .collect()
 }
+
+/// Each route state in words (`RouteState::words`, what the CLI prints),
+/// by the state's name as it crosses IPC: the badge and announcements.
+pub fn state_text() -> std::collections::BTreeMap<String, &'static str> {
+    recourse::route::RouteState::ALL
+        .into_iter()
+        .map(|state| (ipc_name(state), state.words()))
+        .collect()
+}
+
+/// Each manual action's name in words (`ManualAction::label`, as the
+/// engine's refusals name it), by the action's name as it crosses IPC.
+pub fn action_label() -> std::collections::BTreeMap<String, &'static str> {
+    recourse::route::ManualAction::ALL
+        .into_iter()
+        .map(|action| (ipc_name(action), action.label()))
+        .collect()
+}

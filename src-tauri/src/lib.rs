@@ -169,6 +169,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
             recourse::route::DEFAULT_CONTINUE_MESSAGE,
         )
         .constant("ACTION_HELP", constants::action_help())
+        .constant("ACTION_LABEL", constants::action_label())
+        .constant("STATE_TEXT", constants::state_text())
         .constant("AT_REST", recourse::engine::AT_REST)
         .constant("MAX_RETENTION_DAYS", crate::settings::MAX_RETENTION_DAYS)
         .constant("ROUTE_FILTER_STATES", constants::route_filter_states())

@@ -341,7 +341,7 @@ fn a_stale_action_is_refused_and_reports_the_current_generation() {
     );
     assert_eq!((code.as_str(), fields), ("stale", json!([])));
     assert!(
-        message.starts_with("the route changed (now generation "),
+        message.starts_with("the route changed: it "),
         "the person is told to look again: {message}"
     );
     let (code, message, _) = app.error(

@@ -187,7 +187,7 @@ fn mark_line(m: &MarkView) -> String {
     let until = match m.until {
         Some(u) => format!(
             "until {}{}",
-            u.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            super::time::date_time(u),
             if m.trusted {
                 " (the provider's reset)"
             } else {
@@ -211,12 +211,9 @@ fn mark_line(m: &MarkView) -> String {
     )
 }
 
-/// `2026-12-02T13:02:00Z (in 3 h 2 min)`.
+/// `2 Dec 2026, 13:02:00 (in 3 h 2 min)`, local time.
 fn instant(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = ((at - now).num_milliseconds().max(0) + 999) / 1000;
     let left = recourse::timing::words::readable(u64::try_from(secs).unwrap_or(0));
-    format!(
-        "{} (in {left})",
-        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    )
+    format!("{} (in {left})", super::time::date_time(at))
 }

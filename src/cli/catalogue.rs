@@ -359,8 +359,8 @@ fn print_changes(changes: &[Change]) {
         println!(
             "    {}: {} → {}",
             change.name,
-            describe(&change.before),
-            describe(&change.after)
+            super::time::readable_times(&describe(&change.before)),
+            super::time::readable_times(&describe(&change.after))
         );
     }
 }

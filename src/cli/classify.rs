@@ -452,7 +452,10 @@ fn render(evidence: &Evidence, explanation: &Explanation) -> String {
         format!("rule:        {}", c.rule_id.as_deref().unwrap_or("(none)")),
         format!("catalogue:   {}", c.catalogue_version),
         matched_line(evidence, c.matched),
-        format!("why:         {}", c.explanation),
+        format!(
+            "why:         {}",
+            super::time::readable_times(&c.explanation)
+        ),
         hint_line(explanation.hint.as_ref()),
     ];
     if explanation.progress_lines_ignored > 0 {
@@ -496,8 +499,7 @@ fn hint_line(hint: Option<&TimingHint>) -> String {
     match hint {
         Some(h) => format!(
             "hint:        retry at {} ({}{})",
-            h.reset_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            super::time::date_time(h.reset_at),
             h.source.as_str(),
             h.retry_after_s
                 .map(|s| format!(", {s} s after the failure"))

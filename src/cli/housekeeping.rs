@@ -85,7 +85,7 @@ fn act(engine: &Engine, command: RoutesCommand) -> Result<Exit> {
                 } else {
                     "archived"
                 };
-                println!("route {} ({}): {done}", s.id, s.state.as_str());
+                println!("route {} ({}): {done}", s.id, s.state.words());
             }
             Ok(Exit::Success)
         }
@@ -95,7 +95,7 @@ fn act(engine: &Engine, command: RoutesCommand) -> Result<Exit> {
                 let s = engine.route_detail(id)?.snapshot;
                 lines.push(format!(
                     "route {id} ({}, {} attempt{}): {}",
-                    s.state.as_str(),
+                    s.state.words(),
                     s.attempts,
                     if s.attempts == 1 { "" } else { "s" },
                     escape(&s.prompt_excerpt)

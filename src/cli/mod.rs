@@ -12,6 +12,8 @@ pub mod recover;
 pub mod routes;
 pub mod run;
 pub mod simulate;
+pub mod time;
+pub mod transcript;
 
 use std::io::Read;
 use std::path::Path;
@@ -139,7 +141,8 @@ pub fn error_text(error: &anyhow::Error) -> String {
         }
         text.push_str(&part);
     }
-    text
+    // Engine errors may name a time (a limit until when): the CLI's one format.
+    time::readable_times(&text).into_owned()
 }
 
 /// Reads `file` as UTF-8, refusing one larger than `limit` bytes without

@@ -238,7 +238,7 @@ fn show(db: &DbArg, name: &str, json: bool) -> Result<Exit> {
         "{} (revision {}, updated {})",
         escape(&profile.name),
         profile.revision,
-        profile.updated_at.format("%Y-%m-%d %H:%M UTC")
+        super::time::date_time(profile.updated_at)
     );
     if doc.candidates.is_empty() {
         println!("no candidates yet; add some with `recourse profile edit {name:?}`");

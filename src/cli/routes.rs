@@ -14,6 +14,7 @@ use recourse::route::RouteState;
 use recourse::store::StoreError;
 
 use super::exit::Exit;
+use super::time::{date_time, readable_times};
 
 /// Runs a route command on a fresh tokio runtime with warn-level logs on
 /// stderr (`RECOURSE_LOG` overrides), printing any error.
@@ -222,87 +223,10 @@ pub fn show(args: RouteArgs) -> Result<Exit> {
     print_detail(&detail, &orphaned);
     if args.transcript {
         for t in &transcripts {
-            print_transcript(t);
+            super::transcript::print(t);
         }
     }
     Ok(Exit::Success)
-}
-
-/// One attempt's whole transcript, as text.
-fn print_transcript(t: &recourse::engine::AttemptTranscript) {
-    use recourse::agent::Entry;
-    let tr = &t.transcript;
-    println!();
-    println!(
-        "attempt {} transcript{}{}",
-        t.attempt,
-        tr.model
-            .as_deref()
-            .map(|m| format!(" — model {}", escape(m)))
-            .unwrap_or_default(),
-        tr.session_id
-            .as_deref()
-            .map(|s| format!(" — session {}", escape(s)))
-            .unwrap_or_default()
-    );
-    for e in &tr.entries {
-        match e {
-            Entry::Assistant { text } => {
-                for l in text.lines() {
-                    println!("  │ {}", escape(l));
-                }
-            }
-            Entry::Tool {
-                name,
-                summary,
-                status,
-                detail,
-                ..
-            } => {
-                let status = serde_json::to_value(status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
-                println!("  ⚙ {} {} — {status}", escape(name), escape(summary));
-                if let Some(d) = detail {
-                    println!("      {}", escape(d));
-                }
-            }
-            Entry::Output { stream, text } => {
-                println!("  {stream}:");
-                for l in text.lines() {
-                    println!("  │ {}", escape(l));
-                }
-            }
-            Entry::Elided { entries, bytes } => {
-                println!("  … {entries} entries ({bytes} bytes) left out …");
-            }
-        }
-    }
-    if let Some(answer) = &tr.answer {
-        println!("  answer:");
-        for l in answer.lines() {
-            println!("  │ {}", escape(l));
-        }
-    }
-    if let Some(f) = &t.files {
-        print_files(f);
-    }
-}
-
-fn print_files(f: &recourse::agent::FilesChanged) {
-    let n = f.files.len() as u32 + f.more;
-    println!(
-        "  changed {n} file{} in {}",
-        if n == 1 { "" } else { "s" },
-        escape(&f.dir)
-    );
-    for c in &f.files {
-        println!("    {:>2} {}", escape(&c.status), escape(&c.path));
-    }
-    if f.more > 0 {
-        println!("    … and {} more", f.more);
-    }
 }
 
 /// Marks an orphaned route in `routes` and `route ID`.
@@ -329,14 +253,16 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         println!("  directory: {}", escape(cwd));
     }
     if let Some(reason) = &s.manual_reason {
-        println!("  reason: {}", escape(reason));
+        println!("  reason: {}", escape(&readable_times(reason)));
     }
     if let Some(f) = &s.last_failure {
         println!(
             "  last failure: candidate {} “{}” — {}",
             f.candidate_index + 1,
             escape(&f.candidate_name),
-            escape(f.decision.as_deref().unwrap_or("no decision recorded"))
+            escape(&readable_times(
+                f.decision.as_deref().unwrap_or("no decision recorded")
+            ))
         );
     }
     if let Some(r) = s.retry {
@@ -345,7 +271,7 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
     if let Some(outcome) = s.pending_outcome {
         println!("  when exhausted: {}", outcome.as_str());
     }
-    println!("  actions: {}", actions(s));
+    println!("{}", actions_line(s));
     if let Some(risk) = &s.repeat_risk {
         println!("  may repeat work: {}", escape(risk));
     }
@@ -362,9 +288,8 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
         }
         let outcome = a.outcome.map_or("running", |o| o.as_str());
         println!(
-            "  attempt {} (gen {}) {} — {}{}",
+            "  attempt {} {} — {}{}",
             a.number,
-            a.generation,
             escape(&a.candidate_name),
             outcome,
             a.classification
@@ -381,7 +306,7 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
             println!("      sent: {}", escape(&sent));
         }
         if let Some(decision) = &a.decision {
-            println!("      decision: {}", escape(decision));
+            println!("      decision: {}", escape(&readable_times(decision)));
         }
         if let Some(code) = a.exit_code {
             println!("      exit code: {code}");
@@ -439,48 +364,61 @@ fn print_detail(d: &RouteDetail, orphaned: &[u32]) {
 
 fn print_action(m: &recourse::engine::ActionView) {
     println!(
-        "  you: {} (gen {}) {} at {}: {}",
-        m.action.as_str(),
-        m.generation,
+        "  you: {} {} at {}: {}",
+        m.action.label(),
         m.by.words(),
-        m.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        escape(&m.text)
+        date_time(m.at),
+        escape(&readable_times(&m.text))
     );
 }
 
 fn print_hold(h: &recourse::engine::HoldView) {
     println!(
-        "  not dispatched (gen {}) {} — {} {} [{}]",
-        h.generation,
+        "  not dispatched: {} — {} {} [{}]",
         escape(&h.candidate_name),
         h.classification.class.as_str(),
         h.classification.code.as_str(),
         escape(h.classification.rule_id.as_deref().unwrap_or("no rule"))
     );
-    println!("      decision: {}", escape(&h.text));
+    println!("      decision: {}", escape(&readable_times(&h.text)));
 }
 
-pub fn actions(s: &RouteSnapshot) -> String {
+/// The actions a person can take now, as `recourse action` spells them,
+/// with the command and the generation it needs: the one place the CLI
+/// shows a route's generation.
+pub fn actions_line(s: &RouteSnapshot) -> String {
     if s.actions.is_empty() {
-        return "none".to_string();
+        return "  actions: none".to_string();
     }
-    s.actions
-        .iter()
-        .map(|a| a.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    let names: Vec<&str> = s.actions.iter().map(|a| a.as_str()).collect();
+    format!(
+        "  actions: {} (recourse action {} ACTION --generation {})",
+        names.join(", "),
+        s.id,
+        s.generation
+    )
 }
 
-/// One line per route state: id, generation, state, candidate, why, when.
+/// The width of the state column: its longest words.
+fn state_width() -> usize {
+    RouteState::ALL
+        .into_iter()
+        .map(|state| state.words().chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// One line per route state: id, state (in the app's words), candidate,
+/// why, when.
 pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
     let mut out = format!(
-        "route {} gen {} {:<15} candidate {}/{} {}",
+        "route {} {:<width$} candidate {}/{} {}",
         s.id,
-        s.generation,
-        s.state.as_str(),
+        s.state.words(),
         s.candidate_index + 1,
         s.candidate_count,
-        escape(&s.candidate_name)
+        escape(&s.candidate_name),
+        width = state_width()
     );
     if let Some(f) = &s.last_failure {
         let c = &f.classification;
@@ -497,7 +435,7 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
         }
     }
     if let Some(queued) = &s.queued {
-        out.push_str(&format!(" | {}", escape(queued)));
+        out.push_str(&format!(" | {}", escape(&readable_times(queued))));
     }
     if let (Some(r), RouteState::RetryScheduled) = (s.retry, s.state) {
         out.push_str(&format!(" | retry {}/{}", r.ordinal, r.max));
@@ -509,8 +447,9 @@ pub fn line(s: &RouteSnapshot, now: DateTime<Utc>) -> String {
         // Rounded up, so a countdown never says 0 before it is due.
         let secs = ((deadline - now).num_milliseconds().max(0) + 999) / 1000;
         out.push_str(&format!(
-            " | due {} (in {secs} s)",
-            deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            " | due {} (in {})",
+            date_time(deadline),
+            recourse::timing::words::readable(u64::try_from(secs).unwrap_or(0))
         ));
     }
     out

@@ -13,7 +13,7 @@ use recourse::route::RouteState;
 
 use super::exit::Exit;
 use super::interrupts::{say, Interrupts};
-use super::routes::{actions, line, DbArg};
+use super::routes::{line, DbArg};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -94,7 +94,7 @@ pub fn note_orphans(engine: &Engine, except: Option<u32>) {
         Ok(found) => found
             .iter()
             .filter(|s| Some(s.id) != except)
-            .map(|s| format!("route {} ({})", s.id, s.state.as_str()))
+            .map(|s| format!("route {} ({})", s.id, s.state.words()))
             .collect(),
         Err(e) => {
             tracing::warn!("cannot look for orphaned routes: {e}");
@@ -343,7 +343,7 @@ fn after_interrupt(was_running: bool, s: &recourse::engine::RouteSnapshot) -> Op
     let id = s.id;
     match (s.state, s.deadline) {
         (RouteState::WaitingReset | RouteState::RetryScheduled, Some(deadline)) => {
-            let until = deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            let until = super::time::date_time(deadline);
             let why = if was_running {
                 format!("route {id}'s agent failed before it could be stopped; ")
             } else {
@@ -378,12 +378,9 @@ pub fn print_needs_you(s: &recourse::engine::RouteSnapshot, progress: Progress) 
     progress.say(&format!(
         "route {} needs you: {}",
         s.id,
-        recourse::controls::escape(s.manual_reason.as_deref().unwrap_or("no reason recorded"))
+        recourse::controls::escape(&super::time::readable_times(
+            s.manual_reason.as_deref().unwrap_or("no reason recorded")
+        ))
     ));
-    progress.say(&format!(
-        "  actions: {} (recourse action {} ACTION --generation {})",
-        actions(s),
-        s.id,
-        s.generation
-    ));
+    progress.say(&super::routes::actions_line(s));
 }

@@ -13,7 +13,7 @@
 use super::exit::Exit;
 use super::policy::{read_policy, report_invalid};
 use anyhow::anyhow;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use clap::Args;
 use recourse::catalogue::Catalogue;
 use recourse::evaluator::{CandidateSlot, Decision, Wording};
@@ -238,7 +238,7 @@ fn render(
     start: DateTime<Utc>,
 ) -> String {
     let words = TimelineWording { start, candidates };
-    let mut out = format!("start {}\n", rfc3339(start));
+    let mut out = format!("start {}\n", super::time::date_time(start));
     for step in steps {
         out.push_str(&format!(
             "#{:<3} {:>11}  {:<14} {:<12} {:<24} -> {}\n",
@@ -282,8 +282,4 @@ fn next_candidate(step: &TimelineStep) -> u32 {
         | Decision::Stop { .. }
         | Decision::Manual { .. } => step.candidate,
     }
-}
-
-fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

@@ -13,7 +13,8 @@ pub enum EngineError {
     /// each one beside its field.
     #[error("{}", list(.0))]
     Validation(Vec<FieldError>),
-    #[error("the route changed (now generation {}, {}); look again before acting", .current.generation, .current.state.as_str())]
+    /// Says the generation: `recourse action --generation` needs it.
+    #[error("the route changed: it {} now, at generation {}; look again before acting", .current.state.after_the_route(), .current.generation)]
     Stale { current: Box<RouteSnapshot> },
     #[error("{0}")]
     Conflict(String),

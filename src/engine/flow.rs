@@ -440,18 +440,20 @@ fn refused(
     Err(match &refusal {
         Refusal::AlreadyDone => return Ok(snapshot(row, names)),
         Refusal::Stale => stale(snapshot(row, names)),
+        // Each reads on its own (the CLI prints it after `error:`, the app
+        // after the action's label), naming the action as its button does.
         Refusal::NotValid { action, state } => EngineError::Conflict(format!(
-            "{} is not possible while the route is {}",
-            action.as_str(),
-            state.as_str()
+            "{} is not possible while the route {}",
+            action.label(),
+            state.after_the_route()
         )),
         Refusal::NoCandidateLeft => {
             EngineError::Conflict("no candidate is left to skip to in this cycle".to_string())
         }
-        Refusal::Paused => paused(action.as_str()),
+        Refusal::Paused => paused(&format!("“{}”", action.label())),
         Refusal::RepeatRisk(risk) => EngineError::Conflict(format!(
             "{} {} and may repeat work: {}; confirm that you want it",
-            action.as_str(),
+            action.label(),
             action.what_it_sends().unwrap_or("starts an agent"),
             risk.text()
         )),

@@ -82,8 +82,8 @@ impl Engine {
 
 fn busy(state: &RouteState, id: u32, what: &str) -> EngineError {
     EngineError::Conflict(format!(
-        "route {id} is {}: only a route that neither runs nor waits can be {what}; stop it first",
-        state.as_str()
+        "route {id} {}: only a route that neither runs nor waits can be {what}; stop it first",
+        state.after_the_route()
     ))
 }
 
@@ -160,6 +160,16 @@ mod tests {
         assert_eq!(
             refused.problem,
             Some(format!("{} is not a directory", file.display()))
+        );
+    }
+
+    #[test]
+    fn a_working_route_is_refused_naming_its_state_in_words() {
+        assert_eq!(
+            busy(&RouteState::WaitingReset, 3, "archived").to_string(),
+            "route 3 is waiting for provider reset: only a route that neither runs nor waits \
+             can be archived; stop it first",
+            "the state as the app says it, not its code name"
         );
     }
 

@@ -134,7 +134,6 @@ pub enum Refusal {
     /// A continue or hand-over that would start no agent now: nothing is
     /// sent. `next`: the route as that dispatch would leave it.
     NotStarted {
-        action: ManualAction,
         next: Box<RouteRow>,
     },
 }
@@ -150,9 +149,8 @@ impl Refusal {
                  in Accounts if it has lifted",
                 mark.limited_until(names)
             )),
-            Refusal::NotStarted { action, next } => Some(format!(
-                "{} would not start an agent now ({}); nothing was sent, try again when it can run",
-                action.as_str(),
+            Refusal::NotStarted { next, .. } => Some(format!(
+                "no agent would start now ({}); nothing was sent, try again when one can start",
                 continuation::not_started(next, names)
             )),
             Refusal::Stale
@@ -507,16 +505,16 @@ fn refusal_words(refusal: &Refusal, action: ManualAction, state: RouteState) -> 
         Refusal::AlreadyDone if action == ManualAction::CancelWait => {
             "the wait is cancelled already".to_string()
         }
-        Refusal::AlreadyDone => format!("the route is {} already", state_words(state)),
+        Refusal::AlreadyDone => format!("the route {} already", state.after_the_route()),
         Refusal::NotValid {
             action: ManualAction::CancelWait,
             state,
         } => format!(
-            "there is no wait to cancel: the route is {}",
-            state_words(*state)
+            "there is no wait to cancel: the route {}",
+            state.after_the_route()
         ),
         Refusal::NotValid { state, .. } => {
-            format!("not possible while the route is {}", state_words(*state))
+            format!("not possible while the route {}", state.after_the_route())
         }
         Refusal::NoCandidateLeft => "no candidate is left to skip to in this cycle".to_string(),
         Refusal::Unavailable(_) | Refusal::Limited { .. } | Refusal::NotStarted { .. } => {
@@ -525,19 +523,6 @@ fn refusal_words(refusal: &Refusal, action: ManualAction, state: RouteState) -> 
         Refusal::Stale => "the route changed since it was shown".to_string(),
         Refusal::Paused => "new dispatches are paused".to_string(),
         Refusal::RepeatRisk(risk) => risk.text(),
-    }
-}
-
-/// A state as the sentence "the route is …" ends.
-fn state_words(state: RouteState) -> &'static str {
-    match state {
-        RouteState::Running => "running",
-        RouteState::WaitingReset => "waiting for the provider's reset",
-        RouteState::RetryScheduled => "waiting to retry",
-        RouteState::Queued => "queued for a free slot",
-        RouteState::NeedsManual => "waiting for you",
-        RouteState::Stopped => "stopped",
-        RouteState::Succeeded => "done (it succeeded)",
     }
 }
 

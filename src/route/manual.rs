@@ -183,9 +183,9 @@ impl ActionRecord {
                 candidate_index,
                 candidate_name,
             } => format!(
-                "no agent started on {candidate_name} (candidate {}): the route is {}",
+                "no agent started on {candidate_name} (candidate {}): the route {}",
                 candidate_index + 1,
-                state.as_str()
+                state.after_the_route()
             ),
             LedTo::WaitCancelled { was, deadline } => {
                 let what = match was {
@@ -294,7 +294,7 @@ mod tests {
                     },
                     accepted: None,
                 },
-                "no agent started on Codex (candidate 2): the route is queued",
+                "no agent started on Codex (candidate 2): the route is queued for a free slot",
             ),
         ];
         for (record, text) in records {

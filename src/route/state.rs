@@ -56,6 +56,34 @@ impl RouteState {
         RouteState::ALL.into_iter().find(|st| st.as_str() == s)
     }
 
+    /// The state in words, lower-case: the app's badge (capitalised) and
+    /// announcements, and the CLI's route lines, all say it this way.
+    pub fn words(self) -> &'static str {
+        match self {
+            RouteState::Running => "running",
+            RouteState::WaitingReset => "waiting for provider reset",
+            RouteState::RetryScheduled => "retry scheduled",
+            RouteState::Queued => "queued",
+            RouteState::NeedsManual => "needs manual recovery",
+            RouteState::Stopped => "stopped",
+            RouteState::Succeeded => "succeeded",
+        }
+    }
+
+    /// The state as a sentence says it after "the route" ("the route needs
+    /// manual recovery"), in the words of [`RouteState::words`].
+    pub fn after_the_route(self) -> &'static str {
+        match self {
+            RouteState::Running => "is running",
+            RouteState::WaitingReset => "is waiting for provider reset",
+            RouteState::RetryScheduled => "has a retry scheduled",
+            RouteState::Queued => "is queued for a free slot",
+            RouteState::NeedsManual => "needs manual recovery",
+            RouteState::Stopped => "is stopped",
+            RouteState::Succeeded => "has succeeded",
+        }
+    }
+
     /// A timer is pending in this state.
     pub fn is_waiting(self) -> bool {
         match self {
@@ -151,6 +179,20 @@ impl ManualAction {
                 Some("starts the next candidate on the prompt with what the last attempt did")
             }
             ManualAction::CancelWait | ManualAction::Stop => None,
+        }
+    }
+
+    /// The action's name in words, as the app's button and the engine's
+    /// sentences say it ("Retry now"); `as_str` is what a command takes.
+    pub fn label(self) -> &'static str {
+        match self {
+            ManualAction::RetryNow => "Retry now",
+            ManualAction::SkipNow => "Skip now",
+            ManualAction::CancelWait => "Cancel wait",
+            ManualAction::Stop => "Stop",
+            ManualAction::Resume => "Resume",
+            ManualAction::Continue => "Continue",
+            ManualAction::Handover => "Skip with context",
         }
     }
 

@@ -95,10 +95,19 @@ fn a_held_route_says_it_was_not_dispatched_and_clear_lets_the_next_through() {
     child.wait().unwrap();
     assert!(
         route.contains(
-            "\n  not dispatched (gen 1) claude — hard usage_limit_reached \
+            "\n  not dispatched: claude — hard usage_limit_reached \
              [claude_code.usage_limit_epoch.v1]\n      decision: not dispatched: work limited until "
         ),
         "{route}"
+    );
+    let until = route
+        .split("work limited until ")
+        .nth(1)
+        .and_then(|rest| rest.get(..24))
+        .unwrap_or_default();
+    assert!(
+        until.contains(" 20") && until.contains(", ") && !until.contains('T'),
+        "the engine's instant in the CLI's one time format (`4 Dec 2026, 17:25:03`): {until:?}"
     );
     let unknown = recourse_on(&db, &["accounts", "clear", "nobody"]);
     assert_eq!(unknown.status.code(), Some(1));

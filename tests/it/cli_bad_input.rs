@@ -125,7 +125,7 @@ fn bad_ids_and_values_leave_the_database_unchanged() {
         ),
         (
             &["action", "1", "resume", "--generation", "2"],
-            "error: resume is not possible while the route is needs_manual\n",
+            "error: Resume is not possible while the route needs manual recovery\n",
         ),
         (
             &["run", "--profile", "Nope", "--prompt", "go"],

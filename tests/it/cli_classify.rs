@@ -262,7 +262,7 @@ fn text_mode_takes_status_headers_and_time() {
     );
     assert!(
         run.stdout
-            .contains("hint:        retry at 2026-01-15T12:02:00Z (retry_after_header"),
+            .contains("hint:        retry at 15 Jan 2026, 12:02:00 (retry_after_header"),
         "{}",
         run.stdout
     );

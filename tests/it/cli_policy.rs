@@ -319,19 +319,18 @@ fn simulate(errors: &str, extra: &[&str]) -> Output {
 }
 
 /// `recourse simulate` of policy fixture `policy` on failure fixture
-/// `simulate/errors`, with `extra` arguments.
+/// `simulate/errors`, with `extra` arguments, in UTC: the start is printed
+/// in local time, and the fixtures hold it in UTC.
 fn simulate_with(policy: &str, errors: &str, extra: &[&str]) -> Output {
-    let policy = fixture(policy);
-    let errors = fixture(&format!("simulate/{errors}"));
-    let mut args = vec![
-        "simulate",
-        "--policy",
-        policy.to_str().unwrap(),
-        "--errors",
-        errors.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    recourse(&args)
+    std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["simulate", "--policy"])
+        .arg(fixture(policy))
+        .arg("--errors")
+        .arg(fixture(&format!("simulate/{errors}")))
+        .args(extra)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -576,17 +575,20 @@ fn simulate_with_no_failures_says_so() {
         r#"{"start": "2026-03-01T12:00:00Z", "failures": []}"#,
     )
     .unwrap();
-    let output = recourse(&[
-        "simulate",
-        "--policy",
-        fixture("valid.json").to_str().unwrap(),
-        "--errors",
-        errors.to_str().unwrap(),
-    ]);
+    // Nine hours east of UTC (a POSIX zone: no time zone database needed).
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["simulate", "--policy"])
+        .arg(fixture("valid.json"))
+        .arg("--errors")
+        .arg(&errors)
+        .env("TZ", "JST-9")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         stdout(&output),
-        "start 2026-03-01T12:00:00Z\nno failures given\n"
+        "start 1 Mar 2026, 21:00:00\nno failures given\n",
+        "the start in local time, shaped as the app shows a time"
     );
 }
 

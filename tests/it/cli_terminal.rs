@@ -17,8 +17,8 @@ use recourse::profile::CandidateInput;
 /// stored it: sets the window title, writes the clipboard, clears the
 /// screen, starts a C1 CSI, reverses text, and forges a line of output.
 const PROFILE: &str =
-    "Work\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[2J\u{9b}31m\u{202e}\nroute 99 gen 1 succeeded";
-const CANDIDATE: &str = "opus\u{1b}[1A\u{1b}[2K\rroute 1 gen 9 succeeded";
+    "Work\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[2J\u{9b}31m\u{202e}\nroute 99 succeeded";
+const CANDIDATE: &str = "opus\u{1b}[1A\u{1b}[2K\rroute 1 succeeded";
 const PROMPT: &str = "fix it\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{9d}0;title\u{9c}";
 
 use crate::common::recourse_on as recourse;
@@ -45,7 +45,7 @@ fn assert_terminal_safe(what: &str, out: &Output) {
     );
     for line in text.lines() {
         assert!(
-            !line.starts_with("route 99") && !line.starts_with("route 1 gen 9"),
+            !line.starts_with("route 99") && !line.starts_with("route 1 succeeded"),
             "`{what}` printed a line forged by a name: {line:?}"
         );
     }
@@ -68,7 +68,7 @@ fn every_printer_escapes_control_characters_in_names_and_prompts() {
     assert_eq!(run.status.code(), Some(3), "{}", shown(&run));
     assert_terminal_safe("run", &run);
     assert!(
-        shown(&run).contains(r"opus\u{1b}[1A\u{1b}[2K\rroute 1 gen 9 succeeded"),
+        shown(&run).contains(r"opus\u{1b}[1A\u{1b}[2K\rroute 1 succeeded"),
         "the name is shown, escaped: {}",
         shown(&run)
     );

@@ -40,13 +40,29 @@ pub fn seed_profile(db: &Path, name: &str, candidates: &[CandidateInput]) {
 }
 
 /// What `recourse run` said on stderr besides the route's transitions
-/// (`route N gen G …` lines, its progress): notes, warnings, interruptions.
+/// (`route N STATE candidate …` lines, its progress): notes, warnings,
+/// interruptions.
 pub fn said(stderr: &[u8]) -> String {
+    let transition = |l: &str| {
+        l.starts_with("route ")
+            && recourse::route::RouteState::ALL
+                .into_iter()
+                .any(|s| l.contains(&format!(" {} ", s.words())))
+            && l.contains(" candidate ")
+    };
     String::from_utf8_lossy(stderr)
         .lines()
-        .filter(|l| !(l.starts_with("route ") && l.contains(" gen ")))
+        .filter(|l| !transition(l))
         .map(|l| format!("{l}\n"))
         .collect()
+}
+
+/// `at` as the CLI prints a time: the app's shape, in this process's
+/// zone (which the `recourse` it starts inherits).
+pub fn local_time(at: chrono::DateTime<Utc>) -> String {
+    at.with_timezone(&chrono::Local)
+        .format("%-d %b %Y, %H:%M:%S")
+        .to_string()
 }
 
 /// The `recourse` binary with `ARGS`.

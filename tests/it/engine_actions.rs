@@ -92,7 +92,8 @@ async fn actions_not_valid_now_are_conflicts_with_a_clear_message() {
     assert_eq!(err.code().as_str(), "conflict");
     assert_eq!(
         err.to_string(),
-        "retry-now is not possible while the route is running"
+        "Retry now is not possible while the route is running",
+        "a sentence of its own, the action and the state in the app's words"
     );
     let stopped = act(&engine, &s, ManualAction::Stop).await;
     let err = act_on(&engine, s.id, ManualAction::SkipNow, stopped.generation)
@@ -118,7 +119,8 @@ async fn stale_error_message_names_the_current_generation() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the route changed (now generation 2, stopped); look again before acting"
+        "the route changed: it is stopped now, at generation 2; look again before acting",
+        "the state in words, the generation for `recourse action --generation`"
     );
     engine.shutdown().await;
 }
@@ -541,7 +543,7 @@ async fn resume_after_a_stop_mid_run_asks_first_and_records_the_yes() {
     assert_eq!(err.code().as_str(), "conflict");
     assert_eq!(
         err.to_string(),
-        "resume sends the prompt to an agent again and may repeat work: attempt 1 was stopped \
+        "Resume sends the prompt to an agent again and may repeat work: attempt 1 was stopped \
          while its agent ran, so it may already have run tools or changed files; confirm that \
          you want it"
     );

@@ -54,9 +54,18 @@ fn run_prints_each_transition_and_exits_zero_on_success() {
         .map(str::to_string)
         .collect();
     assert_eq!(lines.len(), 4, "start, retry, running, success: {lines:?}");
-    assert!(lines[0].starts_with("route 1 gen 1 running         candidate 1/1 Quick sim"));
-    assert!(lines[1].contains("retry_scheduled") && lines[1].contains("retry 1/1"));
-    assert!(lines[3].starts_with("route 1 gen 4 succeeded"));
+    assert!(
+        lines[0].starts_with("route 1 running                    candidate 1/1 Quick sim"),
+        "the state in the app's words, in a column as wide as the longest: {lines:?}"
+    );
+    assert!(lines[1].contains(" retry scheduled ") && lines[1].contains("retry 1/1"));
+    assert!(lines[3].starts_with("route 1 succeeded "));
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains(" gen ") && !l.contains("retry_scheduled")),
+        "no generation and no state's code name: {lines:?}"
+    );
 }
 
 #[test]
@@ -78,12 +87,54 @@ fn run_that_needs_a_person_says_how_to_act_and_exits_three() {
     );
     let out = recourse_on(&db, &["action", "1", "stop", "--generation", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).starts_with("route 1 gen 3 stopped"));
+    assert!(stdout(&out).starts_with("route 1 stopped "));
     let out = recourse_on(&db, &["action", "1", "retry-now", "--generation", "2"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: the route changed (now generation 3, stopped); look again before acting\n"
+        "error: the route changed: it is stopped now, at generation 3; look again before acting\n"
+    );
+}
+
+#[test]
+fn route_detail_says_states_in_words_times_locally_and_the_generation_only_for_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    profile(&db, "Unsafe", vec![SimStep::ToolThenReset { after_ms: 20 }]);
+    recourse_on(&db, &["run", "--profile", "Unsafe", "--prompt", "go"]);
+    let held = stdout(&recourse_on(&db, &["route", "1"]));
+    assert!(
+        held.starts_with("route 1 needs manual recovery "),
+        "the state as the app's badge says it: {held}"
+    );
+    assert!(
+        held.contains("\n  actions: retry-now, stop (recourse action 1 ACTION --generation 2)\n"),
+        "the generation where a command needs it: {held}"
+    );
+    recourse_on(&db, &["action", "1", "stop", "--generation", "2"]);
+    // Nine hours east of UTC (a POSIX zone: no time zone database needed).
+    let out = crate::common::recourse_cmd(&db, &["route", "1"])
+        .env("TZ", "JST-9")
+        .output()
+        .unwrap();
+    let shown = stdout(&out);
+    let json = stdout(&recourse_on(&db, &["route", "1", "--json"]));
+    let detail: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let at: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(detail["manual_actions"][0]["at"].clone()).unwrap();
+    let tokyo = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
+    let local = at.with_timezone(&tokyo).format("%-d %b %Y, %H:%M:%S");
+    assert!(
+        shown.contains(&format!("\n  you: Stop from the command line at {local}: ")),
+        "the action as its button names it, at the local time in the app's shape: {shown}"
+    );
+    assert!(
+        !shown.contains(" gen ") && !shown.contains("(gen"),
+        "the generation is the engine's, not a person's: {shown}"
+    );
+    assert_eq!(
+        detail["snapshot"]["generation"], 3,
+        "--json keeps the generation for scripts"
     );
 }
 
@@ -103,10 +154,7 @@ fn route_commands_list_and_show_routes() {
     assert_eq!(routes[0]["state"], "succeeded");
     let out = recourse_on(&db, &["route", "1"]);
     let text = stdout(&out);
-    assert!(
-        text.contains("  attempt 1 (gen 1) Quick sim — succeeded"),
-        "{text}"
-    );
+    assert!(text.contains("  attempt 1 Quick sim — succeeded"), "{text}");
     let out = recourse_on(&db, &["route", "1", "--json"]);
     let detail: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(detail["attempts"].as_array().map(Vec::len), Some(1));
@@ -189,8 +237,8 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "dispatch, then success: {lines:?}");
-    assert!(lines[0].starts_with("route 1 gen 3 running"));
-    assert!(lines[1].starts_with("route 1 gen 4 succeeded"));
+    assert!(lines[0].starts_with("route 1 running "));
+    assert!(lines[1].starts_with("route 1 succeeded "));
     let shown = stdout(&recourse_on(&db, &["route", "1"]));
     let history: Vec<&str> = shown
         .lines()
@@ -198,13 +246,13 @@ fn action_that_dispatches_follows_the_route_to_its_end() {
         .collect();
     assert_eq!(history.len(), 3, "{shown}");
     assert!(
-        history[1].starts_with("  you: retry-now (gen 3) from the command line at ")
+        history[1].starts_with("  you: Retry now from the command line at ")
             && history[1].ends_with(
                 ": started attempt 2 on Twice sim (candidate 1), after you confirmed it may repeat \
                  work (the safety gate refused automatic recovery — a tool call or tool effect \
                  was seen before the failure)"
             )
-            && history[2].starts_with("  attempt 2 (gen 3)"),
+            && history[2].starts_with("  attempt 2 Twice sim"),
         "the action is in the history, before the attempt it started: {history:?}"
     );
 }

@@ -299,7 +299,7 @@ async fn continue_after_the_gate_is_refused_until_the_person_accepts_the_risk() 
     let err = engine.act(request, Actor::Cli).await.unwrap_err();
     assert!(
         err.to_string().starts_with(
-            "continue resumes the agent's session to go on with the work and may repeat work: "
+            "Continue resumes the agent's session to go on with the work and may repeat work: "
         ),
         "says what it sends and why it may repeat: {err}"
     );

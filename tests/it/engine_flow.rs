@@ -118,7 +118,7 @@ async fn demo_route_walks_through_a_reset_wait_a_retry_a_skip_and_the_gate_by_it
         .unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "skip-now sends the prompt to an agent again and may repeat work: the safety gate \
+        "Skip now sends the prompt to an agent again and may repeat work: the safety gate \
          refused automatic recovery — a tool call or tool effect was seen before the failure; \
          confirm that you want it"
     );

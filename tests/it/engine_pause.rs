@@ -54,8 +54,9 @@ async fn a_wait_that_comes_due_while_paused_stays_due_and_dispatches_on_resume()
     )
     .await;
     assert!(
-        matches!(&refused, Err(EngineError::Conflict(m)) if m.contains("paused")),
-        "{refused:?}"
+        matches!(&refused, Err(EngineError::Conflict(m)) if m == "new dispatches are paused, so \
+            “Retry now” would not start an agent; resume dispatches first"),
+        "the action named as its button is, not by its command spelling: {refused:?}"
     );
     let refused = start(&engine, profile).await;
     assert!(

@@ -65,7 +65,8 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
     assert!(
-        listed.starts_with("route 1 gen 2 waiting_reset") && listed.trim_end().ends_with(ORPHANED),
+        listed.starts_with("route 1 waiting for provider reset ")
+            && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
     let out = recourse_on(&db, &["route", "1"]);
@@ -84,7 +85,7 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         crate::common::said(&out.stderr),
-        "note: route 1 (waiting_reset) was left by a process that is gone; \
+        "note: route 1 (waiting for provider reset) was left by a process that is gone; \
          `recourse recover` takes it over\n"
     );
 
@@ -92,9 +93,9 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     let out = recourse_on(&db, &["action", "2", "stop", "--generation", "2"]);
     assert_eq!(
         text(&out.stderr),
-        "note: route 1 (waiting_reset) was left by a process that is gone; \
+        "note: route 1 (waiting for provider reset) was left by a process that is gone; \
          `recourse recover` takes it over\n\
-         error: stop is not possible while the route is succeeded\n"
+         error: Stop is not possible while the route has succeeded\n"
     );
 
     let out = recourse_on(&db, &["recover"]);
@@ -103,11 +104,11 @@ fn a_wait_killed_with_its_run_is_shown_orphaned_and_recover_follows_it_to_the_en
     assert_eq!(lines.len(), 4, "{lines:?}");
     assert_eq!(lines[0], "recovering 1 orphaned route");
     assert!(
-        lines[1].starts_with("route 1 gen 2 waiting_reset"),
+        lines[1].starts_with("route 1 waiting for provider reset "),
         "{lines:?}"
     );
-    assert!(lines[2].starts_with("route 1 gen 3 running"), "{lines:?}");
-    assert!(lines[3].starts_with("route 1 gen 4 succeeded"), "{lines:?}");
+    assert!(lines[2].starts_with("route 1 running "), "{lines:?}");
+    assert!(lines[3].starts_with("route 1 succeeded "), "{lines:?}");
 
     let store = Store::open_read_only(&db).unwrap();
     let attempts = store.attempts(1).unwrap();
@@ -144,13 +145,16 @@ fn a_route_killed_mid_dispatch_is_recovered_to_manual_and_not_replayed() {
     let out = recourse_on(&db, &["routes"]);
     let listed = text(&out.stdout);
     assert!(
-        listed.starts_with("route 1 gen 1 running") && listed.trim_end().ends_with(ORPHANED),
+        listed.starts_with("route 1 running ") && listed.trim_end().ends_with(ORPHANED),
         "{listed}"
     );
     let out = recourse_on(&db, &["recover"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
-    assert!(printed.contains("route 1 gen 2 needs_manual"), "{printed}");
+    assert!(
+        printed.contains("route 1 needs manual recovery "),
+        "{printed}"
+    );
     assert!(
         printed.contains(
             "route 1 needs you: attempt 1 was still running when its engine stopped; \
@@ -191,7 +195,7 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
         format!(
             "interrupted: route 1 stays waiting until {}; \
              `recourse recover` or the app will take it over\n",
-            deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            crate::common::local_time(deadline)
         )
     );
     let row = stored_route(&db, 1).unwrap();
@@ -211,10 +215,10 @@ fn ctrl_c_during_a_wait_says_the_wait_continues_and_recover_takes_it_over() {
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 4, "{lines:?}");
     assert!(
-        lines[1].starts_with("route 1 gen 2 retry_scheduled"),
+        lines[1].starts_with("route 1 retry scheduled "),
         "{lines:?}"
     );
-    assert!(lines[3].starts_with("route 1 gen 4 succeeded"), "{lines:?}");
+    assert!(lines[3].starts_with("route 1 succeeded "), "{lines:?}");
     let attempts = Store::open_read_only(&db).unwrap().attempts(1).unwrap();
     assert!(
         attempts[1].attempt.started_at >= deadline - chrono::Duration::milliseconds(5),
@@ -290,9 +294,7 @@ fn ctrl_c_as_the_agent_fails_on_its_own_says_the_route_stays_waiting() {
             "interrupted: stopping route 1's agent\n\
              interrupted: route 1's agent failed before it could be stopped; \
              route 1 stays waiting until {}; `recourse recover` or the app will take it over\n",
-            row.deadline
-                .unwrap()
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            crate::common::local_time(row.deadline.unwrap())
         ),
         "the words match the stored state, not what was intended"
     );

@@ -169,7 +169,7 @@ fn live(cli: &str, scenario: &str, expect: &Expect) -> Result<Run, String> {
     loop {
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(line) => {
-                let waiting = line.contains(" waiting_reset");
+                let waiting = line.contains(&format!(" {} ", RouteState::WaitingReset.words()));
                 lines.push(line);
                 if waiting && expect.decision == "wait" {
                     row = Store::open(&db).unwrap().route(1).unwrap();

@@ -57,18 +57,17 @@ pub fn manual(
         next.candidate_index = index;
     }
     let plan = dispatch(row, next, TransitionWrite::default(), lease, world, now);
-    let mut plan = with_input(plan, input, action)?;
+    let mut plan = with_input(plan, input)?;
     plan.write.action = Some(action_record(row, ask, &plan, risk, now));
     Ok(plan)
 }
 
 /// The dispatch of `plan` sending `input`; refused when it starts no agent.
-fn with_input(mut plan: Plan, input: AttemptInput, action: ManualAction) -> Result<Plan, Refusal> {
+fn with_input(mut plan: Plan, input: AttemptInput) -> Result<Plan, Refusal> {
     if sends(&mut plan, input) {
         return Ok(plan);
     }
     Err(Refusal::NotStarted {
-        action,
         next: Box::new(plan.next),
     })
 }
@@ -95,7 +94,7 @@ pub(super) fn not_started(next: &RouteRow, names: &AccountNames) -> String {
         (None, Some(decided)) => decided.text(names).into_owned(),
         (None, None) => match next.state {
             RouteState::RetryScheduled => "new dispatches are paused".to_string(),
-            other => format!("the route would be {}", other.as_str()),
+            other => format!("after it the route {}", other.after_the_route()),
         },
     }
 }

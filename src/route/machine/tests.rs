@@ -175,7 +175,8 @@ fn every_action_a_route_does_not_offer_says_why_as_the_engine_refuses_it() {
     let waiting = row(RouteState::RetryScheduled, vec![resuming(1), resuming(2)]);
     assert_eq!(
         why_not(&waiting, Resume).as_deref(),
-        Some("not possible while the route is waiting to retry")
+        Some("not possible while the route has a retry scheduled"),
+        "the state in the app's words (its badge: “Retry scheduled”)"
     );
     let lone = row(
         RouteState::NeedsManual,
@@ -1255,10 +1256,9 @@ fn a_continuation_that_cannot_start_now_is_refused_not_queued_as_the_plain_promp
     assert!(matches!(refused, Refusal::NotStarted { .. }), "{refused:?}");
     let why = refused.why(&named()).unwrap();
     assert!(
-        why.starts_with(
-            "continue would not start an agent now (queued: Sim (~/.sim-work) runs as many"
-        ),
-        "the account by its name, not its id: {why}"
+        why.starts_with("no agent would start now (queued: Sim (~/.sim-work) runs as many"),
+        "the account by its name, not its id, and not the action's name, which the window \
+         already shows as the label before it: {why}"
     );
     assert!(
         matches!(
@@ -1633,4 +1633,37 @@ fn continue_on_a_kind_that_cannot_resume_says_so_rather_than_blaming_the_state()
         ),
         "where the state offers no Continue, the state is the reason"
     );
+}
+
+#[test]
+fn a_dispatch_that_would_start_no_agent_says_where_it_leaves_the_route_in_words() {
+    let next = row(RouteState::NeedsManual, vec![candidate(1, true)]);
+    let why = Refusal::NotStarted {
+        next: Box::new(next),
+    }
+    .why(&named());
+    assert_eq!(
+        why.as_deref(),
+        Some(
+            "no agent would start now (after it the route needs manual recovery); nothing was \
+             sent, try again when one can start"
+        ),
+        "the state in the app's words, not its code name"
+    );
+}
+
+#[test]
+fn a_refusal_says_each_state_in_the_words_of_its_label() {
+    for state in RouteState::ALL {
+        assert!(
+            state.after_the_route().ends_with(state.words())
+                || state
+                    .after_the_route()
+                    .contains(&format!("{} ", state.words())),
+            "“the route {}” says {state:?} as its label does (“{}”), so the app's badge and \
+             its refusals agree",
+            state.after_the_route(),
+            state.words()
+        );
+    }
 }

@@ -1013,7 +1013,7 @@ test("a stale action shows a notice with the route's current state instead of fa
     await notice.waitFor();
     assert.match(
       await notice.textContent(),
-      /^This route changed before your action \(the route changed \(now generation 5, running\).*\)\. Here is its current state; choose again\.$/,
+      /^This route changed before your action \(the route changed: it is running now, at generation 5;.*\)\. Here is its current state; choose again\.$/,
     );
     assert.equal(await detail.locator(".badge.state-running").count(), 1, "the fresh snapshot is shown");
     assert.deepEqual(

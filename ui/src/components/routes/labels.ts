@@ -9,33 +9,23 @@ import type {
   ToolStatus,
 } from "../../lib/types";
 import { countdown, dateTime, sentence } from "../../lib/format";
-import { ACTION_HELP, DISPATCHING_ACTIONS } from "../../bindings";
+import {
+  ACTION_HELP,
+  ACTION_LABEL as BACKEND_ACTION_LABEL,
+  DISPATCHING_ACTIONS,
+  STATE_TEXT as BACKEND_STATE_TEXT,
+} from "../../bindings";
 
-/** Lower-case state text, as used in announcements ("Route 7: retry scheduled"). */
-export const STATE_TEXT: Record<RouteState, string> = {
-  running: "running",
-  waiting_reset: "waiting for provider reset",
-  retry_scheduled: "retry scheduled",
-  queued: "queued",
-  needs_manual: "needs manual recovery",
-  stopped: "stopped",
-  succeeded: "succeeded",
-};
+/** Lower-case state text, as used in announcements ("Route 7: retry scheduled"): the backend's words, which the CLI prints too. */
+export const STATE_TEXT: Readonly<Record<RouteState, string>> = BACKEND_STATE_TEXT;
 
 /** Badge text for a state. */
 export function stateLabel(state: RouteState): string {
   return sentence(STATE_TEXT[state]);
 }
 
-export const ACTION_LABEL: Record<ManualAction, string> = {
-  retry_now: "Retry now",
-  skip_now: "Skip now",
-  cancel_wait: "Cancel wait",
-  stop: "Stop",
-  resume: "Resume",
-  continue: "Continue",
-  handover: "Skip with context",
-};
+/** An action's name, as its button and the backend's refusals say it. */
+export const ACTION_LABEL: Readonly<Record<ManualAction, string>> = BACKEND_ACTION_LABEL;
 
 /** Who took a manual action, as the history says it. */
 export const ACTOR_LABEL: Record<Actor, string> = {

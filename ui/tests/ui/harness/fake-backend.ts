@@ -884,7 +884,7 @@ export class FakeBackend {
     if (s.generation !== req.expected_generation) {
       throw {
         code: "stale",
-        message: `the route changed (now generation ${s.generation}, ${s.state}); look again before acting`,
+        message: `the route changed: it is ${s.state} now, at generation ${s.generation}; look again before acting`,
         fields: [],
       };
     }
