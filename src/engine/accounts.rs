@@ -118,7 +118,7 @@ impl Engine {
         for rows in rows.chunks(super::burst::BURST_MOST) {
             let ended = self.in_burst(|burst| {
                 for row in rows {
-                    let row = super::flow::current_policies(burst.store(), row.clone())?;
+                    let row = burst.policies(row.clone())?;
                     if row.account().is_some_and(|a| blocked.contains(a)) {
                         continue;
                     }

@@ -2,19 +2,21 @@
 //! freed slot or answered probe releases, planned and committed in one
 //! transaction (each route still its own compare-and-set), then their
 //! effects — spawns, timers — and their events. One commit for a thousand
-//! routes instead of a thousand (`docs/benchmarks-engine.md`).
+//! routes instead of a thousand (`docs/benchmarks-engine.md`), and what
+//! is the same for all of them read once: the candidates as saved
+//! ([`Saved`]) and the accounts' names their events speak of.
 
 use std::cell::RefCell;
 
 use tracing::{error, warn};
 
 use super::accounts::{kept_changing, REPLANS};
-use super::flow::current_policies;
 use super::pending::WorkKey;
+use super::saved::Saved;
 use super::{Engine, EngineError};
 use crate::route::machine::{self, Plan, World};
 use crate::route::RouteRow;
-use crate::store::{Batch, Cas, Store};
+use crate::store::{Batch, Cas, Store, StoreError};
 
 /// The most routes one burst commits: it holds the store for its whole
 /// transaction (a fraction of a millisecond a route), and publishes one
@@ -26,12 +28,19 @@ pub(super) struct Burst<'a> {
     engine: &'a Engine,
     batch: &'a Batch<'a>,
     won: RefCell<Vec<(Plan, RouteRow)>>,
+    saved: Saved,
 }
 
 impl Burst<'_> {
     /// The store, read inside the transaction.
     pub(super) fn store(&self) -> &Store {
         self.batch.store()
+    }
+
+    /// `row` with its candidates' policies as saved, each candidate read
+    /// once a burst.
+    pub(super) fn policies(&self, row: RouteRow) -> Result<RouteRow, StoreError> {
+        self.saved.policies(self.store(), row)
     }
 
     /// [`Engine::advance`] inside the burst: plans `step` for `row` in its
@@ -51,7 +60,7 @@ impl Burst<'_> {
                 return Ok(None);
             };
             match self.batch.commit_transition(&plan)? {
-                Cas::WorldChanged(current) => row = current_policies(self.store(), current)?,
+                Cas::WorldChanged(current) => row = self.policies(current)?,
                 Cas::Won(stored) => {
                     self.won.borrow_mut().push((plan, stored.clone()));
                     return Ok(Some(Cas::Won(stored)));
@@ -65,29 +74,31 @@ impl Burst<'_> {
 
 impl Engine {
     /// Runs `body` in one transaction; once it committed, performs every
-    /// committed plan's effect and publishes its event. Nothing of a body
-    /// that fails is kept.
+    /// committed plan's effect and publishes their events, the accounts'
+    /// names read once for all. Nothing of a body that fails is kept.
     pub(super) fn in_burst<T>(
         &self,
         body: impl FnOnce(&Burst<'_>) -> Result<T, EngineError>,
     ) -> Result<T, EngineError> {
         let mut store = self.store();
-        let (out, won) = store.in_one_transaction(|batch| {
+        let (out, won, saved) = store.in_one_transaction(|batch| {
             let burst = Burst {
                 engine: self,
                 batch,
                 won: RefCell::new(Vec::new()),
+                saved: Saved::default(),
             };
             let out = body(&burst)?;
-            Ok::<_, EngineError>((out, burst.won.into_inner()))
+            Ok::<_, EngineError>((out, burst.won.into_inner(), burst.saved))
         })?;
-        for (plan, row) in &won {
+        let (plans, rows): (Vec<Plan>, Vec<RouteRow>) = won.into_iter().unzip();
+        for (plan, row) in plans.iter().zip(&rows) {
             let probe = plan.write().probe().is_some();
-            self.apply_effect(&store, row, plan.effect().clone(), probe);
+            self.apply_effect(&store, &saved, row, plan.effect().clone(), probe);
         }
         drop(store);
-        for (plan, row) in &won {
-            self.publish(row);
+        self.publish_all(&rows);
+        for plan in &plans {
             self.after_commit(plan);
         }
         Ok(out)
@@ -158,7 +169,7 @@ impl Engine {
         {
             return Ok(());
         }
-        let row = current_policies(burst.store(), row)?;
+        let row = burst.policies(row)?;
         burst
             .advance(row, |row, world| {
                 machine::timer_fired(row, self.lease(), world, self.inner.clock.now())
@@ -304,6 +315,116 @@ mod tests {
         // Each failed once and was retried exactly once.
         succeed_on_two_slots(&engine, &ids, 2).await;
         engine.until_nothing_held(Duration::from_secs(5)).await;
+        engine.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_names_the_account_in_each_route_s_event_reading_names_and_candidates_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EngineOptions {
+            seed_demo: false,
+            adopt_orphans: false,
+            ..EngineOptions::default()
+        };
+        let engine = Engine::open(&dir.path().join("r.db"), opts).await.unwrap();
+        // No label: the account is derived (from the simulated script) and
+        // named in words read from the saved candidates, never its id.
+        let script = vec![
+            SimStep::UsageLimit {
+                after_ms: 10,
+                resets_in_s: 2,
+            },
+            SimStep::Succeed { after_ms: 5_000 },
+        ];
+        let agent = AgentSpec::simulated(script);
+        let policy = CandidatePolicy::both(ClassPolicy::new(Some(3600), None, Exhausted::Stop));
+        let p = engine.create_profile("p").unwrap();
+        let p = engine
+            .save_candidates(
+                p.id,
+                p.revision,
+                vec![CandidateInput::new("c", agent, policy)],
+            )
+            .unwrap();
+        let run = || StartRun {
+            profile_id: p.id,
+            prompt: "go".into(),
+            cwd: None,
+        };
+        let mut ids = vec![engine.start_run(run()).await.unwrap().id];
+        let within = Duration::from_secs(5);
+        until_all(&engine, &ids, RouteState::WaitingReset, within).await;
+        // Held by the limit the first hit, without an attempt.
+        for _ in 0..4 {
+            ids.push(engine.start_run(run()).await.unwrap().id);
+        }
+        until_all(&engine, &ids, RouteState::WaitingReset, within).await;
+        let accounts = engine.accounts().unwrap().accounts;
+        let name = accounts.iter().find(|a| !a.labelled).unwrap().name.clone();
+        // Every wait comes due while paused: resuming fires all five in
+        // one burst, the first probing, the others queued behind it.
+        engine.set_paused(true);
+        let reset = engine.route_row(ids[0]).unwrap().deadline.unwrap();
+        let until_reset = (reset - chrono::Utc::now()).to_std().unwrap_or_default();
+        tokio::time::sleep(until_reset + Duration::from_millis(800)).await;
+        assert_eq!(engine.book().pending.len(), ids.len(), "every wait is held");
+        let mut events = engine.subscribe();
+        let reads_before = {
+            let store = engine.store();
+            (store.account_candidates_reads(), store.candidate_reads())
+        };
+        engine.set_paused(false);
+        let (names_read, candidates_read) = {
+            let store = engine.store();
+            (
+                store.account_candidates_reads() - reads_before.0,
+                store.candidate_reads() - reads_before.1,
+            )
+        };
+        let mut seen = std::collections::BTreeMap::new();
+        while seen.len() < ids.len() {
+            let event = tokio::time::timeout(within, events.recv())
+                .await
+                .expect("every route of the burst is published")
+                .unwrap();
+            seen.entry(event.route_id).or_insert(event.snapshot);
+        }
+        let queued: Vec<_> = seen
+            .values()
+            .filter(|s| s.state == RouteState::Queued)
+            .collect();
+        assert_eq!(queued.len(), ids.len() - 1, "one probes, the rest queue");
+        for s in queued {
+            let said = s.queued.as_deref().unwrap();
+            assert!(
+                said.contains(&format!("the limit of {name} has reset")),
+                "route {}'s queue names its account: {said}",
+                s.id
+            );
+            if s.id == ids[0] {
+                // Its own failure's decision, which names no account.
+                continue;
+            }
+            let decided = s.last_failure.as_ref().and_then(|f| f.decision.as_deref());
+            assert!(
+                decided.is_some_and(|d| d.starts_with(&format!("not dispatched: {name} limited"))),
+                "route {}'s hold names its account: {decided:?}",
+                s.id
+            );
+        }
+        assert_eq!(
+            names_read,
+            1,
+            "the names are read once for the burst's {} events, not once each",
+            ids.len()
+        );
+        // The release pass the probe's dispatch asks for may have run
+        // before this count: once more, for its own burst.
+        assert!(
+            candidates_read <= 2,
+            "the routes' one candidate is read once for the burst's plans, not once a \
+             route: read {candidates_read} times"
+        );
         engine.shutdown().await;
     }
 }

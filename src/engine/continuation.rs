@@ -151,7 +151,12 @@ impl Engine {
         // The route keeps variable names only; the session's place may hang
         // on their values (`XDG_DATA_HOME`, a config dir), read as a
         // dispatch reads them.
-        let (agent, _) = super::dispatch_env::agent_at_dispatch(&self.store(), row, index);
+        let (agent, _) = super::dispatch_env::agent_at_dispatch(
+            &self.store(),
+            &super::saved::Saved::default(),
+            row,
+            index,
+        );
         let mut env: BTreeMap<String, String> = std::env::vars().collect();
         env.extend(agent.env.clone());
         let problem = crate::runner::readiness::session_problem(&agent, &env, &session_id);

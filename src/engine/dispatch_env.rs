@@ -6,14 +6,16 @@
 //! naming it, rather than running the agent without it (as another account,
 //! say, or without its proxy).
 
+use super::saved::Saved;
 use crate::agent::AgentSpec;
 use crate::route::RouteRow;
 use crate::store::Store;
 
 /// The agent of candidate `index` of `row` with its variables' values read
-/// from its profile, or why it cannot start.
+/// from its profile (through `saved`, from `store`), or why it cannot start.
 pub(super) fn agent_at_dispatch(
     store: &Store,
+    saved: &Saved,
     row: &RouteRow,
     index: usize,
 ) -> (AgentSpec, Option<String>) {
@@ -22,8 +24,8 @@ pub(super) fn agent_at_dispatch(
     if agent.env.is_empty() {
         return (agent, None);
     }
-    let current = match store.candidates_by_id(&[candidate.id]) {
-        Ok(mut found) => found.pop(),
+    let current = match saved.candidate(store, candidate.id) {
+        Ok(found) => found,
         Err(e) => {
             let why = format!("the values of its variables cannot be read from profile: {e}");
             return (agent, Some(why));

@@ -10,8 +10,9 @@ use tracing::{error, warn};
 use super::accounts::REPLANS;
 use super::book::RunHandle;
 use super::pending::Work;
+use super::saved::Saved;
 use super::views::snapshot;
-use super::{ActionRequest, Engine, EngineError, RouteEvent, RouteSnapshot, StartRun};
+use super::{ActionRequest, Engine, EngineError, RouteSnapshot, StartRun};
 use crate::account::AccountNames;
 use crate::agent::FilesChanged;
 use crate::classification::Class;
@@ -59,7 +60,13 @@ impl Engine {
                 continue;
             };
             let probe = plan.write().probe().is_some();
-            self.apply_effect(&store, &row, plan.effect().clone(), probe);
+            self.apply_effect(
+                &store,
+                &Saved::default(),
+                &row,
+                plan.effect().clone(),
+                probe,
+            );
             drop(store);
             self.publish(&row);
             self.after_commit(&plan);
@@ -220,19 +227,34 @@ impl Engine {
             return Ok(outcome);
         };
         let probe = plan.write().probe().is_some();
-        self.apply_effect(&store, &row, plan.effect().clone(), probe);
+        self.apply_effect(
+            &store,
+            &Saved::default(),
+            &row,
+            plan.effect().clone(),
+            probe,
+        );
         drop(store);
         self.publish(&row);
         self.after_commit(&plan);
         Ok(Cas::Won(row))
     }
 
-    pub(super) fn apply_effect(&self, store: &Store, row: &RouteRow, effect: Effect, probe: bool) {
+    /// `saved`: the candidates as saved, which a dispatch reads its
+    /// variables' values from.
+    pub(super) fn apply_effect(
+        &self,
+        store: &Store,
+        saved: &Saved,
+        row: &RouteRow,
+        effect: Effect,
+        probe: bool,
+    ) {
         match effect {
             Effect::Arm(at) => self.arm(row.id, row.generation, at),
             Effect::Dispatch(attempt) => {
                 self.disarm(row.id);
-                self.launch(store, row, attempt, probe);
+                self.launch(store, saved, row, attempt, probe);
             }
             Effect::Kill => {
                 self.disarm(row.id);
@@ -242,7 +264,14 @@ impl Engine {
         }
     }
 
-    fn launch(&self, store: &Store, row: &RouteRow, attempt: AttemptRecord, probe: bool) {
+    fn launch(
+        &self,
+        store: &Store,
+        saved: &Saved,
+        row: &RouteRow,
+        attempt: AttemptRecord,
+        probe: bool,
+    ) {
         let index = attempt.candidate_index as usize;
         let step = match store.candidate_attempts(row.id, attempt.candidate_index) {
             Ok(n) => n.saturating_sub(1),
@@ -264,7 +293,8 @@ impl Engine {
             }),
             AttemptInput::Prompt | AttemptInput::Handover { .. } => None,
         };
-        let (agent, cannot_start) = super::dispatch_env::agent_at_dispatch(store, row, index);
+        let (agent, cannot_start) =
+            super::dispatch_env::agent_at_dispatch(store, saved, row, index);
         // Clock times the agent prints without a zone are in its own `TZ`.
         let zone = timing::agent_local_tz(Some(&agent.env));
         let launch = Launch {
@@ -407,25 +437,7 @@ impl Engine {
     /// The row with its candidates' policies as they are now, read by
     /// candidate id (see [`machine::with_policies`]).
     pub(super) fn with_current_policies(&self, row: RouteRow) -> Result<RouteRow, EngineError> {
-        Ok(current_policies(&self.store(), row)?)
-    }
-
-    pub(super) fn publish(&self, row: &RouteRow) {
-        {
-            let mut book = self.book();
-            book.published.insert(row.id, row.generation);
-            if row.archived_at.is_some() {
-                book.archived.insert(row.id);
-            } else {
-                book.archived.remove(&row.id);
-            }
-        }
-        // No subscriber is fine: nobody is watching.
-        let _ = self.inner.events.send(RouteEvent {
-            route_id: row.id,
-            generation: row.generation,
-            snapshot: self.snapshot_of(row),
-        });
+        Ok(Saved::default().policies(&self.store(), row)?)
     }
 }
 
@@ -461,16 +473,6 @@ fn refused(
             EngineError::Conflict(refusal.why(names).unwrap_or_default())
         }
     })
-}
-
-/// `row` with its candidates' policies as `store` has them now.
-pub(super) fn current_policies(
-    store: &Store,
-    row: RouteRow,
-) -> Result<RouteRow, crate::store::StoreError> {
-    let ids: Vec<u32> = row.candidates.iter().map(|c| c.id).collect();
-    let current = store.candidates_by_id(&ids)?;
-    Ok(machine::with_policies(row, &current))
 }
 
 fn stale(current: RouteSnapshot) -> EngineError {

@@ -35,6 +35,8 @@ mod pause;
 mod pending;
 mod profile_files;
 mod profiles;
+mod publish;
+mod saved;
 mod secrets;
 mod seed;
 mod timeline;

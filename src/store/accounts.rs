@@ -226,6 +226,11 @@ pub struct HourCount {
     pub count: u32,
 }
 
+/// The candidates that have an account, with their profiles' names.
+const ACCOUNT_CANDIDATES: &str = "SELECT c.account, p.name, c.name, c.agent_json \
+     FROM candidates c JOIN profiles p ON p.id = c.profile_id WHERE c.account IS NOT NULL \
+     ORDER BY c.account, p.name, c.position";
+
 impl Store {
     /// The install's key derived account ids are hashed with.
     pub fn account_key(&self) -> Result<AccountKey, StoreError> {
@@ -514,11 +519,7 @@ impl Store {
     pub fn account_candidates(&self) -> Result<Vec<AccountCandidate>, StoreError> {
         let rows: Vec<(String, String, String, String)> = self
             .conn()
-            .prepare_cached(
-                "SELECT c.account, p.name, c.name, c.agent_json FROM candidates c \
-                 JOIN profiles p ON p.id = c.profile_id WHERE c.account IS NOT NULL \
-                 ORDER BY c.account, p.name, c.position",
-            )?
+            .prepare_cached(ACCOUNT_CANDIDATES)?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
             .collect::<Result<_, _>>()?;
         let mut out = Vec::new();
@@ -534,6 +535,16 @@ impl Store {
             });
         }
         Ok(out)
+    }
+
+    /// How many times [`Store::account_candidates`] was read on this
+    /// connection: what a test counts the accounts' names being read by.
+    #[cfg(test)]
+    pub(crate) fn account_candidates_reads(&self) -> i32 {
+        self.conn()
+            .prepare_cached(ACCOUNT_CANDIDATES)
+            .expect("the statement prepares")
+            .get_status(rusqlite::StatementStatus::Run)
     }
 
     /// Routes waiting on an account: waiting for a reset or a retry, or

@@ -37,6 +37,10 @@ struct ProfileRow {
     updated_at: String,
 }
 
+/// One saved candidate, by id.
+const CANDIDATE_BY_ID: &str = "SELECT id, name, enabled, agent_json, policy_json, \
+     policy_revision, account FROM candidates WHERE id = ?1";
+
 impl Store {
     pub fn list_profiles(&self) -> Result<Vec<Profile>, StoreError> {
         let mut stmt = self.conn().prepare(
@@ -243,16 +247,23 @@ impl Store {
     /// Current candidates by id, for refreshing a route's policies.
     pub fn candidates_by_id(&self, ids: &[u32]) -> Result<Vec<Candidate>, StoreError> {
         let mut out = Vec::new();
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT id, name, enabled, agent_json, policy_json, policy_revision, account \
-             FROM candidates WHERE id = ?1",
-        )?;
+        let mut stmt = self.conn().prepare_cached(CANDIDATE_BY_ID)?;
         for id in ids {
             if let Some(c) = stmt.query_row([id], candidate_row).optional()? {
                 out.push(c?);
             }
         }
         Ok(out)
+    }
+
+    /// How many candidates [`Store::candidates_by_id`] read on this
+    /// connection: what a test counts them being read by.
+    #[cfg(test)]
+    pub(crate) fn candidate_reads(&self) -> i32 {
+        self.conn()
+            .prepare_cached(CANDIDATE_BY_ID)
+            .expect("the statement prepares")
+            .get_status(rusqlite::StatementStatus::Run)
     }
 
     fn hydrate(&self, row: ProfileRow) -> Result<Profile, StoreError> {
