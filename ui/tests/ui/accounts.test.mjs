@@ -27,10 +27,19 @@ test("each account shows its state with a live countdown, the mark's code and ru
     );
     await app.page.waitForTimeout(1100);
     assert.notEqual(await work.locator("[data-testid=account-state]").textContent(), state, "the countdown ticks");
-    const mark = await work.locator("[data-testid=mark]").textContent();
-    assert.match(mark, /usage_limit_reached/);
-    assert.match(mark, /claude_code\.usage_limit_epoch\.v1/);
-    assert.match(mark, /\(the provider's reset\); from route 3, attempt 1/);
+    // The thirteenth outside review: the mark read "code usage_limit_reached ·
+    // rule claude_code.usage_limit_epoch.v1". Words first; the raw code and
+    // rule folded away, as a route's Engine details are.
+    const mark = work.locator("[data-testid=mark]");
+    const read = await mark.innerText();
+    assert.match(read, /^Hard\s+Usage limit reached\b/, `words lead: ${read}`);
+    assert.match(read, /\(the provider's reset\); from route 3, attempt 1/);
+    assert.doesNotMatch(read, /usage_limit_reached|claude_code\.usage_limit_epoch/, "no raw code or rule in view");
+    const internals = mark.getByTestId("mark-internals");
+    assert.equal((await internals.locator("summary").textContent()).trim(), "Engine details: code, rule");
+    await internals.locator("summary").click();
+    assert.equal(await mark.getByTestId("mark-code").textContent(), "usage_limit_reached");
+    assert.equal((await mark.getByTestId("mark-rule").textContent()).trim(), "claude_code.usage_limit_epoch.v1");
     assert.equal(await work.locator("[data-testid=running]").textContent(), "1 running of 2");
     assert.deepEqual(await work.locator("[data-testid=waiting] button").allTextContents(), [
       "Route 3",
