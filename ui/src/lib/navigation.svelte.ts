@@ -8,7 +8,9 @@ function areaFromHash(): Area {
   return (AREAS as readonly string[]).includes(id) ? (id as Area) : "routes";
 }
 
-let area = $state<Area>("routes");
+// From the address at once: a view drawn before `start` (the first one)
+// must not take another area's `#/<area>/<sub>` for its own.
+let area = $state<Area>(areaFromHash());
 let announcement = $state("");
 let announcing: ReturnType<typeof setTimeout>[] = [];
 /**

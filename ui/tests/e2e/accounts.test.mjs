@@ -74,7 +74,12 @@ test("a limited account holds the next route, shows in Accounts with a countdown
   await new Promise((r) => setTimeout(r, 1500));
   const later = await app.waitForText("[data-testid=account-state]");
   assert.notEqual(later, state, "the countdown is live");
-  assert.match(await app.waitForText("[data-testid=mark]"), /usage_limit_reached.*claude_code\.usage_limit_epoch\.v1/s);
+  // Words first; the raw code and rule under the mark's Engine details.
+  assert.match(await app.waitForText("[data-testid=mark]"), /^\s*Hard\s+Usage limit reached/);
+  assert.match(
+    await app.waitForText("[data-testid=mark-internals]"),
+    /usage_limit_reached.*claude_code\.usage_limit_epoch\.v1/s,
+  );
   assert.equal((await app.waitForText("[data-testid=waiting]")).trim(), "Route 1Route 2", "both routes wait on it");
 
   assert.ok(await app.clickByText("[data-testid=account] button", "Clear…"));

@@ -312,7 +312,7 @@ test("create rule from an inbox item: proposal, live checks, save, and the rule 
     assert.equal(await dialog.getByLabel("Code").inputValue(), "provider_unavailable");
     assert.match(
       await dialog.getByTestId("rule-class").textContent(),
-      /Class Transient, code provider_unavailable: the class comes from the code, a rule never sets it\. Proposed because it says unavailable\./,
+      /^“Provider unavailable” is class Transient: the class comes from the code, a rule never sets it\. Proposed because it says unavailable\.$/,
       "a space between the two sentences",
     );
     assert.equal(
@@ -647,11 +647,10 @@ test("the code picker offers each failure in words under its class, and keeps th
       assert.deepEqual(fit.cut, [], `at ${width} px each choice fits the ${fit.room} px of the closed picker`);
       await code.selectOption({ label: "Usage limit reached" });
       assert.equal(await code.inputValue(), "usage_limit_reached", "the stored value is still the code");
-      assert.match(
-        await dialog.getByTestId("rule-class").textContent(),
-        /^Class Hard, code usage_limit_reached:/,
-        "the code stays in view, beneath, with its class",
-      );
+      // The thirteenth outside review: this line read "code `rate_limited`".
+      const said = await dialog.getByTestId("rule-class").textContent();
+      assert.match(said, /^“Usage limit reached” is class Hard:/, "the code's words, with its class");
+      assert.doesNotMatch(said, /usage_limit_reached/, "not the engine's name for it");
     } finally {
       await app.close();
     }
@@ -847,7 +846,7 @@ for (const width of [1280, 390]) {
       };
       const before = await where();
       await dialog.getByLabel("Code").selectOption({ label: "Usage limit reached" });
-      await dialog.getByTestId("rule-class").getByText("usage_limit_reached").waitFor();
+      await dialog.getByTestId("rule-class").getByText("Usage limit reached", { exact: false }).waitFor();
       await stays(before, "the code's help kept room for its longest words");
       await dialog.getByLabel(/Text pattern/).fill(refused);
       for (const id of ["rule-id", "rule-description", "rule-overrides"])

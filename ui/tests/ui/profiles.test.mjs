@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
-import { openApp, clippedOptions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+import { VIEWPORTS, openApp, clippedOptions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
 import { candidate, demoProfile, immediate, POLICY_LIMITS, previewStep } from "./fixtures.mjs";
 
 const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
@@ -284,19 +284,42 @@ test("at 390 px every preview example fits its drop-down, which spans the panel,
   }
 });
 
-test("a CLI candidate's timeouts are typed with units and saved as exactly the seconds shown", async () => {
+test("a CLI candidate's timeouts show their unit once, picked beside the number, and save exactly the seconds shown", async () => {
   const app = await open();
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
     const idle = app.page.getByLabel("Idle timeout", { exact: true });
-    assert.equal(await idle.inputValue(), "15 min", "900 s is shown in its largest exact unit");
-    assert.equal(await app.page.getByLabel("Total timeout", { exact: true }).inputValue(), "4 h");
-    await idle.fill("1200");
-    await app.page.getByText("= 20 min ·", { exact: false }).waitFor();
+    const idleUnit = app.page.getByLabel("Idle timeout unit");
+    // The thirteenth outside review: the box read "15 min" beside a "min" picker.
+    assert.deepEqual(
+      [await idle.inputValue(), await idleUnit.inputValue()],
+      ["15", "min"],
+      "900 s in its largest exact unit, the unit said once: in its picker",
+    );
+    assert.deepEqual(
+      [
+        await app.page.getByLabel("Total timeout", { exact: true }).inputValue(),
+        await app.page.getByLabel("Total timeout unit").inputValue(),
+      ],
+      ["4", "h"],
+    );
+    const help = app.page.locator(`[id="${await idle.getAttribute("id")}-help"]`);
+    await idle.fill("20");
+    assert.ok(!(await help.textContent()).includes("="), "a number in the picked unit, 20 min, says it already");
+    await idle.fill("90 s");
+    await help.getByText("= 1 min 30 s ·", { exact: false }).waitFor();
+    await idle.press("Tab");
+    assert.deepEqual(
+      [await idle.inputValue(), await idleUnit.inputValue()],
+      ["90", "s"],
+      "a unit typed in the box moves to the picker once the box is left",
+    );
     await idle.fill("ten minutes");
     await app.page.getByText("“ten minutes” is not a duration: write a number with s, min, h or d").waitFor();
     assert.equal(await idle.getAttribute("aria-invalid"), "true");
-    await idle.fill("1.5 h");
+    await idle.fill("1.5");
+    await idleUnit.selectOption("h");
+    assert.equal(await idle.inputValue(), "1.5", "picking a unit keeps the number");
     await app.page.getByRole("button", { name: "Save" }).click();
     await app.page.getByText("Saved. Changes apply", { exact: false }).first().waitFor();
     const saved = (await saveCalls(app)).at(-1).args.candidates[1].agent;
@@ -821,7 +844,11 @@ test("policy durations take units, typed or picked, and save exactly the seconds
     await help.getByText("1 s – 1 h", { exact: false }).waitFor();
     assert.ok(!(await help.textContent()).includes("="), "the text says 5 min already: nothing added");
     await app.page.getByLabel("First delay unit").first().selectOption("h");
-    assert.equal(await delay.inputValue(), "5 h", "picking a unit keeps the number and rewrites the unit");
+    assert.deepEqual(
+      [await delay.inputValue(), await app.page.getByLabel("First delay unit").first().inputValue()],
+      ["5", "h"],
+      "picking a unit keeps the number; the unit is said once, in the picker",
+    );
     await delay.fill("0.5 s");
     await app.page.getByText("0.5 s is not a whole number of seconds").waitFor();
     await delay.fill("1.5 min");
@@ -841,9 +868,9 @@ test("a wait past the limit shows the backend's error, not a rounded equivalent 
     const section = app.page.locator("[data-testid=section-hard]");
     await section.getByRole("switch", { name: "Wait for a trusted provider reset" }).click();
     const wait = section.getByLabel("Longest wait", { exact: true });
-    await wait.fill("604800");
+    await wait.fill("604800 s");
     await section.getByText("= 7 d ·", { exact: false }).waitFor();
-    await wait.fill("604801");
+    await wait.fill("604801 s");
     // The fake words it as the backend does (`timing::words::outside`): in durations.
     await section.getByText("must be at most 7 d (7 d 1 s is too long)", { exact: false }).waitFor();
     const help = await section.locator(`#${await wait.getAttribute("aria-describedby")}`).textContent();
@@ -1241,6 +1268,68 @@ test("the continuation message field shows the default as its placeholder and sa
     }
     saved = (await saveCalls(app)).at(-1).args.candidates[1];
     assert.equal(saved.agent.continue_message, null, "a blank message is none: the default is sent again");
+  } finally {
+    await app.close();
+  }
+});
+
+/** The profile the Profiles area has chosen, as its list marks it and its editor heads it. */
+const chosen = async (page) => [
+  (await page.locator(".profile[aria-current=true] .pname").textContent()).trim(),
+  (await page.locator("#profile-heading").textContent()).trim(),
+];
+
+// The thirteenth outside review: the chosen profile went from "Spawn test"
+// to "Cmd test" after an import and a window resize. Leaving the area and
+// coming back did it in the harness: the area forgot what was chosen.
+test("an imported profile stays chosen across window sizes and leaving the area", async () => {
+  const spawn = { ...demoProfile(), id: 7, name: "Spawn test" };
+  const app = await openApp(
+    {
+      profiles: [{ ...demoProfile(), name: "Cmd test" }],
+      openPath: "/home/me/spawn.json",
+      importPreview: { name: "Spawn test", existing: null, document_json: "{}", changes: [] },
+      imported: spawn,
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    const { page } = app;
+    await page.getByRole("button", { name: "Import from file…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Create “Spawn test”" }).click();
+    await page.getByTestId("file-note").waitFor();
+    // README: an import selects the profile it saved.
+    assert.deepEqual(await chosen(page), ["Spawn test", "Spawn test"]);
+    for (const [label, viewport] of [...VIEWPORTS, ["between", { width: 700, height: 800 }], ...VIEWPORTS]) {
+      await page.setViewportSize(viewport);
+      assert.deepEqual(await chosen(page), ["Spawn test", "Spawn test"], `at ${label} width`);
+    }
+    await page.getByRole("link", { name: "Routes" }).click();
+    await page.getByRole("link", { name: "Profiles" }).click();
+    await page.locator("#profile-heading").waitFor();
+    assert.deepEqual(await chosen(page), ["Spawn test", "Spawn test"], "back in the area, on what was chosen");
+  } finally {
+    await app.close();
+  }
+});
+
+test("the profile chosen is in the address, so a reload keeps it", async () => {
+  const app = await openApp(
+    {
+      profiles: [
+        { ...demoProfile(), name: "Cmd test" },
+        { ...demoProfile(), id: 2, name: "Zed" },
+      ],
+    },
+    { hash: "#/profiles" },
+  );
+  try {
+    const { page } = app;
+    await page.getByRole("button", { name: /Zed/ }).click();
+    await page.waitForFunction(() => location.hash === "#/profiles/2");
+    await page.reload();
+    await page.locator("#profile-heading").waitFor();
+    assert.deepEqual(await chosen(page), ["Zed", "Zed"]);
   } finally {
     await app.close();
   }

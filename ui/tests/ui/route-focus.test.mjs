@@ -4,8 +4,8 @@
 // page's <body>, from where a keyboard user starts over at the top.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
-import { routeSnapshot } from "./fixtures.mjs";
+import { VIEWPORTS, openApp } from "./lib.mjs";
+import { demoProfile, routeSnapshot } from "./fixtures.mjs";
 
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
 
@@ -67,3 +67,29 @@ test("after Skip now, a cancelled delete, an archive and a delete, focus is neve
     await app.close();
   }
 });
+
+// The thirteenth outside review: after Start run on a phone, focus went to
+// <body> (the form it was in is hidden once the new route's detail shows).
+for (const [label, viewport] of VIEWPORTS) {
+  test(`after Start run, focus is on the new route's heading, as after opening a route (${label})`, async () => {
+    const app = await openApp({ ...scenario(), profiles: [demoProfile()] }, viewport);
+    try {
+      const { page } = app;
+      const unfold = page.getByTestId("unfold-start");
+      if (await unfold.isVisible()) await unfold.click();
+      const form = page.getByTestId("start-run");
+      await form.getByLabel("Prompt").fill("Add a changelog entry");
+      await form.getByRole("button", { name: "Start run" }).click();
+      const heading = page.getByTestId("route-detail").getByRole("heading", { level: 2 });
+      await heading.waitFor();
+      const started = (await heading.textContent()).trim();
+      assert.ok(!["Route 6", "Route 3", "Route 2"].includes(started), `the new route is shown: ${started}`);
+      await page
+        .waitForFunction(() => document.activeElement?.id === "detail-heading", null, { timeout: 3000 })
+        .catch(() => {});
+      assert.equal(await focused(page), "h2#detail-heading[]", "its actions are the next Tab stops");
+    } finally {
+      await app.close();
+    }
+  });
+}

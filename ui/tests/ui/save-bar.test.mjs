@@ -66,3 +66,79 @@ for (const [label, viewport] of VIEWPORTS) {
     }
   });
 }
+
+// The thirteenth outside review: a new profile showed "Unsaved changes"
+// beside "Saved. Changes apply…", which was about the profile saved before.
+test("a save's outcome belongs to its profile: another opened or created does not show it, nor an edited draft", async () => {
+  const app = await openApp({ profiles: [demoProfile()] }, { hash: "#/profiles" });
+  try {
+    const { page } = app;
+    const bar = page.getByTestId("save-bar");
+    const message = page.getByTestId("save-message");
+    const retries = async (n) => {
+      const row = page.getByTestId("candidate-row").first();
+      const field = row.getByTestId("section-transient").getByLabel("Retries", { exact: true });
+      if (!(await field.isVisible())) await row.getByRole("button", { name: "Edit policy" }).click();
+      await field.fill(n);
+    };
+    await retries("4");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await message.getByText("Saved.", { exact: false }).waitFor();
+
+    await page.getByLabel("New profile").fill("Second");
+    await page.getByRole("button", { name: "Create profile" }).click();
+    await page.getByRole("heading", { name: "Second" }).waitFor();
+    assert.equal(await message.count(), 0, "the new profile was never saved: no outcome of a save is shown for it");
+    assert.match(await bar.textContent(), /All changes saved/);
+
+    await page.getByRole("button", { name: /Demo \(simulated\)/ }).click();
+    await page.getByRole("heading", { name: "Demo (simulated)" }).waitFor();
+    assert.equal(await message.count(), 0, "said once, when it happened: coming back does not say it again");
+
+    await retries("5");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await message.getByText("Saved.", { exact: false }).waitFor();
+    // A reorder is an edit made with no field typed in: it too makes the outcome stale.
+    await page.getByRole("button", { name: "Move Codex up" }).click();
+    await bar.getByText("Unsaved changes").waitFor();
+    assert.equal(await message.count(), 0, '"Saved." never stands beside "Unsaved changes"');
+  } finally {
+    await app.close();
+  }
+});
+
+// The same review: on a phone the bar took ~90 px of the screen for good,
+// even with nothing to save.
+test("on a phone the save bar takes no room on screen until there is something to save, and its coming moves nothing", async () => {
+  const phone = VIEWPORTS.find(([label]) => label === "phone")[1];
+  const app = await openApp({ profiles: [demoProfile()] }, { ...phone, hash: "#/profiles" });
+  try {
+    const { page } = app;
+    const bar = page.getByTestId("save-bar");
+    await bar.getByText("All changes saved").waitFor();
+    assert.ok((await at(bar)).y >= phone.height, `nothing to save: the bar waits at the editor's end, off screen`);
+
+    // A field in the middle of the screen, being edited.
+    const row = page.getByTestId("candidate-row").first();
+    await row.getByRole("button", { name: "Edit policy" }).click();
+    const field = row.getByTestId("section-transient").getByLabel("Retries", { exact: true });
+    await field.evaluate((el) => el.scrollIntoView({ block: "center" }));
+    const before = await at(field);
+    await field.fill("4");
+    await bar.getByText("Unsaved changes").waitFor();
+    assert.deepEqual(await at(field), before, "the bar's coming moves the field being edited not at all");
+    const shown = await at(bar);
+    assert.ok(
+      shown.y + shown.height <= phone.height && shown.y < phone.height - 40,
+      `something to save: the bar stands at the foot of the screen (${JSON.stringify(shown)})`,
+    );
+
+    // Discard leaves nothing to save, but the bar stays where the pointer is.
+    await page.getByRole("button", { name: "Discard" }).click();
+    await bar.getByText("All changes saved").waitFor();
+    assert.deepEqual(await at(bar), shown, "the bar does not go from under the pointer");
+    assert.deepEqual(await at(field), before);
+  } finally {
+    await app.close();
+  }
+});
