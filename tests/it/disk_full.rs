@@ -15,7 +15,11 @@ mount -t tmpfs -o size=1m tmpfs "$mnt"
 "$bin" profile import "$doc" --db "$db" >/dev/null
 RECOURSE_LOG=warn "$bin" run --profile Slow --prompt go --db "$db" >"$mnt/../run.out" 2>"$mnt/../run.err" &
 run=$!
-sleep 0.5
+# The disk fills once the route is stored (a busy machine may take seconds).
+for _ in $(seq 1 300); do
+  "$bin" routes --db "$db" 2>/dev/null | grep -q "^route 1 " && break
+  sleep 0.1
+done
 dd if=/dev/zero of="$mnt/fill" bs=1k 2>/dev/null || true
 for _ in $(seq 1 200); do
   grep -q "cannot grow" "$mnt/../run.err" && break
