@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
-import { VIEWPORTS, openApp, clippedOptions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+import { VIEWPORTS, at, openApp, clippedOptions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
 import { candidate, demoProfile, immediate, POLICY_LIMITS, previewStep } from "./fixtures.mjs";
 
 const open = (opts = {}) => openApp({ profiles: [demoProfile()] }, { hash: "#/profiles", ...opts });
@@ -976,6 +976,27 @@ for (const direction of ["up", "down"]) {
       assert.equal(box.label, label);
       // In view and not under the sticky save bar, which covers the bottom of <main>.
       assert.ok(box.top >= box.mainTop && box.bottom <= box.barTop, `focused button in view: ${JSON.stringify(box)}`);
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+for (const [name, viewport] of VIEWPORTS) {
+  test(`switching a candidate off moves none of its row's controls (${name})`, async () => {
+    // The sixth outside review: on a phone the "disabled" badge appeared above
+    // the switch and pushed it 31 px down, under the pointer that had just clicked it.
+    const app = await open();
+    try {
+      await app.page.setViewportSize(viewport);
+      const row = app.page.getByTestId("candidate-row").nth(1);
+      const enabled = row.getByRole("switch", { name: "Enabled" });
+      const remove = row.getByRole("button", { name: /^Remove / });
+      await enabled.scrollIntoViewIfNeeded();
+      const before = [await at(enabled), await at(remove)];
+      await enabled.click();
+      await row.getByTestId("disabled-badge").and(row.locator(":not(.hidden)")).waitFor();
+      assert.deepEqual([await at(enabled), await at(remove)], before, "the badge had its place already");
     } finally {
       await app.close();
     }
