@@ -12,6 +12,7 @@ use super::select::{MatchOutcome, Selection};
 use super::window::{self, Settlement, Window, SHORT_THROTTLE_MAX};
 use crate::classification::{Class, Classification, Confidence, Scope, SemanticCode, Span};
 use crate::evidence::Evidence;
+use crate::profile::words::capitalized;
 use crate::timing::TimingHint;
 
 /// Excerpts shown to people are cut to this many bytes.
@@ -150,17 +151,21 @@ struct Verdict<'a> {
     settlement: Option<&'a Settlement>,
 }
 
+/// The decision in words: the rule's description first, then what matched
+/// and the code in words. The rule's id and priority are not repeated here:
+/// the classification and the list of matches carry them (the app's Engine
+/// details, `recourse classify`'s rule line).
 fn selected_sentence(evidence: &Evidence, winner: &RuleMatch<'_>, verdict: &Verdict<'_>) -> String {
     let rule = winner.rule;
     let (class, hint) = (verdict.class, verdict.hint);
     let evidence_part = match winner.span {
-        Some(span) => format!("the text \"{}\"", quote(&evidence.message, span)),
-        None => "structured fields (status, error type, headers or exit code)".to_owned(),
+        Some(span) => format!("The text \"{}\" matched", quote(&evidence.message, span)),
+        None => "Structured fields (status, error type, headers or exit code) matched".to_owned(),
     };
     let settled_part = verdict.settlement.map_or_else(String::new, |s| {
         format!(
             "; it tied with {} of the other class, and the provider's reset {} away is {} the {}-minute short-throttle bound",
-            s.rivals.join(" and "),
+            s.rivals.iter().map(|r| quoted(r)).collect::<Vec<_>>().join(" and "),
             window::distance(&s.hint, evidence.occurred_at),
             s.window.phrase(),
             SHORT_THROTTLE_MAX.num_minutes()
@@ -171,7 +176,7 @@ fn selected_sentence(evidence: &Evidence, winner: &RuleMatch<'_>, verdict: &Verd
             "but the provider's reset is {} away, beyond the {}-minute short-throttle bound, so this is a quota window: {} is {}",
             hint.map_or_else(String::new, |h| window::distance(h, evidence.occurred_at)),
             SHORT_THROTTLE_MAX.num_minutes(),
-            verdict.code.as_str(),
+            code_words(verdict.code),
             class.as_str()
         )
     } else {
@@ -186,9 +191,23 @@ fn selected_sentence(evidence: &Evidence, winner: &RuleMatch<'_>, verdict: &Verd
         )
     });
     format!(
-        "Rule {} (priority {}) matched {}: {}{}; {}{}.",
-        rule.id, rule.priority, evidence_part, rule.description, settled_part, verdict, hint_part
+        "{}. {}{}; {}{}.",
+        capitalized(rule.description.trim_end_matches('.')),
+        evidence_part,
+        settled_part,
+        verdict,
+        hint_part
     )
+}
+
+/// A code as a person reads it, quoted so it stands apart mid-sentence: its
+/// stored name is in the classification (and the UI's Engine details).
+fn code_words(code: SemanticCode) -> String {
+    quoted(code.words())
+}
+
+fn quoted(text: &str) -> String {
+    format!("“{text}”")
 }
 
 /// The verdict for a rule's own code at the class it got.
@@ -196,39 +215,40 @@ fn rule_verdict(rule: &Rule, class: Class) -> String {
     if rule.unreviewed() && class == Class::Unclassified {
         return format!(
             "this local rule would classify as {} ({}), not reviewed, so it is not acted on until a person reviews it",
-            rule.code.as_str(),
+            code_words(rule.code),
             rule.code.class().as_str()
         );
     }
     match (class, rule.code.class()) {
         (Class::Unclassified, Class::Transient | Class::Hard) => format!(
             "the rule's confidence is low, so {} is not acted on automatically",
-            rule.code.as_str()
+            code_words(rule.code)
         ),
         (Class::Unclassified, Class::Unclassified) => format!(
             "{} is outside provider recovery and needs a person",
-            rule.code.as_str()
+            code_words(rule.code)
         ),
-        (class, _) => format!("{} is {}", rule.code.as_str(), class.as_str()),
+        (class, _) => format!("{} is {}", code_words(rule.code), class.as_str()),
     }
 }
 
+/// The tied rules by their descriptions and codes in words; their ids and
+/// priority are in the list of matching rules.
 fn conflict_sentence(conflicting: &[&RuleMatch<'_>]) -> String {
     let names: Vec<String> = conflicting
         .iter()
         .map(|m| {
             format!(
                 "{} ({}, {})",
-                m.rule.id,
-                m.rule.code.as_str(),
+                quoted(&m.rule.description),
+                m.rule.code.words(),
                 m.rule.class().as_str()
             )
         })
         .collect();
     format!(
-        "Rules {} matched at equal priority {} with different classes; conflicting evidence is not recovered automatically.",
+        "Rules {} matched at equal priority with different classes; conflicting evidence is not recovered automatically.",
         names.join(" and "),
-        conflicting.first().map_or(0, |m| m.rule.priority)
     )
 }
 

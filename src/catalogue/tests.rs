@@ -96,9 +96,15 @@ fn equal_priority_with_different_classes_is_an_unclassified_conflict() {
     assert_eq!(result.code, SemanticCode::Unknown);
     assert_eq!(result.class, Class::Unclassified);
     assert_eq!(result.rule_id, None, "no single rule decided");
+    // The synthetic rules' descriptions are their ids.
     assert!(
-        result.explanation.contains("t.throttle.v1") && result.explanation.contains("t.quota.v1"),
-        "the explanation names both rules: {}",
+        result
+            .explanation
+            .contains("“t.throttle.v1” (Rate limited (too many requests), transient)")
+            && result
+                .explanation
+                .contains("“t.quota.v1” (Quota used up, hard)"),
+        "the explanation names both rules and their codes in words: {}",
         result.explanation
     );
 }
@@ -299,6 +305,40 @@ fn provider_scoped_rules_do_not_fire_for_other_tools() {
 fn classification_is_deterministic() {
     let e = evidence("litellm.RateLimitError: AnthropicException - {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}");
     assert_eq!(classify(&e, Tz::UTC), classify(&e, Tz::UTC));
+}
+
+#[test]
+fn the_explanation_leads_with_the_rules_words_not_its_id_or_priority() {
+    let e =
+        evidence("API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}");
+    let result = classify(&e, Tz::UTC);
+    let id = result.rule_id.clone().expect("a rule decided");
+    let rule = builtin()
+        .rules
+        .iter()
+        .find(|r| r.id == id)
+        .expect("the rule is built in");
+    let description = crate::profile::words::capitalized(&rule.description);
+    assert!(
+        result
+            .explanation
+            .starts_with(&format!("{description}. The text \"")),
+        "a person reads what the rule is about first: {}",
+        result.explanation
+    );
+    assert!(
+        result
+            .explanation
+            .contains(&format!("“{}” is transient", result.code.words())),
+        "the code in words: {}",
+        result.explanation
+    );
+    // The id and priority are in the classification and the list of matches.
+    assert!(
+        !result.explanation.contains(&id) && !result.explanation.contains("priority"),
+        "{}",
+        result.explanation
+    );
 }
 
 #[test]
@@ -625,11 +665,16 @@ fn a_gemini_quota_and_throttle_tie_is_settled_by_a_short_retry_hint() {
         Some("gemini.resource_exhausted.v1")
     );
     assert_eq!(result.retry_after_s, Some(33.736914924));
+    let outweighed = builtin()
+        .rules
+        .iter()
+        .find(|r| r.id == "quota.exceeded_current_quota.v1")
+        .expect("the rule is built in");
     assert!(
         result
             .explanation
-            .contains("quota.exceeded_current_quota.v1"),
-        "the explanation names the rule the hint outweighed: {}",
+            .contains(&format!("tied with “{}”", outweighed.description)),
+        "the explanation names the rule the hint outweighed, in its words: {}",
         result.explanation
     );
 }

@@ -85,7 +85,7 @@ pub(crate) fn distance(hint: &TimingHint, occurred_at: DateTime<Utc>) -> String 
 pub(crate) struct Settlement {
     pub hint: TimingHint,
     pub window: Window,
-    /// Ids of the tied rules that lost.
+    /// Descriptions of the tied rules that lost, for the sentence.
     pub rivals: Vec<String>,
 }
 
@@ -124,7 +124,7 @@ pub(crate) fn settle(
             *outcome = MatchOutcome::Selected;
         } else {
             *outcome = MatchOutcome::Outranked;
-            rivals.push(m.rule.id.clone());
+            rivals.push(m.rule.description.clone());
         }
     }
     Some(Settlement {

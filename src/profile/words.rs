@@ -315,7 +315,9 @@ fn syntax_words(message: &str) -> String {
     format!("the file is not valid JSON{place}: {why}")
 }
 
-fn capitalized(text: &str) -> String {
+/// `text` with its first letter upper-case: a lower-case phrase (an error's
+/// cause, a rule's description) made to start a sentence.
+pub(crate) fn capitalized(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),

@@ -56,7 +56,7 @@ fn an_added_rule_acts_only_once_reviewed_and_builtin_only_ignores_it() {
     assert!(
         unreviewed
             .stdout
-            .contains("would classify as provider_unavailable (transient), not reviewed"),
+            .contains("would classify as “Provider unavailable” (transient), not reviewed"),
         "{}",
         unreviewed.stdout
     );

@@ -228,7 +228,7 @@ fn text_mode_explains_the_decision() {
         "class:       hard",
         "rule:        status_text.401.v1",
         "matched:     bytes 35..51: \"401 Unauthorized\"",
-        "why:         Rule status_text.401.v1 (priority 62) matched the text \"401 Unauthorized\"",
+        "why:         The text reports HTTP 401 Unauthorized: the credentials were rejected. The text \"401 Unauthorized\" matched; “API key or login invalid” is hard.",
         "hint:        (none trusted)",
         "  wrapped     codex.retry_limit.v1 (priority 30, provider_unavailable, text)",
     ] {

@@ -52,7 +52,7 @@ fn an_unreviewed_rule_is_shown_but_fails_closed() {
     assert_eq!(got.rule_id.as_deref(), Some("local.gizmo.jammed.v1"));
     assert!(
         got.explanation
-            .contains("would classify as provider_unavailable (transient), not reviewed"),
+            .contains("would classify as “Provider unavailable” (transient), not reviewed"),
         "{}",
         got.explanation
     );

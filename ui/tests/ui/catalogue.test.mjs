@@ -104,7 +104,7 @@ function playground(sanitized, needle, extra = {}) {
         retry_after_s: 30,
         reset_at: "2026-12-02T17:00:30Z",
         matched: span,
-        explanation: `Rule anthropic.overloaded.v1 (priority 80) matched the text "${needle}": Anthropic API overloaded_error (HTTP 529); provider_overloaded is transient.`,
+        explanation: `Anthropic API overloaded_error (HTTP 529): the service is temporarily overloaded. The text "${needle}" matched; “Provider overloaded” is transient.`,
       },
       matches: [
         {

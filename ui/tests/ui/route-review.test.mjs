@@ -5,7 +5,7 @@
 // keyboard paths, and one time format.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp } from "./lib.mjs";
+import { VIEWPORTS, openApp } from "./lib.mjs";
 import { routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
@@ -83,6 +83,74 @@ test("every action keeps its place from state to state, and after Stop the butto
     await app.close();
   }
 });
+
+for (const [label, viewport] of VIEWPORTS) {
+  test(`run again, archive, delete and every action keep their place as one route waits, needs you and succeeds (${label})`, async () => {
+    const reset = iso(30 * 60e3);
+    const waiting = snapshot(7, "waiting_reset", {
+      provider_reset_at: reset,
+      deadline: reset,
+      actions: ["retry_now", "skip_now", "cancel_wait", "stop"],
+    });
+    const app = await openApp(routesOf({ snapshot: waiting, attempts: [attempt(1)] }), viewport);
+    const detail = detailOf(app.page);
+    const controls = [
+      detail.getByTestId("run-again"),
+      detail.getByTestId("archive-route"),
+      detail.getByTestId("delete-route"),
+      ...["retry_now", "skip_now", "cancel_wait", "stop", "resume", "continue", "handover"].map((a) =>
+        detail.locator(`button[data-action="${a}"]`),
+      ),
+    ];
+    // Relative to the detail: the panel as a whole may slide with the list beside it, which is not this test's subject.
+    const where = async () => {
+      const origin = await detail.boundingBox();
+      return Promise.all(
+        controls.map(async (c) => {
+          const b = await c.boundingBox();
+          return [b.x - origin.x, b.y - origin.y, b.width, b.height].map(Math.round);
+        }),
+      );
+    };
+    /** The route moves on as the engine would tell the window. */
+    const step = async (patch) => {
+      const next = await app.page.evaluate(([p]) => window.__BACKEND__.revise(7, p), [patch]);
+      await app.emit("route-changed", { route_id: 7, generation: next.generation, snapshot: next });
+      await detail.locator(`.badge.state-${next.state}`).waitFor();
+      return next;
+    };
+    try {
+      await row(app.page, 7).click();
+      await detail.getByRole("heading", { name: "Route 7" }).waitFor();
+      const before = await where();
+      const needsYou = { state: "needs_manual", deadline: null, actions: ["retry_now", "skip_now", "stop"] };
+      await step({
+        ...needsYou,
+        manual_reason: "wait cancelled by you; retry now, skip to the next candidate, or stop",
+      });
+      await detail.getByTestId("provider-reset").waitFor();
+      assert.deepEqual(await where(), before, "the wait cancelled, the reset's notice shows: nothing moved");
+      await step({ provider_reset_at: iso(-1000) });
+      await detail.getByTestId("provider-reset").waitFor({ state: "detached" });
+      assert.deepEqual(await where(), before, "the reset passed, its notice went: nothing moved");
+      await step({
+        manual_reason: "the failure matched no catalogue rule; retry now, skip to the next candidate, or stop",
+        provider_reset_at: null,
+      });
+      assert.deepEqual(await where(), before, "another reason to need you: nothing moved");
+      await step({ state: "succeeded", manual_reason: null, actions: [] });
+      assert.deepEqual(await where(), before, "succeeded: every button is still drawn where it was");
+      for (const action of ["retry_now", "stop"])
+        assert.match(
+          (await detail.locator(`button[data-action="${action}"]`).getAttribute("title")) ?? "",
+          /succeeded/,
+          "a greyed-out action says why, as on any other state",
+        );
+    } finally {
+      await app.close();
+    }
+  });
+}
 
 test("a double click runs one action, and Stop on a running agent asks first", async () => {
   const app = await openApp(
