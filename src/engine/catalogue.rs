@@ -14,14 +14,14 @@ use crate::catalogue::{self, Catalogue, Explanation, RuleSpec};
 use crate::classification::Classification;
 use crate::evaluator::CandidateSlot;
 use crate::evidence::{Evidence, Provider, RawEvidence};
-use crate::simulation::{preview, PreviewStep, SimulatedFailure, PASTED_REPEATS};
+use crate::simulation::{preview, Preview, SimulatedFailure};
 
 /// Pasted error text as the catalogue in force classifies it, and what a
 /// draft would do if every attempt failed with it.
 #[derive(Debug, Clone, serde::Serialize, specta::Type)]
 pub struct TextPreview {
     pub classification: Classification,
-    pub steps: Vec<PreviewStep>,
+    pub preview: Preview,
 }
 
 /// The catalogue in force and where its local part stands: an owned
@@ -181,9 +181,8 @@ impl Engine {
             .catalogue()
             .classify(&evidence, crate::timing::machine_local_tz());
         let failure = SimulatedFailure::classified(&classification, &evidence.fingerprint(), now);
-        let failures = vec![failure; PASTED_REPEATS];
         Ok(TextPreview {
-            steps: preview(candidates, &failures, now),
+            preview: preview(candidates, &[failure], now),
             classification,
         })
     }

@@ -396,7 +396,13 @@ async fn pasted_error_text_is_classified_by_the_catalogue_in_force_and_previewed
         recourse::classification::SemanticCode::ProviderOverloaded,
         "the built-in catalogue's rule, not an example"
     );
-    let texts: Vec<&str> = preview.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(preview.preview.cut, None, "the route ends within the walk");
+    let texts: Vec<&str> = preview
+        .preview
+        .steps
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect();
     assert_eq!(
         texts,
         [

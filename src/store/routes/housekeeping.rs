@@ -374,7 +374,11 @@ mod tests {
         drop(store);
         let mut store = open(&dir);
         let reopened = stopped(&mut store);
-        assert_eq!(reopened, next + 1, "the mark is in the file, not the process");
+        assert_eq!(
+            reopened,
+            next + 1,
+            "the mark is in the file, not the process"
+        );
         let day = chrono::Duration::days(1);
         assert_eq!(
             store
@@ -517,9 +521,7 @@ mod upgrade_tests {
             4,
             "route 3 was deleted before the upgrade; its deletion on record keeps its number"
         );
-        let history = store
-            .delete_routes(&[1], &[RouteState::Stopped])
-            .unwrap();
+        let history = store.delete_routes(&[1], &[RouteState::Stopped]).unwrap();
         assert_eq!(history, [1], "the upgraded routes delete as before");
     }
 }

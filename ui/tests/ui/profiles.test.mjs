@@ -241,6 +241,37 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
   }
 });
 
+test("a preview the backend cut short says so after its last step, in the backend's words", async () => {
+  const cut = "the preview stops here, after 100 steps; the route would go on by the same policy";
+  const app = await openApp(
+    { profiles: [demoProfile()], preview: [previewStep("transient retry 1 of 3 in 5 s, at +5 s")], previewCut: cut },
+    { hash: "#/profiles" },
+  );
+  try {
+    const said = app.page.getByTestId("preview-cut");
+    await said.waitFor();
+    assert.equal(
+      await said.textContent(),
+      "The preview stops here, after 100 steps; the route would go on by the same policy.",
+      "a sentence after the list, so the walk never ends without a word",
+    );
+    const last = (await app.calls()).filter((c) => c.cmd === "preview_policy").at(-1);
+    assert.equal(last.args.failures.length, 1, "one failure: the backend repeats it until the route's end");
+  } finally {
+    await app.close();
+  }
+  const whole = await openApp(
+    { profiles: [demoProfile()], preview: [previewStep("transient retry 1 of 3 in 5 s, at +5 s")] },
+    { hash: "#/profiles" },
+  );
+  try {
+    await whole.page.getByTestId("preview-timeline").waitFor();
+    assert.equal(await whole.page.getByTestId("preview-cut").count(), 0, "a whole walk needs no note");
+  } finally {
+    await whole.close();
+  }
+});
+
 test("profile editor fits a phone: no sideways scroll, one scroll owner, 44 px targets", async () => {
   const app = await open({ width: 390, height: 844 });
   try {

@@ -74,6 +74,8 @@ export type Scenario = {
   /** What `classify_text` answers once a local rule has been saved. */
   playgroundAfterSave?: PlaygroundResult;
   preview?: PreviewStep[];
+  /** What the preview says after its last step when it was cut short. */
+  previewCut?: string;
   /** What `attempt_transcript` answers, by `route/attempt`. */
   transcripts?: Record<string, AttemptTranscript>;
   /** What `readiness` answers. */
@@ -418,7 +420,7 @@ export class FakeBackend {
           );
       }
       case "preview_policy":
-        return this.scenario.preview ?? [];
+        return { steps: this.scenario.preview ?? [], cut: this.scenario.previewCut ?? null };
       case "preview_error_text":
         // The real catalogue runs in the Rust tests; here the answer names
         // what it was asked, so a test can tell what the UI sent.
@@ -435,7 +437,7 @@ export class FakeBackend {
             matched: null,
             explanation: `[backend] ${String(args.provider)}: ${String(args.text)}`,
           },
-          steps: this.scenario.preview ?? [],
+          preview: { steps: this.scenario.preview ?? [], cut: this.scenario.previewCut ?? null },
         };
       case "describe_schedule":
         return fakeSchedule(args.section as ClassPolicy, (args.next as string | null) ?? null);
