@@ -57,7 +57,7 @@ impl PlaygroundInput {
         {
             return Err(EngineError::validation(
                 "http_status",
-                format!("HTTP status must be 100–599, got {status}"),
+                format!("HTTP status must be 100–599 ({status} is not an HTTP status)"),
             ));
         }
         Ok(Evidence::from_raw(
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(paths, ["http_status"]);
         assert_eq!(
             err.to_string(),
-            "http_status: HTTP status must be 100–599, got 42"
+            "http_status: HTTP status must be 100–599 (42 is not an HTTP status)"
         );
     }
 

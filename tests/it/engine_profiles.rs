@@ -231,7 +231,7 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         (
             "candidates[1].unclassified.repeated_failure.threshold".to_string(),
             "candidates[1].unclassified.repeated_failure.threshold: must be 2–10 identical \
-             failures when enabled, got 11"
+             failures when enabled (11 is too many)"
                 .to_string()
         ),
         "refused at the field, naming the range"

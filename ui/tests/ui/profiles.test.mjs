@@ -81,7 +81,7 @@ test("an out-of-range value shows the backend's field error inline and blocks no
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
     const retries = app.page.locator("[data-testid=section-transient] input:enabled").first();
     await retries.fill("0");
-    await app.page.getByText("must be 1–10 when enabled, got 0").waitFor();
+    await app.page.getByText("must be 1–10 when enabled (0 is too few)").waitFor();
     assert.equal(await retries.getAttribute("aria-invalid"), "true");
     assert.ok(
       (await app.calls()).some((c) => c.cmd === "check_policy" && c.args.index === 0),
@@ -460,7 +460,7 @@ test("an agent field error from the backend validator shows at its field", async
       agentErrors: [
         {
           path: "candidates[1].agent.timeouts.idle_s",
-          message: "must not exceed the total timeout (14400 s), got 86400",
+          message: "must be at most 4 h (1 d is too long)",
         },
       ],
     },
@@ -468,7 +468,7 @@ test("an agent field error from the backend validator shows at its field", async
   );
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
-    await app.page.getByText("must not exceed the total timeout (14400 s), got 86400").waitFor();
+    await app.page.getByText("must be at most 4 h (1 d is too long)").waitFor();
     assert.equal(await app.page.getByLabel("Idle timeout", { exact: true }).getAttribute("aria-invalid"), "true");
   } finally {
     await app.close();
@@ -1131,7 +1131,7 @@ test("the transient section's advanced settings turn automatic continuation on w
     assert.equal(await budget.inputValue(), "2", "turned on with the kind's starting budget");
     await row.getByText("[backend schedule] no retry, then skip to nobody; continues ≤ 2×").waitFor();
     await budget.fill("6");
-    await transient.getByText("must be 1–5 when enabled, got 6").waitFor();
+    await transient.getByText("must be 1–5 when enabled (6 is too many)").waitFor();
     assert.equal(await budget.getAttribute("aria-invalid"), "true", "refused at its field");
     await budget.fill("3");
     await row.getByText("[backend schedule] no retry, then skip to nobody; continues ≤ 3×").waitFor();

@@ -141,7 +141,10 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   const errors: FieldError[] = [];
   const range = (path: string, v: number, { min, max }: { min: number; max: number }) => {
     if (v < min || v > max)
-      errors.push({ path: `${prefix}.${path}`, message: `must be ${min}–${max} when enabled, got ${v}` });
+      errors.push({
+        path: `${prefix}.${path}`,
+        message: `must be ${min}–${max} when enabled (${v} is too ${v < min ? "few" : "many"})`,
+      });
   };
   // Durations are refused in durations, as `timing::words::outside` says them.
   const duration = (path: string, v: number, { min, max }: { min: number; max: number }) => {
@@ -252,7 +255,7 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
       ? [
           {
             path: `candidates[${index}].unclassified.repeated_failure.threshold`,
-            message: `must be ${min}–${max} identical failures when enabled, got ${repeated.threshold}`,
+            message: `must be ${min}–${max} identical failures when enabled (${repeated.threshold} is too ${repeated.threshold < min ? "few" : "many"})`,
           },
         ]
       : [];
@@ -502,8 +505,13 @@ export class FakeBackend {
         if (max !== null && (max < 1 || max > 256))
           throw {
             code: "validation",
-            message: `max_running: must be 1 to 256 running agents, got ${max}`,
-            fields: [{ path: "max_running", message: `must be 1 to 256 running agents, got ${max}` }],
+            message: `max_running: must be 1 to 256 running agents (${max} is too ${max < 1 ? "few" : "many"})`,
+            fields: [
+              {
+                path: "max_running",
+                message: `must be 1 to 256 running agents (${max} is too ${max < 1 ? "few" : "many"})`,
+              },
+            ],
           };
         this.accounts.max_running = max;
         return null;
@@ -864,7 +872,7 @@ export class FakeBackend {
     if (r.details_days !== null && r.routes_days !== null && r.details_days > r.routes_days)
       fields.push({
         path: "retention.details_days",
-        message: `details go first: at most the ${r.routes_days} days routes are kept, got ${r.details_days}`,
+        message: `details go first: at most the ${r.routes_days} days routes are kept (${r.details_days} is too many)`,
       });
     if (fields.length > 0)
       throw { code: "validation", message: fields.map((f) => `${f.path}: ${f.message}`).join("; "), fields };
