@@ -10,6 +10,7 @@
 
 pub mod account;
 pub mod agent;
+pub mod amount;
 mod ascii_regex;
 pub mod catalogue;
 pub mod classification;

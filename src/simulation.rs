@@ -211,14 +211,33 @@ pub fn simulate(
     failures: &[SimulatedFailure],
     start: DateTime<Utc>,
 ) -> Vec<TimelineStep> {
+    walk(candidates, failures.iter(), start).steps
+}
+
+/// A simulated route's steps, and whether it would go on after the last
+/// one: the failures ran out while it was still in automatic recovery.
+struct Walk {
+    steps: Vec<TimelineStep>,
+    goes_on: bool,
+}
+
+/// [`simulate`] over any sequence of failures.
+fn walk<'a>(
+    candidates: &[CandidateSlot],
+    failures: impl Iterator<Item = &'a SimulatedFailure>,
+    start: DateTime<Utc>,
+) -> Walk {
+    let mut walked = Walk {
+        steps: Vec::new(),
+        goes_on: false,
+    };
     let Some(mut cycle) = RouteCycle::start(candidates) else {
-        return Vec::new();
+        return walked;
     };
     let mut at = start;
     let mut continued: Option<EffectContext> = None;
-    let mut steps = Vec::new();
     let mut earlier = Vec::new();
-    for (index, failure) in failures.iter().enumerate() {
+    for (index, failure) in failures.enumerate() {
         let (step, session, sighting) = step(
             &cycle,
             candidates,
@@ -234,14 +253,15 @@ pub fn simulate(
         });
         continued = matches!(step.decision, Decision::Continue { .. }).then_some(session);
         cycle = cycle.apply(&step.decision);
-        steps.push(step);
+        walked.steps.push(step);
         earlier.push(sighting);
+        walked.goes_on = next_at.is_some();
         match next_at {
             Some(next) => at = next,
             None => break,
         }
     }
-    steps
+    walked
 }
 
 /// One failure's step, what its session had done by then, and what the
@@ -320,27 +340,58 @@ pub struct PreviewStep {
     pub text: String,
 }
 
-/// The evaluator's timeline for `failures` from `start`, each decision in
+/// The most steps a preview walks. A whole walk of a usual profile fits
+/// many times over (four candidates retrying three times each take 16);
+/// bounded because a profile may hold hundreds of candidates, and a
+/// preview cut here says so.
+pub const PREVIEW_STEPS: usize = 100;
+
+/// What the editor's preview shows: the steps, and words for the end when
+/// the walk was cut before the route left automatic recovery.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct Preview {
+    pub steps: Vec<PreviewStep>,
+    /// Said after the last step when the preview stopped at
+    /// [`PREVIEW_STEPS`] while the route would still go on by itself;
+    /// `None`: the steps end where the route would (a person decides, or it
+    /// stops).
+    pub cut: Option<String>,
+}
+
+/// The evaluator's timeline from `start` if every attempt failed like
+/// `failures`, the last of them again and again until the route leaves
+/// automatic recovery (at most [`PREVIEW_STEPS`] steps), each decision in
 /// timeline words: what the editor's preview shows.
 pub fn preview(
     candidates: &[CandidateSlot],
     failures: &[SimulatedFailure],
     start: DateTime<Utc>,
-) -> Vec<PreviewStep> {
+) -> Preview {
+    let again = failures.last().into_iter().cycle();
+    let walked = walk(
+        candidates,
+        failures.iter().chain(again).take(PREVIEW_STEPS),
+        start,
+    );
+    let cut = (walked.goes_on && walked.steps.len() == PREVIEW_STEPS).then(|| {
+        format!(
+            "the preview stops here, after {PREVIEW_STEPS} steps; the route would go on by the \
+             same policy"
+        )
+    });
     let words = TimelineWording { start, candidates };
-    simulate(candidates, failures, start)
-        .into_iter()
-        .map(|step| PreviewStep {
-            text: step.describe(&words),
-            step,
-        })
-        .collect()
+    Preview {
+        steps: walked
+            .steps
+            .into_iter()
+            .map(|step| PreviewStep {
+                text: step.describe(&words),
+                step,
+            })
+            .collect(),
+        cut,
+    }
 }
-
-/// How often a classified failure is repeated for a preview of pasted
-/// text: as often as the editor's own examples, enough for any retry
-/// budget to run out.
-pub const PASTED_REPEATS: usize = 12;
 
 /// For a timeline, read as a whole from its start: instants as offsets from
 /// that start (`+1 min 10 s`), delays as spans (`10 s`), candidates by name
@@ -413,7 +464,7 @@ mod tests {
             ..SimulatedFailure::of(SemanticCode::RateLimited)
         };
         let first = |wait| {
-            preview(&[slot(wait)], std::slice::from_ref(&failure), start())[0]
+            preview(&[slot(wait)], std::slice::from_ref(&failure), start()).steps[0]
                 .text
                 .clone()
         };
@@ -433,11 +484,11 @@ mod tests {
         );
         let waited_then = preview(&[slot(Some(60))], &[failure.clone(), failure], start());
         assert!(
-            waited_then[1]
+            waited_then.steps[1]
                 .text
                 .ends_with("as the transient reset wait was used once already in this cycle"),
             "{}",
-            waited_then[1].text
+            waited_then.steps[1].text
         );
     }
 
@@ -477,6 +528,56 @@ mod tests {
             "retries at +30 s and +60 s, skip is immediate"
         );
         assert_eq!(steps[3].candidate_name, "b");
+    }
+
+    #[test]
+    fn a_preview_walks_every_candidate_to_the_routes_end_from_one_failure() {
+        let retrying = |name: &str| CandidateSlot {
+            enabled: true,
+            name: name.into(),
+            policy: CandidatePolicy::both(ClassPolicy::new(None, Some((3, 20)), Exhausted::Skip)),
+            kind: None,
+        };
+        let candidates = ["a", "b", "c", "d"].map(retrying);
+        let overloaded = SimulatedFailure::of(SemanticCode::ProviderOverloaded);
+        // The editor's examples sent 12 failures: the walk stopped at the
+        // second candidate's third retry, with no outcome and no word.
+        for given in [1, 12] {
+            let shown = preview(&candidates, &vec![overloaded.clone(); given], start());
+            assert_eq!(
+                shown.steps.len(),
+                16,
+                "four candidates, three retries and a skip or stop each ({given} given)"
+            );
+            assert_eq!(
+                shown.steps.last().unwrap().text,
+                "manual recovery: the transient policy says skip, but no candidate is left to \
+                 skip to in this cycle",
+                "the walk ends with the route's outcome"
+            );
+            assert_eq!(shown.cut, None, "nothing left out");
+        }
+    }
+
+    #[test]
+    fn a_preview_cut_at_its_bound_says_so_after_the_last_step() {
+        let candidates: Vec<CandidateSlot> = (0..40)
+            .map(|i| retrying_slot(&format!("c{i}"), true))
+            .collect();
+        let overloaded = [SimulatedFailure::of(SemanticCode::ProviderOverloaded)];
+        let shown = preview(&candidates, &overloaded, start());
+        assert_eq!(shown.steps.len(), PREVIEW_STEPS, "its whole walk takes 120");
+        assert!(shown.steps.last().unwrap().step.decision.is_automatic());
+        assert_eq!(
+            shown.cut.as_deref(),
+            Some(
+                "the preview stops here, after 100 steps; the route would go on by the same \
+                 policy"
+            ),
+            "a walk cut short says so, in words"
+        );
+        let short = preview(&candidates[..1], &overloaded, start());
+        assert_eq!(short.cut, None, "a walk that ends says nothing more");
     }
 
     #[test]

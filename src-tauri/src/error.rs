@@ -60,7 +60,7 @@ mod tests {
         let fields = vec![
             FieldError::new(
                 "candidates[2].hard.retry.max_retries",
-                "must be 1–10 when enabled, got 0",
+                "must be 1–10 when enabled (0 is too few)",
             ),
             FieldError::new("candidates[3].name", "must not be empty"),
         ];
@@ -72,7 +72,7 @@ mod tests {
         );
         assert_eq!(
             ipc.message,
-            "candidates[2].hard.retry.max_retries: must be 1–10 when enabled, got 0; \
+            "candidates[2].hard.retry.max_retries: must be 1–10 when enabled (0 is too few); \
              candidates[3].name: must not be empty"
         );
     }

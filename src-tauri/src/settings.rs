@@ -83,8 +83,8 @@ impl Settings {
                 problems.push(FieldError::new(
                     field,
                     format!(
-                        "must be 1 to {MAX_RETENTION_DAYS} days, got {}",
-                        days.unwrap_or(0)
+                        "must be 1 to {MAX_RETENTION_DAYS} days {}",
+                        recourse::amount::too_few_or_many(1, days.unwrap_or(0))
                     ),
                 ));
             }
@@ -94,7 +94,8 @@ impl Settings {
                 problems.push(FieldError::new(
                     "retention.details_days",
                     format!(
-                        "details go first: at most the {routes} days routes are kept, got {details}"
+                        "details go first: at most the {routes} days routes are kept ({details} is \
+                         too many)"
                     ),
                 ));
             }
@@ -188,11 +189,11 @@ mod tests {
         };
         assert_eq!(
             paths(with(Some(40), Some(30))),
-            ["retention.details_days: details go first: at most the 30 days routes are kept, got 40"]
+            ["retention.details_days: details go first: at most the 30 days routes are kept (40 is too many)"]
         );
         assert_eq!(
             paths(with(None, Some(0))),
-            ["retention.routes_days: must be 1 to 3650 days, got 0"]
+            ["retention.routes_days: must be 1 to 3650 days (0 is too few)"]
         );
     }
 

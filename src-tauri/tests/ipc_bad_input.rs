@@ -302,8 +302,8 @@ fn engine_refusals_cross_as_code_message_and_fields() {
         ),
         (
             "validation".into(),
-            "limit: must be 1 to 500 routes per page, got 0".into(),
-            json!([{ "path": "limit", "message": "must be 1 to 500 routes per page, got 0" }])
+            "limit: must be 1 to 500 routes per page (0 is too few)".into(),
+            json!([{ "path": "limit", "message": "must be 1 to 500 routes per page (0 is too few)" }])
         ),
         "a page size out of range is refused at its field"
     );
@@ -311,8 +311,8 @@ fn engine_refusals_cross_as_code_message_and_fields() {
         app.error("classify_text", json!({ "input": { "provider": "generic", "message": "boom", "http_status": 42, "headers": {} } })),
         (
             "validation".into(),
-            "http_status: HTTP status must be 100–599, got 42".into(),
-            json!([{ "path": "http_status", "message": "HTTP status must be 100–599, got 42" }])
+            "http_status: HTTP status must be 100–599 (42 is not an HTTP status)".into(),
+            json!([{ "path": "http_status", "message": "HTTP status must be 100–599 (42 is not an HTTP status)" }])
         )
     );
     assert_eq!(

@@ -193,7 +193,10 @@ impl AgentSpec {
         if agent.env.len() > MAX_ENV_VARS {
             err(
                 "env",
-                format!("at most {MAX_ENV_VARS} variables, got {}", agent.env.len()),
+                format!(
+                    "at most {MAX_ENV_VARS} variables ({} is too many)",
+                    agent.env.len()
+                ),
             );
         }
         for (name, value) in &agent.env {
@@ -284,7 +287,12 @@ impl AgentSpec {
             if !range.contains(&n) {
                 err(
                     "max_concurrent",
-                    format!("must be {} to {}, got {n}", range.start(), range.end()),
+                    format!(
+                        "must be {} to {} {}",
+                        range.start(),
+                        range.end(),
+                        crate::amount::too_few_or_many(*range.start(), n)
+                    ),
                 );
             }
         }

@@ -161,9 +161,10 @@ impl Engine {
             return Err(EngineError::validation(
                 "max_running",
                 format!(
-                    "must be {} to {} running agents, got {n}",
+                    "must be {} to {} running agents {}",
                     MAX_RUNNING.start(),
-                    MAX_RUNNING.end()
+                    MAX_RUNNING.end(),
+                    crate::amount::too_few_or_many(*MAX_RUNNING.start(), n)
                 ),
             ));
         }

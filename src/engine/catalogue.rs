@@ -14,14 +14,14 @@ use crate::catalogue::{self, Catalogue, Explanation, RuleSpec};
 use crate::classification::Classification;
 use crate::evaluator::CandidateSlot;
 use crate::evidence::{Evidence, Provider, RawEvidence};
-use crate::simulation::{preview, PreviewStep, SimulatedFailure, PASTED_REPEATS};
+use crate::simulation::{preview, Preview, SimulatedFailure};
 
 /// Pasted error text as the catalogue in force classifies it, and what a
 /// draft would do if every attempt failed with it.
 #[derive(Debug, Clone, serde::Serialize, specta::Type)]
 pub struct TextPreview {
     pub classification: Classification,
-    pub steps: Vec<PreviewStep>,
+    pub preview: Preview,
 }
 
 /// The catalogue in force and where its local part stands: an owned
@@ -57,7 +57,7 @@ impl PlaygroundInput {
         {
             return Err(EngineError::validation(
                 "http_status",
-                format!("HTTP status must be 100–599, got {status}"),
+                format!("HTTP status must be 100–599 ({status} is not an HTTP status)"),
             ));
         }
         Ok(Evidence::from_raw(
@@ -181,9 +181,8 @@ impl Engine {
             .catalogue()
             .classify(&evidence, crate::timing::machine_local_tz());
         let failure = SimulatedFailure::classified(&classification, &evidence.fingerprint(), now);
-        let failures = vec![failure; PASTED_REPEATS];
         Ok(TextPreview {
-            steps: preview(candidates, &failures, now),
+            preview: preview(candidates, &[failure], now),
             classification,
         })
     }
@@ -310,7 +309,7 @@ mod tests {
         assert_eq!(paths, ["http_status"]);
         assert_eq!(
             err.to_string(),
-            "http_status: HTTP status must be 100–599, got 42"
+            "http_status: HTTP status must be 100–599 (42 is not an HTTP status)"
         );
     }
 

@@ -97,12 +97,7 @@ pub fn inspect_workdir(dir: Option<&str>) -> WorkdirCheck {
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     };
     let shown = path.display().to_string();
-    if !path.is_dir() {
-        let problem = if path.exists() {
-            format!("{shown} is not a directory")
-        } else {
-            format!("{shown} does not exist")
-        };
+    if let Some(problem) = crate::runner::not_a_directory(&path) {
         return WorkdirCheck {
             path: shown,
             problem: Some(problem),
@@ -159,7 +154,16 @@ mod tests {
         let refused = inspect_workdir(file.to_str());
         assert_eq!(
             refused.problem,
-            Some(format!("{} is not a directory", file.display()))
+            Some(format!("{} is a file, not a directory", file.display())),
+            "what is there, not only what is not"
+        );
+        let missing = inspect_workdir(dir.path().join("gone").to_str());
+        assert_eq!(
+            missing.problem,
+            Some(format!(
+                "{} does not exist",
+                dir.path().join("gone").display()
+            ))
         );
     }
 

@@ -97,6 +97,7 @@ mod tests {
         let start = chrono::Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
         let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 12];
         let texts: Vec<String> = preview(&slots, &failures, start)
+            .steps
             .into_iter()
             .map(|s| s.text)
             .collect();

@@ -402,9 +402,9 @@ pub(crate) fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage,
         return Err(EngineError::validation(
             "limit",
             format!(
-                "must be 1 to {} routes per page, got {}",
+                "must be 1 to {} routes per page {}",
                 RouteQuery::MAX_LIMIT,
-                query.limit
+                crate::amount::too_few_or_many(1, query.limit)
             ),
         ));
     }
@@ -413,7 +413,7 @@ pub(crate) fn route_page(store: &Store, query: &RouteQuery) -> Result<RoutePage,
         return Err(EngineError::validation(
             "search",
             format!(
-                "must be at most {} characters, got {chars}",
+                "must be at most {} characters ({chars} is too many)",
                 RouteQuery::MAX_SEARCH_CHARS
             ),
         ));

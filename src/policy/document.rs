@@ -739,7 +739,10 @@ mod tests {
             ],
             "the range is checked in the section read as written: {found:?}"
         );
-        assert_eq!(found[2].message, "must be 1–10 when enabled, got 11");
+        assert_eq!(
+            found[2].message,
+            "must be 1–10 when enabled (11 is too many)"
+        );
     }
 
     #[test]

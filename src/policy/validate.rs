@@ -11,6 +11,7 @@ use super::{
     REPEAT_THRESHOLD_RANGE, RESET_WAIT_RANGE, RETRIES_RANGE,
 };
 use crate::agent::AgentKind;
+use crate::amount::too_few_or_many;
 use crate::classification::PolicyClass;
 use crate::profile::names;
 use crate::timing::words;
@@ -283,10 +284,10 @@ fn validate_auto_continue(
         FieldError::new(
             format!("{prefix}.max_continuations"),
             format!(
-                "must be {}–{} continuations when enabled, got {}",
+                "must be {}–{} continuations when enabled {}",
                 CONTINUATIONS_RANGE.start(),
                 CONTINUATIONS_RANGE.end(),
-                auto.max_continuations
+                too_few_or_many(*CONTINUATIONS_RANGE.start(), auto.max_continuations)
             ),
         )
     })
@@ -298,9 +299,10 @@ fn validate_repeated_failure(prefix: &str, repeated: RepeatedFailure) -> Option<
         FieldError::new(
             format!("{prefix}.threshold"),
             format!(
-                "must be {}–{} identical failures when enabled, got {threshold}",
+                "must be {}–{} identical failures when enabled {}",
                 REPEAT_THRESHOLD_RANGE.start(),
                 REPEAT_THRESHOLD_RANGE.end(),
+                too_few_or_many(*REPEAT_THRESHOLD_RANGE.start(), threshold)
             ),
         )
     })
@@ -325,10 +327,10 @@ fn validate_retry(prefix: &str, retry: Retry) -> Vec<FieldError> {
         errors.push(FieldError::new(
             format!("{prefix}.max_retries"),
             format!(
-                "must be {}–{} when enabled, got {}",
+                "must be {}–{} when enabled {}",
                 RETRIES_RANGE.start(),
                 RETRIES_RANGE.end(),
-                retry.max_retries
+                too_few_or_many(*RETRIES_RANGE.start(), retry.max_retries)
             ),
         ));
     }
@@ -407,7 +409,7 @@ mod tests {
             errors,
             vec![FieldError::new(
                 "candidates[2].hard.retry.max_retries",
-                "must be 1–10 when enabled, got 0"
+                "must be 1–10 when enabled (0 is too few)"
             )]
         );
     }
@@ -419,7 +421,7 @@ mod tests {
             errors,
             vec![FieldError::new(
                 "profiles[1].candidates[2].hard.retry.max_retries",
-                "must be 1–10 when enabled, got 0"
+                "must be 1–10 when enabled (0 is too few)"
             )],
             "a candidate's class sections sit directly under its prefix"
         );
@@ -532,7 +534,10 @@ mod tests {
                 validate_policy("candidates[1]", &policy),
                 vec![FieldError::new(
                     "candidates[1].unclassified.repeated_failure.threshold",
-                    format!("must be 2–10 identical failures when enabled, got {threshold}")
+                    format!(
+                        "must be 2–10 identical failures when enabled ({threshold} is too {})",
+                        if threshold < 2 { "few" } else { "many" }
+                    )
                 )],
                 "one failure is not a repeat, and more than ten is refused"
             );
@@ -594,10 +599,16 @@ mod tests {
     #[test]
     fn a_continuation_budget_outside_1_to_5_is_refused_at_its_field() {
         for (budget, error) in [
-            (0, Some("must be 1–5 continuations when enabled, got 0")),
+            (
+                0,
+                Some("must be 1–5 continuations when enabled (0 is too few)"),
+            ),
             (1, None),
             (5, None),
-            (6, Some("must be 1–5 continuations when enabled, got 6")),
+            (
+                6,
+                Some("must be 1–5 continuations when enabled (6 is too many)"),
+            ),
         ] {
             let errors = validate_policy("candidates[0]", &continuing(budget));
             let expected: Vec<FieldError> = error

@@ -89,7 +89,8 @@ pub fn continue_message_problem(message: &str) -> Option<String> {
     }
     if message.len() > MAX_CONTINUE_MESSAGE {
         return Some(format!(
-            "the continuation message is at most {MAX_CONTINUE_MESSAGE} bytes, got {}",
+            "the continuation message is at most {MAX_CONTINUE_MESSAGE} bytes ({} bytes is \
+             too long)",
             message.len()
         ));
     }
@@ -126,7 +127,7 @@ mod tests {
         );
         assert_eq!(
             continue_message_problem(&"x".repeat(5000)),
-            Some("the continuation message is at most 4096 bytes, got 5000".into())
+            Some("the continuation message is at most 4096 bytes (5000 bytes is too long)".into())
         );
         assert_eq!(
             continue_message_problem("a\0b"),

@@ -54,6 +54,19 @@ pub struct ResumeSession {
     pub message: String,
 }
 
+/// Why `dir` cannot be an agent's working directory, naming it, in words
+/// true of what is there: missing, a file, or something else that is not
+/// a directory; `None` when it is a directory.
+pub fn not_a_directory(dir: &std::path::Path) -> Option<String> {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Ok(found) if found.is_dir() => None,
+        Ok(found) if found.is_file() => Some(format!("{shown} is a file, not a directory")),
+        Ok(_) => Some(format!("{shown} is not a directory")),
+        Err(_) => Some(format!("{shown} does not exist")),
+    }
+}
+
 /// An attempt that could not start for a reason found before its agent
 /// was launched (`why`, in words): recorded as a spawn failure of its
 /// program, with nothing delivered.

@@ -39,11 +39,9 @@ pub(super) async fn run(
     cancel: CancellationToken,
 ) -> (RunReport, Transcript) {
     let not_started = |report| (report, Transcript::default());
-    if let Some(dir) = &launch.cwd {
-        if !dir.is_dir() {
-            let why = format!("working directory {} does not exist", dir.display());
-            return not_started(spawn_failed(launch, &line.program, why));
-        }
+    if let Some(why) = launch.cwd.as_deref().and_then(super::not_a_directory) {
+        let why = format!("working directory {why}");
+        return not_started(spawn_failed(launch, &line.program, why));
     }
     // The spec's Debug masks secret-looking env values and arguments; the
     // command line is not logged, as it holds the prompt.

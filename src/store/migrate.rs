@@ -67,6 +67,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0015_route_removals",
         include_str!("migrations/0015_route_removals.sql"),
     ),
+    (
+        "0016_route_ids",
+        include_str!("migrations/0016_route_ids.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -41,7 +41,7 @@ pub fn readable(seconds: u64) -> String {
 
 /// Why a duration field's `got` seconds is refused by its `range`, in
 /// durations, the way the person wrote them: `must be at most 1 h (2 h is
-/// too long)`, never `must be 1–3600, got 7200`.
+/// too long)`, never `must be 1–3600, got 7200` (counts are said so too: [`crate::amount`]).
 pub fn outside(range: &std::ops::RangeInclusive<u32>, got: u32) -> String {
     if got < *range.start() {
         format!(

@@ -137,7 +137,7 @@ fn max_running_is_shown_set_refused_out_of_bounds_and_turned_off() {
     assert_eq!(zero.status.code(), Some(1));
     assert_eq!(
         err(&zero),
-        "error: max_running: must be 1 to 256 running agents, got 0\n"
+        "error: max_running: must be 1 to 256 running agents (0 is too few)\n"
     );
     let word = recourse_on(&db, &["accounts", "max-running", "many"]);
     assert_eq!(word.status.code(), Some(2));

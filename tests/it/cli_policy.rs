@@ -85,10 +85,10 @@ fn every_limit_error_is_listed_with_its_path() {
         "invalid-limits.json",
         &[
             "candidates[0].transient.wait_for_reset.max_wait_seconds: must be at least 1 s (0 s is too short)",
-            "candidates[0].transient.retry.max_retries: must be 1–10 when enabled, got 0",
+            "candidates[0].transient.retry.max_retries: must be 1–10 when enabled (0 is too few)",
             "candidates[0].transient.retry.initial_interval_seconds: must be at least 1 s (0 s is too short)",
             "candidates[0].hard.wait_for_reset.max_wait_seconds: must be at most 7 d (7 d 1 s is too long)",
-            "candidates[0].hard.retry.max_retries: must be 1–10 when enabled, got 11",
+            "candidates[0].hard.retry.max_retries: must be 1–10 when enabled (11 is too many)",
             "candidates[0].hard.retry.initial_interval_seconds: must be at most 1 h (1 h 1 s is too long)",
             "candidates[1].transient.retry: the last retry would wait 21 d 8 h (the first delay, 1 h, doubled 9 times), longer than the 1 d limit; use fewer retries or a shorter first delay",
         ],
@@ -100,7 +100,7 @@ fn automatic_continuation_errors_name_the_budget_the_class_and_the_kind() {
     assert_invalid(
         "invalid-continuations.json",
         &[
-            "candidates[0].transient.auto_continue.max_continuations: must be 1–5 continuations when enabled, got 6",
+            "candidates[0].transient.auto_continue.max_continuations: must be 1–5 continuations when enabled (6 is too many)",
             "candidates[0].hard.auto_continue.enabled: automatic continuation applies to transient failures only; a hard failure needs its reset or a person",
             "candidates[1].transient.auto_continue.enabled: Simulated provider candidates cannot resume a session, so they cannot continue one automatically; turn it off, or choose a CLI that resumes its sessions",
         ],

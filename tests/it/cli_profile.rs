@@ -323,7 +323,7 @@ fn an_import_is_refused_with_every_wrong_word_and_value() {
     for (start, path) in [
         ("Candidate 1 “opus” › Agent: “modle” is not a field Recourse knows here", "candidates[0].agent"),
         ("Candidate 1 “opus” › Idle timeout: expected a whole number, 0 or more, found the text “soon”", "candidates[0].agent.timeouts.idle_s"),
-        ("Candidate 1 “opus” › Hard › Retries: must be 1–10 when enabled, got 11", "candidates[0].hard.retry.max_retries"),
+        ("Candidate 1 “opus” › Hard › Retries: must be 1–10 when enabled (11 is too many)", "candidates[0].hard.retry.max_retries"),
         ("Candidate 2 “mine” › Agent kind: “cursor” is not an agent kind Recourse knows", "candidates[1].agent.kind"),
         ("Candidate 2 “mine” › Hard › Wait for a trusted provider reset: expected true or false, found the text “yes”", "candidates[1].hard.wait_for_reset.enabled"),
     ] {

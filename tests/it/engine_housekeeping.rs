@@ -356,7 +356,8 @@ async fn an_any_command_candidate_previews_what_its_real_run_does() {
             recourse::classification::SemanticCode::ProviderOverloaded,
         )],
         chrono::Utc::now(),
-    );
+    )
+    .steps;
     assert!(
         !steps[0].step.decision.is_automatic(),
         "the preview says the same: {}",

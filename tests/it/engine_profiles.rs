@@ -231,7 +231,7 @@ async fn invalid_candidate_is_reported_by_field_path_and_nothing_is_written() {
         (
             "candidates[1].unclassified.repeated_failure.threshold".to_string(),
             "candidates[1].unclassified.repeated_failure.threshold: must be 2–10 identical \
-             failures when enabled, got 11"
+             failures when enabled (11 is too many)"
                 .to_string()
         ),
         "refused at the field, naming the range"
@@ -396,7 +396,13 @@ async fn pasted_error_text_is_classified_by_the_catalogue_in_force_and_previewed
         recourse::classification::SemanticCode::ProviderOverloaded,
         "the built-in catalogue's rule, not an example"
     );
-    let texts: Vec<&str> = preview.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(preview.preview.cut, None, "the route ends within the walk");
+    let texts: Vec<&str> = preview
+        .preview
+        .steps
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect();
     assert_eq!(
         texts,
         [

@@ -167,7 +167,7 @@ async fn a_bad_page_size_or_search_is_refused_at_its_field() {
     assert_eq!(err.code().as_str(), "validation");
     assert_eq!(
         err.to_string(),
-        "limit: must be 1 to 500 routes per page, got 0"
+        "limit: must be 1 to 500 routes per page (0 is too few)"
     );
     let long = RouteQuery {
         search: "x".repeat(201),
@@ -176,7 +176,7 @@ async fn a_bad_page_size_or_search_is_refused_at_its_field() {
     let err = engine.list_routes(&long).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "search: must be at most 200 characters, got 201"
+        "search: must be at most 200 characters (201 is too many)"
     );
     engine.shutdown().await;
 }

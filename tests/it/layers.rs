@@ -31,6 +31,7 @@ enum Layer {
 const LAYERS: &[(&str, Layer)] = &[
     ("account", Layer::Domain),
     ("agent", Layer::Domain),
+    ("amount", Layer::Domain),
     ("ascii_regex", Layer::Domain),
     ("catalogue", Layer::Domain),
     ("classification", Layer::Domain),

@@ -112,6 +112,24 @@ async fn a_file_that_is_not_executable_says_so() {
 }
 
 #[tokio::test]
+async fn a_working_directory_that_is_a_file_is_reported_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("notes.txt");
+    std::fs::write(&cwd, "x").unwrap();
+    let mut l = launch(shell("exit 0"), "p");
+    l.cwd = Some(cwd.clone());
+    let report = run(l, CancellationToken::new()).await.report;
+    assert_eq!(
+        message(&report),
+        format!(
+            "cannot start sh: working directory {} is a file, not a directory",
+            cwd.display()
+        ),
+        "it exists: “does not exist” would be wrong"
+    );
+}
+
+#[tokio::test]
 async fn a_deleted_working_directory_is_reported_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().join("gone");

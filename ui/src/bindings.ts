@@ -56,10 +56,11 @@ export const commands = {
 	 */
 	describeUnclassified: (section: UnclassifiedPolicy, next: string | null) => __TAURI_INVOKE<string>("describe_unclassified", { section, next }),
 	/**
-	 *  The evaluator's timeline for an example failure sequence: the same
-	 *  function `recourse simulate` runs.
+	 *  The evaluator's timeline if every attempt failed like `failures`, the
+	 *  last of them again until the route leaves automatic recovery: the same
+	 *  evaluator `recourse simulate` runs.
 	 */
-	previewPolicy: (candidates: CandidateSlot_Deserialize[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<PreviewStep_Serialize[]>("preview_policy", { candidates, failures }),
+	previewPolicy: (candidates: CandidateSlot_Deserialize[], failures: SimulatedFailure_Deserialize[]) => __TAURI_INVOKE<Preview_Serialize>("preview_policy", { candidates, failures }),
 	/**
 	 *  Pasted error text classified by the catalogue a run would use (local
 	 *  rules included), then the same timeline as [`preview_policy`].
@@ -1974,6 +1975,12 @@ export type PlaygroundResult_Serialize = {
 export type PolicyClass = "transient" | "hard";
 
 /**
+ *  What the editor's preview shows: the steps, and words for the end when
+ *  the walk was cut before the route left automatic recovery.
+ */
+export type Preview = Preview_Serialize | Preview_Deserialize;
+
+/**
  *  One step of a policy preview, with the decision in the words `recourse
  *  simulate` prints, so the editor never writes its own.
  */
@@ -1995,6 +2002,36 @@ export type PreviewStep_Deserialize = {
 export type PreviewStep_Serialize = {
 	step: TimelineStep_Serialize,
 	text: string,
+};
+
+/**
+ *  What the editor's preview shows: the steps, and words for the end when
+ *  the walk was cut before the route left automatic recovery.
+ */
+export type Preview_Deserialize = {
+	steps: PreviewStep_Deserialize[],
+	/**
+	 *  Said after the last step when the preview stopped at
+	 *  [`PREVIEW_STEPS`] while the route would still go on by itself;
+	 *  `None`: the steps end where the route would (a person decides, or it
+	 *  stops).
+	 */
+	cut?: string | null,
+};
+
+/**
+ *  What the editor's preview shows: the steps, and words for the end when
+ *  the walk was cut before the route left automatic recovery.
+ */
+export type Preview_Serialize = {
+	steps: PreviewStep_Serialize[],
+	/**
+	 *  Said after the last step when the preview stopped at
+	 *  [`PREVIEW_STEPS`] while the route would still go on by itself;
+	 *  `None`: the steps end where the route would (a person decides, or it
+	 *  stops).
+	 */
+	cut: string | null,
 };
 
 export type Profile = Profile_Serialize | Profile_Deserialize;
@@ -3009,7 +3046,7 @@ export type TextPreview = TextPreview_Serialize | TextPreview_Deserialize;
  */
 export type TextPreview_Deserialize = {
 	classification: Classification_Deserialize,
-	steps: PreviewStep_Deserialize[],
+	preview: Preview_Deserialize,
 };
 
 /**
@@ -3018,7 +3055,7 @@ export type TextPreview_Deserialize = {
  */
 export type TextPreview_Serialize = {
 	classification: Classification_Serialize,
-	steps: PreviewStep_Serialize[],
+	preview: Preview_Serialize,
 };
 
 /**  One piece of a route's timeline, in time order. */

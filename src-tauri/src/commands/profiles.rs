@@ -12,7 +12,7 @@ use recourse::evidence::Provider;
 use recourse::policy::validate::{validate_policy, FieldError};
 use recourse::policy::{CandidatePolicy, ClassPolicy, UnclassifiedPolicy};
 use recourse::profile::{CandidateInput, Profile};
-use recourse::simulation::{preview, PreviewStep, SimulatedFailure};
+use recourse::simulation::{preview, Preview, SimulatedFailure};
 use tauri::State;
 
 use super::Reply;
@@ -137,14 +137,15 @@ pub async fn describe_unclassified(section: UnclassifiedPolicy, next: Option<Str
     section.describe(next.as_deref())
 }
 
-/// The evaluator's timeline for an example failure sequence: the same
-/// function `recourse simulate` runs.
+/// The evaluator's timeline if every attempt failed like `failures`, the
+/// last of them again until the route leaves automatic recovery: the same
+/// evaluator `recourse simulate` runs.
 #[tauri::command]
 #[specta::specta]
 pub async fn preview_policy(
     candidates: Vec<CandidateSlot>,
     failures: Vec<SimulatedFailure>,
-) -> Vec<PreviewStep> {
+) -> Preview {
     preview(&candidates, &failures, chrono::Utc::now())
 }
 
@@ -188,19 +189,24 @@ mod tests {
             policy: CandidatePolicy::both(retrying(1, 5)),
             kind: None,
         };
-        let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded); 2];
-        let steps = block_on(preview_policy(
+        let failures = vec![SimulatedFailure::of(SemanticCode::ProviderOverloaded)];
+        let shown = block_on(preview_policy(
             vec![candidate("opus"), candidate("gemini")],
             failures,
         ));
-        let texts: Vec<String> = steps.into_iter().map(|s| s.text).collect();
+        assert_eq!(shown.cut, None);
+        let texts: Vec<String> = shown.steps.into_iter().map(|s| s.text).collect();
         assert_eq!(
             texts,
             [
                 "transient retry 1 of 1 in 5 s, at +5 s",
-                "“opus” used up its transient retries and wait; skipping to “gemini”"
+                "“opus” used up its transient retries and wait; skipping to “gemini”",
+                "transient retry 1 of 1 in 5 s, at +10 s",
+                "manual recovery: the transient policy says skip, but no candidate is left to \
+                 skip to in this cycle"
             ],
-            "offsets from the preview's start and candidates by the draft's names"
+            "offsets from the preview's start, candidates by the draft's names, and the one \
+             failure again until the route's end"
         );
     }
 
@@ -232,6 +238,7 @@ mod tests {
         };
         let texts = |failures| -> Vec<String> {
             block_on(preview_policy(vec![opus.clone()], failures))
+                .steps
                 .into_iter()
                 .map(|s| s.text)
                 .collect()

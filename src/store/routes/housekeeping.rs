@@ -356,4 +356,172 @@ mod tests {
         let archived = store.state_counts(RouteScope::Archived).unwrap();
         assert_eq!(archived, [(RouteState::Stopped, 1)]);
     }
+
+    #[test]
+    fn a_deleted_routes_number_is_never_given_again_after_a_delete_a_reopen_or_a_prune() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let kept = stopped(&mut store);
+        let newest = stopped(&mut store);
+        store.delete_routes(&[newest], AT_REST).unwrap();
+        let next = stopped(&mut store);
+        assert_eq!(
+            next,
+            newest + 1,
+            "the newest route was deleted: its number stays its own"
+        );
+        store.delete_routes(&[next], AT_REST).unwrap();
+        drop(store);
+        let mut store = open(&dir);
+        let reopened = stopped(&mut store);
+        assert_eq!(
+            reopened,
+            next + 1,
+            "the mark is in the file, not the process"
+        );
+        let day = chrono::Duration::days(1);
+        assert_eq!(
+            store
+                .prune(AT_REST, None, Some(now() + day))
+                .unwrap()
+                .routes_deleted,
+            2,
+            "retention deletes every route, the newest too"
+        );
+        assert!(store.route(kept).unwrap().is_none());
+        assert_eq!(stopped(&mut store), reopened + 1, "an empty table too");
+    }
+
+    #[test]
+    fn an_insert_that_would_reuse_a_number_is_refused_whoever_makes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open(&dir);
+        let newest = stopped(&mut store);
+        store.delete_routes(&[newest], AT_REST).unwrap();
+        let err = store
+            .conn()
+            .execute(
+                "INSERT INTO routes (profile_name, prompt, state, generation, candidate_index, \
+                 cycle_json, created_at, updated_at) \
+                 VALUES ('p', 'x', 'stopped', 1, 0, '{}', 't', 't')",
+                [],
+            )
+            .expect_err("SQLite's own choice would be the deleted route's number");
+        assert!(err.to_string().contains("never reused"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod upgrade_tests {
+    use rusqlite::{params, Connection};
+
+    use super::super::fixtures::{now, open, stopped};
+    use super::*;
+    use crate::evaluator::RouteCycle;
+    use crate::store::{to_json, MIGRATIONS};
+
+    /// A database as schema version 15 left it: routes 1 to 3 with an
+    /// attempt and a manual action each, then route 3 (the newest) deleted.
+    fn version_15(path: &std::path::Path) {
+        let c = Connection::open(path).unwrap();
+        for (_, sql) in &MIGRATIONS[..15] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", 15).unwrap();
+        c.pragma_update(None, "foreign_keys", "ON").unwrap();
+        c.execute(
+            "INSERT INTO profiles (id, name, created_at, updated_at) VALUES (1, 'p', ?1, ?1)",
+            [ts(now())],
+        )
+        .unwrap();
+        for id in 1..=3u32 {
+            c.execute(
+                "INSERT INTO routes (id, profile_id, profile_name, prompt, state, generation, \
+                 candidate_index, cycle_json, created_at, updated_at) \
+                 VALUES (?1, 1, 'p', ?2, 'stopped', 2, 0, ?3, ?4, ?4)",
+                params![
+                    id,
+                    format!("task {id}"),
+                    to_json(&RouteCycle::new(0)),
+                    ts(now())
+                ],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO route_snapshots (route_id, candidates_json) VALUES (?1, '[]')",
+                [id],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO attempts (route_id, number, generation, candidate_index, \
+                 candidate_id, candidate_name, invocation_id, started_at) \
+                 VALUES (?1, 1, 1, 0, 1, 'c', ?2, ?3)",
+                params![id, format!("inv-{id}"), ts(now())],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO attempt_results (attempt_id, finished_at, outcome) \
+                 VALUES (last_insert_rowid(), ?1, 'killed')",
+                [ts(now())],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO manual_actions (route_id, generation, action, actor, at, record_json) \
+                 VALUES (?1, 2, 'stop', 'app', ?2, '{}')",
+                params![id, ts(now())],
+            )
+            .unwrap();
+        }
+        // Deleted as that build deleted: marked in `route_purges`, history
+        // first, the mark gone again in the same transaction.
+        c.execute_batch(
+            "BEGIN;
+             INSERT INTO route_purges (route_id) VALUES (3);
+             DELETE FROM manual_actions WHERE route_id = 3;
+             DELETE FROM attempt_results WHERE attempt_id IN
+                 (SELECT id FROM attempts WHERE route_id = 3);
+             DELETE FROM attempts WHERE route_id = 3;
+             DELETE FROM route_snapshots WHERE route_id = 3;
+             DELETE FROM routes WHERE id = 3;
+             DELETE FROM route_purges;
+             COMMIT;",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn an_upgraded_database_keeps_its_routes_and_history_and_never_reuses_a_deleted_number() {
+        let dir = tempfile::tempdir().unwrap();
+        version_15(&dir.path().join("r.db"));
+        let mut store = open(&dir);
+        let mut routes: Vec<(u32, String)> = store
+            .routes()
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.id, r.prompt.clone()))
+            .collect();
+        routes.sort();
+        assert_eq!(
+            routes,
+            [(1, "task 1".to_string()), (2, "task 2".to_string())],
+            "every route kept, with its own number"
+        );
+        for id in [1, 2] {
+            let attempts = store.attempts(id).unwrap();
+            assert_eq!(attempts.len(), 1, "route {id}'s history is kept");
+            assert!(attempts[0].result.is_some(), "with its result");
+        }
+        let actions: u32 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM manual_actions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(actions, 2);
+        assert_eq!(
+            stopped(&mut store).id,
+            4,
+            "route 3 was deleted before the upgrade; its deletion on record keeps its number"
+        );
+        let history = store.delete_routes(&[1], &[RouteState::Stopped]).unwrap();
+        assert_eq!(history, [1], "the upgraded routes delete as before");
+    }
 }

@@ -113,9 +113,12 @@ impl Store {
             .get(r.candidate_index as usize)
             .and_then(|c| c.account.as_ref().map(|a| a.as_str().to_string()));
         tx.execute(
-            "INSERT INTO routes (profile_id, profile_name, prompt, cwd, state, generation, \
+            // The number after every route there has been, never one a
+            // deleted route had (migration 0016).
+            "INSERT INTO routes (id, profile_id, profile_name, prompt, cwd, state, generation, \
              candidate_index, cycle_json, owner, lease_until, created_at, updated_at, account) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+             VALUES ((SELECT last + 1 FROM route_ids), ?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, \
+             ?10, ?10, ?11)",
             params![
                 r.profile_id,
                 r.profile_name,

@@ -49,6 +49,7 @@ export type PlaygroundInput = B.PlaygroundInput_Serialize;
 export type CandidatePolicy = B.CandidatePolicy_Serialize;
 export type ClassPolicy = B.ClassPolicy_Serialize;
 export type PreviewStep = B.PreviewStep_Serialize;
+export type Preview = B.Preview_Serialize;
 
 // Sent to the backend.
 export type AgentSpec = B.AgentSpec_Deserialize;

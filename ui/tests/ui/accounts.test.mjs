@@ -157,7 +157,7 @@ test("settings set the global maximum of running agents, refuse one out of bound
     await app.page.getByRole("button", { name: "Save" }).click();
     assert.match(
       await app.page.locator(".field-error").textContent(),
-      /must be 1 to 256 running agents, got 300/,
+      /must be 1 to 256 running agents \(300 is too many\)/,
       "the backend's bound, at the field",
     );
     await field.fill("2");

@@ -396,8 +396,8 @@ test("a backend validation error appears at its field", async () => {
       failNext: {
         classify_text: {
           code: "validation",
-          message: "HTTP status must be 100–599, got 99",
-          fields: [{ path: "http_status", message: "HTTP status must be 100–599, got 99" }],
+          message: "HTTP status must be 100–599 (99 is not an HTTP status)",
+          fields: [{ path: "http_status", message: "HTTP status must be 100–599 (99 is not an HTTP status)" }],
         },
       },
     },
@@ -407,7 +407,10 @@ test("a backend validation error appears at its field", async () => {
     await app.page.getByLabel("Failure text").fill("some failure");
     await app.page.getByLabel("HTTP status").fill("404");
     await app.page.getByRole("button", { name: "Classify" }).click();
-    assert.equal(await app.page.getByTestId("error-http_status").textContent(), "HTTP status must be 100–599, got 99");
+    assert.equal(
+      await app.page.getByTestId("error-http_status").textContent(),
+      "HTTP status must be 100–599 (99 is not an HTTP status)",
+    );
     assert.equal(await app.page.getByLabel("HTTP status").getAttribute("aria-invalid"), "true");
 
     // The UI keeps no copy of the range: 700 goes to the backend, whose
@@ -416,15 +419,18 @@ test("a backend validation error appears at its field", async () => {
       window.__SCENARIO__.failNext = {
         classify_text: {
           code: "validation",
-          message: "HTTP status must be 100–599, got 700",
-          fields: [{ path: "http_status", message: "HTTP status must be 100–599, got 700" }],
+          message: "HTTP status must be 100–599 (700 is not an HTTP status)",
+          fields: [{ path: "http_status", message: "HTTP status must be 100–599 (700 is not an HTTP status)" }],
         },
       };
     });
     await app.page.getByLabel("HTTP status").fill("700");
     await app.page.getByRole("button", { name: "Classify" }).click();
-    await app.page.getByText("HTTP status must be 100–599, got 700").waitFor();
-    assert.equal(await app.page.getByTestId("error-http_status").textContent(), "HTTP status must be 100–599, got 700");
+    await app.page.getByText("HTTP status must be 100–599 (700 is not an HTTP status)").waitFor();
+    assert.equal(
+      await app.page.getByTestId("error-http_status").textContent(),
+      "HTTP status must be 100–599 (700 is not an HTTP status)",
+    );
     const sent = (await app.calls()).filter((c) => c.cmd === "classify_text");
     assert.equal(sent.length, 2);
     assert.equal(sent[1].args.input.http_status, 700);

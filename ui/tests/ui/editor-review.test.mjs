@@ -411,7 +411,7 @@ test("Settings keep the run defaults, notifications and retention, and open the 
     await app.page.waitForFunction(() => window.__BACKEND__.settings.retention.routes_days === 30);
     await app.page.getByLabel("Remove attempt details after").fill("40");
     await app.page.getByLabel("Remove attempt details after").press("Tab");
-    await app.page.getByText("details go first: at most the 30 days routes are kept, got 40").waitFor();
+    await app.page.getByText("details go first: at most the 30 days routes are kept (40 is too many)").waitFor();
     const settings = await app.page.evaluate(() => window.__BACKEND__.settings);
     assert.equal(settings.default_profile, 1);
     assert.deepEqual(settings.notify, { needs_you: true, succeeded: true, waiting: false });

@@ -81,7 +81,7 @@ test("an out-of-range value shows the backend's field error inline and blocks no
     await app.page.getByRole("button", { name: "Edit policy" }).first().click();
     const retries = app.page.locator("[data-testid=section-transient] input:enabled").first();
     await retries.fill("0");
-    await app.page.getByText("must be 1–10 when enabled, got 0").waitFor();
+    await app.page.getByText("must be 1–10 when enabled (0 is too few)").waitFor();
     assert.equal(await retries.getAttribute("aria-invalid"), "true");
     assert.ok(
       (await app.calls()).some((c) => c.cmd === "check_policy" && c.args.index === 0),
@@ -238,6 +238,37 @@ test("preview shows the evaluator's decisions on the draft in the backend's word
     );
   } finally {
     await app.close();
+  }
+});
+
+test("a preview the backend cut short says so after its last step, in the backend's words", async () => {
+  const cut = "the preview stops here, after 100 steps; the route would go on by the same policy";
+  const app = await openApp(
+    { profiles: [demoProfile()], preview: [previewStep("transient retry 1 of 3 in 5 s, at +5 s")], previewCut: cut },
+    { hash: "#/profiles" },
+  );
+  try {
+    const said = app.page.getByTestId("preview-cut");
+    await said.waitFor();
+    assert.equal(
+      await said.textContent(),
+      "The preview stops here, after 100 steps; the route would go on by the same policy.",
+      "a sentence after the list, so the walk never ends without a word",
+    );
+    const last = (await app.calls()).filter((c) => c.cmd === "preview_policy").at(-1);
+    assert.equal(last.args.failures.length, 1, "one failure: the backend repeats it until the route's end");
+  } finally {
+    await app.close();
+  }
+  const whole = await openApp(
+    { profiles: [demoProfile()], preview: [previewStep("transient retry 1 of 3 in 5 s, at +5 s")] },
+    { hash: "#/profiles" },
+  );
+  try {
+    await whole.page.getByTestId("preview-timeline").waitFor();
+    assert.equal(await whole.page.getByTestId("preview-cut").count(), 0, "a whole walk needs no note");
+  } finally {
+    await whole.close();
   }
 });
 
@@ -452,7 +483,7 @@ test("an agent field error from the backend validator shows at its field", async
       agentErrors: [
         {
           path: "candidates[1].agent.timeouts.idle_s",
-          message: "must not exceed the total timeout (14400 s), got 86400",
+          message: "must be at most 4 h (1 d is too long)",
         },
       ],
     },
@@ -460,7 +491,7 @@ test("an agent field error from the backend validator shows at its field", async
   );
   try {
     await app.page.getByRole("button", { name: "Edit policy" }).nth(1).click();
-    await app.page.getByText("must not exceed the total timeout (14400 s), got 86400").waitFor();
+    await app.page.getByText("must be at most 4 h (1 d is too long)").waitFor();
     assert.equal(await app.page.getByLabel("Idle timeout", { exact: true }).getAttribute("aria-invalid"), "true");
   } finally {
     await app.close();
@@ -1226,7 +1257,7 @@ test("the transient section's advanced settings turn automatic continuation on w
     assert.equal(await budget.inputValue(), "2", "turned on with the kind's starting budget");
     await row.getByText("[backend schedule] no retry, then skip to nobody; continues ≤ 2×").waitFor();
     await budget.fill("6");
-    await transient.getByText("must be 1–5 when enabled, got 6").waitFor();
+    await transient.getByText("must be 1–5 when enabled (6 is too many)").waitFor();
     assert.equal(await budget.getAttribute("aria-invalid"), "true", "refused at its field");
     await budget.fill("3");
     await row.getByText("[backend schedule] no retry, then skip to nobody; continues ≤ 3×").waitFor();

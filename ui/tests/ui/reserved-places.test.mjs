@@ -207,7 +207,7 @@ for (const [label, viewport] of VIEWPORTS) {
           profile.candidates.push({ ...profile.candidates[1], id: 30 + i, name: `Extra ${i}` });
       const refusal = {
         code: "validation",
-        message: "Candidate 1 › Transient › First delay: must be 1–3600 seconds (1 s–1 h) when enabled, got 7200",
+        message: "Candidate 1 › Transient › First delay: must be at most 1 h (2 h is too long)",
         fields: [{ path: "candidates[0].policy.transient.retry.initial_interval_seconds", message: "must be 1–3600" }],
       };
       const app = await openApp(

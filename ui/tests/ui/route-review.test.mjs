@@ -247,6 +247,12 @@ test("the directory is said before a run and shown on every route and attempt, w
         git_root: null,
       },
       "/nope": { path: "/nope", problem: "/nope does not exist", warning: null, git_root: null },
+      "/etc/passwd": {
+        path: "/etc/passwd",
+        problem: "/etc/passwd is a file, not a directory",
+        warning: null,
+        git_root: null,
+      },
     },
   });
   try {
@@ -257,6 +263,15 @@ test("the directory is said before a run and shown on every route and attempt, w
     assert.match(
       await hint.textContent(),
       /Runs in \/home\/me \(Recourse's own directory; set a default in Settings\)\.\s*Warning: not a git repository/,
+    );
+    await app.page.getByLabel("Working directory").fill("/etc/passwd");
+    await app.page.waitForFunction(() =>
+      document.querySelector("[data-testid=run-cwd-hint]")?.textContent?.includes("is a file"),
+    );
+    assert.equal(
+      (await app.page.getByTestId("run-cwd-about").textContent()).trim(),
+      "Start run needs a directory that exists; empty the field to use the default.",
+      "true of a file that exists too: it never waits for “the directory” to exist",
     );
     await app.page.getByLabel("Working directory").fill("/nope");
     await app.page.waitForFunction(() =>

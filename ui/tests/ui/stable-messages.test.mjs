@@ -137,7 +137,7 @@ for (const [label, viewport] of VIEWPORTS) {
     const refusal = {
       code: "validation",
       message:
-        "Candidate 1 “Claude (simulated)” › Transient › First delay: must be 1–3600 seconds (1 s–1 h) when enabled, got 7200; and 2 more problems in Candidate 2 “Codex”",
+        "Candidate 1 “Claude (simulated)” › Transient › First delay: must be at most 1 h (2 h is too long); and 2 more problems in Candidate 2 “Codex”",
       fields: [{ path: "candidates[0].policy.transient.retry.initial_interval_seconds", message: "must be 1–3600" }],
     };
     const app = await openApp(
@@ -190,7 +190,7 @@ for (const [label, viewport] of VIEWPORTS) {
       const details = app.page.getByLabel("Remove attempt details after");
       await details.fill("40");
       await details.press("Tab");
-      const refused = app.page.getByText("details go first: at most the 30 days routes are kept, got 40");
+      const refused = app.page.getByText("details go first: at most the 30 days routes are kept (40 is too many)");
       await refused.waitFor();
       assert.deepEqual(await at(files), filesBefore, "the refusal had its place: the sections below stay");
       await details.fill("20");
@@ -227,7 +227,7 @@ test("the global maximum's refusal goes as soon as the number is retyped", async
     const saveBefore = await at(save);
     await field.fill("300");
     await save.click();
-    const refused = app.page.getByText("must be 1 to 256 running agents, got 300", { exact: false });
+    const refused = app.page.getByText("must be 1 to 256 running agents (300 is too many)", { exact: false });
     await refused.waitFor();
     assert.deepEqual(await at(save), saveBefore, "the refusal took the help's place");
     await field.fill("30");

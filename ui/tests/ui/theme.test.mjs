@@ -129,7 +129,7 @@ async function auditViews(app) {
   await page.getByRole("button", { name: "Edit policy" }).first().click();
   const retries = page.locator("[data-testid=section-transient]").getByLabel("Retries", { exact: true });
   await retries.fill("0");
-  await page.getByText("must be 1–10 when enabled, got 0").waitFor();
+  await page.getByText("must be 1–10 when enabled (0 is too few)").waitFor();
   await page.getByTestId("candidate-row").nth(1).getByRole("switch", { name: "Enabled" }).click();
   await audit("profiles (errors, disabled row, unsaved)");
   await page.getByRole("button", { name: "Discard" }).click();

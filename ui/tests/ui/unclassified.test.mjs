@@ -57,7 +57,7 @@ test("switching it on starts from the kind's threshold; the validator's error sh
     await app.page.getByText("unclassified skip after 3").first().waitFor();
 
     await field.fill("11");
-    await s.getByText(`must be ${min}–${max} identical failures when enabled, got 11`).waitFor();
+    await s.getByText(`must be ${min}–${max} identical failures when enabled (11 is too many)`).waitFor();
     assert.equal(await field.getAttribute("aria-invalid"), "true");
     assert.equal(
       await words.textContent(),

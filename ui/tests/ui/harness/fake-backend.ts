@@ -74,6 +74,8 @@ export type Scenario = {
   /** What `classify_text` answers once a local rule has been saved. */
   playgroundAfterSave?: PlaygroundResult;
   preview?: PreviewStep[];
+  /** What the preview says after its last step when it was cut short. */
+  previewCut?: string;
   /** What `attempt_transcript` answers, by `route/attempt`. */
   transcripts?: Record<string, AttemptTranscript>;
   /** What `readiness` answers. */
@@ -143,7 +145,10 @@ function checkSection(prefix: string, s: ClassPolicy): FieldError[] {
   const errors: FieldError[] = [];
   const range = (path: string, v: number, { min, max }: { min: number; max: number }) => {
     if (v < min || v > max)
-      errors.push({ path: `${prefix}.${path}`, message: `must be ${min}–${max} when enabled, got ${v}` });
+      errors.push({
+        path: `${prefix}.${path}`,
+        message: `must be ${min}–${max} when enabled (${v} is too ${v < min ? "few" : "many"})`,
+      });
   };
   // Durations are refused in durations, as `timing::words::outside` says them.
   const duration = (path: string, v: number, { min, max }: { min: number; max: number }) => {
@@ -254,7 +259,7 @@ export function checkPolicy(index: number, p: CandidatePolicy): FieldError[] {
       ? [
           {
             path: `candidates[${index}].unclassified.repeated_failure.threshold`,
-            message: `must be ${min}–${max} identical failures when enabled, got ${repeated.threshold}`,
+            message: `must be ${min}–${max} identical failures when enabled (${repeated.threshold} is too ${repeated.threshold < min ? "few" : "many"})`,
           },
         ]
       : [];
@@ -422,7 +427,7 @@ export class FakeBackend {
           );
       }
       case "preview_policy":
-        return this.scenario.preview ?? [];
+        return { steps: this.scenario.preview ?? [], cut: this.scenario.previewCut ?? null };
       case "preview_error_text":
         // The real catalogue runs in the Rust tests; here the answer names
         // what it was asked, so a test can tell what the UI sent.
@@ -439,7 +444,7 @@ export class FakeBackend {
             matched: null,
             explanation: `[backend] ${String(args.provider)}: ${String(args.text)}`,
           },
-          steps: this.scenario.preview ?? [],
+          preview: { steps: this.scenario.preview ?? [], cut: this.scenario.previewCut ?? null },
         };
       case "describe_schedule":
         return fakeSchedule(args.section as ClassPolicy, (args.next as string | null) ?? null);
@@ -507,8 +512,13 @@ export class FakeBackend {
         if (max !== null && (max < 1 || max > 256))
           throw {
             code: "validation",
-            message: `max_running: must be 1 to 256 running agents, got ${max}`,
-            fields: [{ path: "max_running", message: `must be 1 to 256 running agents, got ${max}` }],
+            message: `max_running: must be 1 to 256 running agents (${max} is too ${max < 1 ? "few" : "many"})`,
+            fields: [
+              {
+                path: "max_running",
+                message: `must be 1 to 256 running agents (${max} is too ${max < 1 ? "few" : "many"})`,
+              },
+            ],
           };
         this.accounts.max_running = max;
         return null;
@@ -869,7 +879,7 @@ export class FakeBackend {
     if (r.details_days !== null && r.routes_days !== null && r.details_days > r.routes_days)
       fields.push({
         path: "retention.details_days",
-        message: `details go first: at most the ${r.routes_days} days routes are kept, got ${r.details_days}`,
+        message: `details go first: at most the ${r.routes_days} days routes are kept (${r.details_days} is too many)`,
       });
     if (fields.length > 0)
       throw { code: "validation", message: fields.map((f) => `${f.path}: ${f.message}`).join("; "), fields };
