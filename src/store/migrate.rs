@@ -71,6 +71,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0016_route_ids",
         include_str!("migrations/0016_route_ids.sql"),
     ),
+    (
+        "0017_profile_and_candidate_ids",
+        include_str!("migrations/0017_profile_and_candidate_ids.sql"),
+    ),
 ];
 
 /// The `user_version` this build writes and understands.

@@ -779,6 +779,9 @@ mod tests {
 }
 
 #[cfg(test)]
+mod id_marks_tests;
+
+#[cfg(test)]
 mod append_only_tests {
     use super::*;
 

@@ -94,7 +94,9 @@ impl Store {
     /// Fails with a unique-constraint error when the name is taken.
     pub fn create_profile(&self, name: &str, now: DateTime<Utc>) -> Result<u32, StoreError> {
         self.conn().execute(
-            "INSERT INTO profiles (name, revision, created_at, updated_at) VALUES (?1, 1, ?2, ?2)",
+            // One past every id there has been (migration 0017).
+            "INSERT INTO profiles (id, name, revision, created_at, updated_at) \
+             VALUES ((SELECT last + 1 FROM profile_ids), ?1, 1, ?2, ?2)",
             params![name, ts(now)],
         )?;
         Ok(self.conn().last_insert_rowid() as u32)
@@ -145,7 +147,9 @@ impl Store {
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
-            "INSERT INTO profiles (name, revision, created_at, updated_at) VALUES (?1, 1, ?2, ?2)",
+            // One past every id there has been (migration 0017).
+            "INSERT INTO profiles (id, name, revision, created_at, updated_at) \
+             VALUES ((SELECT last + 1 FROM profile_ids), ?1, 1, ?2, ?2)",
             params![name, ts(now)],
         )?;
         let id = tx.last_insert_rowid() as u32;
@@ -388,8 +392,11 @@ fn insert_candidate(
     (input, account): &CandidateWrite,
 ) -> Result<(), StoreError> {
     tx.execute(
-        "INSERT INTO candidates (profile_id, position, name, enabled, agent_json, policy_json, \
-         policy_revision, account, max_concurrent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
+        // One past every id there has been (migration 0017): a route reads
+        // its candidates by id.
+        "INSERT INTO candidates (id, profile_id, position, name, enabled, agent_json, \
+         policy_json, policy_revision, account, max_concurrent) \
+         VALUES ((SELECT last + 1 FROM candidate_ids), ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
         params![
             profile_id,
             position as i64,
