@@ -3,6 +3,7 @@
 //! only then followed by its effect.
 
 use std::path::PathBuf;
+use std::sync::MutexGuard;
 
 use chrono_tz::Tz;
 use tracing::{error, warn};
@@ -59,17 +60,7 @@ impl Engine {
             let (Cas::Won(row), Some(plan)) = (created, planned) else {
                 continue;
             };
-            let probe = plan.write().probe().is_some();
-            self.apply_effect(
-                &store,
-                &Saved::default(),
-                &row,
-                plan.effect().clone(),
-                probe,
-            );
-            drop(store);
-            self.publish(&row);
-            self.after_commit(&plan);
+            self.settle(store, &row, &plan);
             return Ok(self.snapshot_of(&row));
         }
         Err(EngineError::Conflict(
@@ -226,18 +217,18 @@ impl Engine {
         let Cas::Won(row) = outcome else {
             return Ok(outcome);
         };
-        let probe = plan.write().probe().is_some();
-        self.apply_effect(
-            &store,
-            &Saved::default(),
-            &row,
-            plan.effect().clone(),
-            probe,
-        );
-        drop(store);
-        self.publish(&row);
-        self.after_commit(&plan);
+        self.settle(store, &row, &plan);
         Ok(Cas::Won(row))
+    }
+
+    /// A won plan of one route (not a burst): its effect with the store
+    /// still held, then, the store let go, its event and follow-ups.
+    fn settle(&self, store: MutexGuard<'_, Store>, row: &RouteRow, plan: &Plan) {
+        let probe = plan.write().probe().is_some();
+        self.apply_effect(&store, &Saved::default(), row, plan.effect().clone(), probe);
+        drop(store);
+        self.publish(row);
+        self.after_commit(plan);
     }
 
     /// `saved`: the candidates as saved, which a dispatch reads its

@@ -4,7 +4,7 @@
 // or the hand-over package.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { VIEWPORTS, at, openApp } from "./lib.mjs";
+import { VIEWPORTS, at, holdRouteActions, openApp } from "./lib.mjs";
 import { routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const held = (id) => ({
@@ -124,18 +124,8 @@ for (const [label, viewport] of VIEWPORTS) {
     const app = await openApp({ routes: [held(8)], continuations: { 8: offered } }, viewport);
     const { page } = app;
     try {
-      // Hold route_action replies until the test releases them: the busy label stays on screen.
-      await page.evaluate(() => {
-        const ipc = window.__TAURI_INTERNALS__;
-        const invoke = ipc.invoke;
-        let release;
-        window.__HOLD__ = new Promise((ok) => (release = ok));
-        window.__RELEASE__ = () => release();
-        ipc.invoke = async (cmd, args, opts) => {
-          if (cmd === "route_action") await window.__HOLD__;
-          return invoke(cmd, args, opts);
-        };
-      });
+      // The busy label stays on screen until the test releases the reply.
+      await holdRouteActions(page);
       await page.locator('[data-route="8"]').click();
       const button = page.locator('[data-testid=route-detail] button[data-action="handover"]');
       await page.waitForFunction(() => !document.querySelector('button[data-action="handover"]')?.disabled);

@@ -152,3 +152,18 @@ export async function at(locator) {
   const { x, y, width, height } = await locator.boundingBox();
   return { x: Math.round(x), y: Math.round(y), width: Math.round(width), height: Math.round(height) };
 }
+
+/** Holds every route_action reply until the page calls `window.__RELEASE__()`. */
+export async function holdRouteActions(page) {
+  await page.evaluate(() => {
+    const ipc = window.__TAURI_INTERNALS__;
+    const invoke = ipc.invoke;
+    let release;
+    window.__HOLD__ = new Promise((ok) => (release = ok));
+    window.__RELEASE__ = () => release();
+    ipc.invoke = async (cmd, args, opts) => {
+      if (cmd === "route_action") await window.__HOLD__;
+      return invoke(cmd, args, opts);
+    };
+  });
+}

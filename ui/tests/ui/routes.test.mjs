@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openApp, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
+import { openApp, holdRouteActions, horizontalOverflow, smallTargets, scrollOwners } from "./lib.mjs";
 import { routeAttempt, routeSnapshot } from "./fixtures.mjs";
 
 const iso = (msFromNow) => new Date(Date.now() + msFromNow).toISOString();
@@ -967,18 +967,7 @@ test("the open route offers only its valid actions, and an action sends the gene
 test("action buttons are disabled while a request is in flight", async () => {
   const app = await openApp(richScenario());
   try {
-    // Hold route_action replies until the test releases them.
-    await app.page.evaluate(() => {
-      const ipc = window.__TAURI_INTERNALS__;
-      const invoke = ipc.invoke;
-      let release;
-      window.__HOLD__ = new Promise((ok) => (release = ok));
-      window.__RELEASE__ = () => release();
-      ipc.invoke = async (cmd, args, opts) => {
-        if (cmd === "route_action") await window.__HOLD__;
-        return invoke(cmd, args, opts);
-      };
-    });
+    await holdRouteActions(app.page);
     await row(app.page, 4).click();
     const detail = app.page.locator("[data-testid=route-detail]");
     await detail.getByRole("button", { name: "Stop" }).click();
