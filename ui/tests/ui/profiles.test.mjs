@@ -177,6 +177,30 @@ test("a new candidate starts from its kind's defaults, shown with why, and a swi
   }
 });
 
+// An outside review: the note said "Change them under Edit policy" while
+// that button, the policy open, read "Collapse".
+test("a new candidate's note names where to change its policy as the button reads, open or closed", async () => {
+  const app = await open();
+  try {
+    await app.page.getByRole("button", { name: "+ Add candidate" }).click();
+    await app.page.getByLabel("Add a candidate: search agent kinds").fill("gemi");
+    await app.page.keyboard.press("Enter");
+    const row = app.page.getByTestId("candidate-row").nth(2);
+    const note = row.getByTestId("starter-why");
+    assert.match(await note.textContent(), /Change them under Edit policy\.\s*$/);
+    await row.getByRole("button", { name: "Edit policy" }).click();
+    await row.getByRole("button", { name: "Collapse" }).waitFor();
+    assert.match(await note.textContent(), /Change them in the policy below\.\s*$/, "no button reads Edit policy now");
+    const [noteBox, policyBox] = await Promise.all([
+      note.boundingBox(),
+      row.getByTestId("section-transient").boundingBox(),
+    ]);
+    assert.ok(policyBox.y > noteBox.y, "the policy is below the note");
+  } finally {
+    await app.close();
+  }
+});
+
 test("leaving with unsaved changes asks save, discard or cancel; cancel keeps the edits, save saves them", async () => {
   const app = await open();
   try {

@@ -51,12 +51,14 @@ for (const [label, viewport] of VIEWPORTS) {
       const before = await where();
 
       await choose.selectOption({ label: "Demo · 1 enabled" });
-      await form.getByText("No candidate of “Demo” can start now").waitFor();
-      assert.equal(
-        (await note.textContent()).trim(),
-        "No candidate of “Demo” can start now: “opus” — claude is not found on PATH. Start run still tries.",
-        "names each candidate and why, in the backend's words",
+      await form.getByText("No candidate can start now; Start run still tries.").waitFor();
+      await form.getByTestId("run-why").click();
+      assert.match(
+        await app.page.getByTestId("run-why-unready").textContent(),
+        /opus — claude is not found on PATH/,
+        "Why… names each candidate and why, in the backend's words",
       );
+      await app.page.getByTestId("run-why-dialog").getByRole("button", { name: "Close" }).click();
       assert.ok(await note.evaluate((e) => e.classList.contains("warning")), "none can start: it is a warning");
       const words = form.getByTestId("run-start-words");
       assert.equal(
@@ -67,7 +69,7 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.deepEqual(await where(), before, "the warning moves neither Start run nor the prompt");
 
       await choose.selectOption({ label: "Mixed · 2 enabled" });
-      await form.getByText("Not ready now: “opus” — claude is not found on PATH.").waitFor();
+      await form.getByText("1 of 2 candidates can't start now.").waitFor();
       assert.ok(
         !(await note.evaluate((e) => e.classList.contains("warning"))),
         "another candidate can start: a quiet note, not a warning",
@@ -91,7 +93,7 @@ test("the warning does not refuse: Start run still starts the run", async () => 
   try {
     const form = app.page.getByTestId("start-run");
     await form.getByLabel("Profile").selectOption({ label: "Demo · 1 enabled" });
-    await form.getByText("No candidate of “Demo” can start now").waitFor();
+    await form.getByText("No candidate can start now").waitFor();
     await form.getByLabel("Prompt").fill("Fix the flaky test");
     await form.getByRole("button", { name: "Start run" }).click();
     await app.page.waitForFunction(() => window.__CALLS__.some((c) => c.cmd === "start_run"), null, { timeout: 5000 });
@@ -120,7 +122,7 @@ test("a profile with no enabled candidate is said to have none", async () => {
   try {
     const form = app.page.getByTestId("start-run");
     await form.getByLabel("Profile").selectOption({ label: "Idle · 0 enabled" });
-    await form.getByText("“Idle” has no enabled candidate: enable one in Profiles.").waitFor();
+    await form.getByText("No candidate is enabled: enable one in Profiles.").waitFor();
   } finally {
     await app.close();
   }

@@ -30,8 +30,8 @@ test("run again of a route that may have done its work says so, and Start run as
     const warning = app.page.getByTestId("run-again-risk");
     assert.equal(
       (await warning.textContent()).trim(),
-      `Route 7 may repeat work: ${RISK}. This prompt may already have been done.`,
-      "the form names the route and why its prompt may repeat work",
+      "Route 7 may repeat work; Start run asks first.",
+      "the form names the route beside Start run; why is one Why… away",
     );
     const form = app.page.getByTestId("start-run");
     await form.getByRole("button", { name: "Start run" }).click();

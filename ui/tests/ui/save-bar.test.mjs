@@ -142,3 +142,44 @@ test("on a phone the save bar takes no room on screen until there is something t
     await app.close();
   }
 });
+
+// An outside review (new user, real window): Retries = 99 and First delay =
+// "abc" made Save name only First delay, and the message was cut off.
+for (const [label, viewport] of VIEWPORTS) {
+  test(`a refused save counts every field to fix, unreadable text too, and its whole message can be read (${label})`, async () => {
+    const app = await openApp({ profiles: [demoProfile()] }, { ...viewport, hash: "#/profiles" });
+    try {
+      const row = app.page.getByTestId("candidate-row").first();
+      await row.getByRole("button", { name: "Edit policy" }).click();
+      const section = row.getByTestId("section-transient");
+      await section.getByLabel("Retries", { exact: true }).fill("99");
+      await section.getByLabel("First delay", { exact: true }).fill("abc");
+      // The live check marks Retries before Save is pressed.
+      await section.locator("[aria-invalid=true]").nth(1).waitFor();
+      await app.page.getByRole("button", { name: "Save", exact: true }).click();
+      const message = app.page.getByTestId("save-message");
+      await message.waitFor();
+      const text = (await message.textContent()).trim();
+      assert.match(text, /^Not saved: 2 fields need fixing — see the marked fields\./, "both fields are counted");
+      assert.match(text, /First delay: /, "the unreadable field, which the backend never sees, is named");
+      assert.equal((await app.calls()).filter((c) => c.cmd === "save_candidates").length, 0, "nothing was sent");
+      const whole = () =>
+        message.evaluate((m) => ({
+          cut: m.scrollHeight - m.clientHeight + (m.scrollWidth - m.clientWidth),
+          top: m.getBoundingClientRect().top,
+          bottom: m.getBoundingClientRect().bottom,
+          height: window.innerHeight,
+        }));
+      await message.hover();
+      let seen = await whole();
+      assert.equal(seen.cut, 0, "pointed at, all of it is seen");
+      assert.ok(seen.top >= 0 && seen.bottom <= seen.height, "on screen");
+      await message.focus();
+      seen = await whole();
+      assert.equal(seen.cut, 0, "reached by Tab, all of it is seen");
+      assert.ok(seen.top >= 0 && seen.bottom <= seen.height, "on screen");
+    } finally {
+      await app.close();
+    }
+  });
+}
