@@ -99,7 +99,9 @@ test("text a field cannot read leaves no schedule described, as a refused value 
     await app.page.getByRole("button", { name: "Save", exact: true }).click();
     const said = await app.page.getByText("Not saved:", { exact: false }).first().textContent();
     assert.ok(
-      said.startsWith(`Not saved: Candidate 1 “${name}” › Transient › First delay: `),
+      said.startsWith(
+        `Not saved: 1 field needs fixing — see the marked fields. Candidate 1 “${name}” › Transient › First delay: `,
+      ),
       `the refusal names the candidate and section, as the backend's do: ${said}`,
     );
   } finally {

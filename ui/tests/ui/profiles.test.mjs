@@ -847,7 +847,9 @@ test("a fractional retry count is refused at the field and never saved as a roun
     await app.page.getByRole("button", { name: "Save" }).click();
     // Named with its candidate and section, as the backend names the fields it refuses.
     await app.page
-      .getByText(/^Not saved: Candidate 1 “[^”]+” › Transient › Retries: 2\.5 is not a whole number/)
+      .getByText(
+        /^Not saved: 1 field needs fixing — see the marked fields\. Candidate 1 “[^”]+” › Transient › Retries: 2\.5 is not a whole number/,
+      )
       .waitFor();
     assert.equal((await saveCalls(app)).length, 0, "nothing other than what is shown may be written");
     assert.equal(
