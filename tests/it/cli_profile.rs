@@ -917,7 +917,7 @@ fn a_candidate_created_from_the_command_line_starts_from_its_kinds_starter_polic
         let policy = recourse::policy::CandidatePolicy {
             transient: c.transient.clone(),
             hard: c.hard.clone(),
-            unclassified: c.unclassified.clone(),
+            unclassified: c.unclassified,
         };
         assert_eq!(
             policy, info.starter.policy,
