@@ -167,13 +167,14 @@ fn count(n: usize) -> u32 {
 /// Every reason `rule` is unbounded or too broad.
 pub fn broadness(rule: &Rule, corpus: &[CorpusText]) -> Vec<String> {
     let mut reasons = Vec::new();
-    for (index, matcher) in rule.matchers.iter().enumerate() {
+    // Alternatives are numbered as a person counts them in the file: from 1.
+    for (number, matcher) in (1..).zip(&rule.matchers) {
         match &matcher.text {
             None if matcher.error_type.is_empty() => reasons.push(format!(
-                "match alternative {index} checks only a status, header, exit code or phase; give it a text pattern or a provider error_type"
+                "match alternative {number} checks only a status, header, exit code or phase; give it a text pattern or a provider error_type"
             )),
             None => {}
-            Some(regex) => reasons.extend(pattern_problem(index, regex.as_str())),
+            Some(regex) => reasons.extend(pattern_problem(number, regex.as_str())),
         }
     }
     if let Some((source, quote)) = corpus_hit(rule, corpus) {
@@ -184,12 +185,13 @@ pub fn broadness(rule: &Rule, corpus: &[CorpusText]) -> Vec<String> {
     reasons
 }
 
-/// Why one text pattern is unbounded, if it is.
-fn pattern_problem(index: usize, pattern: &str) -> Option<String> {
+/// Why the text pattern of alternative `number` (counted from 1) is
+/// unbounded, if it is.
+fn pattern_problem(number: usize, pattern: &str) -> Option<String> {
     let chars = pattern.chars().count();
     if chars > MAX_PATTERN_CHARS {
         return Some(format!(
-            "the pattern of alternative {index} is {chars} characters long; at most {MAX_PATTERN_CHARS}"
+            "the pattern of alternative {number} is {chars} characters long; at most {MAX_PATTERN_CHARS}"
         ));
     }
     let compiles = regex::RegexBuilder::new(pattern)
@@ -198,13 +200,13 @@ fn pattern_problem(index: usize, pattern: &str) -> Option<String> {
         .is_ok();
     if !compiles {
         return Some(format!(
-            "the pattern of alternative {index} is too complex (repetitions and classes compile past {} KiB)",
+            "the pattern of alternative {number} is too complex (repetitions and classes compile past {} KiB)",
             MAX_COMPILED_BYTES / 1024
         ));
     }
     let fixed = required_literal_chars(pattern);
     (fixed < MIN_LITERAL_CHARS).then(|| format!(
-        "the pattern of alternative {index} has only {fixed} characters of fixed text; at least {MIN_LITERAL_CHARS}, so it cannot match ordinary output by chance"
+        "the pattern of alternative {number} has only {fixed} characters of fixed text; at least {MIN_LITERAL_CHARS}, so it cannot match ordinary output by chance"
     ))
 }
 

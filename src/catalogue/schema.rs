@@ -41,8 +41,9 @@ pub enum CatalogueError {
     BadPriority { rule: String, priority: i64 },
     #[error("rule {rule}: has no [[rule.match]] alternative")]
     NoMatchers { rule: String },
-    #[error("rule {rule}: match alternative {index} has no condition")]
-    EmptyMatcher { rule: String, index: usize },
+    /// `number` counts the rule's alternatives as a person does: from 1.
+    #[error("rule {rule}: match alternative {number} has no condition")]
+    EmptyMatcher { rule: String, number: usize },
     #[error("rule {rule}: HTTP status {status} is outside 100-599")]
     BadHttpStatus { rule: String, status: i64 },
     #[error("rule {rule}: invalid regex: {source}")]
@@ -453,7 +454,7 @@ fn compile_matcher(rule: &str, index: usize, spec: MatcherSpec) -> Result<Matche
     if !matcher.is_structured() && matcher.text.is_none() {
         return Err(CatalogueError::EmptyMatcher {
             rule: rule.to_owned(),
-            index,
+            number: index + 1,
         });
     }
     Ok(matcher)
@@ -600,7 +601,7 @@ mod tests {
             ),
             (
                 rule_with(&[], "[[rule.match]]\n"),
-                "rule test.rule.v1: match alternative 0 has no condition",
+                "rule test.rule.v1: match alternative 1 has no condition",
             ),
             (
                 rule_with(&[], "[[rule.match]]\nhttp_status = [999]\n"),

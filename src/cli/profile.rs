@@ -14,7 +14,6 @@ use recourse::engine::{
     files, preview_import, read_document, read_document_file, write_document_file, AgentKindInfo,
     Engine, EngineError, EngineOptions, ImportPreview, ImportTarget, RouteViewer,
 };
-use recourse::policy::CandidatePolicy;
 use recourse::profile::document::{ProfileCandidate, ProfileDocument, MAX_DOCUMENT_BYTES};
 use recourse::profile::{words, Profile};
 
@@ -378,9 +377,9 @@ async fn import(db: DbArg, file: PathBuf, replace: bool, dry_run: bool) -> Resul
         let target = match (preview.existing, replace) {
             (Some(_), false) => {
                 eprintln!(
-                    "error: a profile named {:?} already exists; `--replace` replaces it \
+                    "error: a profile named {} already exists; `--replace` replaces it \
                      (`--dry-run` shows what would change)",
-                    preview.name
+                    recourse::profile::names::quoted(&preview.name)
                 );
                 return Ok(Exit::BadInput);
             }
@@ -477,6 +476,15 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit>
                 doc.candidates[0].name,
                 p.name
             );
+            // The app shows why beside a new candidate whose kind takes a
+            // policy; so does the command line.
+            let info = AgentKindInfo::of(agent);
+            if info.policy_applies {
+                println!(
+                    "its policy starts from {}'s defaults: {}",
+                    info.label, info.starter_why
+                );
+            }
             Ok(Exit::Success)
         }
         Err(e @ EngineError::Validation(_)) => Ok(print_refusal(
@@ -489,19 +497,18 @@ fn create(engine: &Engine, name: &str, agent: Option<AgentKind>) -> Result<Exit>
 }
 
 /// A candidate of `kind`, named by the kind's label as the app names one
-/// (`Claude Code`, not `claude-code`), with the kind's starter settings and the
-/// decision's new-candidate policy (immediate skip: a command line shows no
-/// defaults beside it, so it adds no wait or retry unasked), valid as written.
+/// (`Claude Code`, not `claude-code`), with what the app's add-candidate path
+/// gives it: the kind's starter settings and starter policy, fitted to how
+/// that CLI fails, from the one [`AgentKindInfo`] the app reads too.
 fn starter_candidate(kind: AgentKind) -> ProfileCandidate {
     let starter = AgentKindInfo::of(kind).starter;
-    let policy = CandidatePolicy::default_for_new_candidate();
     ProfileCandidate {
         name: kind.descriptor().label.to_string(),
         enabled: true,
         agent: starter.agent,
-        transient: policy.transient,
-        hard: policy.hard,
-        unclassified: policy.unclassified,
+        transient: starter.policy.transient,
+        hard: starter.policy.hard,
+        unclassified: starter.policy.unclassified,
     }
 }
 

@@ -2,6 +2,7 @@
 //! save their candidates, and the demo profile seeded on first start.
 
 use super::{seed, Engine, EngineError, DEMO_PROFILE};
+use crate::profile::names::quoted;
 use crate::profile::{check_candidates, CandidateInput, Profile};
 use crate::runner::readiness::Readiness;
 use crate::store::profiles::SaveRefusal;
@@ -131,8 +132,9 @@ impl Engine {
             .find_map(|(_, other)| Some((other, crate::profile::names::looks_like(&name, other)?)));
         match look_alike {
             Some((other, why)) => Err(EngineError::Conflict(format!(
-                "a profile named {other:?} already exists, and {name:?} is the same name to a \
-                 reader: {why}"
+                "a profile named {} already exists, and {} is the same name to a reader: {why}",
+                quoted(other),
+                quoted(&name)
             ))),
             None => Ok(name),
         }
@@ -195,7 +197,7 @@ pub(super) fn refused(
 
 pub(super) fn name_taken(e: StoreError, name: &str) -> EngineError {
     if crate::store::profiles::is_unique_violation(&e) {
-        EngineError::Conflict(format!("a profile named {name:?} already exists"))
+        EngineError::Conflict(format!("a profile named {} already exists", quoted(name)))
     } else {
         EngineError::Store(e)
     }

@@ -53,9 +53,37 @@ pub fn looks_like(name: &str, existing: &str) -> Option<&'static str> {
     }
 }
 
+/// `name` as the app quotes a name in its texts (“Work”), with each
+/// invisible or control character written as its escape (`\u{200b}`): a
+/// message about a look-alike shows where the two names differ.
+pub fn quoted(name: &str) -> String {
+    let invisible = CodePointSetData::new::<DefaultIgnorableCodePoint>();
+    let mut out = String::from("“");
+    for c in name.chars() {
+        if invisible.contains(c) || crate::controls::is_control(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('”');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_name_shows_its_invisible_characters_in_curly_quotes() {
+        assert_eq!(quoted("Demo (simulated)"), "“Demo (simulated)”");
+        assert_eq!(
+            quoted("Caf\u{e9}\u{200b}"),
+            "“Café\\u{200b}”",
+            "the zero-width space a reader cannot see is written out"
+        );
+        assert_eq!(quoted("\"Q\" é"), "“\"Q\" é”", "nothing visible is escaped");
+    }
 
     #[test]
     fn names_are_stored_trimmed_and_composed() {

@@ -109,7 +109,7 @@ fn a_broad_rule_is_refused_with_its_reason_and_nothing_is_written() {
         &["catalogue", "add", "--reviewed", file.to_str().unwrap()],
     );
     assert_eq!(run.code, 2);
-    assert!(run.stderr.starts_with("refused: pattern: the pattern of alternative 0 has only 5 characters of fixed text; at least 8"), "{}", run.stderr);
+    assert!(run.stderr.starts_with("refused: pattern: the pattern of alternative 1 has only 5 characters of fixed text; at least 8"), "{}", run.stderr);
     assert!(
         run.stderr
             .contains("refused: pattern: the rule matches ordinary text from "),

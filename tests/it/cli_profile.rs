@@ -437,7 +437,7 @@ fn an_existing_name_needs_replace_and_the_changes_are_listed() {
     let out = recourse_on(&db, &["profile", "import", changed.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("a profile named \"Daily driver\" already exists; `--replace`"),
+        text(&out.stderr).contains("a profile named “Daily driver” already exists; `--replace`"),
         "{}",
         text(&out.stderr)
     );
@@ -635,7 +635,7 @@ fn rename_duplicate_delete_and_list() {
     let out = recourse_on(&db, &["profile", "rename", "B", "C"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).contains("a profile named \"C\" already exists"),
+        text(&out.stderr).contains("error: a profile named “C” already exists\n"),
         "{}",
         text(&out.stderr)
     );
@@ -898,4 +898,39 @@ fn a_candidate_created_from_the_command_line_is_named_by_its_kind_label() {
         shown.contains(&format!("1. {} — {}", kind.label, kind.slug)),
         "named as the app names a new candidate, not by the kind's id: {shown}"
     );
+}
+
+#[test]
+fn a_candidate_created_from_the_command_line_starts_from_its_kinds_starter_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("starter.db");
+    for kind in recourse::agent::AgentKind::ALL {
+        let info = recourse::engine::AgentKindInfo::of(kind);
+        let name = format!("From {}", info.slug);
+        let said = ok(&recourse_on(
+            &db,
+            &["profile", "create", &name, "--agent", &info.slug],
+        ));
+        let exported = ok(&recourse_on(&db, &["profile", "export", &name]));
+        let doc = load(&exported).unwrap().document;
+        let c = &doc.candidates[0];
+        let policy = recourse::policy::CandidatePolicy {
+            transient: c.transient.clone(),
+            hard: c.hard.clone(),
+            unclassified: c.unclassified,
+        };
+        assert_eq!(
+            policy, info.starter.policy,
+            "{}: the app's add-candidate path gives this kind its starter policy; \
+             the command line gives the same, not an immediate skip",
+            info.slug
+        );
+        // The app shows why beside a new candidate whose policy applies.
+        assert_eq!(
+            said.contains(&info.starter_why),
+            info.policy_applies,
+            "{}: the starter's why is said when the app shows it: {said}",
+            info.slug
+        );
+    }
 }

@@ -184,12 +184,19 @@ fn a_name_differing_only_by_invisible_characters_or_normalization_is_refused() {
         "NFD is the same name: {}",
         stderr(&out)
     );
-    assert!(stderr(&out).contains("a profile named \"Café\" already exists"));
+    assert!(
+        stderr(&out).contains("error: a profile named “Café” already exists; `--replace`"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = import(&db, &document("Caf\u{e9}\u{200b}", &["opus"]));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("it differs only by invisible characters"),
+        stderr(&out).contains(
+            "a profile named “Café” already exists, and “Café\\u{200b}” is the same name to a \
+             reader: it differs only by invisible characters"
+        ),
         "{}",
         stderr(&out)
     );

@@ -275,7 +275,11 @@ async fn profile_names_are_unique_non_empty_and_bounded() {
     let p = engine.create_profile("Work").unwrap();
     let err = engine.create_profile("Work").unwrap_err();
     assert_eq!(err.code().as_str(), "conflict");
-    assert_eq!(err.to_string(), "a profile named \"Work\" already exists");
+    assert_eq!(
+        err.to_string(),
+        "a profile named “Work” already exists",
+        "a name in curly quotes, as the app quotes names"
+    );
     let err = engine.create_profile("   ").unwrap_err();
     assert_eq!(validation(err).1, "name: a profile needs a name");
     let err = engine.create_profile(&"x".repeat(81)).unwrap_err();

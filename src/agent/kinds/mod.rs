@@ -44,10 +44,11 @@ pub struct Descriptor {
     pub access: Option<AccessMap>,
     /// A new candidate's agent settings.
     pub starter: fn() -> AgentSpec,
-    /// A new candidate's policy in the editor, fitted to how this kind
-    /// fails. A candidate in a document that gives no policy still gets
-    /// immediate skip (the decision's rule); the editor shows these
-    /// defaults and [`Descriptor::starter_why`] beside them.
+    /// A new candidate's policy, in the editor and from `recourse profile
+    /// create --agent`, fitted to how this kind fails. A candidate in a
+    /// document that gives no policy still gets immediate skip (the
+    /// decision's rule); the editor and the command line show
+    /// [`Descriptor::starter_why`] beside these defaults.
     pub starter_policy: fn() -> CandidatePolicy,
     /// Why the starter policy fits this kind, in a sentence.
     pub starter_why: &'static str,

@@ -181,7 +181,7 @@ fn a_too_broad_rule_is_refused_with_its_reason() {
         .unwrap_err();
     assert!(
         err.to_string().starts_with(
-            "pattern: the pattern of alternative 0 has only 4 characters of fixed text"
+            "pattern: the pattern of alternative 1 has only 4 characters of fixed text"
         ),
         "{err}"
     );

@@ -261,7 +261,7 @@ const CLEAN = {
 };
 
 const BROAD_REASON =
-  "the pattern of alternative 0 has only 5 characters of fixed text; at least 8, so it cannot match ordinary output by chance";
+  "the pattern of alternative 1 has only 5 characters of fixed text; at least 8, so it cannot match ordinary output by chance";
 const BROAD = {
   rule_id: DRAFT.id,
   checks: { ...CLEAN.checks, impact: [], broadness: [BROAD_REASON] },

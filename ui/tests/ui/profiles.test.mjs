@@ -825,6 +825,30 @@ test("duplicate makes a copy under a free name and selects it", async () => {
   }
 });
 
+test("a taken name, at create or rename, is refused in a sentence with the name in curly quotes", async () => {
+  const app = await openApp(
+    { profiles: [demoProfile(), { ...demoProfile(), id: 2, name: "Other" }] },
+    { hash: "#/profiles" },
+  );
+  try {
+    await app.page.getByLabel("New profile").fill("Demo (simulated)");
+    await app.page.getByRole("button", { name: "Create profile" }).click();
+    const created = app.page.locator("#new-profile-error");
+    await created.waitFor();
+    // The backend words it as a fragment (the CLI puts it after `error:`); shown alone, it starts upper-case.
+    assert.equal((await created.textContent()).trim(), "A profile named “Demo (simulated)” already exists");
+
+    await app.page.getByRole("button", { name: "Rename" }).click();
+    await app.page.getByLabel("New name").fill("Other");
+    await app.page.getByRole("button", { name: "Rename" }).click();
+    const renamed = app.page.locator("p.field-error[role=alert]");
+    await renamed.waitFor();
+    assert.equal((await renamed.textContent()).trim(), "A profile named “Other” already exists");
+  } finally {
+    await app.close();
+  }
+});
+
 /** Opens the first candidate's transient retry fields. */
 async function retryFields(app) {
   await app.page.getByRole("button", { name: "Edit policy" }).first().click();

@@ -663,13 +663,7 @@ export class FakeBackend {
         message: "name: must not be empty",
         fields: [{ path: "name", message: "must not be empty" }],
       };
-    if (this.profiles.some((p) => p.name === name)) {
-      throw {
-        code: "validation",
-        message: `name: a profile named "${name}" already exists`,
-        fields: [{ path: "name", message: `a profile named "${name}" already exists` }],
-      };
-    }
+    this.nameFree(name, null);
     const p: Profile = { id: this.nextId++, name, revision: 1, candidates: [], created_at: NOW(), updated_at: NOW() };
     this.profiles.push(p);
     return p;
@@ -682,9 +676,16 @@ export class FakeBackend {
         message: "name: must not be empty",
         fields: [{ path: "name", message: "must not be empty" }],
       };
+    this.nameFree(name, id);
     const p = this.profile(id);
     p.name = name;
     return p;
+  }
+
+  /** Refuses a name another profile has, in the engine's words (`EngineError::Conflict`). */
+  private nameFree(name: string, except: number | null) {
+    if (this.profiles.some((p) => p.name === name && p.id !== except))
+      throw { code: "conflict", message: `a profile named “${name}” already exists`, fields: [] };
   }
 
   private saveCandidates(id: number, revision: number, inputs: CandidateInput[]): Profile {
